@@ -115,7 +115,8 @@ def epoch_loss_callback():
             out = run_context.original_args().net_outputs
             if isinstance(out, (tuple, list)):
                 out = out[0]
-            self.total += float(out.asnumpy().mean())
+            # A compile-only dry run hands back a plain 0 here: printed, never a real loss.
+            self.total += float(out.asnumpy().mean()) if hasattr(out, "asnumpy") else float(out)
             self.steps += 1
 
         def on_train_epoch_end(self, run_context):
