@@ -1,0 +1,474 @@
+"""Launch a compile-only dry run: one MindSpore scheduler and one worker per simulated rank.
+
+Each worker believes it is rank ``r`` of ``N`` (``RANK_ID``, ``RANK_SIZE``) in a cluster of
+one (``MS_WORKER_NUM=1``) and uses MindSpore's dummy communication library
+(``MS_SIMULATION_LEVEL=0``), so the real auto-parallel planner runs and writes the rank's
+IR, but no device is used and nothing is computed.
+
+What a user script must do to run unchanged
+-------------------------------------------
+* Call ``mindspore.communication.init()`` (with no backend name, or ``"nccl"``) before the
+  network is compiled, and read ranks with ``get_rank()`` / ``get_group_size()``.
+* Not hard-code the CPU device target. Leaving it unset is best: with the dry-run
+  environment the GPU plugin loads and MindSpore's default device target becomes GPU by
+  itself. ``ms.set_device("GPU")`` / ``set_context(device_target="GPU")`` also work;
+  ``device_target="CPU"`` makes MindSpore refuse the parallel modes. A script that must
+  choose can do ``ms.set_device(os.environ.get("MSINSPECT_DEVICE_TARGET", "Ascend"))``:
+  the launcher sets ``MSINSPECT_DEVICE_TARGET=GPU``.
+* Not set ``save_graphs_path`` itself (the launcher sets ``MS_DEV_SAVE_GRAPHS=2`` and
+  ``MS_DEV_SAVE_GRAPHS_PATH`` to the new run folder). ``MS_DEV_SAVE_GRAPHS`` set by the
+  script is fine.
+* Relative paths (datasets) are resolved from the current directory, as with ``msrun``.
+* Training loops run, but each step is a no-op: losses print as 0 and are not losses.
+  The IR is complete before MindSpore's expected device errors (SetDevice, cudaHostAlloc).
+"""
+from __future__ import annotations
+
+import atexit
+import concurrent.futures
+import contextlib
+import datetime as _dt
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from .environment import DryRunEnvironment, DryRunSetupError, Problem, detect_real_accelerator, load_environment
+from .report import (NOTHING_COMPUTED, PARALLEL_PASSES, DryRunReport, RankResult, RankState, _is_complete,
+                     failure_reason, find_pass_files)
+
+#: Environment variable carried by every process a dry run starts; used to find stragglers.
+TAG_VARIABLE = "MSINSPECT_DRYRUN_TAG"
+
+#: Variables from the caller's environment that would confuse the simulated cluster.
+_SCRUBBED = re.compile(
+    r"^(MS_ROLE|MS_SCHED_HOST|MS_SCHED_PORT|MS_WORKER_NUM|MS_SERVER_NUM|MS_NODE_ID|MS_SIMULATION_LEVEL|"
+    r"RANK_ID|RANK_SIZE|RANK_TABLE_FILE|MINDSPORE_HCCL_CONFIG_PATH|DEVICE_ID|OMPI_.*|PMIX_.*|"
+    r"MS_DEV_SAVE_GRAPHS.*|MS_DEV_DUMP_IR_PASSES|MSINSPECT_DRYRUN_TAG)$")
+
+_STOP_GRACE_SECONDS = 3.0
+_SCHEDULER_EXIT_WAIT = 10.0
+_POLL = 0.2
+
+UpdateCallback = Callable[[RankResult, int], None]
+"""Called with a rank's result (state so far) and the number of IR files it has written."""
+
+
+class DryRunError(RuntimeError):
+    """The dry run cannot start (bad arguments, real accelerator present, environment missing)."""
+
+
+class DryRunInterrupted(KeyboardInterrupt):
+    """The user stopped the run; every process was stopped. ``report`` holds what was done."""
+
+    def __init__(self, report: DryRunReport):
+        super().__init__("dry run interrupted")
+        self.report = report
+
+
+# --------------------------------------------------------------------------- process groups
+_groups_lock = threading.Lock()
+_live_groups: set[int] = set()
+
+
+def _register(pgid: int) -> None:
+    with _groups_lock:
+        _live_groups.add(pgid)
+
+
+def _kill_group(pgid: int, *, grace: float = _STOP_GRACE_SECONDS) -> None:
+    """SIGTERM a process group, then SIGKILL what is left of it after ``grace`` seconds."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not _group_alive(pgid):
+            break
+        time.sleep(0.05)
+    else:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+    with _groups_lock:
+        _live_groups.discard(pgid)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A group whose members are all zombies still answers; reap our own children.
+    for pid in _pids_in_group(pgid):
+        if _state(pid) not in ("Z", None):
+            return True
+    return False
+
+
+def _state(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def _pids_in_group(pgid: int) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+                if int(fields[2]) == pgid:
+                    pids.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    return pids
+
+
+def tagged_processes(tag: str) -> list[int]:
+    """Live (non-zombie) processes whose environment carries ``MSINSPECT_DRYRUN_TAG=tag``."""
+    needle = f"{TAG_VARIABLE}={tag}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                if needle in fh.read().split(b"\0") and _state(int(entry)) not in ("Z", None):
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def _kill_all_groups() -> None:
+    with _groups_lock:
+        groups = list(_live_groups)
+    for pgid in groups:
+        _kill_group(pgid, grace=1.0)
+
+
+atexit.register(_kill_all_groups)
+
+
+# --------------------------------------------------------------------------- helpers
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def new_run_dir(out_root: Path | str, script: Path | str) -> Path:
+    """Create and return a new folder ``<out_root>/dryrun-<script>-<timestamp>[-n]``; never reuse one."""
+    root = Path(out_root)
+    root.mkdir(parents=True, exist_ok=True)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(script).stem) or "script"
+    base = f"dryrun-{stem}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    for n in range(1, 1000):
+        candidate = root / (base if n == 1 else f"{base}-{n}")
+        try:
+            candidate.mkdir(exist_ok=False)
+        except FileExistsError:
+            continue
+        return candidate
+    raise DryRunError(f"could not create a new run folder under {root}")
+
+
+def _clean_env(base: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in base.items() if not _SCRUBBED.match(k)}
+
+
+def _prune(ir_dir: Path) -> None:
+    """Remove what is not a parallel-stage IR file from a rank folder of this run."""
+    if not ir_dir.is_dir():
+        return
+    keep = re.compile(r"^(?:\d+_)?(?:" + "|".join(map(re.escape, PARALLEL_PASSES)) + r")(?:_\d+)?\.ir$")
+    for path in ir_dir.iterdir():
+        if path.is_file() and not keep.match(path.name):
+            path.unlink()
+
+
+def _exit_code(status: int) -> int:
+    return os.waitstatus_to_exitcode(status)
+
+
+# --------------------------------------------------------------------------- one rank
+class _RankRunner:
+    def __init__(self, *, rank: int, rank_size: int, script: Path, script_args: Sequence[str], run_dir: Path,
+                 python: str, cwd: Path, env: dict[str, str], keep_all_passes: bool, timeout: float,
+                 cancel: threading.Event, on_update: UpdateCallback | None):
+        self.rank, self.rank_size = rank, rank_size
+        self.script, self.script_args = script, list(script_args)
+        self.run_dir, self.python, self.cwd, self.env = run_dir, python, cwd, env
+        self.keep_all_passes, self.timeout = keep_all_passes, timeout
+        self.cancel, self.on_update = cancel, on_update
+        logs = run_dir / "logs"
+        self.result = RankResult(rank=rank, ir_dir=run_dir / f"rank_{rank}", log=logs / f"rank_{rank}.log",
+                                 scheduler_log=logs / f"rank_{rank}.scheduler.log")
+
+    def _update(self) -> None:
+        if self.on_update is not None:
+            ir_dir = self.result.ir_dir
+            n = sum(1 for _ in ir_dir.iterdir()) if ir_dir is not None and ir_dir.is_dir() else 0
+            with contextlib.suppress(Exception):
+                self.on_update(self.result, n)
+
+    def _start(self, role: str, port: int, log: Path) -> subprocess.Popen:
+        env = dict(self.env)
+        env.update({"MS_ROLE": role, "MS_SCHED_HOST": "127.0.0.1", "MS_SCHED_PORT": str(port),
+                    "MS_WORKER_NUM": "1", "PYTHONUNBUFFERED": "1"})
+        if role == "MS_WORKER":
+            env.update({"MS_SIMULATION_LEVEL": "0", "RANK_SIZE": str(self.rank_size), "RANK_ID": str(self.rank),
+                        "MS_DEV_SAVE_GRAPHS": "2", "MS_DEV_SAVE_GRAPHS_PATH": str(self.run_dir)})
+            if not self.keep_all_passes:
+                env["MS_DEV_DUMP_IR_PASSES"] = ",".join(PARALLEL_PASSES)
+        with open(log, "w") as fh:
+            fh.write(f"# msinspect dry run, {'worker' if role == 'MS_WORKER' else 'scheduler'} of simulated rank "
+                     f"{self.rank}/{self.rank_size}. {NOTHING_COMPUTED}\n")
+            fh.flush()
+            proc = subprocess.Popen([self.python, "-u", str(self.script), *self.script_args], cwd=self.cwd, env=env,
+                                    stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        _register(proc.pid)
+        self.result.pids.append(proc.pid)
+        return proc
+
+    def run(self) -> RankResult:
+        r = self.result
+        if self.cancel.is_set():
+            r.state, r.reason = RankState.CANCELLED, "not started: run interrupted"
+            self._update()
+            return r
+        start = time.monotonic()
+        r.state = RankState.RUNNING
+        sched = worker = None
+        timed_out = cancelled = False
+        try:
+            port = free_port()
+            sched = self._start("MS_SCHED", port, r.scheduler_log)
+            worker = self._start("MS_WORKER", port, r.log)
+            self._update()
+            deadline = start + self.timeout
+            last_update = 0.0
+            while True:
+                pid, status, rusage = os.wait4(worker.pid, os.WNOHANG)
+                if pid == worker.pid:
+                    worker.returncode = r.exit_code = _exit_code(status)
+                    r.peak_rss_bytes = rusage.ru_maxrss * 1024
+                    break
+                if self.cancel.is_set():
+                    cancelled = True
+                    break
+                if time.monotonic() > deadline:
+                    timed_out = True
+                    break
+                if time.monotonic() - last_update > 1.0:
+                    last_update = time.monotonic()
+                    self._update()
+                time.sleep(_POLL)
+            if r.exit_code is not None:
+                # The scheduler leaves by itself once its worker has unregistered.
+                end = time.monotonic() + _SCHEDULER_EXIT_WAIT
+                while sched.poll() is None and time.monotonic() < end and not self.cancel.is_set():
+                    time.sleep(_POLL)
+        finally:
+            for proc in (worker, sched):
+                if proc is not None:
+                    _kill_group(proc.pid)
+                    with contextlib.suppress(Exception):
+                        proc.wait(timeout=5)
+            if worker is not None and r.exit_code is None and worker.returncode is not None:
+                r.exit_code = worker.returncode
+        r.wall_seconds = time.monotonic() - start
+        self._judge(timed_out=timed_out, cancelled=cancelled)
+        if not self.keep_all_passes and r.ir_dir is not None:
+            _prune(r.ir_dir)
+        self._update()
+        return r
+
+    def _judge(self, *, timed_out: bool, cancelled: bool) -> None:
+        r = self.result
+        assert r.ir_dir is not None
+        r.step_parallel_end = find_pass_files(r.ir_dir, "step_parallel_end")
+        complete = bool(r.step_parallel_end) and all(_is_complete(p) for p in r.step_parallel_end)
+        if complete and not cancelled:
+            r.state, r.reason = RankState.OK, ""
+            return
+        if cancelled:
+            r.state, r.reason = RankState.CANCELLED, "stopped: run interrupted"
+            return
+        if timed_out:
+            r.state = RankState.TIMED_OUT
+            r.reason = f"no complete step_parallel_end within {self.timeout:g} s"
+            return
+        r.state = RankState.FAILED
+        from_log = failure_reason(r.log)
+        if r.exit_code is not None and r.exit_code < 0:
+            try:
+                signame = signal.Signals(-r.exit_code).name
+            except ValueError:
+                signame = f"signal {-r.exit_code}"
+            what = f"worker killed by {signame}"
+            r.reason = what + (f"; last error: {from_log}" if from_log else "")
+        elif r.step_parallel_end:
+            r.reason = "step_parallel_end incomplete (fewer nodes than its own count)" + (
+                f"; {from_log}" if from_log else "")
+        else:
+            r.reason = from_log or (
+                "no step_parallel_end written: does the script set a parallel mode and call init(), "
+                "and leave save_graphs_path unset?")
+
+
+# --------------------------------------------------------------------------- the run
+@contextlib.contextmanager
+def _signals_as_interrupt():
+    """In the main thread, turn SIGTERM / SIGHUP into KeyboardInterrupt for the run's duration."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(sig, old)
+
+
+def _parse_only(only: Iterable[int] | str | None, ranks: int) -> list[int]:
+    if only is None:
+        return list(range(ranks))
+    if isinstance(only, str):
+        chosen: set[int] = set()
+        for part in only.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if "-" in part:
+                lo, hi = part.split("-", 1)
+                chosen.update(range(int(lo), int(hi) + 1))
+            else:
+                chosen.add(int(part))
+    else:
+        chosen = {int(x) for x in only}
+    bad = sorted(r for r in chosen if not 0 <= r < ranks)
+    if bad:
+        raise DryRunError(f"ranks {bad} are outside 0..{ranks - 1}")
+    if not chosen:
+        raise DryRunError("no rank selected")
+    return sorted(chosen)
+
+
+def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
+               only: Iterable[int] | str | None = None, jobs: int = 2, script_args: Sequence[str] = (),
+               keep_all_passes: bool = False, timeout: float = 600.0, cwd: Path | str | None = None,
+               python: str | None = None, environment: DryRunEnvironment | None = None,
+               extra_env: dict[str, str] | None = None, on_update: UpdateCallback | None = None,
+               allow_accelerator: bool = False) -> DryRunReport:
+    """Dry-run ``script`` as ``ranks`` simulated ranks; return what each rank wrote.
+
+    Every run writes into a new folder ``<out_root>/dryrun-<script>-<timestamp>/`` with one
+    ``rank_N/`` IR folder per rank and ``logs/rank_N.log`` (+ ``rank_N.scheduler.log``).
+    By default only the parallel-stage passes are dumped (``MS_DEV_DUMP_IR_PASSES``) and
+    anything else is removed from the new rank folders; ``keep_all_passes`` keeps them all.
+
+    ``only`` picks a subset of ranks (``[0, 4]`` or ``"0,4-5"``); ``jobs`` ranks run at once;
+    ``timeout`` bounds each rank (seconds). A rank is ok when every step_parallel_end file it
+    wrote is complete by its own node counts; exit codes are not used (MindSpore prints
+    device errors after the compile in this mode).
+
+    No process outlives the call: each scheduler and worker gets its own process group,
+    killed when its rank ends, fails, times out, or the run is interrupted (Ctrl-C, SIGTERM:
+    :class:`DryRunInterrupted` is raised after clean-up, carrying the partial report).
+    Raises :class:`DryRunError` when a real GPU / Ascend is present (use msrun there) unless
+    ``allow_accelerator``, and :class:`DryRunSetupError` when the environment is not prepared.
+    """
+    script = Path(script).resolve()
+    if not script.is_file():
+        raise DryRunError(f"script not found: {script}")
+    if ranks < 1:
+        raise DryRunError("ranks must be at least 1")
+    if jobs < 1:
+        raise DryRunError("jobs must be at least 1")
+    selected = _parse_only(only, ranks)
+    if not allow_accelerator:
+        accel = detect_real_accelerator()
+        if accel:
+            raise DryRunError(
+                f"a real accelerator is present: {accel}. The dry run is for machines without one; here "
+                f"MindSpore's own launcher runs the script for real, e.g. `msrun --worker_num={ranks} "
+                f"--local_worker_num={ranks} --log_dir=LOGS --join=True {script.name}` with "
+                "MS_DEV_SAVE_GRAPHS=2 (or pass allow_accelerator / --force to dry-run anyway).")
+    env_obj = environment if environment is not None else load_environment()
+    run_dir = new_run_dir(out_root, script)
+    (run_dir / "logs").mkdir()
+    tag = f"{run_dir.name}-{uuid.uuid4().hex[:8]}"
+    env = _clean_env(env_obj.env())
+    env.update(extra_env or {})
+    env[TAG_VARIABLE] = tag
+    env["MSINSPECT_DEVICE_TARGET"] = "GPU"
+    cancel = threading.Event()
+    runners = [_RankRunner(rank=r, rank_size=ranks, script=script, script_args=script_args, run_dir=run_dir,
+                           python=python or sys.executable, cwd=Path(cwd) if cwd else Path.cwd(), env=env,
+                           keep_all_passes=keep_all_passes, timeout=timeout, cancel=cancel, on_update=on_update)
+               for r in selected]
+    report = DryRunReport(script=script, run_dir=run_dir, rank_size=ranks, ranks=[x.result for x in runners])
+    for runner in runners:
+        runner._update()
+    start = time.monotonic()
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="dryrun-rank")
+    try:
+        with _signals_as_interrupt():
+            futures = [pool.submit(runner.run) for runner in runners]
+            pending = set(futures)
+            while pending:
+                _, pending = concurrent.futures.wait(pending, timeout=0.5)
+            for fut in futures:
+                fut.result()  # re-raise a launcher bug, if any
+    except KeyboardInterrupt:
+        cancel.set()
+        report.interrupted = True
+        _kill_all_groups()
+        pool.shutdown(wait=True, cancel_futures=False)
+        _sweep(tag)
+        report.wall_seconds = time.monotonic() - start
+        raise DryRunInterrupted(report) from None
+    finally:
+        cancel.set()
+        pool.shutdown(wait=True)
+        _sweep(tag)
+    report.wall_seconds = time.monotonic() - start
+    return report
+
+
+def _sweep(tag: str) -> None:
+    """Kill any process of this run that escaped its process group (it carries the run's tag)."""
+    for pid in tagged_processes(tag):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+__all__ = ["run_dryrun", "DryRunError", "DryRunInterrupted", "DryRunSetupError", "Problem", "free_port",
+           "new_run_dir", "tagged_processes", "TAG_VARIABLE"]

@@ -1,0 +1,225 @@
+"""What a dry run produced: per-rank results judged by the files written, and the summary.
+
+A rank succeeded when every ``step_parallel_end`` file it wrote is complete by the file's
+own node counts (MindSpore prints device errors after the compile in this mode, so exit
+codes say nothing). Nothing is computed in a dry run: no loss is ever reported here.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+from pathlib import Path
+
+NOTHING_COMPUTED = (
+    "Dry run: MindSpore's planner compiled the graph for each simulated rank; nothing was "
+    "computed. Any 'loss' MindSpore printed in the logs is not a loss."
+)
+
+#: The parallel-stage passes a default run keeps (MS_DEV_DUMP_IR_PASSES limits dumping to them).
+PARALLEL_PASSES = ("step_auto_parallel_begin", "step_parallel_begin", "step_parallel_end")
+
+
+class RankState(str, enum.Enum):
+    """Where a simulated rank ended (or is)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    OK = "ok"
+    FAILED = "failed"
+    TIMED_OUT = "timed out"
+    CANCELLED = "cancelled"
+
+
+@dataclasses.dataclass
+class RankResult:
+    """One simulated rank of a dry run."""
+
+    rank: int
+    """The simulated rank id (RANK_ID)."""
+    state: RankState = RankState.QUEUED
+    """ok / failed / timed out / cancelled (queued or running while the run goes on)."""
+    reason: str = ""
+    """Why it did not succeed, read from the log; empty when ok."""
+    ir_dir: Path | None = None
+    """The rank's IR folder (``rank_N/``)."""
+    log: Path | None = None
+    """The worker's log (stdout and stderr)."""
+    scheduler_log: Path | None = None
+    """The log of the rank's scheduler process."""
+    step_parallel_end: list[Path] = dataclasses.field(default_factory=list)
+    """The step_parallel_end files written (one per compiled parallel graph)."""
+    exit_code: int | None = None
+    """The worker's exit status (negative: killed by that signal); informative only."""
+    wall_seconds: float = 0.0
+    """Wall time from starting the rank's scheduler to the end of its processes."""
+    peak_rss_bytes: int | None = None
+    """Peak resident memory of the worker process, from the kernel's rusage."""
+    pids: list[int] = dataclasses.field(default_factory=list)
+    """Process ids started for this rank (scheduler, worker)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.state is RankState.OK
+
+
+@dataclasses.dataclass
+class DryRunReport:
+    """The result of :func:`msinspect.dryrun.run_dryrun`."""
+
+    script: Path
+    """The script that was dry-run."""
+    run_dir: Path
+    """The new folder of this run: ``rank_N/`` IR folders and ``logs/``."""
+    rank_size: int
+    """The number of simulated ranks (RANK_SIZE)."""
+    ranks: list[RankResult]
+    """The ranks that were run (all of them, or those of ``only``)."""
+    wall_seconds: float = 0.0
+    """Wall time of the whole run."""
+    interrupted: bool = False
+    """True when the user stopped the run (Ctrl-C / SIGTERM)."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.interrupted and all(r.ok for r in self.ranks)
+
+    @property
+    def failed(self) -> list[RankResult]:
+        return [r for r in self.ranks if not r.ok]
+
+    def rank(self, rank: int) -> RankResult:
+        for result in self.ranks:
+            if result.rank == rank:
+                return result
+        raise KeyError(rank)
+
+    def to_dict(self) -> dict:
+        def conv(value):
+            if isinstance(value, Path):
+                return str(value)
+            if isinstance(value, enum.Enum):
+                return value.value
+            if isinstance(value, list):
+                return [conv(v) for v in value]
+            return value
+
+        return {
+            "script": str(self.script), "run_dir": str(self.run_dir), "rank_size": self.rank_size,
+            "wall_seconds": self.wall_seconds, "interrupted": self.interrupted, "ok": self.ok,
+            "note": NOTHING_COMPUTED,
+            "ranks": [{f.name: conv(getattr(r, f.name)) for f in dataclasses.fields(r)} for r in self.ranks],
+        }
+
+
+# --------------------------------------------------------------------------- completeness
+_TOTAL_CNODES = re.compile(r"^Total number of cnodes:\s*(\d+)\s*$")
+_CNODE_LINE = re.compile(r"^\s*(?:%\d+\(|Return\()")
+
+
+def _line_check(path: Path) -> bool:
+    """Line-level check: the file's ``Total number of cnodes: N`` equals its node lines.
+
+    Node lines are definitions ``%N(...) = ...`` plus each subgraph's ``Return(...)``
+    (MindSpore counts both as cnodes). A truncated file has fewer; a file without the count
+    cannot be judged and is not complete.
+    """
+    expected = None
+    count = 0
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if expected is None:
+                    m = _TOTAL_CNODES.match(line)
+                    if m:
+                        expected = int(m.group(1))
+                        continue
+                if _CNODE_LINE.match(line):
+                    count += 1
+    except OSError:
+        return False
+    return expected is not None and expected > 0 and count == expected
+
+
+def _is_complete(path: Path) -> bool:
+    """Whether an IR file was written out completely, per its own node counts.
+
+    Uses ``msinspect.parser.parse_file(path, lenient=True).complete`` when the parser
+    offers it; otherwise (or if the parser cannot read the file) the line-level check.
+    """
+    try:
+        from msinspect.parser import parse_file  # type: ignore[attr-defined]
+    except ImportError:
+        return _line_check(path)
+    try:
+        return bool(parse_file(path, lenient=True).complete)
+    except Exception:  # a parser error must not turn a good rank into a failure silently
+        return _line_check(path)
+
+
+def find_pass_files(ir_dir: Path, stage: str) -> list[Path]:
+    """IR files of one pass (``step_parallel_end``...) by stage name, never by number."""
+    if not ir_dir.is_dir():
+        return []
+    pattern = re.compile(r"^(?:\d+_)?" + re.escape(stage) + r"(?:_\d+)?\.ir$")
+    return sorted(p for p in ir_dir.iterdir() if pattern.match(p.name))
+
+
+# --------------------------------------------------------------------------- reasons
+_EXPECTED_AFTER_COMPILE = re.compile(
+    r"SetDevice|cudaHostAlloc|SyncStream|CUDA driver version|no CUDA-capable device|"
+    r"WaitTaskFinishOnDevice|CUDA_ERROR_NO_DEVICE|cuda_driver|Cuda error", re.I)
+_PY_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b:?\s*(.*)$")
+_MS_ERROR = re.compile(r"^\[(?:ERROR|CRITICAL)\]")
+_HINTS = (
+    (re.compile(r"Invalid communication backend: CPU|Dryrun is not supported on CPU"),
+     "the script sets the device target to CPU; a dry run needs it unset (or GPU): "
+     "remove device_target='CPU' / ms.set_device('CPU')"),
+    (re.compile(r"Address already in use|bind.*failed", re.I),
+     "the scheduler port was taken by another process; re-run"),
+)
+
+
+def failure_reason(log: Path | None, *, max_len: int = 300) -> str:
+    """The most telling error line of a worker log (a Python exception, else MindSpore's [ERROR])."""
+    if log is None or not log.is_file():
+        return "no log written"
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        return f"log unreadable: {exc}"
+    for pattern, hint in _HINTS:
+        if any(pattern.search(line) for line in lines):
+            return hint
+    exception = None
+    for line in lines:
+        stripped = line.strip()
+        if _PY_EXCEPTION.match(stripped) and not stripped.startswith("Traceback"):
+            exception = stripped
+    if exception and not _EXPECTED_AFTER_COMPILE.search(exception):
+        return exception[:max_len]
+    for i, line in enumerate(lines):
+        if _MS_ERROR.match(line) and not _EXPECTED_AFTER_COMPILE.search(" ".join(lines[i:i + 6])):
+            # MindSpore puts the message on the following lines after a "----" banner.
+            detail = [l.strip() for l in lines[i + 1:i + 8] if l.strip() and not l.startswith("---")]
+            text = line.split("] ", 2)[-1] + (": " + detail[0] if detail else "")
+            return text[:max_len]
+    if exception:
+        return exception[:max_len]
+    return ""
+
+
+def format_summary(report: DryRunReport) -> str:
+    """A plain-text summary (the CLI renders a rich table of the same facts)."""
+    ok = [r for r in report.ranks if r.ok]
+    lines = [NOTHING_COMPUTED, f"run folder: {report.run_dir}",
+             f"{len(ok)}/{len(report.ranks)} ranks wrote complete strategy IR (step_parallel_end)"
+             f" in {report.wall_seconds:.1f} s"]
+    for r in report.ranks:
+        if r.ok:
+            lines.append(f"  rank {r.rank}: ok      {r.step_parallel_end[0] if r.step_parallel_end else ''}")
+        else:
+            lines.append(f"  rank {r.rank}: {r.state.value:<8}{r.reason}  (log: {r.log})")
+    if report.interrupted:
+        lines.append("interrupted by the user; all dry-run processes were stopped")
+    return "\n".join(lines)
