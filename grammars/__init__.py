@@ -1,0 +1,1 @@
+"""The Lark grammars of msinspect, installed as package data (``msinspect.grammars``)."""

@@ -1,0 +1,367 @@
+"""The data model of a parsed MindSpore IR dump: plain typed objects, no Lark, no networkx.
+
+Values are real Python values: ints, floats, bools, strings, tuples, ``None``; the few IR
+constructs with no Python twin (node references, tensors, primitives used as values ...) have
+their own small classes below.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+Shape = tuple[int, ...]
+
+
+# ------------------------------------------------------------------ values
+@dataclass(frozen=True, slots=True)
+class NodeRef:
+    """``%3``: the output of node 3 of the same subgraph."""
+
+    index: int
+    """The node's number within its subgraph."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParamRef:
+    """``%para4_w2``: a parameter, of the file or of a subgraph."""
+
+    name: str
+    """The full token without ``%``, e.g. ``para4_w2``."""
+
+    @property
+    def short_name(self) -> str:
+        """The user-facing name: ``w2`` for ``para4_w2``."""
+        return self.name.split("_", 1)[1] if "_" in self.name else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class FreeVarRef:
+    """``$(@graph:para3_w)``: a free variable taken from an enclosing graph."""
+
+    graph: str
+    """Graph that owns the variable (without ``@``)."""
+    name: str
+    """Parameter or node name in that graph."""
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRef:
+    """``@1_construct_wrapper.337``: a subgraph used as a value or callee."""
+
+    name: str
+    """Graph name without ``@``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A bare word with no Python meaning, e.g. a monad ``U`` or a dtype ``Float32``."""
+
+    text: str
+    """The word as written."""
+
+
+@dataclass(frozen=True, slots=True)
+class TensorValue:
+    """``Tensor(shape=[2, 3], dtype=Float32, value=...)``: a constant tensor."""
+
+    shape: Shape
+    """Its shape."""
+    dtype: str
+    """Its element type, as MindSpore spells it."""
+    value_text: str
+    """The printed values, as written (possibly summarized with ``...``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PrimitiveValue:
+    """``SGD[output_names: [...]]`` or ``UMonad[U]``: a primitive or typed object used as a value."""
+
+    name: str
+    """The primitive or object name."""
+    items: tuple[Any, ...]
+    """Its bracketed items: ``(key, value)`` pairs for attributes, plain values otherwise."""
+
+
+Value = Union[
+    None, bool, int, float, str, tuple, list, dict,
+    NodeRef, ParamRef, FreeVarRef, GraphRef, Symbol, TensorValue, PrimitiveValue,
+]
+
+
+# ------------------------------------------------------------------ abstracts
+@dataclass(frozen=True, slots=True)
+class Abstract:
+    """The type and shape MindSpore inferred for a value: ``<Tensor[Float32], (16, 32)>``."""
+
+    kind: str
+    """``Tensor``, ``Ref``, ``Tuple``, ``List``, ``Int64`` (scalars), ``UMonad``, ``Func`` ..."""
+    dtype: str | None
+    """Element type of a tensor or ref (``Float32``), or the scalar type; ``None`` if none."""
+    shape: Shape | None
+    """Tensor shape; ``()`` for a scalar tensor; ``None`` when the value has no tensor shape."""
+    text: str
+    """The abstract as written, for display."""
+    elements: tuple[Shape | None, ...] = ()
+    """For tuples whose shape is printed (``TupleShape(...)``): the shape of each element."""
+    ref_key: str | None = None
+    """For parameters (``Ref``): the parameter's name."""
+
+    @property
+    def is_tensor(self) -> bool:
+        """Whether this is a tensor or a ref to a tensor."""
+        return self.kind in ("Tensor", "Ref") and self.shape is not None
+
+
+# ------------------------------------------------------------------ nodes and graphs
+@dataclass(frozen=True, slots=True)
+class Strategy:
+    """How an operator's tensors are cut across devices."""
+
+    in_strategy: tuple[tuple[int, ...], ...] | None
+    """One tuple per input: the number of slices along each dimension."""
+    out_strategy: tuple[tuple[int, ...], ...] | None
+    """Same for outputs, when set."""
+    user_set: bool | None
+    """True when the user set it (``shard()``), False when the planner inferred it, None when
+    the file cannot tell (only files before the parallel pass carry the user's attribute)."""
+
+    @property
+    def source(self) -> str:
+        """``user``, ``planner`` or ``unknown``."""
+        return {True: "user", False: "planner", None: "unknown"}[self.user_set]
+
+
+@dataclass(slots=True)
+class Node:
+    """One CNode: ``%3(out) = MatMul(%1, %2) {instance name: matmul} ...``, or a ``Return``."""
+
+    graph: str
+    """Name of the subgraph that holds it."""
+    index: int | None
+    """``3`` for ``%3``; ``None`` for the ``Return`` node."""
+    debug_name: str
+    """The name in parentheses after the number (``out``, ``CNode_12``), or ``Return``."""
+    op: str
+    """The primitive's name (``MatMul``, with any ``PrimFunc_`` prefix removed), ``call`` ..."""
+    callee_kind: str
+    """``primitive``, ``call`` (``call @g``), ``graph`` (``@g(...)``), ``node``, ``param``,
+    ``free_var`` or ``return``."""
+    callee: Any
+    """The raw callee: primitive name as written, a :class:`GraphRef`, :class:`NodeRef` ..."""
+    inputs: tuple[Any, ...]
+    """Argument values in order."""
+    line: int
+    """1-based line of the node's definition in its file."""
+    instance_name: str | None = None
+    """``matmul`` from ``{instance name: matmul}``."""
+    primitive_attrs: dict[str, Any] = field(default_factory=dict)
+    """The primitive's attributes."""
+    cnode_attrs: dict[str, Any] = field(default_factory=dict)
+    """Attributes of the node itself."""
+    cnode_primal_attrs: dict[str, Any] = field(default_factory=dict)
+    """Attributes carried from the forward node (e.g. ``origin_output_shape``)."""
+    trailing_attrs: dict[str, Any] = field(default_factory=dict)
+    """The last braces of the line: the strategy actually used (``{in_strategy: ...}``)."""
+    input_types: tuple[Abstract, ...] = ()
+    """Abstracts of the inputs, from the ``: (...) -> (...)`` line."""
+    output_types: tuple[Abstract, ...] = ()
+    """Abstracts of the output(s)."""
+    kernel_lines: tuple[str, ...] = ()
+    """Further ``: (...)`` lines written after kernel selection, as text."""
+    scope: str | None = None
+    """``Default/network-WithLossCell/_backbone-Net`` from ``# Scope:`` / ``# scope:``."""
+    fullname: str | None = None
+    """From ``# Fullname with scope:``; its last part names the operator instance."""
+    sources: tuple[str, ...] = ()
+    """``# In file`` lines, innermost call last, without the ``# In file`` prefix."""
+    side_effect: str | None = None
+    """Text of ``# SideEffect:``."""
+    comments: tuple[str, ...] = ()
+    """Any other comment lines attached to the node."""
+
+    @property
+    def ref(self) -> str:
+        """``%3`` or ``Return``: how the IR refers to it."""
+        return "Return" if self.index is None else f"%{self.index}"
+
+    @property
+    def name(self) -> str:
+        """The best user-facing name: instance name, else fullname's last part, else debug name."""
+        if self.instance_name:
+            return self.instance_name
+        if self.fullname:
+            return self.fullname.rsplit("/", 1)[-1]
+        return self.debug_name
+
+    @property
+    def strategy(self) -> Strategy | None:
+        """The strategy in the trailing braces, with whether the user set it."""
+        ins = self.trailing_attrs.get("in_strategy")
+        outs = self.trailing_attrs.get("out_strategy")
+        if ins is None and outs is None:
+            return None
+        user = "in_strategy" in self.primitive_attrs and self.primitive_attrs["in_strategy"] is not None
+        return Strategy(_as_strategy(ins), _as_strategy(outs), user)
+
+    @property
+    def source_line(self) -> str | None:
+        """The user's own source line: the last ``# In file`` entry (innermost frame)."""
+        return self.sources[-1] if self.sources else None
+
+    @property
+    def output_shape(self) -> Shape | None:
+        """Shape of the single tensor output, if there is one."""
+        if len(self.output_types) == 1:
+            return self.output_types[0].shape
+        return None
+
+
+def _as_strategy(value: Any) -> tuple[tuple[int, ...], ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, tuple) and all(isinstance(v, int) for v in value):
+        return (value,)  # ``((2, 4))`` prints as one tuple of ints
+    return tuple(tuple(v) if isinstance(v, (tuple, list)) else (v,) for v in value)
+
+
+@dataclass(slots=True)
+class Parameter:
+    """A parameter of the file (``%para3_w: <Ref[...]>``) or of a subgraph."""
+
+    name: str
+    """Token without ``%``, e.g. ``para3_w``."""
+    abstract: Abstract | None
+    """Its type and shape, where the file states them."""
+    line: int
+    """1-based line where it is declared (0 for subgraph parameters named only in the header)."""
+    has_default: bool = False
+    """Whether it is a weight with a value (``: has_default``)."""
+    tail: str = ""
+    """Text after the abstract, as written (e.g. ``[32, 1, 28, 28]``)."""
+
+    @property
+    def short_name(self) -> str:
+        """``w`` for ``para3_w``."""
+        return ParamRef(self.name).short_name
+
+
+@dataclass(slots=True)
+class Subgraph:
+    """``subgraph @name(%para...) { ... }`` with its attributes."""
+
+    name: str
+    """Graph name without ``@``."""
+    params: tuple[str, ...]
+    """Parameter tokens in the header, without ``%``."""
+    line: int
+    """1-based line of the ``subgraph @`` header."""
+    end_line: int = 0
+    """1-based line of the closing brace."""
+    parent: str | None = None
+    """Enclosing graph, from ``parent: [subgraph @...]``."""
+    attrs: dict[str, str] = field(default_factory=dict)
+    """``subgraph attr:`` block, values as written."""
+    source: str | None = None
+    """The ``# In file`` line before the header."""
+    nodes: list[Node] = field(default_factory=list)
+    """CNodes in file order, the ``Return`` node last."""
+
+    @property
+    def cnode_count(self) -> int:
+        """Number of CNodes including ``Return``, as MindSpore counts them."""
+        return len(self.nodes)
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """Something that kept a file from being read completely or consistently."""
+
+    line: int
+    """1-based first line concerned (0 when the whole file is concerned)."""
+    column: int
+    """1-based column, 0 when not applicable."""
+    message: str
+    """What went wrong."""
+    end_line: int = 0
+    """Last line skipped, for spans that lenient parsing skipped."""
+
+
+@dataclass(slots=True)
+class IRFile:
+    """One parsed ``.ir`` file."""
+
+    path: str
+    """Where it was read from."""
+    family: str
+    """``2.10`` (``# IR entry:``, node counting block), ``2.2`` (``#IR entry      :``), or
+    ``excerpt`` (node lines without a header, as in documentation)."""
+    entry: str | None = None
+    """Name of the entry graph."""
+    attrs: dict[str, str] = field(default_factory=dict)
+    """Header attributes (``# Attrs:`` / ``#attrs :``), values as written."""
+    jit_config: dict[str, str] = field(default_factory=dict)
+    """The ``jit config { ... }`` block."""
+    params: list[Parameter] = field(default_factory=list)
+    """File-level parameters: inputs and weights."""
+    subgraphs: list[Subgraph] = field(default_factory=list)
+    """Subgraphs in file order."""
+    stated_subgraphs: int | None = None
+    """``# Total subgraphs: N``."""
+    stated_params: int | None = None
+    """``# Total params: N``."""
+    stated_nodes: int | None = None
+    """``Total number of nodes: N``."""
+    stated_cnodes: int | None = None
+    """``Total number of cnodes: N``."""
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    """Everything that did not parse or did not add up. Empty for a complete file."""
+    lines: int = 0
+    """Number of lines in the file."""
+    size: int = 0
+    """Size in bytes of the (uncompressed) text."""
+
+    @property
+    def stage(self) -> str:
+        """Compile stage named by the file (``step_parallel_end``), numbers stripped."""
+        from msinspect.stages import stage_of  # local: keep the model import-light
+
+        return stage_of(self.path)
+
+    @property
+    def cnode_count(self) -> int:
+        """CNodes found, including each subgraph's ``Return``."""
+        return sum(g.cnode_count for g in self.subgraphs)
+
+    @property
+    def complete(self) -> bool:
+        """True only when the whole file parsed and every count it states holds."""
+        return not self.diagnostics and self.family != "excerpt"
+
+    @property
+    def status(self) -> str:
+        """``complete``, ``excerpt`` (headerless, read whole, nothing stated to check) or ``incomplete``."""
+        if self.diagnostics:
+            return "incomplete"
+        return "excerpt" if self.family == "excerpt" else "complete"
+
+    def nodes(self):
+        """Every node of every subgraph, in file order."""
+        for graph in self.subgraphs:
+            yield from graph.nodes
+
+    def node(self, name: str) -> Node:
+        """The node with this instance name (or debug name); KeyError if none, or several differ."""
+        found = [n for n in self.nodes() if n.instance_name == name]
+        if not found:
+            found = [n for n in self.nodes() if n.name == name or n.debug_name == name]
+        if not found:
+            raise KeyError(f"no node named {name!r} in {self.path}")
+        return found[0]
+
+    def graph(self, name: str) -> Subgraph:
+        """The subgraph of that name (with or without ``@``)."""
+        name = name.lstrip("@")
+        for graph in self.subgraphs:
+            if graph.name == name:
+                return graph
+        raise KeyError(f"no subgraph @{name} in {self.path}")

@@ -1,0 +1,372 @@
+"""Lark transformer: grammar rules -> model objects. The only module besides ``parser.core``
+that knows Lark.
+
+It runs inside the LALR parser (``Lark(transformer=...)``), so no parse tree is built; line
+numbers come from the tokens themselves. Top-level items come out as tagged tuples that
+``parser.assemble`` turns into an :class:`~msinspect.model.IRFile`.
+"""
+from __future__ import annotations
+
+import re
+
+from lark import Token, Transformer
+
+from msinspect.model import (
+    Abstract,
+    FreeVarRef,
+    GraphRef,
+    Node,
+    NodeRef,
+    Parameter,
+    ParamRef,
+    PrimitiveValue,
+    TensorValue,
+)
+from msinspect.parser.abstracts import COMMA, make_abstract
+
+_WORDS = {"true": True, "false": False, "None": None, "Null": None}
+_FLOAT_SCALARS = ("F16(", "F32(", "F64(", "BF16(", "Float32(", "Float16(")
+_PRIM_PREFIX = "PrimFunc_"
+_HEAD = re.compile(r"%(\d+)\((.*)\)$")
+
+
+def _number(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+class IRTransformer(Transformer):
+    """Builds model objects while the parser reduces. ``line_offset`` shifts reported lines when
+    a tail of the file is parsed on its own (lenient mode)."""
+
+    def __init__(self, line_offset: int = 0) -> None:
+        super().__init__(visit_tokens=False)
+        self.line_offset = line_offset
+
+    def _line(self, token: Token) -> int:
+        return token.line + self.line_offset
+
+    # ------------------------------------------------------------ top level
+    def start(self, items):
+        return items
+
+    def ir_entry(self, c):
+        return ("ir_entry", self._line(c[0]), str(c[0]))
+
+    def total_subgraphs(self, c):
+        return ("total_subgraphs", self._line(c[0]), str(c[0]))
+
+    def total_params(self, c):
+        return ("total_params", self._line(c[0]), str(c[0]))
+
+    def attrs_title(self, c):
+        return ("attrs_title", self._line(c[0]), str(c[0]))
+
+    def params_title(self, c):
+        return ("params_title", self._line(c[0]), str(c[0]))
+
+    def jit_config(self, c):
+        return ("jit_config", self._line(c[0]), [kv for kv in c[1:]])
+
+    def count_title(self, c):
+        return ("count_title", self._line(c[0]), str(c[0]))
+
+    def count_line(self, c):
+        return ("count_line", self._line(c[0]), str(c[0]))
+
+    def kv_line(self, c):
+        key, _, value = str(c[0]).partition(":")
+        return ("kv", self._line(c[0]), (key.strip(), value.strip()))
+
+    def param_decl(self, c):
+        tail = c[2] if len(c) > 2 else ""
+        param = Parameter(
+            name=str(c[0])[1:], abstract=c[1], line=self._line(c[0]),
+            has_default="has_default" in tail, tail=tail,
+        )
+        return ("param", param.line, param)
+
+    def param_tail(self, c):
+        return str(c[0]).strip()
+
+    def subgraph_attr_title(self, c):
+        return ("subgraph_attr", self._line(c[0]), None)
+
+    def subgraph_instance(self, c):
+        return ("subgraph_instance", self._line(c[0]), str(c[0]))
+
+    def graph_parameters(self, c):
+        return ("graph_parameters", self._line(c[0]), str(c[0]))
+
+    def graph_source(self, c):
+        return ("source", self._line(c[0]), str(c[0]))
+
+    def top_comment(self, c):
+        return ("comment", self._line(c[0]), str(c[0]))
+
+    def order_block(self, c):
+        return ("order", self._line(c[0]), len(c) - 1)
+
+    def loose_statement(self, c):
+        return ("statement", c[0].line, c[0])
+
+    def order_line(self, c):
+        return None
+
+    def subgraph(self, c):
+        head = c[0]
+        rest = c[1:]
+        parent = None
+        if rest and isinstance(rest[0], GraphRef):
+            parent, rest = rest[0].name, rest[1:]
+        params, statements = rest[0], rest[1:]
+        return ("subgraph", self._line(head), (str(head)[len("subgraph @"):], parent, params, statements))
+
+    def parent(self, c):
+        return GraphRef(str(c[0])[1:])
+
+    def graph_params(self, c):
+        return tuple(str(t)[1:] for t in c)
+
+    # ------------------------------------------------------------ statements
+    def node(self, c):
+        head = c[0]
+        match = _HEAD.match(str(head))
+        index, debug_name = int(match.group(1)), match.group(2)
+        kind, callee, op = c[1]
+        return self._statement(self._line(head), index, debug_name, kind, callee, op, c[2:])
+
+    def return_stmt(self, c):
+        return self._statement(self._line(c[0]), None, "Return", "return", "Return", "Return", c[1:])
+
+    def _statement(self, line, index, debug_name, kind, callee, op, rest):
+        node = Node(graph="", index=index, debug_name=debug_name, op=op, callee_kind=kind,
+                    callee=callee, inputs=(), line=line)
+        for part in rest:
+            tag = part[0]
+            if tag == "args":
+                node.inputs = part[1]
+            elif tag == "primitive_attrs":
+                node.primitive_attrs = part[1]
+            elif tag == "cnode_attrs":
+                node.cnode_attrs = part[1]
+            elif tag == "cnode_primal_attrs":
+                node.cnode_primal_attrs = part[1]
+            elif tag == "braces":
+                attrs = part[1]
+                if len(attrs) == 1 and "instance name" in attrs:
+                    name = attrs["instance name"]
+                    node.instance_name = None if name is None else str(name)
+                else:
+                    node.trailing_attrs.update(attrs)
+            elif tag == "annotations":
+                self._annotate(node, part[1])
+        return node
+
+    @staticmethod
+    def _annotate(node: Node, annotations) -> None:
+        sources, comments, kernel = [], [], []
+        seen_types = False
+        for tag, value in annotations:
+            if tag == "types":
+                if seen_types:
+                    kernel.append(_types_text(value))
+                else:
+                    node.input_types, node.output_types = value
+                    seen_types = True
+            elif tag == "source":
+                sources.append(value)
+            elif tag == "scope":
+                node.scope = value
+            elif tag == "fullname":
+                node.fullname = value
+            elif tag == "side_effect":
+                node.side_effect = value
+            else:
+                comments.append(value)
+        node.sources = tuple(sources)
+        node.comments = tuple(comments)
+        node.kernel_lines = tuple(kernel)
+
+    def prim_callee(self, c):
+        name = str(c[0])
+        op = name[len(_PRIM_PREFIX):] if name.startswith(_PRIM_PREFIX) else name
+        if len(c) > 1:
+            return ("primitive", PrimitiveValue(name, c[1]), op)
+        return ("primitive", name, op)
+
+    def call_callee(self, c):
+        graph = GraphRef(str(c[0])[1:])
+        return ("call", graph, "call")
+
+    def graph_callee(self, c):
+        graph = GraphRef(str(c[0])[1:])
+        return ("graph", graph, "call")
+
+    def node_callee(self, c):
+        return ("node", NodeRef(int(str(c[0])[1:])), "call")
+
+    def param_callee(self, c):
+        return ("param", ParamRef(str(c[0])[1:]), "call")
+
+    def free_var_callee(self, c):
+        return ("free_var", _free_var(str(c[0])), "call")
+
+    def graph_hint(self, c):
+        return None
+
+    def args(self, c):
+        return ("args", tuple(c))
+
+    def primitive_attrs(self, c):
+        return ("primitive_attrs", c[1])
+
+    def cnode_attrs(self, c):
+        return ("cnode_attrs", c[1])
+
+    def cnode_primal_attrs(self, c):
+        return ("cnode_primal_attrs", c[1])
+
+    def strategy_attrs(self, c):
+        return ("braces", c[0])
+
+    def annotations(self, c):
+        return ("annotations", c)
+
+    def io_types(self, c):
+        return ("types", (c[0], c[1]))
+
+    def return_types(self, c):
+        return ("types", (c[0], ()))
+
+    def io_in(self, c):
+        return c[0] if c else ()
+
+    io_out = io_in
+
+    def abstracts(self, c):
+        return tuple(c)
+
+    def kernel_object_type(self, c):
+        word = str(c[0])
+        return Abstract(kind=word, dtype=None, shape=None, text=word)
+
+    def scope(self, c):
+        return ("scope", _paren_payload(str(c[0])))
+
+    def fullname(self, c):
+        return ("fullname", _paren_payload(str(c[0])))
+
+    def source(self, c):
+        text = str(c[0])
+        return ("source", text[text.index("In file") + len("In file"):].strip())
+
+    def side_effect(self, c):
+        return ("side_effect", str(c[0]).split(":", 1)[1].strip())
+
+    def comment(self, c):
+        return ("comment", str(c[0]))
+
+    # ------------------------------------------------------------ values
+    def node_ref(self, c):
+        return NodeRef(int(str(c[0])[1:]))
+
+    def param_ref(self, c):
+        return ParamRef(str(c[0])[1:])
+
+    def free_var(self, c):
+        return _free_var(str(c[0]))
+
+    def graph_ref(self, c):
+        return GraphRef(str(c[0])[1:])
+
+    def typed_scalar(self, c):
+        kind = str(c[0])
+        value = c[1]
+        if kind == "Bool(":
+            return bool(value)
+        if kind.startswith(_FLOAT_SCALARS) and isinstance(value, int):
+            return float(value)
+        return value
+
+    def tensor(self, c):
+        shape, dtype, value = c[1], str(c[2]), str(c[3])
+        return TensorValue(shape=shape, dtype=dtype, value_text=value[len("value="):].strip())
+
+    def prim_value(self, c):
+        return PrimitiveValue(str(c[0]), c[1])
+
+    def tuple(self, c):
+        return tuple(c)
+
+    def list(self, c):
+        return list(c)
+
+    def shape_list(self, c):
+        return tuple(int(t) for t in c)
+
+    def dict(self, c):
+        return dict(c)
+
+    def pair(self, c):
+        key = str(c[0])
+        if key[:1] in "\"'":
+            key = key[1:-1]
+        return (key, c[1] if len(c) > 1 else None)
+
+    def prim_attrs(self, c):
+        return tuple(c)
+
+    def slice_parts(self, c):
+        return tuple(c)
+
+    def string(self, c):
+        return str(c[0])[1:-1]
+
+    def number(self, c):
+        return _number(str(c[0]))
+
+    def word(self, c):
+        text = str(c[0])
+        return _WORDS.get(text, text)
+
+    # ------------------------------------------------------------ abstracts
+    def abstract(self, c):
+        return make_abstract(c)
+
+    def abs_comma(self, c):
+        return COMMA
+
+    def abs_paren(self, c):
+        return ("(", c)
+
+    def abs_bracket(self, c):
+        return ("[", c)
+
+    def abs_brace(self, c):
+        return ("{", c)
+
+    def __default_token__(self, token):  # pragma: no cover - visit_tokens is off
+        return token
+
+
+def _free_var(text: str) -> FreeVarRef:
+    graph, _, name = text[3:-1].partition(":")
+    return FreeVarRef(graph, name)
+
+
+def _paren_payload(text: str) -> str:
+    payload = text.split(":", 1)[1].strip()
+    if payload.startswith("(") and payload.endswith(")"):
+        payload = payload[1:-1]
+    return payload
+
+
+def _types_text(value) -> str:
+    ins, outs = value
+    return "(" + ", ".join(a.text for a in ins) + ") -> (" + ", ".join(a.text for a in outs) + ")"
+
+
+__all__ = ["IRTransformer"]
