@@ -13,6 +13,7 @@ import click
 COMMANDS: dict[str, str] = {
     "parse": "msinspect.cli.parse_cmd:parse",
     "scrub": "msinspect.cli.scrub_cmd:scrub",
+    "train": "msinspect.cli.train_cmd:train",
 }
 
 

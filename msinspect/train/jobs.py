@@ -1,0 +1,58 @@
+"""The training jobs msinspect ships (``train_jobs/``): where they are and how each is run."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Job:
+    """One training job of ``train_jobs/``."""
+
+    mode: str
+    """The name users type: ``manual_parallel``, ``sharding_propagation``, ``recursive_pipeline``."""
+    seed: str
+    """Which seed document it follows."""
+    auto_parallel: bool
+    """Whether it uses MindSpore's auto-parallel planner (refused on CPU: dry run there)."""
+    uses_mnist: bool
+    """Whether it reads MNIST (``--data``); seed 002 uses its own random data."""
+    epochs: int
+    """The seed's epoch count (the job's default)."""
+    batch_size: int
+    """The seed's batch size (the job's default; see the job for global vs per rank)."""
+
+    @property
+    def script(self) -> Path:
+        """The job's script."""
+        return jobs_dir() / f"{self.mode}.py"
+
+    @property
+    def spec(self) -> Path:
+        """The job's expectation spec (TOML)."""
+        return jobs_dir() / f"{self.mode}.toml"
+
+
+JOBS: dict[str, Job] = {
+    "recursive_pipeline": Job("recursive_pipeline", "000/001 double recursive search", True, True, 10, 32),
+    "sharding_propagation": Job("sharding_propagation", "002 sharding propagation", True, False, 5, 2),
+    "manual_parallel": Job("manual_parallel", "003 manual parallel", False, True, 10, 32),
+}
+"""Every job, by mode name."""
+
+MODES = tuple(JOBS)
+"""The mode names, in the order ``all`` runs them."""
+
+
+def jobs_dir() -> Path:
+    """The ``train_jobs`` folder: ``$MSINSPECT_TRAIN_JOBS``, an installed ``msinspect.train_jobs``,
+    else the repository's top-level ``train_jobs/``."""
+    env = os.environ.get("MSINSPECT_TRAIN_JOBS")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parent.parent
+    installed = here / "train_jobs"
+    if (installed / "common.py").is_file():
+        return installed
+    return here.parent / "train_jobs"
