@@ -14,6 +14,8 @@ COMMANDS: dict[str, str] = {
     "parse": "msinspect.cli.parse_cmd:parse",
     "scrub": "msinspect.cli.scrub_cmd:scrub",
     "train": "msinspect.cli.train_cmd:train",
+    "dryrun": "msinspect.cli.dryrun_cmd:dryrun",
+    "setup-dryrun": "msinspect.cli.setup_cmd:setup_dryrun",
 }
 
 

@@ -53,6 +53,7 @@ _SCRUBBED = re.compile(
     r"RANK_ID|RANK_SIZE|RANK_TABLE_FILE|MINDSPORE_HCCL_CONFIG_PATH|DEVICE_ID|OMPI_.*|PMIX_.*|"
     r"MS_DEV_SAVE_GRAPHS.*|MS_DEV_DUMP_IR_PASSES|MSINSPECT_DRYRUN_TAG)$")
 
+_SCHEDULER_PROGRAM = "from mindspore.communication import init; init()"
 _STOP_GRACE_SECONDS = 3.0
 _SCHEDULER_EXIT_WAIT = 10.0
 _POLL = 0.2
@@ -165,6 +166,70 @@ def _kill_all_groups() -> None:
 atexit.register(_kill_all_groups)
 
 
+# --------------------------------------------------------------------------- watchdog
+# A separate process that outlives a launcher killed with SIGKILL (where no handler runs): it
+# learns each process group through a pipe and, if the pipe closes without "done", kills them
+# all and any process still carrying the run's tag.
+_WATCHDOG_PROGRAM = r"""
+import os, signal, sys, time
+tag, me = sys.argv[1], str(os.getpid())
+groups, done = set(), False
+for line in sys.stdin:
+    line = line.strip()
+    if line == "done":
+        done = True
+        break
+    if line[:1] in "+-" and line[1:].isdigit():
+        (groups.add if line[0] == "+" else groups.discard)(int(line[1:]))
+if not done:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for g in groups:
+            try:
+                os.killpg(g, sig)
+            except OSError:
+                pass
+        time.sleep(2 if sig == signal.SIGTERM else 0)
+    needle = ("MSINSPECT_DRYRUN_TAG=" + tag).encode()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and pid != me:
+            try:
+                with open("/proc/%s/environ" % pid, "rb") as fh:
+                    if needle in fh.read().split(b"\0"):
+                        os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+"""
+
+
+class _Watchdog:
+    def __init__(self, python: str, tag: str):
+        self._lock = threading.Lock()
+        env = {k: v for k, v in os.environ.items() if k != TAG_VARIABLE}
+        self.proc = subprocess.Popen([python, "-c", _WATCHDOG_PROGRAM, tag], stdin=subprocess.PIPE,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                                     start_new_session=True, text=True)
+
+    def _send(self, line: str) -> None:
+        with self._lock:
+            with contextlib.suppress(OSError, ValueError):
+                self.proc.stdin.write(line + "\n")
+                self.proc.stdin.flush()
+
+    def add(self, pgid: int) -> None:
+        self._send(f"+{pgid}")
+
+    def discard(self, pgid: int) -> None:
+        self._send(f"-{pgid}")
+
+    def close(self, *, clean: bool) -> None:
+        if clean:
+            self._send("done")
+        with contextlib.suppress(OSError, ValueError):
+            self.proc.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+
+
 # --------------------------------------------------------------------------- helpers
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
@@ -211,12 +276,12 @@ def _exit_code(status: int) -> int:
 class _RankRunner:
     def __init__(self, *, rank: int, rank_size: int, script: Path, script_args: Sequence[str], run_dir: Path,
                  python: str, cwd: Path, env: dict[str, str], keep_all_passes: bool, timeout: float,
-                 cancel: threading.Event, on_update: UpdateCallback | None):
+                 cancel: threading.Event, on_update: UpdateCallback | None, watchdog: "_Watchdog | None" = None):
         self.rank, self.rank_size = rank, rank_size
         self.script, self.script_args = script, list(script_args)
         self.run_dir, self.python, self.cwd, self.env = run_dir, python, cwd, env
         self.keep_all_passes, self.timeout = keep_all_passes, timeout
-        self.cancel, self.on_update = cancel, on_update
+        self.cancel, self.on_update, self.watchdog = cancel, on_update, watchdog
         logs = run_dir / "logs"
         self.result = RankResult(rank=rank, ir_dir=run_dir / f"rank_{rank}", log=logs / f"rank_{rank}.log",
                                  scheduler_log=logs / f"rank_{rank}.scheduler.log")
@@ -241,10 +306,16 @@ class _RankRunner:
             fh.write(f"# msinspect dry run, {'worker' if role == 'MS_WORKER' else 'scheduler'} of simulated rank "
                      f"{self.rank}/{self.rank_size}. {NOTHING_COMPUTED}\n")
             fh.flush()
-            proc = subprocess.Popen([self.python, "-u", str(self.script), *self.script_args], cwd=self.cwd, env=env,
+            # The scheduler only hosts the cluster's meta server: a two-line program does it, so a
+            # script's own start-up work (data loading, imports) is not paid twice per rank.
+            argv = ([self.python, "-u", str(self.script), *self.script_args] if role == "MS_WORKER"
+                    else [self.python, "-c", _SCHEDULER_PROGRAM])
+            proc = subprocess.Popen(argv, cwd=self.cwd, env=env,
                                     stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         _register(proc.pid)
+        if self.watchdog is not None:
+            self.watchdog.add(proc.pid)
         self.result.pids.append(proc.pid)
         return proc
 
@@ -290,6 +361,8 @@ class _RankRunner:
             for proc in (worker, sched):
                 if proc is not None:
                     _kill_group(proc.pid)
+                    if self.watchdog is not None:
+                        self.watchdog.discard(proc.pid)
                     with contextlib.suppress(Exception):
                         proc.wait(timeout=5)
             if worker is not None and r.exit_code is None and worker.returncode is not None:
@@ -430,11 +503,14 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
     env[TAG_VARIABLE] = tag
     env["MSINSPECT_DEVICE_TARGET"] = "GPU"
     cancel = threading.Event()
+    watchdog = _Watchdog(python or sys.executable, tag)
     runners = [_RankRunner(rank=r, rank_size=ranks, script=script, script_args=script_args, run_dir=run_dir,
                            python=python or sys.executable, cwd=Path(cwd) if cwd else Path.cwd(), env=env,
-                           keep_all_passes=keep_all_passes, timeout=timeout, cancel=cancel, on_update=on_update)
+                           keep_all_passes=keep_all_passes, timeout=timeout, cancel=cancel, on_update=on_update,
+                           watchdog=watchdog)
                for r in selected]
-    report = DryRunReport(script=script, run_dir=run_dir, rank_size=ranks, ranks=[x.result for x in runners])
+    report = DryRunReport(script=script, run_dir=run_dir, rank_size=ranks, ranks=[x.result for x in runners],
+                          tag=tag)
     for runner in runners:
         runner._update()
     start = time.monotonic()
@@ -459,6 +535,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
         cancel.set()
         pool.shutdown(wait=True)
         _sweep(tag)
+        watchdog.close(clean=True)
     report.wall_seconds = time.monotonic() - start
     return report
 

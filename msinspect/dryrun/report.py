@@ -79,6 +79,8 @@ class DryRunReport:
     """Wall time of the whole run."""
     interrupted: bool = False
     """True when the user stopped the run (Ctrl-C / SIGTERM)."""
+    tag: str = ""
+    """Value of MSINSPECT_DRYRUN_TAG in every process of this run (see ``tagged_processes``)."""
 
     @property
     def ok(self) -> bool:

@@ -1,0 +1,91 @@
+"""Fixtures for the compile-only dry-run tests.
+
+Every test here carries the ``dryrun`` marker (``pytest -m dryrun`` / ``-m "not dryrun"``).
+Tests that run MindSpore skip with the reason when the ``dryrun`` extra is not installed;
+they prepare their own dry-run CUDA_HOME in a temporary folder (never the user's cache).
+The two seed networks are dry-run once per session on 8 ranks and shared by all assertions.
+"""
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+NETS = Path(__file__).parent / "nets"
+SEED002 = NETS / "seed002_sharding_propagation.py"
+SEED000 = NETS / "seed000_recursive_pipeline.py"
+RANKS = 8
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "dryrun: compile-only dry-run tests (need the msinspect[dryrun] extra to run)")
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.dryrun)
+
+
+def _why_not_runnable() -> str | None:
+    if importlib.util.find_spec("mindspore") is None:
+        return 'MindSpore is not installed (pip install "msinspect[dryrun]")'
+    from msinspect.dryrun import check_prerequisites
+
+    problems = check_prerequisites(need_compiler=True)
+    if problems:
+        return "dry-run environment cannot be prepared: " + "; ".join(p.what for p in problems)
+    return None
+
+
+@pytest.fixture(scope="session")
+def dryrun_env(tmp_path_factory):
+    """A dry-run environment prepared in a temporary CUDA_HOME (skips when impossible)."""
+    reason = _why_not_runnable()
+    if reason:
+        pytest.skip(reason)
+    from msinspect.dryrun import detect_real_accelerator, setup_environment
+
+    accel = detect_real_accelerator()
+    if accel:
+        pytest.skip(f"a real accelerator is present ({accel}); msrun is the tool there")
+    return setup_environment(tmp_path_factory.mktemp("dryrun-cuda")).environment
+
+
+@pytest.fixture(scope="session")
+def runs_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("dryrun-runs")
+
+
+@pytest.fixture(scope="session")
+def seed002_report(dryrun_env, runs_root):
+    from msinspect.dryrun import run_dryrun
+
+    return run_dryrun(SEED002, RANKS, out_root=runs_root, jobs=2, environment=dryrun_env, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def seed000_report(dryrun_env, runs_root):
+    from msinspect.dryrun import run_dryrun
+
+    return run_dryrun(SEED000, RANKS, out_root=runs_root, jobs=2, environment=dryrun_env, timeout=300)
+
+
+# ---------------------------------------------------------------- line-level IR helpers
+# Simple line checks so that these tests do not depend on the grammar; the parser's own
+# tests cover the same files structurally.
+def ir_text(report, rank: int) -> str:
+    files = report.rank(rank).step_parallel_end
+    assert files, f"rank {rank} wrote no step_parallel_end"
+    return "\n".join(p.read_text() for p in files)
+
+
+def group_ranks(text: str) -> set[str]:
+    return set(re.findall(r'group_ranks: "([0-9-]+)"', text))
+
+
+def primitive_calls(text: str, name: str) -> list[str]:
+    return [line for line in text.splitlines() if re.search(r"= (?:PrimFunc_)?" + re.escape(name) + r"\(", line)]
