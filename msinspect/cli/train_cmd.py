@@ -52,20 +52,21 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
     an expectation fails.
     """
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                               TimeElapsedColumn)
     from rich.table import Table
 
     from msinspect.data import DataError
     from msinspect.train import JOBS, MODES, TrainError, TrainInterrupted, run_job
 
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)  # paths and messages stay on one line
     out = Console()
     modes = ("manual_parallel", "sharding_propagation", "recursive_pipeline") if mode == "all" else (mode,)
     assert set(modes) <= set(MODES)
     rows, failed, reports = [], False, []
     for m in modes:
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                      TextColumn("{task.completed:.0f}/{task.total:.0f}"), TimeElapsedColumn(),
+                      MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as progress:
             task = progress.add_task(f"{m}: preparing", total=None)
 

@@ -1,0 +1,54 @@
+"""Failures that must be clear and must happen before any process starts."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+
+from msinspect.cli import main
+from msinspect.data import DataError
+from msinspect.train import launcher, run_job
+
+
+def _no_processes(*args, **kwargs):
+    raise AssertionError(f"a process was started: {args[0] if args else kwargs}")
+
+
+def test_bad_data_path_fails_before_any_process(tmp_path, monkeypatch, needs_mindspore):
+    monkeypatch.setattr(subprocess, "Popen", _no_processes)
+    monkeypatch.setattr(launcher.subprocess, "Popen", _no_processes)
+    with pytest.raises(DataError, match="no such folder"):
+        run_job("manual_parallel", data=tmp_path / "no-mnist-here", out_root=tmp_path / "runs")
+    assert not (tmp_path / "runs").exists()  # not even a run folder
+
+
+def test_cli_bad_data_path_exits_2_and_names_the_path(tmp_path, monkeypatch, needs_mindspore):
+    monkeypatch.setattr(launcher.subprocess, "Popen", _no_processes)
+    result = CliRunner().invoke(main, ["train", "manual_parallel", "--data", str(tmp_path / "nope"),
+                                       "--out", str(tmp_path / "runs")])
+    assert result.exit_code == 2, result.output
+    assert "nope" in result.output and "no such folder" in result.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_unknown_mode_is_refused(tmp_path):
+    result = CliRunner().invoke(main, ["train", "pipeline_magic"])
+    assert result.exit_code == 2
+    assert "manual_parallel" in result.output
+
+
+def test_run_folders_are_never_reused(tmp_path):
+    first = launcher.new_run_dir(tmp_path, "manual_parallel")
+    second = launcher.new_run_dir(tmp_path, "manual_parallel")
+    assert first != second and first.is_dir() and second.is_dir()
+
+
+def test_parse_losses(tmp_path):
+    log = tmp_path / "worker_0.log"
+    log.write_text("[WARNING] noise\nepoch: 1 step: 20, loss is 2.25\n"
+                   "msinspect-job: epoch 1 mean loss 1.5 over 156 steps\n"
+                   "epoch: 2 step: 4, loss is 1.0\n")
+    steps, means = launcher.parse_losses(log)
+    assert steps == [(1, 20, "2.25"), (2, 4, "1.0")]
+    assert means == ["1.5"]

@@ -1,0 +1,78 @@
+"""End to end: the jobs run on 8 ranks (manual for real, automatic modes as dry runs on CPU)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from msinspect.train import run_job
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.train
+
+
+def test_manual_parallel_trains_for_real(tmp_path, live_processes, needs_mindspore, needs_mlxtend):
+    result = run_job("manual_parallel", ranks=8, epochs=2, out_root=tmp_path)
+    assert result.ok, result.message
+    assert result.real and result.identical_across_ranks
+    assert len(result.epoch_means) == 2
+    assert result.epoch_means[1] < result.epoch_means[0]  # the loss falls over the epochs
+    assert result.loss_last < result.loss_first
+    config = json.loads(result.config_path.read_text())
+    assert config["run"] == "real" and config["ranks"] == 8 and config["epochs"] == 2
+    assert config["batch_size"] == 32 and config["data_images"] == 5000
+    assert config["mindspore"] and config["status"] == "ok"
+    assert config["command"][0] == "msrun"
+    for r in range(8):
+        assert list((result.run_dir / f"rank_{r}").glob("*validate*.ir")), f"rank {r} wrote no IR"
+    assert not live_processes(str(tmp_path))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupted_run_leaves_no_processes(tmp_path, sig, live_processes, needs_mindspore, needs_mlxtend):
+    code = ("import sys; from msinspect.train import run_job, TrainInterrupted\n"
+            "try:\n"
+            f"    run_job('manual_parallel', ranks=8, epochs=50, out_root={str(tmp_path)!r})\n"
+            "except TrainInterrupted:\n"
+            "    sys.exit(130)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        logs = list(tmp_path.glob("train-*/logs/worker_*.log"))
+        if len(logs) == 8 and len(live_processes(str(tmp_path))) >= 9:
+            break
+        time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("the workers never started")
+    time.sleep(2)
+    proc.send_signal(sig)
+    assert proc.wait(60) == 130
+    assert live_processes(str(tmp_path)) == []
+    config = json.loads(next(tmp_path.glob("train-*/config.json")).read_text())
+    assert config["status"] == "failed" and config["message"] == "interrupted"
+
+
+@pytest.mark.parametrize("mode", ["sharding_propagation", "recursive_pipeline"])
+def test_automatic_modes_dry_run_on_cpu(tmp_path, mode, live_processes, needs_mindspore, needs_mlxtend):
+    from msinspect.dryrun import detect_real_accelerator, environment_problems
+
+    if detect_real_accelerator():
+        pytest.skip("a real accelerator is present: the automatic modes run for real there")
+    if environment_problems():
+        pytest.skip("the dry-run environment cannot be prepared here (msinspect setup-dryrun)")
+    result = run_job(mode, ranks=8, out_root=tmp_path)
+    assert result.ok, result.message
+    assert not result.real and result.loss_first is None and "nothing was computed" in result.message
+    config = json.loads(result.config_path.read_text())
+    assert config["run"] == "dry_run" and "loss_first" not in config
+    for r in range(8):
+        assert list((result.run_dir / f"rank_{r}").glob("*step_parallel_end*.ir"))
+    assert not live_processes(str(tmp_path))
