@@ -1,0 +1,98 @@
+"""``msinspect parse PATH...``: parse dumps and report, per file, what was read."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+import sys
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from msinspect.dumps import load_dump, parse_many
+from msinspect.errors import IRParseError, MsInspectError
+from msinspect.model import IRFile
+
+
+def summarize(ir: IRFile) -> dict:
+    """The per-file facts ``parse`` prints."""
+    return {
+        "path": ir.path,
+        "stage": ir.stage,
+        "family": ir.family,
+        "status": ir.status,
+        "subgraphs": len(ir.subgraphs),
+        "stated_subgraphs": ir.stated_subgraphs,
+        "nodes": sum(1 for n in ir.nodes() if n.index is not None),
+        "cnodes": ir.cnode_count,
+        "stated_cnodes": ir.stated_cnodes,
+        "params": len(ir.params),
+        "lines": ir.lines,
+        "diagnostics": [
+            {"line": d.line, "column": d.column, "end_line": d.end_line, "message": d.message}
+            for d in ir.diagnostics
+        ],
+    }
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--lenient", is_flag=True, help="Keep going past errors; report every unparsed span.")
+@click.option("--stage", help="Only files of this stage (e.g. step_parallel_end).")
+@click.option("--jobs", type=int, default=None, help="Parser processes (default: every core).")
+def parse(paths, as_json, lenient, stage, jobs):
+    """Parse IR files, rank_N/ folders or dump roots; print stage, subgraph, node and cnode
+    counts and diagnostics per file. Exits 0 only when every file was read completely and the
+    counts each file states hold."""
+    err = Console(stderr=True)
+    try:
+        files = []
+        for path in paths:
+            dump = load_dump(path)
+            files += dump.files(stage) if stage else dump.files()
+        if not files:
+            raise MsInspectError(f"no files of stage '{stage}' under {', '.join(paths)}")
+        with err.status(f"parsing {len(files)} file(s)") if not as_json and len(files) > 1 else _null():
+            results = parse_many(files, lenient=lenient, jobs=jobs)
+    except IRParseError as error:
+        err.print(f"[bold red]error:[/] {error}", markup=True, highlight=False, soft_wrap=True)
+        err.print("(use --lenient to read past errors and list every unparsed span)")
+        sys.exit(1)
+    except MsInspectError as error:
+        err.print(f"[bold red]error:[/] {error}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    rows = [summarize(ir) for ir in results]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        _print_table(rows)
+    sys.exit(0 if all(r["status"] != "incomplete" for r in rows) else 1)
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _print_table(rows) -> None:
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 140)
+    table = Table(title=f"{len(rows)} IR file(s)")
+    for col in ("rank", "file", "stage", "family", "graphs", "nodes", "cnodes/stated", "status"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        path = Path(r["path"])
+        stated = "-" if r["stated_cnodes"] is None else str(r["stated_cnodes"])
+        style = {"complete": "green", "excerpt": "cyan", "incomplete": "bold red"}[r["status"]]
+        table.add_row(path.parent.name, path.name, r["stage"], r["family"], str(r["subgraphs"]), str(r["nodes"]),
+                      f"{r['cnodes']} / {stated}", f"[{style}]{r['status']}[/]")
+    console.print(table)
+    for r in rows:
+        for d in r["diagnostics"]:
+            where = f"{r['path']}:{d['line']}:{d['column']}" if d["line"] else r["path"]
+            console.print(f"[red]{where}:[/] {d['message']}", highlight=False, soft_wrap=True)

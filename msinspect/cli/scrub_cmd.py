@@ -1,0 +1,25 @@
+"""``msinspect scrub SRC DEST``: copy dumps with neutral paths, for sharing."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from msinspect.errors import MsInspectError
+from msinspect.scrub import scrub_tree
+
+
+@click.command()
+@click.argument("src", type=click.Path())
+@click.argument("dest", type=click.Path())
+@click.option("--stage", "stages", multiple=True, help="Keep only this stage (repeatable).")
+@click.option("--gzip", "compress", is_flag=True, help="Write .ir.gz files.")
+def scrub(src, dest, stages, compress):
+    """Copy the IR files under SRC into the new folder DEST with every absolute path made
+    neutral: <site-packages>/..., <python>/..., <src>/NAME. SRC is never modified."""
+    try:
+        written = scrub_tree(src, dest, stages=tuple(stages), compress=compress)
+    except MsInspectError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(2)
+    click.echo(f"wrote {len(written)} scrubbed file(s) under {dest}")

@@ -1,0 +1,146 @@
+"""Dump folders: a ``rank_N/`` folder of IR files, or a dump root holding several of them.
+
+Files are found by the stage their name states (``step_parallel_end``), never by the numbers
+MindSpore puts in names. MindSpore writes its IR files read-only; nothing here writes beside them.
+"""
+from __future__ import annotations
+
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from msinspect.errors import DumpNotFoundError
+from msinspect.model import IRFile
+from msinspect.parser import parse_file
+from msinspect.stages import is_ir_file, stage_of
+
+_RANK_DIR = re.compile(r"^rank_(\d+)$")
+_SEQ = re.compile(r"_(\d+)\.ir(?:\.gz)?$")
+
+
+def _dump_order(path: Path) -> tuple[int, str]:
+    """Order files as MindSpore wrote them (its sequence number), for ties between stages."""
+    match = _SEQ.search(path.name)
+    return (int(match.group(1)) if match else -1, path.name)
+
+
+@dataclass
+class RankDump:
+    """The IR files of one rank (one ``rank_N/`` folder, or one loose folder or file)."""
+
+    path: Path
+    """The folder (or the single file) the files come from."""
+    rank: int | None
+    """N of ``rank_N``; None when the folder does not say."""
+    files: list[Path] = field(default_factory=list)
+    """Every ``.ir`` / ``.ir.gz`` file, in MindSpore's writing order."""
+
+    @property
+    def label(self) -> str:
+        """``rank_3``, or the folder name."""
+        return f"rank_{self.rank}" if self.rank is not None else self.path.name
+
+    def stages(self) -> list[str]:
+        """The stages present, in writing order, each once."""
+        return list(dict.fromkeys(stage_of(f) for f in self.files))
+
+    def stage_files(self, stage: str) -> list[Path]:
+        """Files of that stage, oldest first (a stage can be written once per compiled graph)."""
+        return [f for f in self.files if stage_of(f) == stage]
+
+    def file(self, stage: str) -> Path:
+        """The newest file of that stage; :class:`DumpNotFoundError` if there is none."""
+        found = self.stage_files(stage)
+        if not found:
+            have = ", ".join(self.stages()) or "no IR files"
+            raise DumpNotFoundError(f"{self.path}: no '{stage}' IR file (stages present: {have})")
+        return found[-1]
+
+    def load(self, stage: str, *, lenient: bool = False) -> IRFile:
+        """Parse the newest file of that stage."""
+        return parse_file(self.file(stage), lenient=lenient)
+
+
+@dataclass
+class Dump:
+    """A dump root: every rank found under one path."""
+
+    path: Path
+    """What the user named."""
+    ranks: list[RankDump]
+    """Ranks in rank order (folders without a rank number last)."""
+
+    def rank(self, rank: int) -> RankDump:
+        """The dump of one rank; :class:`DumpNotFoundError` if absent."""
+        for item in self.ranks:
+            if item.rank == rank:
+                return item
+        have = ", ".join(r.label for r in self.ranks)
+        raise DumpNotFoundError(f"{self.path}: no rank_{rank} (found: {have})")
+
+    def files(self, stage: str | None = None) -> list[Path]:
+        """All files, or those of one stage (newest per rank), across ranks."""
+        if stage is None:
+            return [f for r in self.ranks for f in r.files]
+        return [r.file(stage) for r in self.ranks if r.stage_files(stage)]
+
+
+def _ir_files(folder: Path) -> list[Path]:
+    return sorted((p for p in folder.iterdir() if p.is_file() and is_ir_file(p)), key=_dump_order)
+
+
+def load_dump(path: str | os.PathLike) -> Dump:
+    """Find the IR files under ``path``: one file, a ``rank_N/`` folder, a folder of IR files, or a
+    root with ``rank_N/`` folders at any depth. :class:`DumpNotFoundError` when there are none."""
+    root = Path(path)
+    if not root.exists():
+        raise DumpNotFoundError(f"{root}: no such file or folder")
+    if root.is_file():
+        if not is_ir_file(root):
+            raise DumpNotFoundError(f"{root}: not an IR file (expected a name ending in .ir or .ir.gz)")
+        return Dump(root, [RankDump(root, _rank_of(root.parent), [root])])
+    ranks: list[RankDump] = []
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        folder_path = Path(folder)
+        if any(is_ir_file(n) for n in names):
+            ranks.append(RankDump(folder_path, _rank_of(folder_path), _ir_files(folder_path)))
+    if not ranks:
+        raise DumpNotFoundError(
+            f"{root}: no MindSpore IR files (.ir or .ir.gz) here or below; "
+            "dumps are written with MS_DEV_SAVE_GRAPHS=2 into MS_DEV_SAVE_GRAPHS_PATH/rank_N/")
+    ranks.sort(key=lambda r: (r.rank is None, r.rank if r.rank is not None else 0, str(r.path)))
+    return Dump(root, ranks)
+
+
+def _rank_of(folder: Path) -> int | None:
+    match = _RANK_DIR.match(folder.name)
+    return int(match.group(1)) if match else None
+
+
+def parse_many(paths: Iterable[Path], *, lenient: bool = False, jobs: int | None = None,
+               progress: Callable[[Path], None] | None = None) -> list[IRFile]:
+    """Parse files in a process pool (``jobs`` workers, default: every core), in input order.
+
+    In strict mode the first :class:`~msinspect.errors.IRParseError` is raised.
+    """
+    paths = list(paths)
+    jobs = jobs or os.cpu_count() or 1
+    if jobs == 1 or len(paths) < 2:
+        results = []
+        for p in paths:
+            results.append(parse_file(p, lenient=lenient))
+            if progress:
+                progress(p)
+        return results
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
+        futures = [pool.submit(parse_file, p, lenient=lenient) for p in paths]
+        results = []
+        for p, fut in zip(paths, futures):
+            results.append(fut.result())
+            if progress:
+                progress(p)
+        return results

@@ -1,0 +1,19 @@
+"""Shared test helpers: where the fixtures are."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def fixture_files() -> list[Path]:
+    """Every IR fixture in the repository."""
+    return sorted(p for p in FIXTURES.rglob("*") if p.name.endswith((".ir", ".ir.gz")))
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    return FIXTURES
