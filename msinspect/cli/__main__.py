@@ -1,0 +1,4 @@
+"""``python -m msinspect.cli``."""
+from msinspect.cli import main
+
+main()

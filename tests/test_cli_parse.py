@@ -1,0 +1,55 @@
+"""The CLI as a user types it."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import FIXTURES
+
+
+def msinspect(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "msinspect.cli", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def test_parse_fixture_roots_json():
+    run = msinspect("parse", FIXTURES / "manual_parallel_8rank", FIXTURES / "seed_002", "--json", "--jobs", "2")
+    assert run.returncode == 0, run.stderr
+    rows = json.loads(run.stdout)
+    assert len(rows) == 19
+    validate = [r for r in rows if r["stage"] == "validate"]
+    assert len(validate) == 8 and all(r["cnodes"] == r["stated_cnodes"] == 117 for r in validate)
+    assert {r["status"] for r in rows} == {"complete", "excerpt"}
+
+
+def test_parse_table_and_stage_filter():
+    run = msinspect("parse", FIXTURES / "manual_parallel_8rank", "--stage", "execute")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.count("24_execute_0142.ir.gz") == 8
+    assert "complete" in run.stdout
+
+
+def test_parse_error_exit_and_message(tmp_path):
+    bad = tmp_path / "bad_0001.ir"
+    bad.write_text("# IR entry: @g\n# Total subgraphs: 1\nsubgraph attr:\nsubgraph @g() {\n  %0(x) = Add(%1, ?)\n}\n")
+    run = msinspect("parse", bad)
+    assert run.returncode == 1
+    assert f"{bad}:5:19: unexpected" in run.stderr
+    lenient = msinspect("parse", bad, "--lenient", "--json")
+    assert lenient.returncode == 1
+    (row,) = json.loads(lenient.stdout)
+    assert row["status"] == "incomplete"
+    assert row["diagnostics"][0]["line"] == 5
+
+
+def test_wrong_paths(tmp_path):
+    run = msinspect("parse", tmp_path / "missing")
+    assert run.returncode == 2 and "no such file or folder" in run.stderr
+    run = msinspect("parse", tmp_path)
+    assert run.returncode == 2 and "no MindSpore IR files" in run.stderr
+
+
+def test_help_lists_commands():
+    run = msinspect("--help")
+    assert run.returncode == 0 and "parse" in run.stdout and "scrub" in run.stdout
