@@ -8,15 +8,11 @@ The two seed networks are dry-run once per session on 8 ranks and shared by all 
 from __future__ import annotations
 
 import importlib.util
-import re
 from pathlib import Path
 
 import pytest
 
-NETS = Path(__file__).parent / "nets"
-SEED002 = NETS / "seed002_sharding_propagation.py"
-SEED000 = NETS / "seed000_recursive_pipeline.py"
-RANKS = 8
+from dryrun_helpers import RANKS, SEED000, SEED002
 
 
 def pytest_configure(config):
@@ -72,20 +68,3 @@ def seed000_report(dryrun_env, runs_root):
     from msinspect.dryrun import run_dryrun
 
     return run_dryrun(SEED000, RANKS, out_root=runs_root, jobs=2, environment=dryrun_env, timeout=300)
-
-
-# ---------------------------------------------------------------- line-level IR helpers
-# Simple line checks so that these tests do not depend on the grammar; the parser's own
-# tests cover the same files structurally.
-def ir_text(report, rank: int) -> str:
-    files = report.rank(rank).step_parallel_end
-    assert files, f"rank {rank} wrote no step_parallel_end"
-    return "\n".join(p.read_text() for p in files)
-
-
-def group_ranks(text: str) -> set[str]:
-    return set(re.findall(r'group_ranks: "([0-9-]+)"', text))
-
-
-def primitive_calls(text: str, name: str) -> list[str]:
-    return [line for line in text.splitlines() if re.search(r"= (?:PrimFunc_)?" + re.escape(name) + r"\(", line)]

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from .conftest import SEED002
+from dryrun_helpers import SEED002
 
 
 def _alive(pid: int) -> bool:
@@ -61,7 +61,8 @@ from msinspect.dryrun import run_dryrun, DryRunEnvironment
 env = DryRunEnvironment(Path(sys.argv[2]))
 def on_update(result, n):
     if len(result.pids) == 2:
-        print(json.dumps({"rank": result.rank, "pids": result.pids}), flush=True)
+        sys.stdout.write(json.dumps({"rank": result.rank, "pids": result.pids}) + "\n")
+        sys.stdout.flush()
 run_dryrun(sys.argv[1], 8, only=[0, 1], out_root=sys.argv[3], jobs=2, environment=env, on_update=on_update)
 """
 

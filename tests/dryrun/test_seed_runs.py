@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from .conftest import RANKS, group_ranks, ir_text, primitive_calls
+from dryrun_helpers import RANKS, group_ranks, ir_text, primitive_calls
 
 STRATEGY = "{in_strategy: ((2, 4), (4, 1))}"
 

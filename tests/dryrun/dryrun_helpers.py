@@ -1,0 +1,27 @@
+"""Constants and line-level IR helpers shared by the dry-run tests (imported by name, no package)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+NETS = Path(__file__).parent / "nets"
+SEED002 = NETS / "seed002_sharding_propagation.py"
+SEED000 = NETS / "seed000_recursive_pipeline.py"
+RANKS = 8
+
+
+# ---------------------------------------------------------------- line-level IR helpers
+# Simple line checks so that these tests do not depend on the grammar; the parser's own
+# tests cover the same files structurally.
+def ir_text(report, rank: int) -> str:
+    files = report.rank(rank).step_parallel_end
+    assert files, f"rank {rank} wrote no step_parallel_end"
+    return "\n".join(p.read_text() for p in files)
+
+
+def group_ranks(text: str) -> set[str]:
+    return set(re.findall(r'group_ranks: "([0-9-]+)"', text))
+
+
+def primitive_calls(text: str, name: str) -> list[str]:
+    return [line for line in text.splitlines() if re.search(r"= (?:PrimFunc_)?" + re.escape(name) + r"\(", line)]
