@@ -48,7 +48,15 @@ def dryrun_env(tmp_path_factory):
     accel = detect_real_accelerator()
     if accel:
         pytest.skip(f"a real accelerator is present ({accel}); msrun is the tool there")
-    return setup_environment(tmp_path_factory.mktemp("dryrun-cuda")).environment
+    xdg = tmp_path_factory.mktemp("xdg-cache")
+    return setup_environment(xdg / "msinspect" / "dryrun-cuda").environment
+
+
+@pytest.fixture()
+def dryrun_xdg(dryrun_env, monkeypatch):
+    """Point XDG_CACHE_HOME at the session's prepared environment (for the CLI, which uses the default)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(dryrun_env.cuda_home.parents[1]))
+    return dryrun_env
 
 
 @pytest.fixture(scope="session")
