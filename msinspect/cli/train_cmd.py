@@ -60,7 +60,7 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
     from msinspect.train import JOBS, MODES, TrainError, TrainInterrupted, run_job
 
     err = Console(stderr=True, soft_wrap=True)  # paths and messages stay on one line
-    out = Console()
+    out = Console(width=None if sys.stdout.isatty() else 120)
     modes = ("manual_parallel", "sharding_propagation", "recursive_pipeline") if mode == "all" else (mode,)
     assert set(modes) <= set(MODES)
     rows, failed, reports = [], False, []
@@ -118,7 +118,7 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
         err.print(text)
     table = Table(title="msinspect train")
     for col in ("mode", "ranks", "run", "loss first -> last", "wall", "expectations"):
-        table.add_column(col)
+        table.add_column(col, no_wrap=col == "mode")
     for row in rows:
         table.add_row(*row)
     out.print(table)
