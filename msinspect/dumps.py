@@ -18,6 +18,8 @@ from msinspect.parser import parse_file
 from msinspect.stages import is_ir_file, stage_of
 
 _RANK_DIR = re.compile(r"^rank_(\d+)$")
+#: Folders MindSpore fills with ``.ir`` files that are not graph IR (runtime actor listings).
+NOT_GRAPH_IR = frozenset({"actor_set"})
 _SEQ = re.compile(r"_(\d+)\.ir(?:\.gz)?$")
 
 
@@ -104,7 +106,7 @@ def load_dump(path: str | os.PathLike) -> Dump:
         return Dump(root, [RankDump(root, _rank_of(root.parent), [root])])
     ranks: list[RankDump] = []
     for folder, dirs, names in os.walk(root):
-        dirs.sort()
+        dirs[:] = sorted(d for d in dirs if d not in NOT_GRAPH_IR)
         folder_path = Path(folder)
         if any(is_ir_file(n) for n in names):
             ranks.append(RankDump(folder_path, _rank_of(folder_path), _ir_files(folder_path)))

@@ -328,6 +328,10 @@ class IRTransformer(Transformer):
     def number(self, c):
         return _number(str(c[0]))
 
+    def type_call(self, c):
+        """A type written as a call, e.g. the dtype ``Tensor(F32)``: kept as its text."""
+        return f"{c[0]}(" + ", ".join(str(v) for v in c[1:]) + ")"
+
     def word(self, c):
         text = str(c[0])
         return _WORDS.get(text, text)

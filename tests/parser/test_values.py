@@ -21,6 +21,7 @@ def one_node(line: str, types: str = ": () -> (<Tensor[Float32], (2)>)"):
     ("(I64(1))", (1,)), ("()", ()), ('[x1, x2]', ["x1", "x2"]), ("true", True), ("false", False),
     ("(2, 4)", (2, 4)), ("((2, 4), (4, 1))", ((2, 4), (4, 1))), ("0-1-2-3", "0-1-2-3"),
     ("4-6301172352641561019", "4-6301172352641561019"), ("F32(1e-05)", 1e-05),
+    ("Tensor(F32)", "Tensor(F32)"),
 ])
 def test_scalar_and_sequence_values(text, value):
     node = one_node(f"%0(y) = PrimFunc_Foo(%para1_x) primitive_attrs: {{a: {text}}}")
