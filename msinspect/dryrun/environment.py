@@ -6,7 +6,7 @@ communication layer. This module prepares, under the user's cache (``$XDG_CACHE_
 ``~/.cache``, never a system path), a private CUDA_HOME that lets MindSpore's GPU plugin
 load on a machine without a GPU:
 
-``<cache>/msinspect/dryrun-cuda/``
+``<cache>/msinspect/dryrun-cuda/<environment key>/`` (one per Python environment)
     ``bin/nvcc``
         a two-line shell script printing ``Cuda compilation tools, release 11.6, ...``;
         MindSpore reads the CUDA version from ``nvcc --version`` (its Python side passes
@@ -123,9 +123,21 @@ def cache_home() -> Path:
     return Path.home() / ".cache"
 
 
-def default_cuda_home() -> Path:
-    """Where the private CUDA_HOME lives: ``<cache>/msinspect/dryrun-cuda``."""
-    return cache_home() / "msinspect" / "dryrun-cuda"
+def environment_key() -> str:
+    """A short name for this Python environment (its links point into this environment's wheels)."""
+    prefix = os.path.realpath(sys.prefix)
+    digest = hashlib.sha256(prefix.encode()).hexdigest()[:10]
+    return f"py{sys.version_info.major}{sys.version_info.minor}-{digest}"
+
+
+def default_cuda_home(cache: Path | str | None = None) -> Path:
+    """Where the private CUDA_HOME lives: ``<cache>/msinspect/dryrun-cuda/<environment key>``.
+
+    One folder per Python environment, so that two virtual environments (each with its own
+    CUDA wheels) never re-point each other's links.
+    """
+    root = Path(cache) if cache is not None else cache_home()
+    return root / "msinspect" / "dryrun-cuda" / environment_key()
 
 
 def stub_source() -> Path:

@@ -526,7 +526,9 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
     except KeyboardInterrupt:
         cancel.set()
         report.interrupted = True
-        _kill_all_groups()
+        for runner in runners:  # this run's groups only; other runs in this process go on
+            for pgid in runner.result.pids:
+                _kill_group(pgid, grace=1.0)
         pool.shutdown(wait=True, cancel_futures=False)
         _sweep(tag)
         report.wall_seconds = time.monotonic() - start

@@ -43,19 +43,19 @@ def dryrun_env(tmp_path_factory):
     reason = _why_not_runnable()
     if reason:
         pytest.skip(reason)
-    from msinspect.dryrun import detect_real_accelerator, setup_environment
+    from msinspect.dryrun import default_cuda_home, detect_real_accelerator, setup_environment
 
     accel = detect_real_accelerator()
     if accel:
         pytest.skip(f"a real accelerator is present ({accel}); msrun is the tool there")
     xdg = tmp_path_factory.mktemp("xdg-cache")
-    return setup_environment(xdg / "msinspect" / "dryrun-cuda").environment
+    return setup_environment(default_cuda_home(cache=xdg)).environment
 
 
 @pytest.fixture()
 def dryrun_xdg(dryrun_env, monkeypatch):
     """Point XDG_CACHE_HOME at the session's prepared environment (for the CLI, which uses the default)."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(dryrun_env.cuda_home.parents[1]))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(dryrun_env.cuda_home.parents[2]))
     return dryrun_env
 
 

@@ -63,12 +63,14 @@ def test_env_points_at_private_home(prepared):
 
 def test_cache_location_honours_xdg(monkeypatch, tmp_path):
     from msinspect.dryrun import default_cuda_home
+    from msinspect.dryrun.environment import environment_key
 
+    key = environment_key()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert default_cuda_home() == tmp_path / "xdg" / "msinspect" / "dryrun-cuda"
+    assert default_cuda_home() == tmp_path / "xdg" / "msinspect" / "dryrun-cuda" / key
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert default_cuda_home() == tmp_path / "home" / ".cache" / "msinspect" / "dryrun-cuda"
+    assert default_cuda_home() == tmp_path / "home" / ".cache" / "msinspect" / "dryrun-cuda" / key
 
 
 def test_missing_compiler_is_reported_with_fix(monkeypatch):
