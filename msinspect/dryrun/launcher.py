@@ -310,7 +310,10 @@ class _RankRunner:
             # script's own start-up work (data loading, imports) is not paid twice per rank.
             argv = ([self.python, "-u", str(self.script), *self.script_args] if role == "MS_WORKER"
                     else [self.python, "-c", _SCHEDULER_PROGRAM])
-            proc = subprocess.Popen(argv, cwd=self.cwd, env=env,
+            # It runs in the run's logs/ folder: `python -c` puts its working directory on
+            # sys.path, and a user's folder may hold modules that MindSpore imports by plain name.
+            cwd = self.cwd if role == "MS_WORKER" else log.parent
+            proc = subprocess.Popen(argv, cwd=cwd, env=env,
                                     stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         _register(proc.pid)
