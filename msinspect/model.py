@@ -53,14 +53,6 @@ class GraphRef:
 
 
 @dataclass(frozen=True, slots=True)
-class Symbol:
-    """A bare word with no Python meaning, e.g. a monad ``U`` or a dtype ``Float32``."""
-
-    text: str
-    """The word as written."""
-
-
-@dataclass(frozen=True, slots=True)
 class TensorValue:
     """``Tensor(shape=[2, 3], dtype=Float32, value=...)``: a constant tensor."""
 
@@ -84,7 +76,7 @@ class PrimitiveValue:
 
 Value = Union[
     None, bool, int, float, str, tuple, list, dict,
-    NodeRef, ParamRef, FreeVarRef, GraphRef, Symbol, TensorValue, PrimitiveValue,
+    NodeRef, ParamRef, FreeVarRef, GraphRef, TensorValue, PrimitiveValue,
 ]
 
 
