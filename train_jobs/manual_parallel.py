@@ -25,29 +25,21 @@ def main(argv=None):
     ms, cur_rank, device_num = common.setup(args)
     from mindspore import nn, ops, train
 
+    import networks
+
     if args.batch_size % device_num:
         sys.exit(f"error: --batch-size {args.batch_size} is not divisible by {device_num} ranks")
     shard_size = args.batch_size // device_num
 
-    class Network(nn.Cell):
+    class Network(networks.Network):
+        """The seeds' MLP (10 classes) on this rank's rows of the batch."""
+
         def __init__(self):
-            super().__init__()
-            self.flatten = nn.Flatten()
-            self.layer1 = nn.Dense(28 * 28, 512)
-            self.relu1 = nn.ReLU()
-            self.layer2 = nn.Dense(512, 512)
-            self.relu2 = nn.ReLU()
-            self.layer3 = nn.Dense(512, 10)
+            super().__init__(10)
 
         def construct(self, x):
             x = x[cur_rank * shard_size:cur_rank * shard_size + shard_size]
-            x = self.flatten(x)
-            x = self.layer1(x)
-            x = self.relu1(x)
-            x = self.layer2(x)
-            x = self.relu2(x)
-            logits = self.layer3(x)
-            return logits
+            return super().construct(x)
 
     class ReduceLoss(nn.Cell):
         def __init__(self):

@@ -2,10 +2,10 @@
 2 pipeline stages (layer1/relu1 on stage 0; layer2/relu2/layer3 on stage 1), 4 micro-batches,
 1F1B, optimizer parallel (hsdp), ``recursive_programming`` strategy search, MAE loss, SGD.
 
-MindSpore 2.10 API notes: the seed's ``full_batch = True`` only sets a Python attribute in 2.10;
-``dataset_strategy("full_batch")`` is the effective call. The AutoParallel wrapper (not the inner
-Pipeline cell the seed passes) is what goes to ``Model``. MAE needs a float label of the logits'
-shape, so the digit is used as a float regression target of shape (1,).
+The network and its parallel wrapping are ``networks.recursive_pipeline_network`` and
+``networks.recursive_pipeline`` (shared with the dry-run test script; MindSpore 2.10 API notes
+there). MAE needs a float label of the logits' shape, so the digit is used as a float regression
+target of shape (1,).
 
 Needs a GPU or Ascend target: MindSpore refuses auto_parallel on CPU. On a CPU-only box it runs
 as msinspect's compile-only dry run, which computes nothing.
@@ -17,14 +17,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
-
-STAGE_CONFIG = {
-    "_backbone.layer1": 0,
-    "_backbone.relu1": 0,
-    "_backbone.layer2": 1,
-    "_backbone.relu2": 1,
-    "_backbone.layer3": 1,
-}
 
 
 def main(argv=None):
@@ -38,43 +30,15 @@ def main(argv=None):
 
     ms, _, _ = common.setup(args)
     from mindspore import nn, train
-    from mindspore.nn.utils import no_init_parameters
-    from mindspore.parallel.auto_parallel import AutoParallel
 
-    class Network(nn.Cell):
-        def __init__(self):
-            super().__init__()
-            self.flatten = nn.Flatten()
-            self.layer1 = nn.Dense(28 * 28, 512)
-            self.relu1 = nn.ReLU()
-            self.layer2 = nn.Dense(512, 512)
-            self.relu2 = nn.ReLU()
-            self.layer3 = nn.Dense(512, 1)
+    import networks
 
-        def construct(self, x):
-            x = self.flatten(x)
-            x = self.layer1(x)
-            x = self.relu1(x)
-            x = self.layer2(x)
-            x = self.relu2(x)
-            logits = self.layer3(x)
-            return logits
-
-    with no_init_parameters():
-        net = Network()
-        optimizer = nn.SGD(net.trainable_params(), args.lr)
-    net.relu1.recompute()
-    net.relu2.recompute()
-
+    net, optimizer = networks.recursive_pipeline_network(args.lr)
     data_set = common.mnist_dataset(args, args.batch_size, label_float=True)
-    loss_fn = nn.MAELoss()
-    net_with_grads = ms.parallel.nn.Pipeline(nn.WithLossCell(net, loss_fn), args.micro_batches,
-                                             stage_config=STAGE_CONFIG)
-    net_with_grads_new = AutoParallel(net_with_grads, parallel_mode="recursive_programming")
-    net_with_grads_new.hsdp()
-    net_with_grads_new.dataset_strategy("full_batch")
-    net_with_grads_new.pipeline(stages=args.stages, scheduler="1f1b")
-    model = ms.Model(net_with_grads_new, optimizer=optimizer)
+    net_with_grads = networks.recursive_pipeline(net, nn.MAELoss(),
+                                                 micro_batches=args.micro_batches,
+                                                 stages=args.stages)
+    model = ms.Model(net_with_grads, optimizer=optimizer)
     model.train(args.epochs, data_set,
                 callbacks=[train.LossMonitor(), common.epoch_loss_callback()],
                 dataset_sink_mode=not args.no_sink)

@@ -5,7 +5,8 @@ in/hidden/out 32/16/16; MSE loss, Momentum (lr 0.2, momentum 0.1), 5 epochs.
 
 The seed calls ``get_dataset(batch, step_per_epoch, in_dim, out_dim)`` against the signature
 ``get_dataset(batch_size, in_dim, out_dim, step_per_epoch)``; its IR and log show the intended
-sizes (matmul (16, 32) x (32, 16), 4 steps an epoch), which are the ones used here.
+sizes (matmul (16, 32) x (32, 16), 4 steps an epoch), which are the ones used here. The network,
+the parallel context and the data are in ``networks`` (shared with the dry-run test script).
 
 Needs a GPU or Ascend target: MindSpore refuses auto_parallel on CPU. On a CPU-only box it runs
 as msinspect's compile-only dry run, which computes nothing.
@@ -19,20 +20,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 
-def get_dataset(batch_size, in_dim, out_dim, step_per_epoch):
-    import numpy as np
-
-    np.random.seed(1)
-    input_data = np.random.rand(batch_size, in_dim).astype(np.float32)
-    label_data = np.random.rand(batch_size, out_dim).astype(np.float32)
-
-    def generate():
-        for _ in range(step_per_epoch):
-            yield (input_data, label_data)
-
-    return generate
-
-
 def main(argv=None):
     p = common.base_parser(__doc__.splitlines()[0], epochs=5, batch_size=2,
                            batch_help="batch per rank (data_parallel dataset)", data=False)
@@ -44,48 +31,21 @@ def main(argv=None):
     p.add_argument("--momentum", type=float, default=0.1, help="default 0.1")
     args = p.parse_args(argv)
 
-    ms, rank_id, _ = common.setup(args)
-    import mindspore.dataset as ds
-    from mindspore import Parameter, nn, ops
-    from mindspore.common.initializer import initializer
-    from mindspore.nn import Cell, Momentum, MSELoss
+    ms, _, _ = common.setup(args)
+    from mindspore.nn import Momentum, MSELoss
     from mindspore.train import LossMonitor
 
-    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.AUTO_PARALLEL,
-                                 search_mode="sharding_propagation",
-                                 dataset_strategy="data_parallel")
+    import networks
 
-    class Net(Cell):
-        """define net"""
-
-        def __init__(self, in_dim, hidden_dim, out_dim):
-            super().__init__()
-            self.in_dim = in_dim
-            self.hidden_dim = hidden_dim
-            self.out_dim = out_dim
-            self.weight = Parameter(initializer("normal", [self.in_dim, self.hidden_dim]), "w")
-            self.weight2 = Parameter(initializer("normal", [self.hidden_dim, self.out_dim]), "w2")
-            # (2, 4): the input is cut in two along the batch and in four along the width;
-            # (4, 1): the weight is cut in four along its height.
-            self.matmul = ops.MatMul().shard(((2, 4), (4, 1)))
-            self.relu = ops.ReLU()
-            self.matmul2 = ops.MatMul()
-
-        def construct(self, x):
-            out = self.matmul(x, self.weight)
-            out = self.relu(out)
-            out = self.matmul2(out, self.weight2)
-            return out
-
-    fake_dataset = get_dataset(args.batch_size, args.in_dim, args.out_dim, args.steps_per_epoch)
-    dataset = ds.GeneratorDataset(fake_dataset, ["input", "label"])
-    net = Net(args.in_dim, args.hidden_dim, args.out_dim)
+    networks.sharding_propagation_context()
+    dataset = networks.sharding_propagation_dataset(args.batch_size, args.in_dim, args.out_dim,
+                                                    args.steps_per_epoch)
+    net = networks.Net(args.in_dim, args.hidden_dim, args.out_dim)
     loss = MSELoss()
     opt = Momentum(net.trainable_params(), args.lr, args.momentum)
     model = ms.Model(net, loss_fn=loss, optimizer=opt)
     model.train(args.epochs, dataset, callbacks=[LossMonitor(), common.epoch_loss_callback()],
                 dataset_sink_mode=False)
-    del rank_id, nn
 
 
 if __name__ == "__main__":
