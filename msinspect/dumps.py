@@ -65,6 +65,20 @@ class RankDump:
         """Parse the newest file of that stage."""
         return parse_file(self.file(stage), lenient=lenient)
 
+    def node(self, name: str, stage: str | None = None):
+        """The operator with that instance name (or ``scope/name`` selector) in the ``stage`` file,
+        by default the stage the analyses read (``validate``, else ``step_parallel_end`` ...)."""
+        from msinspect.analysis.collect import pick_file
+        from msinspect.analysis.ops import matches
+
+        ir = parse_file(pick_file(self, stage))
+        if "/" not in name:
+            return ir.node(name)
+        for node in ir.nodes():
+            if node.index is not None and matches(node, name):
+                return node
+        raise KeyError(f"no node matching {name!r} in {ir.path}")
+
 
 @dataclass
 class Dump:
@@ -88,6 +102,39 @@ class Dump:
         if stage is None:
             return [f for r in self.ranks for f in r.files]
         return [r.file(stage) for r in self.ranks if r.stage_files(stage)]
+
+    # ---- analyses (msinspect.analysis), computed once per stage in a process pool
+    def analyse(self, stage: str | None = None, *, jobs: int | None = None, progress=None):
+        """The :class:`~msinspect.analysis.collect.Analysis` of one file per rank: the ``stage``
+        file, by default ``validate``, else ``step_parallel_end``, ``execute``,
+        ``step_parallel_begin``."""
+        from msinspect.analysis.collect import analyse
+
+        cache = self.__dict__.setdefault("_analyses", {})
+        if stage not in cache:
+            cache[stage] = analyse(self, stage, jobs=jobs, progress=progress)
+        return cache[stage]
+
+    def strategies(self, stage: str | None = None):
+        """DataFrame: one row per operator with a strategy, per rank (see ``analysis.strategies``)."""
+        return self.analyse(stage).strategies()
+
+    def comm(self, stage: str | None = None):
+        """DataFrame: one row per communication / redistribution operator, per rank."""
+        return self.analyse(stage).comm()
+
+    def shapes(self, stage: str | None = None):
+        """DataFrame: per operator input, global shape / strategy = expected vs found per-rank shape."""
+        return self.analyse(stage).shapes()
+
+    def slices(self, stage: str | None = None):
+        """DataFrame: per weight and rank, device matrix, tensor map and the slice held."""
+        return self.analyse(stage).slices()
+
+    def node(self, name: str, rank: int | None = None, stage: str | None = None):
+        """The operator named ``name`` on ``rank`` (default: the first rank)."""
+        target = self.rank(rank) if rank is not None else self.ranks[0]
+        return target.node(name, stage)
 
 
 def _ir_files(folder: Path) -> list[Path]:

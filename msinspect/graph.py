@@ -45,7 +45,7 @@ def to_networkx(ir: IRFile) -> nx.MultiDiGraph:
     """Build the data-flow graph of one parsed file."""
     graph = nx.MultiDiGraph(path=ir.path, stage=ir.stage, entry=ir.entry)
     for param in ir.params:
-        graph.add_node(f"param:{param.name}", kind="parameter", name=param.short_name,
+        graph.add_node(f"param:{param.name}", kind="parameter", name=param.short_name, has_default=param.has_default,
                        op="Parameter", graph=None, line=param.line,
                        output_shapes=(param.abstract.shape,) if param.abstract else (),
                        dtypes=(param.abstract.dtype,) if param.abstract else ())

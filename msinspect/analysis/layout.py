@@ -1,0 +1,98 @@
+"""Tensor layouts as MindSpore defines them: strategy -> device matrix and tensor maps -> the slice
+each rank holds.
+
+- The *device matrix* arranges a stage's devices in a grid (row-major over the stage's ranks).
+- A *tensor map* gives, for each tensor dimension, the device-matrix axis that cuts it, counted
+  from the right (0 = last axis), or -1 when the dimension is not cut.
+- When a strategy uses fewer devices than the stage has, the remaining factor is a *repeated
+  calculation* axis, appended on the right of the device matrix (MindSpore's default), so the
+  ranks that differ only along it hold the same slice.
+
+MatMul has its own device matrix ``[a, b, c]`` for ``x (a, b) @ w (b, c)``; other operators use
+the element-wise rule (inputs aligned on the right, the longest strategy as the matrix).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+Shape = tuple[int, ...]
+
+MATMUL_OPS = frozenset({"MatMul", "MatMulExt"})
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A device matrix and the tensor map of each input."""
+
+    device_matrix: tuple[int, ...]
+    tensor_maps: tuple[tuple[int, ...], ...]
+
+    def coordinate(self, local_rank: int) -> tuple[int, ...]:
+        """The rank's position in the device matrix (row-major)."""
+        coord = []
+        for size in reversed(self.device_matrix):
+            coord.append(local_rank % size)
+            local_rank //= size
+        return tuple(reversed(coord))
+
+    def slice_of(self, index: int, shape: Shape, local_rank: int) -> tuple[tuple[int, int], ...]:
+        """``(start, stop)`` per dimension of input ``index`` held by the rank at ``local_rank``."""
+        coord = self.coordinate(local_rank)
+        tensor_map = self.tensor_maps[index]
+        out = []
+        for dim, size in enumerate(shape):
+            axis = tensor_map[dim] if dim < len(tensor_map) else -1
+            if axis < 0:
+                out.append((0, size))
+                continue
+            position = len(self.device_matrix) - 1 - axis
+            parts = self.device_matrix[position]
+            step = size // parts
+            out.append((coord[position] * step, coord[position] * step + step))
+        return tuple(out)
+
+
+def layout_of(op: str, in_strategy: tuple[tuple[int, ...], ...], stage_devices: int,
+              transpose: tuple[bool, bool] = (False, False)) -> Layout | None:
+    """The layout MindSpore derives for ``op`` with this strategy on ``stage_devices`` devices;
+    None when the strategy does not fit the devices."""
+    if op in MATMUL_OPS and len(in_strategy) >= 2 and all(len(s) == 2 for s in in_strategy[:2]):
+        x, w = in_strategy[0], in_strategy[1]
+        a, b = (x[1], x[0]) if transpose[0] else (x[0], x[1])
+        c = w[0] if transpose[1] else w[1]
+        matrix = [a, b, c]
+        maps = [[1, 2] if transpose[0] else [2, 1], [0, 1] if transpose[1] else [1, 0]]
+        maps += [_right_aligned(len(s), 3) for s in in_strategy[2:]]
+    else:
+        width = max((len(s) for s in in_strategy), default=0)
+        widest = next((s for s in in_strategy if len(s) == width), ())
+        matrix = list(widest)
+        maps = [_right_aligned(len(s), width) for s in in_strategy]
+        for s, m in zip(in_strategy, maps):  # an input that is not cut where the widest is
+            for dim, parts in enumerate(s):
+                if parts == 1:
+                    m[dim] = -1
+    used = prod(matrix) if matrix else 1
+    if used == 0 or stage_devices % used:
+        return None
+    repeat = stage_devices // used
+    if repeat > 1:
+        matrix.append(repeat)
+        maps = [[v + 1 if v >= 0 else v for v in m] for m in maps]
+    return Layout(tuple(matrix), tuple(tuple(m) for m in maps))
+
+
+def _right_aligned(rank: int, width: int) -> list[int]:
+    # Tensor dim j of a rank-n tensor sits under matrix axis width - n + j, i.e. n - 1 - j from the right.
+    return [rank - 1 - j for j in range(rank)]
+
+
+def divided(shape: Shape, strategy: tuple[int, ...]) -> Shape | None:
+    """The per-rank shape a strategy gives; None when a dimension does not divide evenly or the
+    ranks differ."""
+    if len(shape) != len(strategy):
+        return None
+    if any(s <= 0 or d % s for d, s in zip(shape, strategy)):
+        return None
+    return tuple(d // s for d, s in zip(shape, strategy))

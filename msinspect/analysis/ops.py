@@ -1,0 +1,145 @@
+"""The operator vocabulary of the parallel pass, and the small per-node facts analyses share.
+
+Names follow MindSpore: the communication primitives the parallel pass inserts, the instance-name
+prefixes it gives them (``forward_op_``, ``redistribution_op_``, ``grad_mirror_`` ...), and the
+"plumbing" nodes (``Load``, ``Depend`` ...) that carry a value without computing anything.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from msinspect.model import Abstract, Node
+
+Shape = tuple[int, ...]
+
+#: Collective and point-to-point primitives, plus the parallel pass's virtual operators.
+COMM_OPS = frozenset({
+    "AllReduce", "AllGather", "ReduceScatter", "AlltoAll", "AllToAll", "AlltoAllV", "AllToAllv",
+    "Broadcast", "Send", "Receive", "NeighborExchange", "NeighborExchangeV2", "CollectiveScatter",
+    "CollectiveGather", "Reduce", "BatchISendIRecv", "_HostAllGather", "_HostReduceScatter",
+    "_MirrorOperator", "_MirrorMiniStepOperator", "_MirrorMicroStepOperator", "MirrorMicroStepOperator",
+    "_VirtualDiv",
+})
+MIRROR_OPS = frozenset({"_MirrorOperator", "_MirrorMiniStepOperator", "_MirrorMicroStepOperator",
+                        "MirrorMicroStepOperator"})
+PIPELINE_OPS = frozenset({"Send", "Receive"})
+#: Instance-name prefix of the reshaping operators a tensor redistribution inserts.
+REDISTRIBUTION_PREFIX = "redistribution_op_"
+#: Nodes that pass a value along (or only order side effects) without computing.
+PLUMBING_OPS = frozenset({"Load", "Depend", "UpdateState", "TupleGetItem", "MakeTuple", "_VirtualDataset",
+                          "_VirtualOutput", "StopGradient", "stop_gradient"})
+#: Names of the world communication group per backend.
+WORLD_GROUPS = frozenset({"nccl_world_group", "hccl_world_group", "mccl_world_group", "lccl_world_group",
+                          "WORLD_GROUP"})
+
+DTYPE_BYTES = {
+    "Float64": 8, "Float32": 4, "Float16": 2, "BFloat16": 2, "Int64": 8, "Int32": 4, "Int16": 2,
+    "Int8": 1, "UInt64": 8, "UInt32": 4, "UInt16": 2, "UInt8": 1, "Bool": 1, "Complex64": 8,
+    "Complex128": 16, "F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
+    "U8": 1,
+}
+
+
+def is_redistribution(node: Node) -> bool:
+    """A reshaping operator inserted to move a tensor between layouts."""
+    return (node.instance_name or "").startswith(REDISTRIBUTION_PREFIX)
+
+
+def is_comm(node: Node) -> bool:
+    """A communication or redistribution operator of the parallel pass (or the user's own)."""
+    return node.op in COMM_OPS or is_redistribution(node)
+
+
+def is_plumbing(node: Node) -> bool:
+    """A node that carries a value without computing it."""
+    return node.op in PLUMBING_OPS
+
+
+def is_backward(node: Node) -> bool:
+    """Whether the node belongs to the gradient graph (MindSpore scopes it under ``Gradients/``)."""
+    where = node.fullname or node.scope or ""
+    return where.startswith("Gradients/")
+
+
+def scope_of(node: Node) -> str:
+    """The node's scope: ``# Scope:`` if written, else its full name without the last part."""
+    if node.scope:
+        return node.scope
+    if node.fullname and "/" in node.fullname:
+        return node.fullname.rsplit("/", 1)[0]
+    return ""
+
+
+def matches(node: Node, selector: str) -> bool:
+    """Whether ``selector`` names this node (see :func:`selector_matches`)."""
+    return selector_matches(node.instance_name or node.name, scope_of(node), selector)
+
+
+def selector_matches(name: str | None, scope: str | None, selector: str) -> bool:
+    """Whether ``selector`` names the operator ``name`` in ``scope``.
+
+    A selector is an instance name (``matmul``), a scope-qualified one whose scope ends with the
+    given parts (``layer1-Dense/matmul``), or a scope alone (``loss-CrossEntropyLoss``: any
+    operator in that scope or below).
+    """
+    scope = scope if isinstance(scope, str) else ""  # None, or NaN from a DataFrame
+    name = name if isinstance(name, str) else None
+    parts = selector.strip("/").split("/")
+    if len(parts) == 1 and name == selector:
+        return True
+    if len(parts) > 1 and name == parts[-1] and _scope_endswith(scope, parts[:-1]):
+        return True
+    return _scope_contains(scope, parts)
+
+
+def _scope_endswith(scope: str, parts: list[str]) -> bool:
+    have = scope.split("/") if scope else []
+    return len(have) >= len(parts) and have[len(have) - len(parts):] == parts
+
+
+def _scope_contains(scope: str, parts: list[str]) -> bool:
+    have = scope.split("/") if scope else []
+    n = len(parts)
+    return any(have[i:i + n] == parts for i in range(len(have) - n + 1))
+
+
+def tensor_inputs(node: Node) -> list[Abstract]:
+    """Abstracts of the inputs that are tensors, in order (scalars and tuples left out)."""
+    return [a for a in node.input_types if a.kind in ("Tensor", "Ref")]
+
+
+def as_shapes(value: Any) -> tuple[Shape, ...] | None:
+    """``((16, 32), (32, 16))`` from an attribute; a lone ``(16, 16)`` becomes one shape."""
+    if value is None:
+        return None
+    if isinstance(value, (tuple, list)) and all(isinstance(v, int) for v in value):
+        return (tuple(value),)
+    if isinstance(value, (tuple, list)):
+        return tuple(tuple(v) if isinstance(v, (tuple, list)) else (v,) for v in value)
+    return None
+
+
+def as_shape(value: Any) -> Shape | None:
+    """``(16, 16)`` from an attribute; None when it is not a flat tuple of ints."""
+    if isinstance(value, (tuple, list)) and all(isinstance(v, int) for v in value):
+        return tuple(value)
+    return None
+
+
+def nbytes(shape: Shape | None, dtype: str | None) -> int | None:
+    """Size of a tensor in bytes; None when its shape or element size is unknown."""
+    if shape is None or dtype is None or any(d < 0 for d in shape):
+        return None
+    size = DTYPE_BYTES.get(dtype)
+    if size is None:
+        return None
+    count = 1
+    for d in shape:
+        count *= d
+    return count * size
+
+
+def int_attr(node: Node, key: str) -> int | None:
+    """An integer primitive attribute, or None."""
+    value = node.primitive_attrs.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,130 @@
+"""Which slice of each parameter a rank holds: the parameter's first consumer with a strategy gives
+the layout (device matrix and tensor map), the rank's place in its stage gives the slice."""
+from __future__ import annotations
+
+import networkx as nx
+
+from msinspect.analysis.context import RankContext, shapes_are_global
+from msinspect.analysis.flow import _is_through, is_source
+from msinspect.analysis.layout import MATMUL_OPS, layout_of
+from msinspect.analysis.ops import as_shapes
+from msinspect.graph import to_networkx
+from msinspect.model import IRFile, Node
+
+PARAM_COLUMNS = [
+    "rank", "param", "global_shape", "rank_shape", "op", "consumer", "in_strategy", "device_matrix",
+    "tensor_map", "slice", "file", "line",
+]
+
+
+def _transpose(node: Node) -> tuple[bool, bool]:
+    if node.op not in MATMUL_OPS:
+        return (False, False)
+    flags = [v for v in node.inputs[2:4] if isinstance(v, bool)]
+    if len(flags) == 2:  # 2.10: MatMul(x, w, transpose_a, transpose_b)
+        return (flags[0], flags[1])
+    attrs = node.primitive_attrs
+    return (bool(attrs.get("transpose_a", attrs.get("transpose_x1", False))),
+            bool(attrs.get("transpose_b", attrs.get("transpose_x2", False))))
+
+
+def _reaches(graph: nx.MultiDiGraph, start: str, target: str) -> bool:
+    """Whether ``start`` is ``target`` or reaches back to it through plumbing/communication."""
+    seen, stack = set(), [start]
+    while stack:
+        key = stack.pop()
+        if key == target:
+            return True
+        if key in seen:
+            continue
+        seen.add(key)
+        if _is_through(graph.nodes[key].get("node")):
+            stack.extend(u for u, _, _ in graph.in_edges(key, data=True))
+    return False
+
+
+def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str) -> tuple[Node, int] | None:
+    """The first operator (in file order) with a strategy that reads the parameter, and which of
+    its tensor inputs the parameter is."""
+    frontier, seen, found = [param_key], {param_key}, []
+    while frontier:
+        key = frontier.pop()
+        for _, target, _ in graph.out_edges(key, data=True):
+            if target in seen:
+                continue
+            seen.add(target)
+            node = graph.nodes[target].get("node")
+            if node is None or is_source(node):
+                continue
+            if _is_through(node):
+                frontier.append(target)
+            elif node.strategy is not None and node.strategy.in_strategy:
+                found.append((node.line, target, node))
+    for _, target, node in sorted(found, key=lambda t: t[0]):
+        edges = sorted((d["position"], u) for u, _, d in graph.in_edges(target, data=True))
+        tensor_index = 0
+        for position, source in edges:
+            if position >= len(node.input_types) or node.input_types[position].kind not in ("Tensor", "Ref"):
+                continue
+            if _reaches(graph, source, param_key):
+                if tensor_index < len(node.strategy.in_strategy):
+                    return node, tensor_index
+                break
+            tensor_index += 1
+    return None
+
+
+def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile | None = None,
+               graph: nx.MultiDiGraph | None = None) -> list[dict]:
+    """One row per weight (a parameter with a value) of ``ir`` that a strategy-carrying operator
+    reads; the slice is left to :func:`with_slices`, which needs the stage's ranks."""
+    graph = graph if graph is not None else to_networkx(ir)
+    is_global = shapes_are_global(ir.path)
+    ref_shapes = {p.name: p.abstract.shape for p in reference.params if p.abstract} if reference else {}
+    rows = []
+    for param in ir.params:
+        if not param.has_default:
+            continue
+        key = f"param:{param.name}"
+        if key not in graph:
+            continue
+        hit = _consumer_with_strategy(graph, key)
+        if hit is None:
+            continue
+        node, index = hit
+        own = param.abstract.shape if param.abstract else None
+        origin = as_shapes(node.cnode_primal_attrs.get("origin_input_shapes"))
+        global_shape = own if is_global else (ref_shapes.get(param.name)
+                                              or (origin[index] if origin and index < len(origin) else None))
+        rows.append({
+            "rank": ctx.rank, "param": param.short_name, "global_shape": global_shape,
+            "rank_shape": None if is_global else own, "op": node.op, "consumer": node.name,
+            "in_strategy": node.strategy.in_strategy[index], "strategy": node.strategy.in_strategy,
+            "input_index": index, "transpose": _transpose(node), "file": ir.path, "line": param.line,
+        })
+    return rows
+
+
+def with_slices(rows: list[dict], ctx: RankContext) -> list[dict]:
+    """Add ``device_matrix``, ``tensor_map`` and ``slice`` (``(start, stop)`` per dimension) to
+    parameter rows of one rank."""
+    out = []
+    for row in rows:
+        row = dict(row)
+        layout = None
+        if ctx.stage_devices and row["global_shape"] is not None:
+            layout = layout_of(row["op"], row.pop("strategy"), ctx.stage_devices, row.pop("transpose"))
+        else:
+            row.pop("strategy"), row.pop("transpose")
+        index = row.pop("input_index")
+        row["device_matrix"] = layout.device_matrix if layout else None
+        row["tensor_map"] = layout.tensor_maps[index] if layout else None
+        row["slice"] = (layout.slice_of(index, row["global_shape"], ctx.local_rank)
+                        if layout and ctx.local_rank is not None else None)
+        out.append(row)
+    return out
+
+
+def slice_text(bounds) -> str:
+    """``[8:16, 0:16]`` for ``((8, 16), (0, 16))``."""
+    return "[" + ", ".join(f"{a}:{b}" for a, b in bounds) + "]" if bounds else "-"
