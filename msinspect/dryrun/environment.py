@@ -29,6 +29,7 @@ import fcntl
 import glob
 import hashlib
 import importlib.metadata
+import importlib.resources
 import importlib.util
 import json
 import os
@@ -143,11 +144,18 @@ def default_cuda_home(cache: Path | str | None = None) -> Path:
 def stub_source() -> Path:
     """The C source of the no-device libcuda stand-in.
 
-    Found as package data ``msinspect/csrc/libcuda_stub.c`` in an installed copy, or at
-    ``csrc/libcuda_stub.c`` at the top of a source checkout.
+    Found as package data of ``msinspect.csrc`` (the top-level ``csrc/`` folder, installed as
+    ``msinspect/csrc/libcuda_stub.c``, or mapped there by an editable install), else at
+    ``csrc/libcuda_stub.c`` at the top of a source checkout (an editable install made before
+    ``msinspect.csrc`` existed).
     """
+    candidates = []
+    try:
+        candidates.append(Path(str(importlib.resources.files("msinspect.csrc") / "libcuda_stub.c")))
+    except ImportError:
+        pass
     here = Path(__file__).resolve().parent
-    candidates = [here.parent / "csrc" / "libcuda_stub.c", here.parents[1] / "csrc" / "libcuda_stub.c"]
+    candidates += [here.parent / "csrc" / "libcuda_stub.c", here.parents[1] / "csrc" / "libcuda_stub.c"]
     for candidate in candidates:
         if candidate.is_file():
             return candidate

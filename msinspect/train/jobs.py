@@ -1,6 +1,7 @@
 """The training jobs msinspect ships (``train_jobs/``): where they are and how each is run."""
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,13 +47,19 @@ MODES = tuple(JOBS)
 
 
 def jobs_dir() -> Path:
-    """The ``train_jobs`` folder: ``$MSINSPECT_TRAIN_JOBS``, an installed ``msinspect.train_jobs``,
-    else the repository's top-level ``train_jobs/``."""
+    """The ``train_jobs`` folder: ``$MSINSPECT_TRAIN_JOBS``, else the package
+    ``msinspect.train_jobs`` (the top-level ``train_jobs/`` folder, installed as
+    ``msinspect/train_jobs/`` or mapped there by an editable install), else the top-level
+    ``train_jobs/`` of a source checkout (an editable install made before that package existed).
+
+    The package is located, not imported: its scripts are run as files by msrun or the dry run.
+    """
     env = os.environ.get("MSINSPECT_TRAIN_JOBS")
     if env:
         return Path(env)
-    here = Path(__file__).resolve().parent.parent
-    installed = here / "train_jobs"
-    if (installed / "common.py").is_file():
-        return installed
-    return here.parent / "train_jobs"
+    spec = importlib.util.find_spec("msinspect.train_jobs")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for location in locations:
+        if (Path(location) / "common.py").is_file():
+            return Path(location)
+    return Path(__file__).resolve().parents[2] / "train_jobs"
