@@ -13,7 +13,7 @@ from msinspect.model import IRFile, Node
 
 COMM_COLUMNS = [
     "rank", "stage", "file", "line", "name", "op", "kind", "producer", "consumers", "group",
-    "group_ranks", "peer", "shape", "dtype", "bytes", "scope", "micro", "graph", "producer_scope",
+    "group_ranks", "peer", "shape", "out_shape", "dtype", "bytes", "scope", "micro", "graph", "producer_scope",
     "consumer_scopes",
 ]
 
@@ -139,7 +139,7 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
             "rank": ctx.rank, "stage": ir.stage, "file": ir.path, "line": node.line, "name": node.name,
             "op": node.op, "kind": kind_of(node, graph, key), "producer": source,
             "consumers": tuple(users), "group": node.primitive_attrs.get("group"),
-            "group_ranks": group_ranks(node, ctx), "peer": peer, "shape": shape, "dtype": dtype,
+            "group_ranks": group_ranks(node, ctx), "peer": peer, "shape": shape, "out_shape": node.output_shape, "dtype": dtype,
             "bytes": None if is_global and node.op not in PIPELINE_OPS else nbytes(shape, dtype),
             "producer_scope": _scope(graph, source_key),
             "consumer_scopes": tuple(_scope(graph, k) for k in user_keys),

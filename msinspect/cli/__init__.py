@@ -12,6 +12,13 @@ import click
 # name -> "module:attribute"; one line per subcommand.
 COMMANDS: dict[str, str] = {
     "parse": "msinspect.cli.parse_cmd:parse",
+    "summary": "msinspect.cli.summary_cmd:summary",
+    "strategies": "msinspect.cli.tables_cmd:strategies",
+    "comm": "msinspect.cli.tables_cmd:comm",
+    "shapes": "msinspect.cli.tables_cmd:shapes",
+    "diff": "msinspect.cli.diff_cmd:diff",
+    "check": "msinspect.cli.check_cmd:check",
+    "render": "msinspect.cli.render_cmd:render",
     "scrub": "msinspect.cli.scrub_cmd:scrub",
     "train": "msinspect.cli.train_cmd:train",
     "dryrun": "msinspect.cli.dryrun_cmd:dryrun",

@@ -1,0 +1,221 @@
+"""What differs between two ranks: pipeline stage, operators present in one only, shapes,
+strategies, communication groups and parameter slices.
+
+Operators are aligned by instance name, op type, scope and direction (forward / gradient), and
+repeated ones (one per micro-batch) by their order in the file.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from msinspect.analysis.collect import Analysis, RankResult, analyse
+from msinspect.dumps import Dump, RankDump, load_dump
+from msinspect.errors import DumpNotFoundError
+from msinspect.analysis.params import slice_text, with_slices
+
+#: Up to this many ranks, the whole dump root beside two rank folders is read to learn the
+#: pipeline stages and the device grid; above it only the two ranks are read.
+FULL_ROOT_LIMIT = 64
+
+
+_ORDINAL = re.compile(r"-op\d+$")
+
+
+def _keyed(rows: list[dict], fields: tuple[str, ...]) -> dict[tuple, dict]:
+    """Rows keyed by ``fields`` plus their occurrence number among equal keys.
+
+    Operators without an instance name are named by MindSpore ``MatMul-op3``: the ordinal counts
+    within the file and says nothing about the operator, so it is left out of the key.
+    """
+    seen: dict[tuple, int] = {}
+    out = {}
+    for row in rows:
+        base = tuple(_ORDINAL.sub("", row[f]) if f == "name" and isinstance(row[f], str) else row[f]
+                     for f in fields)
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out[base + (n,)] = row
+    return out
+
+
+@dataclass
+class RankDiff:
+    """The differences between rank ``a`` and rank ``b`` (see the module docstring)."""
+
+    a: str
+    b: str
+    a_file: str
+    b_file: str
+    a_stage: tuple[int, ...] | None
+    """Ranks of a's pipeline stage, when the dump shows stages."""
+    b_stage: tuple[int, ...] | None
+    only: pd.DataFrame = field(default_factory=pd.DataFrame)
+    shapes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    strategies: pd.DataFrame = field(default_factory=pd.DataFrame)
+    comm: pd.DataFrame = field(default_factory=pd.DataFrame)
+    slices: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    SECTIONS = ("only", "shapes", "strategies", "comm", "slices")
+    TITLES = {
+        "only": "operators present in one rank only (or a different number of times)",
+        "shapes": "shape differences",
+        "strategies": "strategy differences",
+        "comm": "communication groups that differ",
+        "slices": "parameter slices that differ",
+    }
+
+    @property
+    def same_stage(self) -> bool | None:
+        """Whether both ranks are in the same pipeline stage (None when unknown)."""
+        if self.a_stage is None or self.b_stage is None:
+            return None
+        return self.a_stage == self.b_stage
+
+    @property
+    def identical(self) -> bool:
+        """No difference in any section."""
+        return all(getattr(self, s).empty for s in self.SECTIONS)
+
+    def to_dict(self) -> dict:
+        def records(frame: pd.DataFrame) -> list[dict]:
+            return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+
+        return {"a": self.a, "b": self.b, "a_file": self.a_file, "b_file": self.b_file,
+                "a_stage_ranks": self.a_stage, "b_stage_ranks": self.b_stage, "same_stage": self.same_stage,
+                **{s: records(getattr(self, s)) for s in self.SECTIONS}}
+
+    def stage_line(self) -> str:
+        """One line on the pipeline stages of the two ranks."""
+        if self.same_stage is None:
+            return "pipeline stage: unknown (read a dump root to compare stages)"
+        if self.same_stage:
+            return f"same pipeline stage (ranks {_ranks(self.a_stage)})"
+        return (f"different pipeline stages: {self.a} is in the stage of ranks {_ranks(self.a_stage)}, "
+                f"{self.b} in the stage of ranks {_ranks(self.b_stage)}")
+
+    def format(self) -> str:
+        """Plain text for a terminal."""
+        lines = [f"diff {self.a} ({self.a_file})", f"  vs {self.b} ({self.b_file})", self.stage_line()]
+        for section in self.SECTIONS:
+            frame = getattr(self, section)
+            lines.append(f"\n{self.TITLES[section]}: {len(frame)}")
+            if not frame.empty:
+                shown = frame.copy()
+                if "scope" in shown:
+                    shown["scope"] = [short_scope(v) for v in shown["scope"]]
+                lines.append(shown.to_string(index=False, max_colwidth=56))
+        if self.identical:
+            lines.append("\nno differences")
+        return "\n".join(lines)
+
+
+def short_scope(scope, parts: int = 2) -> str:
+    """The last ``parts`` parts of a scope, for narrow displays: ``.../layer1-Dense``."""
+    if not isinstance(scope, str) or scope.count("/") < parts:
+        return scope if isinstance(scope, str) else ""
+    return ".../" + "/".join(scope.split("/")[-parts:])
+
+
+def _ranks(ranks) -> str:
+    return "-".join(map(str, ranks)) if ranks else "?"
+
+
+def _plain(value):
+    if isinstance(value, float) and pd.isna(value):
+        return None
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def _results(a: RankDump, b: RankDump, stage: str | None) -> tuple[RankResult, RankResult, Analysis]:
+    root = a.path.parent
+    if a.path.is_dir() and b.path.is_dir() and root == b.path.parent and a.rank is not None:
+        try:
+            dump = load_dump(root)
+        except DumpNotFoundError:
+            dump = None
+        if dump is not None and len(dump.ranks) <= FULL_ROOT_LIMIT and {a.path, b.path} <= {r.path for r in dump.ranks}:
+            analysis = dump.analyse(stage)
+            by_path = {Path(r.path): res for r, res in zip(dump.ranks, analysis.results)}
+            return by_path[a.path], by_path[b.path], analysis
+    analysis = analyse(Dump(root, [a, b]), stage)
+    return analysis.results[0], analysis.results[1], analysis
+
+
+def _as_rank(value) -> RankDump:
+    if isinstance(value, RankDump):
+        return value
+    dump = load_dump(value)
+    if len(dump.ranks) != 1:
+        have = ", ".join(r.label for r in dump.ranks)
+        raise DumpNotFoundError(f"{value}: holds several ranks ({have}); name one rank folder or file")
+    return dump.ranks[0]
+
+
+def diff_ranks(a: str | os.PathLike | RankDump, b: str | os.PathLike | RankDump, stage: str | None = None) -> RankDiff:
+    """Compare two ranks: two ``rank_N`` folders (or any two folders or files of IR)."""
+    rank_a, rank_b = _as_rank(a), _as_rank(b)
+    ra, rb, analysis = _results(rank_a, rank_b, stage)
+    ctx_a, ctx_b = analysis.context(ra.rank), analysis.context(rb.rank)
+    result = RankDiff(rank_a.label, rank_b.label, ra.file, rb.file,
+                      ctx_a.stage_ranks if analysis.stages else None, ctx_b.stage_ranks if analysis.stages else None)
+
+    op_fields = ("name", "op", "scope", "backward")
+    ops_a = _keyed([r for r in ra.ops if not r["plumbing"]], op_fields)
+    ops_b = _keyed([r for r in rb.ops if not r["plumbing"]], op_fields)
+    count_a = pd.Series([k[:-1] for k in ops_a]).value_counts() if ops_a else pd.Series(dtype=int)
+    count_b = pd.Series([k[:-1] for k in ops_b]).value_counts() if ops_b else pd.Series(dtype=int)
+    only = []
+    for key in sorted(set(count_a.index) | set(count_b.index), key=str):
+        na, nb = int(count_a.get(key, 0)), int(count_b.get(key, 0))
+        if na != nb:
+            name, op, scope, backward = key
+            sample = ops_a.get(key + (0,)) or ops_b.get(key + (0,))
+            only.append({"name": name, "op": op, "scope": scope, "gradient": backward,
+                         f"in {rank_a.label}": na, f"in {rank_b.label}": nb, "line": sample["line"]})
+    result.only = pd.DataFrame(only)
+
+    shapes, strategies = [], []
+    for key in ops_a.keys() & ops_b.keys():
+        x, y = ops_a[key], ops_b[key]
+        if x["inputs"] != y["inputs"] or x["output"] != y["output"]:
+            shapes.append({"name": key[0], "op": key[1], "scope": key[2], "n": key[4],
+                           f"{rank_a.label} inputs": x["inputs"], f"{rank_b.label} inputs": y["inputs"],
+                           f"{rank_a.label} output": x["output"], f"{rank_b.label} output": y["output"],
+                           "lines": f"{x['line']} / {y['line']}"})
+        if x["in_strategy"] != y["in_strategy"]:
+            strategies.append({"name": key[0], "op": key[1], "scope": key[2], "n": key[4],
+                               rank_a.label: x["in_strategy"], rank_b.label: y["in_strategy"],
+                               "lines": f"{x['line']} / {y['line']}"})
+    result.shapes = pd.DataFrame(sorted(shapes, key=lambda r: r["lines"]))
+    result.strategies = pd.DataFrame(strategies)
+
+    comm_fields = ("name", "op", "kind", "producer")
+    ca, cb = _keyed(ra.comm, comm_fields), _keyed(rb.comm, comm_fields)
+    comm = []
+    for key in sorted(ca.keys() & cb.keys(), key=lambda k: ca[k]["line"]):
+        x, y = ca[key], cb[key]
+        if x["group_ranks"] != y["group_ranks"]:
+            comm.append({"name": key[0], "op": key[1], "kind": key[2], "after": key[3], "n": key[4],
+                         f"{rank_a.label} group": x["group_ranks"], f"{rank_b.label} group": y["group_ranks"],
+                         "lines": f"{x['line']} / {y['line']}"})
+    result.comm = pd.DataFrame(comm)
+
+    sa = {r["param"]: r for r in with_slices(ra.params, ctx_a)}
+    sb = {r["param"]: r for r in with_slices(rb.params, ctx_b)}
+    slices = []
+    for param in sorted(sa.keys() | sb.keys()):
+        x, y = sa.get(param), sb.get(param)
+        tx = slice_text(x["slice"]) if x else "absent"
+        ty = slice_text(y["slice"]) if y else "absent"
+        if tx != ty or (x and y and x["rank_shape"] != y["rank_shape"]):
+            slices.append({"param": param, f"{rank_a.label}": tx, f"{rank_b.label}": ty,
+                           "global": (x or y)["global_shape"]})
+    result.slices = pd.DataFrame(slices)
+    return result

@@ -1,0 +1,133 @@
+"""What the analysis subcommands share: loading a dump with progress, printing a DataFrame as a rich
+table, JSON or CSV, and turning msinspect's errors into messages and exit codes."""
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from typing import Iterator
+
+import click
+import pandas as pd
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from msinspect.dumps import Dump, load_dump
+from msinspect.errors import IRParseError, MsInspectError
+
+#: Exit codes: 0 fine, 1 a finding (failed expectation, shape mismatch, unreadable IR), 2 usage or
+#: input error (wrong path, no dumps, bad spec).
+EXIT_FINDING, EXIT_USAGE = 1, 2
+
+
+def stderr() -> Console:
+    return Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+def stdout() -> Console:
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console.width = max(console.width, 160)
+    return console
+
+
+@contextlib.contextmanager
+def errors() -> Iterator[None]:
+    """Print msinspect's errors as one clear message and exit with the matching code."""
+    try:
+        yield
+    except IRParseError as error:
+        stderr().print(f"[bold red]error:[/] {error}")
+        sys.exit(EXIT_FINDING)
+    except (MsInspectError, KeyError) as error:
+        text = error.args[0] if isinstance(error, KeyError) and error.args else error
+        stderr().print(f"[bold red]error:[/] {text}")
+        sys.exit(EXIT_USAGE)
+
+
+def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False) -> Dump:
+    """Load the dump at ``path`` and analyse one file per rank, with a progress bar when there
+    are several ranks and the output is not for a script."""
+    dump = load_dump(path)
+    if quiet or len(dump.ranks) < 2:
+        dump.analyse(stage, jobs=jobs)
+        return dump
+    with Progress(TextColumn("analysing {task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=stderr(), transient=True) as progress:
+        task = progress.add_task(str(path), total=len(dump.ranks))
+        dump.analyse(stage, jobs=jobs, progress=lambda _label: progress.advance(task))
+    return dump
+
+
+def cell(value) -> str:
+    """A table cell: ``-`` for nothing, tuples as written in the IR."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, tuple) and value and all(isinstance(v, str) for v in value):
+        return ", ".join(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def plain(value):
+    """A JSON-ready value (NaN -> None, numpy scalars -> Python)."""
+    if isinstance(value, float) and pd.isna(value):
+        return None
+    if hasattr(value, "item") and not isinstance(value, (tuple, list)):
+        return value.item()
+    if isinstance(value, tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    return [{k: plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+def emit(frame: pd.DataFrame, *, as_json: bool, as_csv: bool, title: str, columns: list[str] | None = None,
+         styles: dict[str, str] | None = None) -> None:
+    """Print ``frame``: every column as JSON or CSV, or ``columns`` as a rich table."""
+    if as_json:
+        click.echo(json.dumps(records(frame), indent=2))
+        return
+    if as_csv:
+        frame.to_csv(sys.stdout, index=False)
+        return
+    console = stdout()
+    shown = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    table = Table(title=f"{title} ({len(frame)} row{'s' if len(frame) != 1 else ''})")
+    for column in shown:
+        table.add_column(column, overflow="fold", style=(styles or {}).get(column))
+    for row in frame[shown].itertuples(index=False):
+        table.add_row(*(cell(v) for v in row))
+    console.print(table)
+
+
+def json_option(f):
+    return click.option("--json", "as_json", is_flag=True, help="Print every column as JSON.")(f)
+
+
+def csv_option(f):
+    return click.option("--csv", "as_csv", is_flag=True, help="Print every column as CSV.")(f)
+
+
+def stage_option(f):
+    return click.option("--stage", default=None,
+                        help="Stage file to read per rank (default: validate, else step_parallel_end, "
+                             "execute, step_parallel_begin).")(f)
+
+
+def jobs_option(f):
+    return click.option("--jobs", type=int, default=None, help="Processes (default: every core).")(f)
+
+
+def rank_option(f):
+    return click.option("--rank", "ranks", type=int, multiple=True, help="Only this rank (repeatable).")(f)
+
+
+def only_ranks(frame: pd.DataFrame, ranks: tuple[int, ...]) -> pd.DataFrame:
+    return frame[frame["rank"].isin(ranks)] if ranks and not frame.empty else frame

@@ -1,0 +1,52 @@
+"""``msinspect summary DUMP``: one line per rank: stage file, strategies, communication, stage."""
+from __future__ import annotations
+
+import json
+
+import click
+import pandas as pd
+
+from msinspect.cli.output import analysed, emit, errors, jobs_option, json_option, plain, stage_option, stdout
+
+
+def summary_frame(dump, stage: str | None = None) -> pd.DataFrame:
+    """Per rank: the file read, its status, strategies (user / planner), communication operators
+    per kind, bytes moved per step, and the ranks of its pipeline stage."""
+    analysis = dump.analyse(stage)
+    rows = []
+    for result in analysis.results:
+        strategies = pd.DataFrame(result.strategies)
+        comm = pd.DataFrame(result.comm)
+        kinds = comm["kind"].value_counts().to_dict() if not comm.empty else {}
+        ctx = analysis.context(result.rank)
+        rows.append({
+            "rank": result.label, "file": result.file.rsplit("/", 1)[-1], "stage": result.stage,
+            "family": result.family, "status": result.status,
+            "strategies": len(strategies),
+            "user_set": int((strategies["set_by"] == "user").sum()) if not strategies.empty else 0,
+            "comm": len(comm), "by_kind": ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) or "-",
+            "bytes_per_step": int(comm["bytes"].sum(min_count=1)) if not comm.empty and comm["bytes"].notna().any() else None,
+            "weights": len(result.params),
+            "stage_ranks": "-".join(map(str, ctx.stage_ranks)) if ctx.stage_ranks else None,
+        })
+    return pd.DataFrame(rows)
+
+
+@click.command()
+@click.argument("dump", type=click.Path())
+@stage_option
+@json_option
+@jobs_option
+def summary(dump, stage, as_json, jobs):
+    """One line per rank: which file was read, strategies (how many the user set), communication
+    operators by kind and the bytes they move per step, and the ranks of its pipeline stage."""
+    with errors():
+        dumped = analysed(dump, stage, jobs, quiet=as_json)
+        frame = summary_frame(dumped, stage)
+    if as_json:
+        click.echo(json.dumps([{k: plain(v) for k, v in r.items()} for r in frame.to_dict("records")], indent=2))
+        return
+    emit(frame, as_json=False, as_csv=False, title=f"summary of {dump}")
+    stages = sorted(set(frame["stage_ranks"].dropna()))
+    if len(stages) > 1:
+        stdout().print(f"pipeline stages (ranks holding the same weights): {', '.join(stages)}")

@@ -1,0 +1,141 @@
+"""``msinspect strategies | comm | shapes DUMP``: the analysis tables, filtered and printed."""
+from __future__ import annotations
+
+import sys
+
+import click
+import pandas as pd
+
+from msinspect.analysis.comm import KINDS
+from msinspect.analysis.diff import short_scope
+from msinspect.analysis.ops import selector_matches
+from msinspect.cli.output import (EXIT_FINDING, analysed, csv_option, emit, errors, jobs_option, json_option,
+                                  only_ranks, rank_option, stage_option, stderr)
+
+
+def _only_ops(frame: pd.DataFrame, selector: str | None, column: str = "name") -> pd.DataFrame:
+    if not selector or frame.empty:
+        return frame
+    return frame[[selector_matches(n, s, selector) for n, s in zip(frame[column], frame["scope"])]]
+
+
+def _short(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.copy()
+    if "scope" in frame:
+        frame["scope"] = [short_scope(v) for v in frame["scope"]]
+    return frame
+
+
+def op_option(f):
+    return click.option("--op", "selector", default=None,
+                        help="Only operators matching: an instance name (matmul), scope/name "
+                             "(layer1-Dense/matmul) or a scope.")(f)
+
+
+@click.command()
+@click.argument("dump", type=click.Path())
+@op_option
+@rank_option
+@stage_option
+@click.option("--set-by", type=click.Choice(["user", "planner"]), default=None, help="Only strategies set so.")
+@json_option
+@csv_option
+@jobs_option
+def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs):
+    """Every operator with a strategy: in/out strategy, whether the user set it (shard) or the
+    planner inferred it, global and per-rank shapes, per rank."""
+    with errors():
+        frame = analysed(dump, stage, jobs, quiet=as_json or as_csv).strategies()
+    frame = _only_ops(only_ranks(frame, ranks), selector)
+    if set_by:
+        frame = frame[frame["set_by"] == set_by]
+    emit(frame if as_json or as_csv else _short(frame), as_json=as_json, as_csv=as_csv, title="strategies",
+         columns=["rank", "name", "op", "scope", "in_strategy", "set_by", "global_inputs", "rank_inputs",
+                  "rank_output", "line"],
+         styles={"set_by": "cyan"})
+
+
+@click.command()
+@click.argument("dump", type=click.Path())
+@op_option
+@rank_option
+@stage_option
+@click.option("--kind", type=click.Choice(KINDS), default=None, help="Only communication of this kind.")
+@click.option("--by", type=click.Choice(["kind", "group"]), default=None,
+              help="Summarise per kind or per group instead of listing every operator.")
+@json_option
+@csv_option
+@jobs_option
+def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs):
+    """Every communication and redistribution operator: kind, the operators it sits between,
+    group and its ranks, the tensor it moves and its bytes per step; or totals --by kind/group."""
+    with errors():
+        frame = analysed(dump, stage, jobs, quiet=as_json or as_csv).comm()
+    frame = only_ranks(frame, ranks)
+    if selector and not frame.empty:  # an operator the communication is next to, or its own name
+        keep = [selector_matches(n, s, selector) or selector_matches(p, ps, selector)
+                or any(selector_matches(c, cs, selector) for c, cs in zip(cc, ccs))
+                for n, s, p, ps, cc, ccs in zip(frame["name"], frame["scope"], frame["producer"],
+                                                frame["producer_scope"], frame["consumers"], frame["consumer_scopes"])]
+        frame = frame[keep]
+    if kind:
+        frame = frame[frame["kind"] == kind]
+    if by:
+        emit(summarise(frame, by), as_json=as_json, as_csv=as_csv, title=f"communication per {by}")
+        return
+    emit(frame, as_json=as_json, as_csv=as_csv, title="communication",
+         columns=["rank", "name", "op", "kind", "producer", "consumers", "group_ranks", "shape", "out_shape", "dtype",
+                  "bytes", "micro", "line"],
+         styles={"kind": "magenta"})
+
+
+def summarise(frame: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Operator count and bytes per step per kind (or per group), per rank."""
+    if frame.empty:
+        return pd.DataFrame(columns=["rank", by, "operators", "bytes"])
+    key = "kind" if by == "kind" else "group_ranks"
+    data = frame.assign(group_ranks=frame["group_ranks"].map(lambda g: "-".join(map(str, g)) if isinstance(g, tuple) else "?"))
+    out = (data.groupby(["rank", key], dropna=False)
+           .agg(operators=("name", "size"), ops=("op", lambda s: ", ".join(sorted(set(s)))),
+                bytes=("bytes", lambda b: b.sum(min_count=1)))
+           .reset_index().rename(columns={key: by}))
+    return out
+
+
+@click.command()
+@click.argument("dump", type=click.Path())
+@op_option
+@rank_option
+@stage_option
+@click.option("--params", "params", is_flag=True,
+              help="Show the slice of each weight every rank holds (device matrix, tensor map).")
+@click.option("--param", default=None, help="With --params: only this weight (e.g. w, layer1.weight).")
+@click.option("--mismatches", is_flag=True, help="Only per-rank shapes that differ from global / strategy.")
+@json_option
+@csv_option
+@jobs_option
+def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_csv, jobs):
+    """Per-rank shapes: for every operator input, the global shape divided by its strategy against
+    the per-rank shape in the dump (exit 1 on any mismatch); or, with --params, which slice of
+    each weight each rank holds ("which part of w does rank 5 hold": --params --param w --rank 5)."""
+    with errors():
+        dumped = analysed(dump, stage, jobs, quiet=as_json or as_csv)
+        frame = dumped.slices() if params or param else dumped.shapes()
+    frame = only_ranks(frame, ranks)
+    if params or param:
+        if param:
+            frame = frame[frame["param"] == param]
+        emit(frame, as_json=as_json, as_csv=as_csv, title="parameter slices",
+             columns=["rank", "param", "global_shape", "rank_shape", "consumer", "in_strategy", "device_matrix",
+                      "tensor_map", "slice_text"])
+        return
+    frame = _only_ops(frame, selector)
+    bad = frame[frame["ok"] == False]  # noqa: E712 (None means "cannot tell")
+    if mismatches:
+        frame = bad
+    emit(frame if as_json or as_csv else _short(frame), as_json=as_json, as_csv=as_csv, title="per-rank shapes",
+         columns=["rank", "name", "op", "input", "global_shape", "strategy", "expected", "found", "ok", "line"])
+    if not bad.empty:
+        if not (as_json or as_csv):
+            stderr().print(f"[bold red]{len(bad)} per-rank shape(s) differ from global shape / strategy[/]")
+        sys.exit(EXIT_FINDING)
