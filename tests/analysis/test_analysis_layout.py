@@ -1,0 +1,48 @@
+"""Device matrices, tensor maps and slices, worked out by hand from MindSpore's definitions."""
+from __future__ import annotations
+
+import pytest
+
+from msinspect.analysis.layout import divided, layout_of
+
+
+def test_matmul_device_matrix_is_a_b_c_with_maps_counted_from_the_right():
+    layout = layout_of("MatMul", ((2, 4), (4, 1)), 8)
+    assert layout.device_matrix == (2, 4, 1)
+    assert layout.tensor_maps[:2] == ((2, 1), (1, 0))
+
+
+def test_transposed_weight_swaps_its_map():
+    layout = layout_of("MatMul", ((1, 1), (4, 1)), 4, transpose=(False, True))
+    # w is stored (out, in) = (c, b): its first dimension is cut by c, the last matrix axis.
+    assert layout.device_matrix == (1, 1, 4)
+    assert layout.tensor_maps[1] == (0, 1)
+    assert layout.slice_of(1, (512, 784), 2) == ((256, 384), (0, 784))
+
+
+def test_repeated_calculation_axis_is_appended_on_the_right():
+    layout = layout_of("ReLU", ((2, 1),), 8)
+    assert layout.device_matrix == (2, 1, 4)
+    assert layout.tensor_maps == ((2, -1),)
+    # ranks 0-3 share batch slice 0, ranks 4-7 slice 1
+    assert [layout.slice_of(0, (16, 16), r)[0] for r in range(8)] == [(0, 8)] * 4 + [(8, 16)] * 4
+
+
+def test_rank_coordinates_are_row_major():
+    layout = layout_of("MatMul", ((2, 4), (4, 1)), 8)
+    assert [layout.coordinate(r) for r in (0, 1, 4, 5, 7)] == [(0, 0, 0), (0, 1, 0), (1, 0, 0), (1, 1, 0), (1, 3, 0)]
+    assert layout.slice_of(1, (32, 16), 5) == ((8, 16), (0, 16))
+
+
+def test_strategy_that_does_not_fit_the_devices_has_no_layout():
+    assert layout_of("MatMul", ((4, 4), (4, 1)), 8) is None
+
+
+@pytest.mark.parametrize("shape,strategy,expected", [
+    ((16, 32), (2, 4), (8, 8)),
+    ((16, 16), (2, 1), (8, 16)),
+    ((15, 16), (2, 1), None),
+    ((16,), (2, 1), None),
+])
+def test_divided(shape, strategy, expected):
+    assert divided(shape, strategy) == expected
