@@ -7,9 +7,10 @@
   box they go through :func:`msinspect.dryrun.run_dryrun`, which compiles and computes nothing.
 
 Layout of a run folder (never reused): ``config.json``, ``rank_N/`` (IR), ``logs/``.
-No process outlives :func:`run_job`: every process it starts carries a tag in its environment;
-on failure, timeout, Ctrl-C or SIGTERM msrun is asked to stop its workers, then everything
-with the tag is killed.
+No process outlives :func:`run_job`: every process it starts carries a tag in its environment
+(``MSINSPECT_TRAIN_TAG``, recorded as ``tag`` in ``config.json``: ``tagged_processes(tag)``
+finds them); on failure, timeout, Ctrl-C or SIGTERM msrun is asked to stop its workers, then
+everything with the tag is killed.
 """
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ from msinspect.data import DataError, resolve_data
 from msinspect.train.jobs import JOBS, Job
 
 TAG_VARIABLE = "MSINSPECT_TRAIN_TAG"
-"""Environment variable carried by every process a real run starts; used to find stragglers."""
+"""Environment variable carried by every process a run starts (real or dry run); its value is
+``config.json``'s ``tag``. Used to find stragglers."""
 
 NOTHING_COMPUTED = ("dry run: MindSpore's planner compiled the graph for each simulated rank; "
                     "nothing was computed, so there are no losses")
@@ -354,6 +356,7 @@ def _run_real(job: Job, ranks: int, args: list[str], config: dict, out_root, tim
            f"--master_port={free_port()}", f"--log_dir={logs.resolve()}", "--join=True",
            str(job.script), *args]
     config["command"] = ["msrun", *cmd[1:]]
+    config["tag"] = tag
     write_config(run_dir, config)
     result = JobResult(job.mode, run_dir, ranks, True, f"{config['device']} (real, {ranks} processes)")
     epochs = int(args[args.index("--epochs") + 1])
@@ -422,6 +425,10 @@ def _run_dry(job: Job, ranks: int, args: list[str], config: dict, out_root, time
         setup_environment()  # raises DryRunSetupError with the fix when it cannot
     holder: dict = {}
     done: set[int] = set()
+    # The dry run tags its processes itself; the train tag is added so that a run's processes
+    # are found the same way whether it ran for real or not.
+    tag = f"train-{job.mode}-dryrun-{uuid.uuid4().hex[:8]}"
+    config["tag"] = tag
 
     def update(rank_result, n_files):
         run_dir = rank_result.ir_dir.parent
@@ -441,7 +448,8 @@ def _run_dry(job: Job, ranks: int, args: list[str], config: dict, out_root, time
     start = time.monotonic()
     try:
         report = run_dryrun(job.script, ranks, out_root=out_root, jobs=jobs, script_args=args,
-                            keep_all_passes=True, extra_env={"MS_DEV_DUMP_IR_PASSES": _DRYRUN_PASSES},
+                            keep_all_passes=True,
+                            extra_env={"MS_DEV_DUMP_IR_PASSES": _DRYRUN_PASSES, TAG_VARIABLE: tag},
                             timeout=timeout, on_update=update, environment=load_environment(),
                             cwd=job.script.parent)
     except DryRunInterrupted as exc:

@@ -6,9 +6,12 @@ tens of seconds each; deselect them with ``-m "not train"``.
 from __future__ import annotations
 
 import importlib.util
-import os
+import json
+from pathlib import Path
 
 import pytest
+
+from msinspect.train.launcher import tagged_processes
 
 
 def pytest_configure(config):
@@ -30,28 +33,22 @@ def needs_mlxtend():
         pytest.skip("mlxtend is not installed (pip install 'msinspect[train]')")
 
 
-def processes_mentioning(text: str) -> list[int]:
-    """Live (non-zombie) processes whose environment or command line contains *text*."""
-    needle = text.encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                env = f.read()
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmd = f.read()
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != b"Z" and (needle in env or needle in cmd):
-            found.append(int(entry))
-    return found
+def run_processes(out_root) -> list[int]:
+    """Live (non-zombie) processes of the training runs under *out_root*.
+
+    Every process a run starts carries the tag its ``config.json`` records (``tag``);
+    :func:`msinspect.train.launcher.tagged_processes` finds them by it.
+    """
+    pids: list[int] = []
+    for config in sorted(Path(out_root).glob("*/config.json")):
+        tag = json.loads(config.read_text()).get("tag")
+        assert tag, f"{config} records no tag"
+        pids += tagged_processes(tag)
+    return pids
 
 
 @pytest.fixture
 def live_processes():
-    """``live_processes(text)``: pids of live processes mentioning *text* (see processes_mentioning)."""
-    return processes_mentioning
+    """``live_processes(out_root)``: pids of live processes of the runs under *out_root*
+    (see run_processes)."""
+    return run_processes
