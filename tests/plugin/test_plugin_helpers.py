@@ -1,0 +1,193 @@
+"""The assertion helpers of msinspect.testing on the fixtures.
+
+Passing cases assert facts known without msinspect: the seed document (seed 002, MindSpore 2.2)
+sets matmul's shard ((2, 4), (4, 1)) and prints an AllReduce over ranks 0-1-2-3 right after it,
+then a StridedSlice into relu, and relu straight into matmul2; the 2.10 dry run of the same net on
+8 ranks cuts the batch in 2 and the contracted width in 4, so matmul's partial sums are reduced
+over the 4 ranks sharing a batch slice, groups 0-1-2-3 and 4-5-6-7 (worked by hand in
+train_jobs/sharding_propagation.toml); the manual-parallel job calls ops.AllReduce once, which
+appears once forward and once as its gradient on every rank. Failing cases check that the message
+names the operator, the expected and found values, and IR lines that really show it (read back
+here with gzip, not with msinspect).
+"""
+from __future__ import annotations
+
+import pytest
+from plugin_helpers import MANUAL, ROOT, SEED, SHARDING, ir_refs, raw_line
+
+from msinspect.testing import (DumpAssertions, ExpectationFailed, assert_comm_after, assert_comm_before,
+                               assert_count, assert_no_redistribution, assert_shape, assert_spec,
+                               assert_strategy)
+
+BATCH_GROUPS = [[0, 1, 2, 3], [4, 5, 6, 7]]
+MIRROR_GROUPS = [[0, 4], [1, 5], [2, 6], [3, 7]]
+
+
+@pytest.fixture
+def seed(load_msinspect_dump):
+    return load_msinspect_dump(SEED)
+
+
+@pytest.fixture
+def sharding(load_msinspect_dump):
+    return load_msinspect_dump(SHARDING)
+
+
+def cited_lines(exc: pytest.ExceptionInfo) -> list[str]:
+    refs = ir_refs(str(exc.value))
+    assert refs, f"no file:line in the message:\n{exc.value}"
+    return [raw_line(path, line) for path, line in refs]
+
+
+# ---- facts that hold
+
+@pytest.mark.parametrize("stage", [None, "step_parallel_begin"])
+def test_seed_matmul_strategy_set_by_user(seed, stage):
+    outcome = assert_strategy(seed, "matmul", ((2, 4), (4, 1)), source="user", stage=stage)
+    assert outcome.passed and outcome.evidence
+
+
+def test_seed_allreduce_after_matmul(seed):
+    assert_comm_after(seed, "AllReduce", "matmul", [[0, 1, 2, 3]])
+
+
+def test_seed_matmul_per_rank_shapes(seed):
+    # (16, 32) cut (2, 4) and (32, 16) cut (4, 1); the (8, 16) output is the partial sum
+    assert_shape(seed, "matmul", inputs=((8, 8), (8, 16)), output=(8, 16))
+
+
+def test_seed_relu_feeds_matmul2_directly(seed):
+    assert_no_redistribution(seed, "relu", "matmul2")
+
+
+def test_sharding_propagation_dryrun_facts(sharding):
+    assert_strategy(sharding, "matmul", [[2, 4], [4, 1]], source="user", stage="step_parallel_end")
+    assert_comm_after(sharding, "AllReduce", "matmul", BATCH_GROUPS, stage="step_parallel_end")
+    assert_comm_before(sharding, "_MirrorOperator", "matmul", MIRROR_GROUPS, stage="step_parallel_end")
+    assert_shape(sharding, "matmul", inputs=((8, 8), (8, 16)), stage="validate")
+
+
+def test_ranks_limit_the_check(sharding):
+    assert_comm_after(sharding, "AllReduce", "matmul", [[4, 5, 6, 7]], stage="step_parallel_end", ranks=[5, 6])
+
+
+def test_manual_parallel_allreduce_count(load_msinspect_dump):
+    dump = load_msinspect_dump(MANUAL)
+    assert_count(dump, "AllReduce", ranks=range(8), min=2, max=2, stage="validate")
+    with pytest.raises(ExpectationFailed) as exc:
+        assert_count(dump, "AllReduce", ranks=[0, 3], min=3, stage="validate")
+    message = str(exc.value)
+    assert "expected: 3 AllReduce on each of rank" in message
+    assert "rank 0: 2, rank 3: 2" in message
+    assert all("AllReduce(" in text for text in cited_lines(exc))
+
+
+def test_spec_file_holds(sharding):
+    report = assert_spec(sharding, ROOT / "train_jobs" / "sharding_propagation.toml")
+    assert report.ok and len(report.outcomes) > 1
+
+
+def test_helpers_take_a_path():
+    assert assert_strategy(str(SEED), "matmul", ((2, 4), (4, 1))).passed
+
+
+def test_bound_helpers(seed):
+    check = DumpAssertions(seed)
+    check.strategy("matmul", ((2, 4), (4, 1)), source="user")
+    check.comm_after("AllReduce", "matmul", [[0, 1, 2, 3]])
+    with pytest.raises(AssertionError):
+        check.no_redistribution("matmul", "relu")
+
+
+def test_load_msinspect_dump_caches_by_path(load_msinspect_dump):
+    assert load_msinspect_dump(SEED) is load_msinspect_dump(str(SEED.parent / "." / SEED.name))
+    assert load_msinspect_dump(SEED) is not load_msinspect_dump(SHARDING)
+
+
+# ---- facts that do not hold: readable failures
+
+def test_wrong_strategy_names_operator_expected_found_and_line(sharding):
+    with pytest.raises(AssertionError) as exc:
+        assert_strategy(sharding, "matmul", ((4, 2), (2, 1)), stage="step_parallel_end")
+    message = str(exc.value)
+    assert message.splitlines()[0].startswith("msinspect: strategy matmul @ step_parallel_end")
+    assert "expected: ((4, 2), (2, 1))" in message
+    assert "found:    ((2, 4), (4, 1)), set by user on ranks 0-7" in message
+    for text in cited_lines(exc):
+        assert "{instance name: matmul}" in text and "in_strategy: ((2, 4), (4, 1))" in text
+
+
+def test_wrong_source(seed):
+    with pytest.raises(ExpectationFailed) as exc:
+        assert_strategy(seed, "matmul", ((2, 4), (4, 1)), source="planner")
+    assert "expected: ((2, 4), (4, 1)), set by planner" in str(exc.value)
+    assert "found:    ((2, 4), (4, 1)), set by user" in str(exc.value)
+    assert exc.value.outcomes[0].passed is False
+
+
+def test_wrong_groups_show_both_and_the_allreduce_lines(sharding):
+    with pytest.raises(AssertionError) as exc:
+        assert_comm_after(sharding, "AllReduce", "matmul", MIRROR_GROUPS, stage="step_parallel_end")
+    message = str(exc.value)
+    assert "expected: AllReduce after matmul in group(s) [(0, 4), (1, 5), (2, 6), (3, 7)]" in message
+    assert "in group(s) [(0, 1, 2, 3), (4, 5, 6, 7)]" in message.split("found:", 1)[1]
+    lines = cited_lines(exc)
+    assert lines and all(" AllReduce(" in text for text in lines)
+    assert all(any(f"group_ranks: \"{g}\"" in text for text in lines) for g in ("0-1-2-3", "4-5-6-7"))
+
+
+def test_redistribution_between_is_named(seed):
+    with pytest.raises(AssertionError) as exc:
+        assert_no_redistribution(seed, "matmul", "relu")
+    ops = {text.split("=", 1)[1].split("(", 1)[0].strip() for text in cited_lines(exc)}
+    assert ops == {"AllReduce", "StridedSlice"}
+    assert "expected: matmul feeds relu directly" in str(exc.value)
+
+
+def test_missing_operator(seed):
+    with pytest.raises(AssertionError, match="no operator matching 'matmul3'"):
+        assert_shape(seed, "matmul3", inputs=((8, 8),))
+
+
+def test_spec_failure_lists_every_failed_expectation(sharding, tmp_path):
+    spec = tmp_path / "wrong.toml"
+    spec.write_text("""
+[job]
+stage = "step_parallel_end"
+
+[[expect.strategy]]
+op = "matmul"
+in_strategy = [[2, 4], [4, 1]]
+
+[[expect.strategy]]
+op = "matmul"
+in_strategy = [[8, 1], [1, 1]]
+
+[[expect.comm]]
+kind = "AllReduce"
+after = "matmul"
+groups = [[0, 1, 2, 3, 4, 5, 6, 7]]
+""", encoding="utf-8")
+    with pytest.raises(ExpectationFailed) as exc:
+        assert_spec(sharding, spec)
+    message = str(exc.value)
+    assert message.splitlines()[0].startswith("msinspect: 2 of 3 expectation(s)")
+    assert "FAIL expect.strategy[1] strategy matmul" in message
+    assert "FAIL expect.comm[0] comm AllReduce after matmul" in message
+    assert "expect.strategy[0]" not in message
+    assert [o.expectation.label for o in exc.value.outcomes] == ["expect.strategy[1]", "expect.comm[0]"]
+    assert len(ir_refs(message)) >= 2
+
+
+@pytest.mark.parametrize("call", [
+    lambda d: assert_strategy(d, "matmul", "2, 4"),
+    lambda d: assert_shape(d, "matmul"),
+    lambda d: assert_count(d, "AllReduce", ranks=[], min=1),
+    lambda d: assert_count(d, "AllReduce", ranks=[0], min=-1),
+    lambda d: assert_strategy(d, "matmul", ((2, 4), (4, 1)), source="someone"),
+])
+def test_malformed_arguments_are_not_assertion_failures(seed, call):
+    with pytest.raises(ValueError) as exc:
+        call(seed)
+    assert not isinstance(exc.value, AssertionError)
+    assert exc.value.args[0].startswith("assert_")
