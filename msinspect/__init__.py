@@ -5,6 +5,9 @@
 >>> ir.node("matmul").strategy.in_strategy
 ((2, 4), (4, 1))
 """
+from msinspect.analysis.diff import RankDiff, diff_ranks
+from msinspect.check import CheckReport
+from msinspect.check import check as check_dump
 from msinspect.dumps import Dump, RankDump, load_dump, parse_many
 from msinspect.errors import DumpNotFoundError, IRParseError, MsInspectError
 from msinspect.graph import find_nodes, to_networkx
@@ -12,6 +15,7 @@ from msinspect.model import IRFile, Node, Strategy, Subgraph
 from msinspect.parser import parse_file, parse_text
 
 __all__ = [
+    "CheckReport", "RankDiff", "check_dump", "diff_ranks",
     "Dump", "DumpNotFoundError", "IRFile", "IRParseError", "MsInspectError", "Node", "RankDump",
     "Strategy", "Subgraph", "find_nodes", "load_dump", "parse_file", "parse_many", "parse_text",
     "to_networkx",

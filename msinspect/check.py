@@ -120,6 +120,9 @@ def _rank(value) -> int | None:
 
 
 def _ranks_text(ranks) -> str:
+    ranks = list(ranks)
+    if ranks and all(_rank(r) is None for r in ranks):
+        return "the dump's files"  # files outside rank_N folders
     ranks = sorted({_rank(r) for r in ranks if _rank(r) is not None})
     if not ranks:
         return "no rank"

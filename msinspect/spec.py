@@ -146,8 +146,8 @@ def _entry(kind: str, index: int, raw: dict, where: str) -> Expectation:
         if not (isinstance(between, list) and len(between) == 2 and all(isinstance(b, str) for b in between)):
             raise ValueError('between must name two operators, like ["relu", "matmul2"]')
     ranks = raw.get("ranks")
-    if ranks is not None and not (isinstance(ranks, list) and all(isinstance(r, int) for r in ranks)):
-        raise ValueError("ranks must be a list of integers")
+    if ranks is not None and not (isinstance(ranks, list) and ranks and all(isinstance(r, int) for r in ranks)):
+        raise ValueError("ranks must be a non-empty list of integers")
     if kind == "count" and ranks is None:
         raise ValueError("missing key(s) ranks")
     return Expectation(kind, index, values, raw.get("stage"), tuple(ranks) if ranks else None, raw.get("basis"))
