@@ -14,9 +14,10 @@ import os
 import resource
 import shutil
 import tempfile
-import time
 import tracemalloc
 from pathlib import Path
+
+from timing import best_of
 
 from msinspect.analysis.collect import analyse, pick_file
 from msinspect.dumps import load_dump, parse_many
@@ -37,13 +38,6 @@ def replicate(source: Path, ranks: int, into: Path) -> Path:
     return into
 
 
-def best_of(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def children_peak_mb() -> float:

@@ -8,9 +8,10 @@ from __future__ import annotations
 import argparse
 import gzip
 import re
-import time
 import tracemalloc
 from pathlib import Path
+
+from timing import best_of
 
 from msinspect.parser import parse_text
 
@@ -28,13 +29,6 @@ def line_scan(text: str) -> int:
     return sum(1 for line in text.splitlines() if NODE.match(line))
 
 
-def best_of(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main() -> None:

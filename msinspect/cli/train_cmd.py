@@ -1,32 +1,21 @@
 """``msinspect train MODE``: run a training job, then check its dumps against the job's spec."""
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import sys
 from pathlib import Path
 
 import click
 
+from msinspect.errors import MsInspectError
+
 MODE_CHOICES = ("recursive_pipeline", "sharding_propagation", "manual_parallel", "all")
 
 
 def _check(spec: Path, run_dir: Path):
-    """(passed, failed, text) from msinspect.check.check_spec, or None when there is no checker."""
-    if importlib.util.find_spec("msinspect.check") is None:
-        return None
-    check = importlib.import_module("msinspect.check")
-    if not hasattr(check, "check_spec"):
-        return None
-    result = check.check_spec(spec, run_dir)
-    passed = getattr(result, "passed", None)
-    failed = getattr(result, "failed", None)
-    n_pass = len(passed) if isinstance(passed, (list, tuple)) else passed
-    n_fail = len(failed) if isinstance(failed, (list, tuple)) else failed
-    if n_fail is None and hasattr(result, "ok"):
-        n_fail = 0 if result.ok else 1
-    text = result.format() if hasattr(result, "format") else str(result)
-    return n_pass, n_fail, text
+    """The expectation report of the run's dumps against ``spec``."""
+    from msinspect.check import check
+
+    return check(spec, run_dir)
 
 
 @click.command("train")
@@ -43,7 +32,9 @@ def _check(spec: Path, run_dir: Path):
 @click.option("--jobs", type=int, default=2, show_default=True, help="dry-run ranks compiled at once")
 @click.option("--timeout", type=float, default=1800.0, show_default=True, help="seconds per job")
 @click.option("--no-check", is_flag=True, help="train only; do not check the expectations")
-def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, timeout, no_check):
+@click.option("--spec", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="check against this spec instead of train_jobs/MODE.toml (one mode only)")
+def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, timeout, no_check, spec):
     """Run training job MODE (or all three), then check its IR against train_jobs/MODE.toml.
 
     Manual parallel trains for real (on CPU: 8 processes under msrun). The two automatic modes
@@ -60,6 +51,16 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
     from msinspect.train import JOBS, MODES, TrainError, TrainInterrupted, run_job
 
     err = Console(stderr=True, soft_wrap=True)  # paths and messages stay on one line
+    if spec is not None:
+        from msinspect.spec import SpecError, load_spec
+
+        if mode == "all":
+            raise click.UsageError("--spec needs one mode, not 'all'")
+        try:
+            load_spec(spec)  # a bad spec fails before any process starts
+        except SpecError as exc:
+            err.print(f"[bold red]error:[/] {exc}")
+            sys.exit(2)
     out = Console(width=None if sys.stdout.isatty() else 120)
     modes = ("manual_parallel", "sharding_propagation", "recursive_pipeline") if mode == "all" else (mode,)
     assert set(modes) <= set(MODES)
@@ -99,23 +100,26 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
         elif not result.ok:
             expect = "not checked (run failed)"
         else:
-            checked = _check(JOBS[m].spec, result.run_dir)
-            if checked is None:
-                expect = "checker not available yet"
-            else:
-                n_pass, n_fail, text = checked
-                expect = f"{n_pass if n_pass is not None else '?'} passed, {n_fail or 0} failed"
-                if n_fail:
-                    failed = True
-                    reports.append((m, text, result.run_dir))
+            try:
+                report = _check(spec or JOBS[m].spec, result.run_dir)
+            except MsInspectError as exc:  # an unreadable dump is a failed check, said plainly
+                err.print(f"[bold red]error:[/] checking {m}: {exc}")
+                failed, expect = True, "check failed (see above)"
+                report = None
+            if report is not None:
+                expect = f"{len(report.passed)} passed, {len(report.failed)} failed"
+            if report is not None and not report.ok:
+                failed = True
+                reports.append((m, report.format(only_failed=True), result.run_dir, spec or JOBS[m].spec))
         loss = (f"{result.loss_first:.4f} -> {result.loss_last:.4f}"
                 if result.real and result.loss_first is not None else
                 ("n/a (nothing computed)" if not result.real else "-"))
         rows.append((m, str(result.ranks), "real" if result.real else "dry run", loss,
                      f"{result.wall_seconds:.0f} s", expect))
-    for m, text, run_dir in reports:
-        err.print(f"[bold red]{m}: expectations failed[/] (spec {JOBS[m].spec}, dumps {run_dir})")
-        err.print(text)
+    for m, text, run_dir, spec_path in reports:
+        err.print(f"[bold red]{m}: expectations failed[/] (spec {spec_path}, dumps {run_dir})")
+        err.print(text, markup=False, highlight=False)
+        err.print(f"look closer: msinspect check {spec_path} {run_dir}; msinspect diff / render on the ranks named")
     table = Table(title="msinspect train")
     for col in ("mode", "ranks", "run", "loss first -> last", "wall", "expectations"):
         table.add_column(col, no_wrap=col == "mode")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -52,3 +53,13 @@ def test_parse_losses(tmp_path):
     steps, means = launcher.parse_losses(log)
     assert steps == [(1, 20, "2.25"), (2, 4, "1.0")]
     assert means == ["1.5"]
+
+
+def test_bad_spec_fails_before_any_process(tmp_path):
+    spec = tmp_path / "bad.toml"
+    spec.write_text("[[expect.strategy]\n")
+    run = subprocess.run([sys.executable, "-m", "msinspect", "train", "sharding_propagation", "--spec", str(spec),
+                          "--out", str(tmp_path / "runs")], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    assert "not valid TOML" in run.stderr and str(spec) in run.stderr
+    assert not (tmp_path / "runs").exists()

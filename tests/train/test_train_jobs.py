@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from msinspect.train import run_job
+from msinspect.check import check
+from msinspect.train import JOBS, run_job
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.train
@@ -31,6 +32,8 @@ def test_manual_parallel_trains_for_real(tmp_path, live_processes, needs_mindspo
     assert config["command"][0] == "msrun"
     for r in range(8):
         assert list((result.run_dir / f"rank_{r}").glob("*validate*.ir")), f"rank {r} wrote no IR"
+    report = check(JOBS["manual_parallel"].spec, result.run_dir)
+    assert report.ok, report.format(only_failed=True)
     assert not live_processes(str(tmp_path))
 
 
@@ -75,4 +78,27 @@ def test_automatic_modes_dry_run_on_cpu(tmp_path, mode, live_processes, needs_mi
     assert config["run"] == "dry_run" and "loss_first" not in config
     for r in range(8):
         assert list((result.run_dir / f"rank_{r}").glob("*step_parallel_end*.ir"))
+    report = check(JOBS[mode].spec, result.run_dir)
+    assert report.ok, report.format(only_failed=True)
+    assert not live_processes(str(tmp_path))
+
+
+def test_train_command_fails_on_a_broken_expectation_naming_the_operator(tmp_path, live_processes,
+                                                                          needs_mindspore, needs_mlxtend):
+    """The seed document's 2.2 choice for relu, ((2, 4)), is not what 2.10 chooses: the check fails."""
+    from msinspect.dryrun import detect_real_accelerator, environment_problems
+
+    if detect_real_accelerator() or environment_problems():
+        pytest.skip("needs the CPU dry run")
+    spec = tmp_path / "broken.toml"
+    spec.write_text('[job]\nstage = "step_parallel_end"\n'
+                    '[[expect.strategy]]\nop = "relu"\nin_strategy = [[2, 4]]\nbasis = "seed 002 (2.2)"\n')
+    run = subprocess.run([sys.executable, "-m", "msinspect", "train", "sharding_propagation", "--spec", str(spec),
+                          "--out", str(tmp_path / "runs")], capture_output=True, text=True, cwd=REPO, timeout=900)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "sharding_propagation: expectations failed" in run.stderr
+    assert "FAIL expect.strategy[0] strategy relu" in run.stderr
+    assert "expected: ((2, 4))" in run.stderr and "found:    ((2, 1)), set by planner" in run.stderr
+    assert "step_parallel_end" in run.stderr and "instance name: relu" in run.stderr
+    assert "0 passed, 1 failed" in run.stdout
     assert not live_processes(str(tmp_path))
