@@ -110,7 +110,8 @@ def _shape_list(value: Any, what: str) -> tuple:
     return tuple(tuple(v) for v in value)
 
 
-def _entry(kind: str, index: int, raw: dict, where: str) -> Expectation:
+def expectation_from(kind: str, index: int, raw: dict, where: str = "") -> Expectation:
+    """One validated entry of ``kind`` from its TOML table; ValueError says what is wrong."""
     required, optional = KINDS[kind]
     missing = required - raw.keys()
     unknown = raw.keys() - required - optional - COMMON_KEYS
@@ -174,7 +175,7 @@ def load_spec(path: str | os.PathLike) -> Spec:
             raise SpecError(f"{path}: expect.{kind} must be an array of tables ([[expect.{kind}]])")
         for index, raw in enumerate(entries):
             try:
-                spec.expectations.append(_entry(kind, index, raw, f"{path}: expect.{kind}[{index}]"))
+                spec.expectations.append(expectation_from(kind, index, raw, f"{path}: expect.{kind}[{index}]"))
             except ValueError as exc:
                 raise SpecError(f"{path}: expect.{kind}[{index}]: {exc}") from None
     if not spec.expectations:

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Sequence
 
 from msinspect.check import MAX_EVIDENCE, CheckReport, Checker, Outcome, check
 from msinspect.dumps import Dump, load_dump
-from msinspect.spec import Expectation, Spec, _entry
+from msinspect.spec import Expectation, Spec, expectation_from
 
 DumpLike = Dump | str | os.PathLike
 Layout = Sequence[Sequence[int]]
@@ -90,7 +90,7 @@ def _expect(helper: str, kind: str, values: dict[str, Any], stage: str | None,
         if value is not None:
             raw[key] = value
     try:
-        return _entry(kind, 0, raw, helper)
+        return expectation_from(kind, 0, raw, helper)
     except ValueError as exc:
         raise ValueError(f"{helper}: {exc}") from None
 
