@@ -18,8 +18,10 @@ from msinspect.parser import parse_file
 from msinspect.stages import is_ir_file, stage_of
 
 _RANK_DIR = re.compile(r"^rank_(\d+)$")
-#: Folders MindSpore fills with ``.ir`` files that are not graph IR (runtime actor listings).
-NOT_GRAPH_IR = frozenset({"actor_set"})
+#: Folders below a rank's folder that are not ranks of their own: ``actor_set`` holds runtime
+#: actor listings (not graph IR); ``verbose_ir_files`` holds verbose copies of the backend passes
+#: of the rank above it (name the folder itself to read them).
+NOT_GRAPH_IR = frozenset({"actor_set", "verbose_ir_files"})
 _SEQ = re.compile(r"_(\d+)\.ir(?:\.gz)?$")
 
 

@@ -57,3 +57,18 @@ def test_reading_writes_nothing(tmp_path):
     assert sorted(p.name for p in copy.rglob("*")) == before
     for f in copy.rglob("*"):
         f.chmod(0o755)
+
+
+def test_folders_below_a_rank_are_not_ranks(tmp_path):
+    """A real run writes rank_N/actor_set/ (runtime listings) and rank_N/verbose_ir_files/."""
+    import shutil
+
+    source = FIXTURES / "manual_parallel_8rank" / "rank_1"
+    rank = tmp_path / "rank_1"
+    shutil.copytree(source, rank)
+    for extra in ("actor_set", "verbose_ir_files"):
+        (rank / extra).mkdir()
+        shutil.copy(source / "21_validate_0076.ir.gz", rank / extra / "hwopt_pass_0001.ir.gz")
+    dump = load_dump(tmp_path)
+    assert [r.label for r in dump.ranks] == ["rank_1"]
+    assert len(load_dump(rank / "verbose_ir_files").ranks) == 1  # named directly, it is read
