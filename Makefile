@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup demo test bench
+.PHONY: setup demo test bench fixtures
 
 # The virtual environment, with msinspect and its train, dry-run and dev extras; re-made when
 # the package metadata changes. Idempotent.
@@ -25,3 +25,8 @@ test: setup
 
 bench: setup
 	$(BIN)/python bench/bench_parse.py
+
+# Regenerate the 2.10 fixtures of fixtures/ from the training jobs (see fixtures/README.md):
+# a few minutes. Refuses while fixtures/ has uncommitted changes (make fixtures ARGS=--force).
+fixtures: setup
+	$(BIN)/python tools/regen_fixtures.py $(ARGS)
