@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup demo test bench fixtures
+.PHONY: setup dot demo test bench fixtures
 
 # The virtual environment, with msinspect and its train, dry-run and dev extras; re-made when
 # the package metadata changes. Idempotent.
@@ -13,18 +13,30 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 	$(BIN)/pip install --quiet -e '.[train,dryrun,dev]'
 	touch $@
 
-setup: $(VENV)/.installed
+# Graphviz's `dot` program draws `msinspect render`'s pictures (the .dot file is written without
+# it). Installed with apt-get where we are root on Debian; elsewhere a note says how.
+dot:
+	@command -v dot >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; } \
+	      || echo "note: could not install graphviz; render writes .dot files only"; \
+	  else echo "note: Graphviz's dot is missing (apt-get install graphviz); render writes .dot files only"; fi; }
+
+setup: $(VENV)/.installed dot
 	$(BIN)/msinspect setup-dryrun
 
-# The main job on the embedded default data.
+# The main job on the embedded default data: train-then-verify the three parallel modes on the
+# MNIST subset (manual parallel for real on 8 CPU processes, the automatic modes as planner dry
+# runs where no GPU is present); each run lands in a new folder under runs/.
 demo: setup
-	$(BIN)/msinspect parse fixtures/manual_parallel_8rank fixtures/seed_002 fixtures/docs_2_0
+	$(BIN)/msinspect train all --out runs
 
 test: setup
 	$(BIN)/python -m pytest
 
 bench: setup
 	$(BIN)/python bench/bench_parse.py
+	$(BIN)/python bench/bench_analyses.py
 
 # Regenerate the 2.10 fixtures of fixtures/ from the training jobs (see fixtures/README.md):
 # a few minutes. Refuses while fixtures/ has uncommitted changes (make fixtures ARGS=--force).
