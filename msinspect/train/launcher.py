@@ -28,7 +28,6 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
