@@ -498,7 +498,9 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
                 f"--local_worker_num={ranks} --log_dir=LOGS --join=True {script.name}` with "
                 "MS_DEV_SAVE_GRAPHS=2 (or pass allow_accelerator / --force to dry-run anyway).")
     env_obj = environment if environment is not None else load_environment()
-    run_dir = new_run_dir(out_root, script)
+    # Absolute: the ranks run with their own working folder, and MindSpore resolves a relative
+    # MS_DEV_SAVE_GRAPHS_PATH against it.
+    run_dir = new_run_dir(Path(out_root).resolve(), script)
     (run_dir / "logs").mkdir()
     tag = f"{run_dir.name}-{uuid.uuid4().hex[:8]}"
     env = _clean_env(env_obj.env())

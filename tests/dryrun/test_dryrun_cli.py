@@ -47,3 +47,17 @@ def test_cpu_target_fails_with_reason_and_args_reach_the_script(dryrun_xdg, tmp_
     assert "device target to CPU" in rank["reason"]
     log = open(rank["log"]).read()
     assert "SCRIPT ARGS ['--epochs', '1']" in log
+
+
+def test_relative_out_lands_under_the_callers_folder(dryrun_xdg, tmp_path, monkeypatch):
+    """The ranks run in another working folder (msinspect train runs them beside the script): a
+    relative out_root must still mean the caller's folder."""
+    from msinspect.dryrun import run_dryrun
+
+    monkeypatch.chdir(tmp_path)
+    report = run_dryrun(NETS / "seed002_sharding_propagation.py", 8, only="0", out_root="relative_runs",
+                        cwd=NETS, timeout=300)
+    assert report.ok, [r.reason for r in report.failed]
+    (run,) = (tmp_path / "relative_runs").iterdir()
+    assert list((run / "rank_0").glob("*step_parallel_end*.ir"))
+    assert not (NETS / "relative_runs").exists()
