@@ -19,6 +19,14 @@ from math import prod
 Shape = tuple[int, ...]
 
 MATMUL_OPS = frozenset({"MatMul", "MatMulExt"})
+#: Operators whose layout follows the element-wise rule (inputs aligned on the right). Others
+#: (Gather, BatchMatMul, OneHot, Conv2D ...) define their own device matrix: no layout is given
+#: for them rather than a wrong one.
+ELEMENTWISE_OPS = frozenset({
+    "Add", "Sub", "Mul", "RealDiv", "Div", "Maximum", "Minimum", "Pow", "BiasAdd", "ReLU", "ReLU6",
+    "GeLU", "FastGeLU", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Abs", "Neg", "Cast",
+    "Sign", "Erf", "SiLU", "LessEqual", "Less", "Greater", "GreaterEqual", "Equal", "Select", "AddN",
+})
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,7 @@ class Layout:
 def layout_of(op: str, in_strategy: tuple[tuple[int, ...], ...], stage_devices: int,
               transpose: tuple[bool, bool] = (False, False)) -> Layout | None:
     """The layout MindSpore derives for ``op`` with this strategy on ``stage_devices`` devices;
-    None when the strategy does not fit the devices."""
+    None when the strategy does not fit the devices or the operator has a rule of its own."""
     if op in MATMUL_OPS and len(in_strategy) >= 2 and all(len(s) == 2 for s in in_strategy[:2]):
         x, w = in_strategy[0], in_strategy[1]
         a, b = (x[1], x[0]) if transpose[0] else (x[0], x[1])
@@ -64,7 +72,7 @@ def layout_of(op: str, in_strategy: tuple[tuple[int, ...], ...], stage_devices: 
         matrix = [a, b, c]
         maps = [[1, 2] if transpose[0] else [2, 1], [0, 1] if transpose[1] else [1, 0]]
         maps += [_right_aligned(len(s), 3) for s in in_strategy[2:]]
-    else:
+    elif op in ELEMENTWISE_OPS:
         width = max((len(s) for s in in_strategy), default=0)
         widest = next((s for s in in_strategy if len(s) == width), ())
         matrix = list(widest)
@@ -73,6 +81,8 @@ def layout_of(op: str, in_strategy: tuple[tuple[int, ...], ...], stage_devices: 
             for dim, parts in enumerate(s):
                 if parts == 1:
                     m[dim] = -1
+    else:
+        return None
     used = prod(matrix) if matrix else 1
     if used == 0 or stage_devices % used:
         return None

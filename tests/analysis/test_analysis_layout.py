@@ -46,3 +46,8 @@ def test_strategy_that_does_not_fit_the_devices_has_no_layout():
 ])
 def test_divided(shape, strategy, expected):
     assert divided(shape, strategy) == expected
+
+
+def test_operators_with_their_own_device_matrix_get_no_layout():
+    assert layout_of("Gather", ((8, 1), (1, 1)), 8) is None
+    assert layout_of("BatchMatMul", ((2, 1, 4), (2, 4, 1)), 8) is None
