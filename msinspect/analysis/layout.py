@@ -8,8 +8,9 @@ each rank holds.
   calculation* axis, appended on the right of the device matrix (MindSpore's default), so the
   ranks that differ only along it hold the same slice.
 
-MatMul has its own device matrix ``[a, b, c]`` for ``x (a, b) @ w (b, c)``; other operators use
-the element-wise rule (inputs aligned on the right, the longest strategy as the matrix).
+MatMul has its own device matrix ``[a, b, c]`` for ``x (a, b) @ w (b, c)``; element-wise operators
+use the inputs aligned on the right with the longest strategy as the matrix. Operators with rules
+of their own get no layout here.
 """
 from __future__ import annotations
 
