@@ -5,9 +5,6 @@
 >>> ir.node("matmul").strategy.in_strategy
 ((2, 4), (4, 1))
 """
-from msinspect.analysis.diff import RankDiff, diff_ranks
-from msinspect.check import CheckReport
-from msinspect.check import check as check_dump
 from msinspect.dumps import Dump, RankDump, load_dump, parse_many
 from msinspect.errors import DumpNotFoundError, IRParseError, MsInspectError
 from msinspect.graph import find_nodes, to_networkx
@@ -20,3 +17,21 @@ __all__ = [
     "Strategy", "Subgraph", "find_nodes", "load_dump", "parse_file", "parse_many", "parse_text",
     "to_networkx",
 ]
+
+# The analyses need pandas: imported on first use, so `import msinspect` (and every CLI command)
+# stays light.
+_LAZY = {
+    "RankDiff": ("msinspect.analysis.diff", "RankDiff"),
+    "diff_ranks": ("msinspect.analysis.diff", "diff_ranks"),
+    "CheckReport": ("msinspect.check", "CheckReport"),
+    "check_dump": ("msinspect.check", "check"),
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(module), attr)
+    raise AttributeError(f"module 'msinspect' has no attribute {name!r}")
