@@ -234,7 +234,7 @@ class Checker:
         found_rows = kinds[hit] if len(kinds) else kinds
         missing = sorted(set(anchors["rank"].map(_rank)) - set(found_rows["rank"].map(_rank)), key=lambda r: (r is None, r or 0))
         groups = sorted({tuple(sorted(g)) for g in found_rows["group_ranks"] if isinstance(g, tuple)})
-        unknown = [g for g in found_rows["group"] if g is not None] if found_rows["group_ranks"].isna().any() else []
+        unknown = found_rows.loc[found_rows["group_ranks"].isna(), "group"].dropna().tolist()
         found = f"{len(found_rows)} {v['kind']} on {_ranks_text(found_rows['rank'])} in group(s) {groups}"
         if unknown:
             found += f" (ranks of group {unknown[0]!r} unknown)"
