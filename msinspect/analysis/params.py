@@ -111,12 +111,10 @@ def with_slices(rows: list[dict], ctx: RankContext) -> list[dict]:
     out = []
     for row in rows:
         row = dict(row)
+        strategy, transpose, index = row.pop("strategy"), row.pop("transpose"), row.pop("input_index")
         layout = None
         if ctx.stage_devices and row["global_shape"] is not None:
-            layout = layout_of(row["op"], row.pop("strategy"), ctx.stage_devices, row.pop("transpose"))
-        else:
-            row.pop("strategy"), row.pop("transpose")
-        index = row.pop("input_index")
+            layout = layout_of(row["op"], strategy, ctx.stage_devices, transpose)
         row["device_matrix"] = layout.device_matrix if layout else None
         row["tensor_map"] = layout.tensor_maps[index] if layout else None
         row["slice"] = (layout.slice_of(index, row["global_shape"], ctx.local_rank)
