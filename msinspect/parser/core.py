@@ -125,7 +125,7 @@ _WINDOW_CHARS = 1 << 18
 _NODE_HEAD = re.compile(r"\s*%(\d{1,20})\(([^)\n]*)\)\s*=\s*(.*)")
 _CALLEE = re.compile(r"(call\s+@[^\s(]+|@[^\s(]+|%\d+|[A-Za-z_][\w.:\-]*)")
 _INSTANCE = re.compile(r"\{instance name: ([^}\n]*)\}")
-_REFS = re.compile(r"(?<![\w$@(])%(\d{1,20})\b(?!\()|(?<![\w$@])%(para\d*_[^\s,():\[\]]*)")
+_REFS = re.compile(r"(?<![\w$@])%(\d{1,20})\b(?!\()|(?<![\w$@])%(para\d*_[^\s,():\[\]]*)")
 _SUBGRAPH_HEAD = re.compile(r"subgraph @([^\s(\[]+)")
 
 
@@ -250,15 +250,16 @@ _DUMP_NAME = re.compile(r"^(?:\d+_)?[^\W\d]\w*_\d+\.ir(?:\.gz)?$")
 
 
 def _completeness(path: str, text: str, ir: IRFile) -> list[Diagnostic]:
-    """What shows a file was cut that its counts cannot: a 2.10 dump ends with the blank lines its
-    dumper writes after the last block; a file named as a dump stage begins with its header."""
+    """What shows a dump file was cut that its counts cannot: a 2.10 dump ends with the blank lines
+    its dumper writes after the last block, and begins with its header. Both are asked only of
+    files named as MindSpore names its dumps (text copied from a page loses its blank lines)."""
     found = []
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
     if ir.family == "excerpt" and _DUMP_NAME.match(name) and ir.subgraphs:
         found.append(Diagnostic(1, 1, "named as a MindSpore dump file but has no '# IR entry' header: "
                                       "its beginning is missing (a documentation excerpt should not be "
                                       "named like a dump file)"))
-    if ir.family == "2.10" and ir.kind == "graph" and not text.endswith("\n\n"):
+    if ir.family == "2.10" and ir.kind == "graph" and _DUMP_NAME.match(name) and not text.endswith("\n\n"):
         line = text.count("\n") + 1
         found.append(Diagnostic(line, 1, "the file ends inside its last block (MindSpore ends a dump with "
                                          "blank lines): truncated dump?"))
