@@ -9,11 +9,15 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
 
+#: Fixture folders of text as printed in documents, "..." elisions included: read leniently
+#: (tests/parser/test_docs_corpus.py, tests/parser/test_seed_as_printed.py), not whole.
+AS_PRINTED = frozenset({"docs_ir", "seed_002_as_printed"})
+
+
 def fixture_files() -> list[Path]:
-    """Every IR fixture in the repository, but the documentation corpus (fixtures/docs_ir/:
-    excerpts with elisions, tested by tests/parser/test_docs_corpus.py)."""
+    """Every IR fixture in the repository but the text as printed (:data:`AS_PRINTED`)."""
     return sorted(p for p in FIXTURES.rglob("*")
-                  if p.name.endswith((".ir", ".ir.gz")) and "docs_ir" not in p.relative_to(FIXTURES).parts)
+                  if p.name.endswith((".ir", ".ir.gz")) and not AS_PRINTED & set(p.relative_to(FIXTURES).parts))
 
 
 @pytest.fixture

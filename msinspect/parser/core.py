@@ -192,14 +192,15 @@ def _parse_range(path: str, lines: _Lines, first: int, end: int, lenient: bool, 
         resume = bad + 1
         while resume < b and not _ITEM.match(lines.line(resume)):
             resume += 1
-        raw = "\n".join(lines.line(i) for i in range(start, resume)).rstrip("\n")
+        last = resume                                        # 1-based last line skipped
+        while last > start + 1 and not lines.line(last - 1).strip():
+            last -= 1
+        raw = "\n".join(lines.line(i) for i in range(start, last))
         items.append(("unparsed", start + 1, _unparsed(raw, start + 1)))
         recovered = True
-        diagnostics.append(Diagnostic(err.line, err.column,
-                                      f"{err.message}; skipped lines {start + 1}-{max(start + 1, resume)}"
-                                      if resume > start + 1 else f"{err.message}; skipped line {start + 1}",
-                                      end_line=max(start + 1, resume), text=err.source_line,
-                                      expected=err.expected))
+        span = f"skipped lines {start + 1}-{last}" if last > start + 1 else f"skipped line {start + 1}"
+        diagnostics.append(Diagnostic(err.line, err.column, f"{err.message}; {span}", end_line=last,
+                                      text=err.source_line, expected=err.expected))
         # what follows first (a stack: the range after the bad item waits for the one before it)
         todo.append((resume, b))
         todo.append((a, start))
