@@ -99,28 +99,46 @@ def _to_error(path: str, text: str, err: UnexpectedInput, line_offset: int) -> I
                         expected=_readable(lark, expected or ()), source_line=_line_text(text, line))
 
 
-def _parse_items(path: str, text: str, line_offset: int):
+class _Failed(Exception):
+    """A chunk did not parse: the error as the user sees it, and where in the chunk it is."""
+
+    def __init__(self, error: IRParseError, pos: int) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.pos = pos
+
+
+def _parse_chunk(path: str, text: str, line_offset: int):
+    """Items of ``text``, whose first line is line ``line_offset + 1`` of the file; :class:`_Failed`
+    at the first error."""
     lark, transformer = _parser()
     transformer.line_offset = line_offset
     try:
         return lark.parse(text)
     except UnexpectedInput as err:
-        raise _to_error(path, text, err, line_offset) from None
+        if isinstance(err, UnexpectedCharacters):
+            pos = err.pos_in_stream
+        elif isinstance(err, UnexpectedToken) and err.token.type != "$END" and err.token.start_pos is not None:
+            pos = err.token.start_pos
+        else:
+            pos = len(text)
+        raise _Failed(_to_error(path, text, err, line_offset), pos) from None
     except BadToken as bad:
         token = bad.token
-        raise IRParseError(path=path, line=token.line + line_offset, column=token.column, message=bad.message,
-                           source_line=_line_text(text, token.line)) from None
+        error = IRParseError(path=path, line=token.line + line_offset, column=token.column, message=bad.message,
+                             source_line=_line_text(text, token.line))
+        raise _Failed(error, token.start_pos) from None
 
 
 # ---------------------------------------------------------------- windows and recovery
 #: Lines where a window may begin: a subgraph's attribute block or a node. The grammar's top
 #: level is flat, so the text parses from any of them on; windows keep each parse (and each
 #: re-parse after an error) short, so time stays linear in the file whatever it holds.
-_CUT = re.compile(r"^(?:subgraph attr:|  %\d+\(|  Return\()")
+_CUT = re.compile(r"^(?:subgraph attr:| {0,2}%\d+\(| {0,2}Return\()", re.M)
 #: Lines where a top-level item begins: what lenient reading starts again at after an error.
 #: Annotation lines are indented more than two spaces; the continuation lines of a tensor in an
 #: "# Order:" entry begin with "[" or " ...".
-_ITEM = re.compile(r"^ {0,2}[A-Za-z%}@$#]")
+_ITEM = re.compile(r"^ {0,2}[A-Za-z%}@$#]", re.M)
 _WINDOW_CHARS = 1 << 18
 _NODE_HEAD = re.compile(r"\s*%(\d{1,20})\(([^)\n]*)\)\s*=\s*(.*)")
 _CALLEE = re.compile(r"(call\s+@[^\s(]+|@[^\s(]+|%\d+|[A-Za-z_][\w.:\-]*)")
@@ -129,81 +147,71 @@ _REFS = re.compile(r"(?<![\w$@])%(\d{1,20})\b(?!\()|(?<![\w$@])%(para\d*_[^\s,()
 _SUBGRAPH_HEAD = re.compile(r"subgraph @([^\s(\[]+)")
 
 
-class _Lines:
-    """Line starts of one text, for turning line numbers into offsets."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
-
-    def __len__(self) -> int:
-        return len(self.starts)
-
-    def line(self, i: int) -> str:
-        """Line ``i`` (0-based), without its newline."""
-        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else len(self.text)
-        return self.text[self.starts[i]:end]
-
-    def offset(self, i: int) -> int:
-        return self.starts[i] if i < len(self.starts) else len(self.text)
-
-
-def _windows(text: str) -> list[tuple[int, int]]:
-    """``(first, end)`` line ranges (0-based, end exclusive) of about ``_WINDOW_CHARS`` each, cut
-    only where :data:`_CUT` says a window may begin."""
-    lines = _Lines(text)
-    out, first, size = [], 0, 0
-    for i in range(len(lines)):
-        if size >= _WINDOW_CHARS and _CUT.match(lines.line(i)):
-            out.append((first, i))
-            first, size = i, 0
-        size += lines.offset(i + 1) - lines.offset(i)
-    out.append((first, len(lines)))
+def _windows(text: str) -> list[tuple[int, int, int]]:
+    """``(start, end, lines before start)`` of windows of about ``_WINDOW_CHARS`` characters, cut
+    only at lines where :data:`_CUT` says a window may begin."""
+    cuts = [0]
+    while True:
+        found = _CUT.search(text, cuts[-1] + _WINDOW_CHARS)
+        if not found:
+            break
+        cuts.append(found.start())
+    out, lines = [], 0
+    for start, end in zip(cuts, cuts[1:] + [len(text)]):
+        out.append((start, end, lines))
+        lines += text.count("\n", start, end)
     return out
 
 
-def _parse_range(path: str, lines: _Lines, first: int, end: int, lenient: bool, items: list,
-                 diagnostics: list) -> None:
-    """Parse lines ``first`` to ``end`` (0-based, end exclusive) into ``items``. Strict: raise at
-    the first error. Lenient: each error costs the item it sits in (one diagnostic, and an
-    ``unparsed`` node or subgraph where one can be read); parsing goes on at the next item."""
-    todo = [(first, end)]
+def _next_line(text: str, pos: int, end: int) -> int:
+    """Offset of the line after the one holding ``pos`` (``end`` if none)."""
+    found = text.find("\n", pos, end)
+    return end if found < 0 else found + 1
+
+
+def _parse_window(path: str, text: str, start: int, end: int, lines_before: int, lenient: bool,
+                  items: list, diagnostics: list) -> None:
+    """Parse ``text[start:end]`` into ``items``. Strict: raise at the first error. Lenient: each
+    error costs the item it sits in (one diagnostic, and an ``unparsed`` node or subgraph where one
+    can be read); parsing goes on at the next item. Every step is local to the window."""
+    todo = [(start, end)]
     recovered = False
     while todo:
         a, b = todo.pop()
         if a >= b:
             continue
-        chunk = lines.text[lines.offset(a):lines.offset(b)]
+        offset = lines_before + text.count("\n", start, a)
         try:
-            items.extend(_parse_items(path, chunk, a))
+            items.extend(_parse_chunk(path, text[a:b], offset))
             continue
-        except IRParseError as caught:
+        except _Failed as failed:
             if not lenient:
-                raise
-            err = caught
-            bad = min(max(err.line - 1, a), b - 1)          # 0-based line of the error
-        start = bad
-        if lines.line(bad)[:max(err.column - 1, 0)].strip():
+                raise failed.error from None
+            err, pos = failed.error, a + failed.pos
+        pos = min(pos, b - 1)
+        line_start = text.rfind("\n", a, pos) + 1 if pos > a else a
+        line_start = max(line_start, a)
+        first = line_start
+        if text[line_start:pos].strip():
             # the error is inside the line: the item it belongs to began on an item line above
-            while start > a and not _ITEM.match(lines.line(start)):
-                start -= 1
+            while first > a and not _ITEM.match(text, first):
+                first = text.rfind("\n", a, first - 1) + 1 if first - 1 > a else a
         # else the line's first token is already wrong: it is an item of its own (an elision
         # "..." of a documentation excerpt, an unknown line) and costs only itself
-        resume = bad + 1
-        while resume < b and not _ITEM.match(lines.line(resume)):
-            resume += 1
-        last = resume                                        # 1-based last line skipped
-        while last > start + 1 and not lines.line(last - 1).strip():
-            last -= 1
-        raw = "\n".join(lines.line(i) for i in range(start, last))
-        items.append(("unparsed", start + 1, _unparsed(raw, start + 1)))
+        resume = _next_line(text, pos, b)
+        while resume < b and not _ITEM.match(text, resume):
+            resume = _next_line(text, resume, b)
+        raw = text[first:resume].rstrip()
+        first_line = lines_before + text.count("\n", start, first) + 1
+        last_line = first_line + raw.count("\n")
+        items.append(("unparsed", first_line, _unparsed(raw, first_line)))
         recovered = True
-        span = f"skipped lines {start + 1}-{last}" if last > start + 1 else f"skipped line {start + 1}"
-        diagnostics.append(Diagnostic(err.line, err.column, f"{err.message}; {span}", end_line=last,
+        span = f"skipped lines {first_line}-{last_line}" if last_line > first_line else f"skipped line {first_line}"
+        diagnostics.append(Diagnostic(err.line, err.column, f"{err.message}; {span}", end_line=last_line,
                                       text=err.source_line, expected=err.expected))
         # what follows first (a stack: the range after the bad item waits for the one before it)
         todo.append((resume, b))
-        todo.append((a, start))
+        todo.append((a, first))
     if recovered:  # the unparsed item was appended before the range in front of it
         items.sort(key=lambda item: item[1])
 
@@ -277,18 +285,17 @@ def parse_text(text: str, path: str = "<string>", *, lenient: bool = False) -> I
     parsed is kept as an ``unparsed`` node with what could be read of it.
     """
     ir = IRFile(path=path, family="excerpt", lines=text.count("\n"), size=len(text.encode("utf-8", "replace")))
-    lines = _Lines(text)
     items: list = []
     diagnostics: list[Diagnostic] = []
-    for first, end in _windows(text):
-        _parse_range(path, lines, first, end, lenient, items, diagnostics)
-    last_line = len(lines) - 1 if text.endswith("\n") else len(lines)
+    for start, end, lines_before in _windows(text):
+        _parse_window(path, text, start, end, lines_before, lenient, items, diagnostics)
+    last_line = text.count("\n") + (0 if text.endswith("\n") else 1)
     _, problems = assemble(path, items, into=ir, last_line=last_line)
     problems += check_counts(ir) + _completeness(path, text, ir)
     if problems and not lenient:
         first = problems[0]
         raise IRParseError(path=path, line=first.line, column=first.column, message=first.message,
-                           source_line=lines.line(first.line - 1) if first.line > 0 else "")
+                           source_line=_line_text(text, first.line) if first.line > 0 else "")
     ir.diagnostics.extend(diagnostics + problems)
     return ir
 
