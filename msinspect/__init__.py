@@ -5,12 +5,6 @@
 >>> ir.node("matmul").strategy.in_strategy
 ((2, 4), (4, 1))
 """
-from msinspect.dumps import Dump, RankDump, load_dump, parse_many
-from msinspect.errors import DumpNotFoundError, IRParseError, MsInspectError
-from msinspect.graph import find_nodes, to_networkx
-from msinspect.model import IRFile, Node, Strategy, Subgraph
-from msinspect.parser import parse_file, parse_text
-
 __all__ = [
     "CheckReport", "RankDiff", "check_dump", "diff_ranks",
     "Dump", "DumpNotFoundError", "IRFile", "IRParseError", "MsInspectError", "Node", "RankDump",
@@ -18,9 +12,25 @@ __all__ = [
     "to_networkx",
 ]
 
-# The analyses need pandas: imported on first use, so `import msinspect` (and every CLI command)
-# stays light.
+# Every public name is imported on first use: `import msinspect` (every CLI command, and the pytest
+# plugin that each pytest session of an environment with msinspect loads) pays for none of Lark,
+# networkx or pandas until it needs them.
 _LAZY = {
+    "Dump": ("msinspect.dumps", "Dump"),
+    "RankDump": ("msinspect.dumps", "RankDump"),
+    "load_dump": ("msinspect.dumps", "load_dump"),
+    "parse_many": ("msinspect.dumps", "parse_many"),
+    "DumpNotFoundError": ("msinspect.errors", "DumpNotFoundError"),
+    "IRParseError": ("msinspect.errors", "IRParseError"),
+    "MsInspectError": ("msinspect.errors", "MsInspectError"),
+    "find_nodes": ("msinspect.graph", "find_nodes"),
+    "to_networkx": ("msinspect.graph", "to_networkx"),
+    "IRFile": ("msinspect.model", "IRFile"),
+    "Node": ("msinspect.model", "Node"),
+    "Strategy": ("msinspect.model", "Strategy"),
+    "Subgraph": ("msinspect.model", "Subgraph"),
+    "parse_file": ("msinspect.parser", "parse_file"),
+    "parse_text": ("msinspect.parser", "parse_text"),
     "RankDiff": ("msinspect.analysis.diff", "RankDiff"),
     "diff_ranks": ("msinspect.analysis.diff", "diff_ranks"),
     "CheckReport": ("msinspect.check", "CheckReport"),
@@ -35,3 +45,7 @@ def __getattr__(name: str):
         module, attr = _LAZY[name]
         return getattr(importlib.import_module(module), attr)
     raise AttributeError(f"module 'msinspect' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -15,18 +15,21 @@ Fixtures:
 
 Without the entry point installed, load it with ``-p msinspect.pytest_plugin``. The module holds
 no ``assert``; PYTEST_DONT_REWRITE spares it pytest's "already imported" rewrite warning.
+
+Every pytest session of an environment where msinspect is installed loads this module, so it
+imports nothing heavy (Lark, networkx, pandas) until a fixture is used.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import pytest
 
-from msinspect.dumps import Dump, load_dump
-from msinspect.errors import MsInspectError
-from msinspect.testing import DumpAssertions
+if TYPE_CHECKING:
+    from msinspect.dumps import Dump
+    from msinspect.testing import DumpAssertions
 
 OPTION = "msinspect_dumps"
 _CACHE = pytest.StashKey[dict]()
@@ -65,6 +68,8 @@ def load_msinspect_dump(pytestconfig: pytest.Config) -> Callable[[str | os.PathL
     cache = pytestconfig.stash.setdefault(_CACHE, {})
 
     def load(path: str | os.PathLike) -> Dump:
+        from msinspect.dumps import load_dump
+
         key = Path(pytestconfig.invocation_params.dir, path).resolve()
         if key not in cache:
             cache[key] = load_dump(key)
@@ -79,6 +84,8 @@ def msinspect_dump(pytestconfig: pytest.Config, load_msinspect_dump) -> Dump:
     path = configured_dump_path(pytestconfig)
     if path is None:
         pytest.skip("no msinspect dump configured: pass --msinspect-dumps PATH or set msinspect_dumps in the ini file")
+    from msinspect.errors import MsInspectError
+
     try:
         return load_msinspect_dump(path)
     except MsInspectError as exc:
@@ -88,4 +95,6 @@ def msinspect_dump(pytestconfig: pytest.Config, load_msinspect_dump) -> Dump:
 @pytest.fixture
 def msinspect_assert(msinspect_dump: Dump) -> DumpAssertions:
     """The :mod:`msinspect.testing` helpers bound to ``msinspect_dump``."""
+    from msinspect.testing import DumpAssertions
+
     return DumpAssertions(msinspect_dump)

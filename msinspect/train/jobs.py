@@ -48,9 +48,8 @@ MODES = tuple(JOBS)
 
 def jobs_dir() -> Path:
     """The ``train_jobs`` folder: ``$MSINSPECT_TRAIN_JOBS``, else the package
-    ``msinspect.train_jobs`` (the top-level ``train_jobs/`` folder, installed as
-    ``msinspect/train_jobs/`` or mapped there by an editable install), else the top-level
-    ``train_jobs/`` of a source checkout (an editable install made before that package existed).
+    ``msinspect.train_jobs`` (``msinspect/train_jobs`` links to the top-level ``train_jobs/`` in a
+    checkout; a wheel holds a copy).
 
     The package is located, not imported: its scripts are run as files by msrun or the dry run.
     """
@@ -58,8 +57,4 @@ def jobs_dir() -> Path:
     if env:
         return Path(env)
     spec = importlib.util.find_spec("msinspect.train_jobs")
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    for location in locations:
-        if (Path(location) / "common.py").is_file():
-            return Path(location)
-    return Path(__file__).resolve().parents[2] / "train_jobs"
+    return Path(next(iter(spec.submodule_search_locations)))
