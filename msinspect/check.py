@@ -13,7 +13,7 @@ from msinspect.analysis.flow import path_between
 from msinspect.analysis.ops import is_backward, is_comm, matches, selector_matches
 from msinspect.dumps import Dump, load_dump, parse_many
 from msinspect.graph import node_id, to_networkx
-from msinspect.parser.core import read_text
+from msinspect.parser.reading import read_text
 from msinspect.spec import Expectation, Spec, load_spec
 
 MAX_EVIDENCE = 8
