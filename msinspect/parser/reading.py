@@ -54,12 +54,25 @@ def _too_big(path: Path, cap: int, what: str) -> IRParseError:
                                 f"(set {MAX_BYTES_VARIABLE} to raise the cap)")
 
 
+def _read_capped(stream, path: Path, cap: int) -> bytes:
+    """Read ``stream`` to its end in chunks (never one buffer of ``cap`` bytes); an IRParseError
+    past ``cap`` bytes."""
+    out = bytearray()
+    while True:
+        chunk = stream.read(_CHUNK)
+        if not chunk:
+            return bytes(out)
+        out += chunk
+        if len(out) > cap:
+            raise _too_big(path, cap, "its decompressed text" if path.name.endswith(".gz") else "the file")
+
+
 def _read_gzip(path: Path, cap: int, lenient: bool) -> tuple[bytes, list[Diagnostic]]:
     out = bytearray()
     try:
         with gzip.open(path, "rb") as stream:
             while True:
-                chunk = stream.read(_CHUNK)
+                chunk = stream.read1(_CHUNK)  # what is there: keeps the text before a cut
                 if not chunk:
                     return bytes(out), []
                 out += chunk
@@ -92,14 +105,12 @@ def read_bytes(path: str | os.PathLike, *, lenient: bool = False,
         if path.name.endswith(".gz"):
             return _read_gzip(path, cap, lenient)
         with open(path, "rb") as handle:
-            raw = handle.read(cap + 1)
+            raw = _read_capped(handle, path, cap)
     except OSError as err:
         raise IRParseError(path=str(path), line=0, column=0,
                            message=f"cannot read: {err.strerror or err}") from None
     except ValueError as err:  # a path holding a NUL byte
         raise DumpNotFoundError(f"{path!r}: not a usable path ({err})") from None
-    if len(raw) > cap:
-        raise _too_big(path, cap, "the file")
     return raw, []
 
 
