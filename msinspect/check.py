@@ -13,7 +13,7 @@ from msinspect.analysis.flow import path_between
 from msinspect.analysis.ops import is_backward, is_comm, matches, selector_matches
 from msinspect.dumps import Dump, load_dump, parse_many
 from msinspect.graph import node_id, to_networkx
-from msinspect.parser.core import read_text
+from msinspect.parser.reading import read_text
 from msinspect.spec import Expectation, Spec, load_spec
 
 MAX_EVIDENCE = 8
@@ -57,6 +57,10 @@ class CheckReport:
     spec: Spec
     dump: Path
     outcomes: list[Outcome]
+    complete: bool = True
+    """Whether every file checked was read whole (False only under ``lenient``)."""
+    skipped: list[str] = field(default_factory=list)
+    """Under ``lenient``: every span skipped in the files checked."""
 
     @property
     def passed(self) -> list[Outcome]:
@@ -72,7 +76,8 @@ class CheckReport:
 
     def to_dict(self) -> dict:
         return {"spec": str(self.spec.path), "dump": str(self.dump), "passed": len(self.passed),
-                "failed": len(self.failed), "outcomes": [o.to_dict() for o in self.outcomes]}
+                "failed": len(self.failed), "complete": self.complete,
+                "outcomes": [o.to_dict() for o in self.outcomes]}
 
     def format(self, *, only_failed: bool = False) -> str:
         """Plain text: one PASS/FAIL line per expectation, then expected / found / evidence."""
@@ -150,13 +155,19 @@ def _fmt(value) -> str:
 class Checker:
     """Evaluates expectations against one dump, reusing each stage's analysis."""
 
-    def __init__(self, spec: Spec, dump: Dump, jobs: int | None = None):
+    def __init__(self, spec: Spec, dump: Dump, jobs: int | None = None, lenient: bool = False):
         self.spec = spec
         self.dump = dump
         self.jobs = jobs
+        self.lenient = lenient
+        self.skipped: list[str] = []
+        self.complete = True
 
     def _analysis(self, e: Expectation):
-        return self.dump.analyse(e.stage or self.spec.stage, jobs=self.jobs)
+        analysis = self.dump.analyse(e.stage or self.spec.stage, jobs=self.jobs, lenient=self.lenient)
+        self.skipped += [s for s in analysis.skipped if s not in self.skipped]
+        self.complete = self.complete and analysis.complete
+        return analysis
 
     def run(self) -> CheckReport:
         outcomes = []
@@ -164,7 +175,7 @@ class Checker:
             outcomes.append(self._job_ranks())
         for e in self.spec.expectations:
             outcomes.append(getattr(self, f"_{e.kind}")(e))
-        return CheckReport(self.spec, self.dump.path, outcomes)
+        return CheckReport(self.spec, self.dump.path, outcomes, self.complete, self.skipped)
 
     def _job_ranks(self) -> Outcome:
         have = sorted(r.rank for r in self.dump.ranks if r.rank is not None)
@@ -297,11 +308,13 @@ def _kind_matches(op: str, name: str | None, kind: str) -> bool:
     return bool(name) and bare != kind and name.endswith(bare)
 
 
-def check(spec: str | os.PathLike | Spec, dump: str | os.PathLike | Dump, *, jobs: int | None = None) -> CheckReport:
-    """Check ``dump`` (a dump root, rank folder or file) against ``spec`` (a TOML path or Spec)."""
+def check(spec: str | os.PathLike | Spec, dump: str | os.PathLike | Dump, *, jobs: int | None = None,
+          lenient: bool = False) -> CheckReport:
+    """Check ``dump`` (a dump root, rank folder or file) against ``spec`` (a TOML path or Spec).
+    ``lenient``: check what can be read of files that do not parse whole (see ``analyse``)."""
     spec = spec if isinstance(spec, Spec) else load_spec(spec)
     dump = dump if isinstance(dump, Dump) else load_dump(dump)
-    return Checker(spec, dump, jobs).run()
+    return Checker(spec, dump, jobs, lenient).run()
 
 
 def check_spec(spec_path: str | os.PathLike, dump_path: str | os.PathLike) -> CheckReport:

@@ -8,11 +8,12 @@ from __future__ import annotations
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from msinspect.errors import DumpNotFoundError
+from msinspect.errors import DumpNotFoundError, IRParseError
 from msinspect.model import IRFile
 from msinspect.parser import parse_file
 from msinspect.stages import is_ir_file, stage_of
@@ -106,16 +107,17 @@ class Dump:
         return [r.file(stage) for r in self.ranks if r.stage_files(stage)]
 
     # ---- analyses (msinspect.analysis), computed once per stage in a process pool
-    def analyse(self, stage: str | None = None, *, jobs: int | None = None, progress=None):
+    def analyse(self, stage: str | None = None, *, jobs: int | None = None, progress=None,
+                lenient: bool = False):
         """The :class:`~msinspect.analysis.collect.Analysis` of one file per rank: the ``stage``
         file, by default ``validate``, else ``step_parallel_end``, ``execute``,
-        ``step_parallel_begin``."""
+        ``step_parallel_begin``. ``lenient``: read past what does not parse (see ``analyse``)."""
         from msinspect.analysis.collect import analyse
 
         cache = self.__dict__.setdefault("_analyses", {})
-        if stage not in cache:
-            cache[stage] = analyse(self, stage, jobs=jobs, progress=progress)
-        return cache[stage]
+        if (stage, lenient) not in cache:
+            cache[stage, lenient] = analyse(self, stage, jobs=jobs, progress=progress, lenient=lenient)
+        return cache[stage, lenient]
 
     def strategies(self, stage: str | None = None):
         """DataFrame: one row per operator with a strategy, per rank (see ``analysis.strategies``)."""
@@ -176,7 +178,8 @@ def parse_many(paths: Iterable[Path], *, lenient: bool = False, jobs: int | None
                progress: Callable[[Path], None] | None = None) -> list[IRFile]:
     """Parse files in a process pool (``jobs`` workers, default: every core), in input order.
 
-    In strict mode the first :class:`~msinspect.errors.IRParseError` is raised.
+    In strict mode the first :class:`~msinspect.errors.IRParseError` is raised; it names its file
+    (msinspect's errors pickle back from the workers whole).
     """
     paths = list(paths)
     jobs = jobs or os.cpu_count() or 1
@@ -191,7 +194,18 @@ def parse_many(paths: Iterable[Path], *, lenient: bool = False, jobs: int | None
         futures = [pool.submit(parse_file, p, lenient=lenient) for p in paths]
         results = []
         for p, fut in zip(paths, futures):
-            results.append(fut.result())
+            results.append(pool_result(fut, p))
             if progress:
                 progress(p)
         return results
+
+
+def pool_result(future, path: str | os.PathLike):
+    """``future.result()``; a worker that died while reading ``path`` (killed, out of memory)
+    becomes an :class:`~msinspect.errors.IRParseError` naming the file, not ``BrokenProcessPool``."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        raise IRParseError(path=str(path), line=0, column=0,
+                           message="the parser process died while reading this file "
+                                   "(killed, or out of memory)") from None

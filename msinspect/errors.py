@@ -2,11 +2,36 @@
 :class:`MsInspectError`, so callers (and the CLI) can catch one type."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def shown_path(path: str) -> str:
+    """``path`` for a message: control characters (a newline in a file name) written as escapes,
+    so the message stays one line per item and cannot be split inside the path."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(path))
+
+
+def _rebuild(cls: type, args: tuple, state: dict) -> "MsInspectError":
+    """Unpickle an error without calling its ``__init__`` (whose signature may differ from
+    ``args``): the exception's ``args`` and every attribute come back as they were."""
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
 
 
 class MsInspectError(Exception):
-    """Base of every error msinspect raises on bad input."""
+    """Base of every error msinspect raises on bad input.
+
+    Every subclass pickles with all its fields (``__reduce__`` below), so an error raised in a
+    worker of a process pool comes back whole instead of breaking the pool.
+    """
+
+    def __reduce__(self):
+        return _rebuild, (type(self), self.args, dict(self.__dict__))
 
 
 class DumpNotFoundError(MsInspectError):
@@ -37,7 +62,9 @@ class IRParseError(MsInspectError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        head = f"{self.path}:{self.line}:{self.column}: {self.message}"
+        path = shown_path(self.path)
+        where = f"{path}:{self.line}:{self.column}" if self.line > 0 else path
+        head = f"{where}: {self.message}"
         if self.expected:
             head += "\n  expected: " + ", ".join(self.expected)
         if not self.source_line and self.line <= 0:

@@ -22,7 +22,7 @@ import difflib
 import re
 import shutil
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import graphviz
@@ -485,6 +485,8 @@ class Picture:
     """The file's stage."""
     what: str
     """The selector, or the subgraph's name, for file names."""
+    diagnostics: list = field(default_factory=list)
+    """Under ``lenient``: what was skipped in the file (empty when it was read whole)."""
 
     def default_name(self, fmt: str) -> str:
         """``matmul-rank0-validate.svg``."""
@@ -493,7 +495,8 @@ class Picture:
 
 def render_dump(path: str | Path, *, around: str | None = None, graph_name: str | None = None,
                 rank: int | None = None, stage: str | None = None, depth: int = 2,
-                include_backward: bool = False, include_plumbing: bool = False) -> Picture:
+                include_backward: bool = False, include_plumbing: bool = False, lenient: bool = False,
+                on_skipped=None) -> Picture:
     """Render from a dump root (``rank`` picks the rank, default the first), a rank folder or one
     file; ``stage`` picks the file (default: the one analyses read, see
     :func:`~msinspect.analysis.collect.pick_file`). The job's ranks, when the dump tells them,
@@ -505,12 +508,14 @@ def render_dump(path: str | Path, *, around: str | None = None, graph_name: str 
     dump = load_dump(path)
     rank_dump = dump.rank(rank) if rank is not None else dump.ranks[0]
     file = pick_file(rank_dump, stage)
-    ir = parse_file(file)
+    ir = parse_file(file, lenient=lenient)
+    if on_skipped is not None and ir.diagnostics:  # under lenient: told before drawing can fail
+        on_skipped(ir)
     context = RankContext(rank_dump.rank, world_of(dump))
     digraph = render(ir, around=around, depth=depth, graph_name=graph_name, include_backward=include_backward,
                      include_plumbing=include_plumbing, context=context)
     what = around if around is not None else (graph_name or ir.entry or "graph").lstrip("@")
-    return Picture(digraph, Path(file), rank_dump.rank, ir.stage, what)
+    return Picture(digraph, Path(file), rank_dump.rank, ir.stage, what, list(ir.diagnostics))
 
 
 def output_path(out: str | Path | None, fmt: str | None, default: Picture) -> tuple[Path, str]:

@@ -16,8 +16,8 @@ from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, param_rows, slice_text, with_slices
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
-from msinspect.dumps import Dump, RankDump
-from msinspect.errors import DumpNotFoundError
+from msinspect.dumps import Dump, RankDump, pool_result
+from msinspect.errors import DumpNotFoundError, MsInspectError, shown_path
 from msinspect.graph import to_networkx
 from msinspect.parser import parse_file
 
@@ -43,6 +43,13 @@ class RankResult:
     params: list[dict] = field(default_factory=list)
     ops: list[dict] = field(default_factory=list)
     reference: str | None = None
+    complete: bool = True
+    """Whether the file (and its reference file) was read whole with every stated count holding;
+    False under ``lenient`` when something was skipped. Every row carries it as ``complete``."""
+    skipped: list[str] = field(default_factory=list)
+    """Under ``lenient``: each skipped span or count that did not hold, as ``file:line:col: message``."""
+    error: str | None = None
+    """Under ``lenient``: why the rank's file could not be read at all (no rows then)."""
 
 
 def pick_file(rank: RankDump, stage: str | None) -> Path:
@@ -88,22 +95,42 @@ def world_of(dump: Dump) -> tuple[int, ...] | None:
     return None
 
 
-def _analyse(path: str, reference: str | None, ctx: RankContext, label: str) -> RankResult:
-    ir = parse_file(path)
-    ref = parse_file(reference) if reference else None
+def _skipped(ir) -> list[str]:
+    path = shown_path(ir.path)
+    return [f"{path}:{d.line}:{d.column}: {d.message}" if d.line else f"{path}: {d.message}"
+            for d in ir.diagnostics]
+
+
+def _analyse(path: str, reference: str | None, ctx: RankContext, label: str,
+             lenient: bool = False) -> RankResult:
+    ir = parse_file(path, lenient=lenient)
+    ref = parse_file(reference, lenient=lenient) if reference else None
     graph = to_networkx(ir)
-    return RankResult(
+    result = RankResult(
         rank=ctx.rank, label=label, file=path, stage=ir.stage, family=ir.family, status=ir.status,
         strategies=strategy_rows(ir, ctx, ref), comm=comm_rows(ir, ctx, graph),
         params=param_rows(ir, ctx, ref, graph), ops=operator_rows(ir, ctx), reference=reference,
+        skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []),
     )
+    result.complete = ir.status != "incomplete" and (ref is None or ref.status != "incomplete")
+    for rows in (result.strategies, result.comm, result.params, result.ops):
+        for row in rows:
+            row["complete"] = result.complete
+    return result
+
+
+def _unreadable(task: tuple, error: MsInspectError) -> RankResult:
+    """Under ``lenient``: a rank whose file could not be read at all, with the reason."""
+    path, reference, ctx, label = task
+    return RankResult(rank=ctx.rank, label=label, file=path, stage="", family="", status="unreadable",
+                      reference=reference, complete=False, error=str(error).split("\n", 1)[0])
 
 
 def stage_groups(results: list[RankResult], world: tuple[int, ...] | None) -> dict[int, tuple[int, ...]]:
     """Pipeline stages as seen in the dump: ranks holding the same set of weights share a stage."""
     by_weights: dict[frozenset, list[int]] = {}
     for result in results:
-        if result.rank is None:
+        if result.rank is None or not result.complete:  # a partial rank would look like a stage of its own
             continue
         names = frozenset(row["param"] for row in result.params)
         by_weights.setdefault(names, []).append(result.rank)
@@ -122,6 +149,16 @@ class Analysis:
         self.results = results
         self.world = world
         self.stages = stage_groups(results, world)
+
+    @property
+    def skipped(self) -> list[str]:
+        """Under ``lenient``: every skipped span, count that did not hold, and unreadable file."""
+        return [line for r in self.results for line in r.skipped] + [r.error for r in self.results if r.error]
+
+    @property
+    def complete(self) -> bool:
+        """Whether every rank's file was read whole."""
+        return all(r.complete for r in self.results)
 
     def context(self, rank: int | None) -> RankContext:
         """The context of one rank, with its pipeline stage."""
@@ -161,9 +198,11 @@ class Analysis:
                     "expected": exp[i] if exp and i < len(exp) else None,
                     "found": r_in[i] if r_in and i < len(r_in) else None,
                     "file": row["file"], "line": row["line"], "scope": row["scope"],
+                    "complete": row.get("complete", True),
                 })
         frame = pd.DataFrame(rows, columns=["rank", "name", "op", "input", "global_shape", "strategy",
-                                            "expected", "found", "ok", "file", "line", "scope"])
+                                            "expected", "found", "ok", "file", "line", "scope",
+                                            "complete"])
         frame["ok"] = [None if e is None or f is None else e == f
                        for e, f in zip(frame["expected"], frame["found"])]
         return frame
@@ -178,9 +217,15 @@ def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
 
 
 def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
-            progress: Callable[[str], None] | None = None) -> Analysis:
+            progress: Callable[[str], None] | None = None, lenient: bool = False) -> Analysis:
     """Parse and analyse one file per rank (the ``stage`` file, or the best one) in a process pool
-    of ``jobs`` workers (default: every core)."""
+    of ``jobs`` workers (default: every core).
+
+    Strict (default): the first file that does not parse raises its
+    :class:`~msinspect.errors.IRParseError` (``file:line:col``). Lenient: every file is read past
+    what does not parse; its rows carry ``complete: False`` and the result's ``skipped`` lists
+    every skipped span; a file that cannot be read at all gives a rank with ``error`` set and no
+    rows, and every other rank's results still come out."""
     world = world_of(dump)
     tasks = []
     for rank in dump.ranks:
@@ -192,14 +237,24 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
     results: list[RankResult] = []
     if jobs == 1:
         for task in tasks:
-            results.append(_analyse(*task))
+            try:
+                results.append(_analyse(*task, lenient=lenient))
+            except MsInspectError as error:
+                if not lenient:
+                    raise
+                results.append(_unreadable(task, error))
             if progress:
                 progress(task[3])
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(_analyse, *task) for task in tasks]
+            futures = [pool.submit(_analyse, *task, lenient=lenient) for task in tasks]
             for task, future in zip(tasks, futures):
-                results.append(future.result())
+                try:
+                    results.append(pool_result(future, task[0]))
+                except MsInspectError as error:
+                    if not lenient:
+                        raise
+                    results.append(_unreadable(task, error))
                 if progress:
                     progress(task[3])
     return Analysis(dump, results, world)

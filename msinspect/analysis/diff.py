@@ -54,6 +54,12 @@ class RankDiff:
     a_stage: tuple[int, ...] | None
     """Ranks of a's pipeline stage, when the dump shows stages."""
     b_stage: tuple[int, ...] | None
+    a_complete: bool = True
+    """Whether a's file was read whole (False only under ``lenient``)."""
+    b_complete: bool = True
+    """Whether b's file was read whole (False only under ``lenient``)."""
+    skipped: list = field(default_factory=list)
+    """Under ``lenient``: every span skipped in either file."""
     only: pd.DataFrame = field(default_factory=pd.DataFrame)
     shapes: pd.DataFrame = field(default_factory=pd.DataFrame)
     strategies: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -87,6 +93,8 @@ class RankDiff:
 
         return {"a": self.a, "b": self.b, "a_file": self.a_file, "b_file": self.b_file,
                 "a_stage_ranks": self.a_stage, "b_stage_ranks": self.b_stage, "same_stage": self.same_stage,
+                "a_complete": self.a_complete, "b_complete": self.b_complete,
+                "complete": self.a_complete and self.b_complete,
                 **{s: records(getattr(self, s)) for s in self.SECTIONS}}
 
     def stage_line(self) -> str:
@@ -133,7 +141,8 @@ def _plain(value):
     return value
 
 
-def _results(a: RankDump, b: RankDump, stage: str | None) -> tuple[RankResult, RankResult, Analysis]:
+def _results(a: RankDump, b: RankDump, stage: str | None,
+             lenient: bool = False) -> tuple[RankResult, RankResult, Analysis]:
     root = a.path.parent
     if a.path.is_dir() and b.path.is_dir() and root == b.path.parent and a.rank is not None:
         try:
@@ -141,10 +150,10 @@ def _results(a: RankDump, b: RankDump, stage: str | None) -> tuple[RankResult, R
         except DumpNotFoundError:
             dump = None
         if dump is not None and len(dump.ranks) <= FULL_ROOT_LIMIT and {a.path, b.path} <= {r.path for r in dump.ranks}:
-            analysis = dump.analyse(stage)
+            analysis = dump.analyse(stage, lenient=lenient)
             by_path = {Path(r.path): res for r, res in zip(dump.ranks, analysis.results)}
             return by_path[a.path], by_path[b.path], analysis
-    analysis = analyse(Dump(root, [a, b]), stage)
+    analysis = analyse(Dump(root, [a, b]), stage, lenient=lenient)
     return analysis.results[0], analysis.results[1], analysis
 
 
@@ -158,13 +167,16 @@ def _as_rank(value) -> RankDump:
     return dump.ranks[0]
 
 
-def diff_ranks(a: str | os.PathLike | RankDump, b: str | os.PathLike | RankDump, stage: str | None = None) -> RankDiff:
-    """Compare two ranks: two ``rank_N`` folders (or any two folders or files of IR)."""
+def diff_ranks(a: str | os.PathLike | RankDump, b: str | os.PathLike | RankDump, stage: str | None = None,
+               *, lenient: bool = False) -> RankDiff:
+    """Compare two ranks: two ``rank_N`` folders (or any two folders or files of IR).
+    ``lenient``: compare what can be read of files that do not parse whole (see ``analyse``)."""
     rank_a, rank_b = _as_rank(a), _as_rank(b)
-    ra, rb, analysis = _results(rank_a, rank_b, stage)
+    ra, rb, analysis = _results(rank_a, rank_b, stage, lenient)
     ctx_a, ctx_b = analysis.context(ra.rank), analysis.context(rb.rank)
     result = RankDiff(rank_a.label, rank_b.label, ra.file, rb.file,
-                      ctx_a.stage_ranks if analysis.stages else None, ctx_b.stage_ranks if analysis.stages else None)
+                      ctx_a.stage_ranks if analysis.stages else None, ctx_b.stage_ranks if analysis.stages else None,
+                      ra.complete, rb.complete, ra.skipped + rb.skipped + [r.error for r in (ra, rb) if r.error])
 
     op_fields = ("name", "op", "scope", "backward")
     ops_a = _keyed([r for r in ra.ops if not r["plumbing"]], op_fields)

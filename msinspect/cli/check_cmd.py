@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from msinspect.cli.output import EXIT_FINDING, errors, jobs_option, json_option, stdout
+from msinspect.cli.output import EXIT_FINDING, errors, jobs_option, json_option, lenient_option, stdout, warn_skipped
 
 
 @click.command()
@@ -15,7 +15,8 @@ from msinspect.cli.output import EXIT_FINDING, errors, jobs_option, json_option,
 @json_option
 @click.option("--failed-only", is_flag=True, help="Print only the expectations that failed.")
 @jobs_option
-def check(spec, dump, as_json, failed_only, jobs):
+@lenient_option
+def check(spec, dump, as_json, failed_only, jobs, lenient):
     """Check DUMP (a dump root, rank folder or file) against the TOML expectation SPEC.
 
     Prints every expectation as PASS or FAIL with what was expected, what was found, and the IR
@@ -26,7 +27,8 @@ def check(spec, dump, as_json, failed_only, jobs):
     from msinspect.check import check as run_check
 
     with errors():
-        report = run_check(spec, dump, jobs=jobs)
+        report = run_check(spec, dump, jobs=jobs, lenient=lenient)
+    warn_skipped(report.skipped)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from msinspect.cli.output import errors, json_option, plain, stage_option, stdout
+from msinspect.cli.output import errors, json_option, lenient_option, plain, stage_option, stdout, warn_skipped
 
 
 @click.command()
@@ -15,7 +15,8 @@ from msinspect.cli.output import errors, json_option, plain, stage_option, stdou
 @stage_option
 @json_option
 @click.option("--exit-code", is_flag=True, help="Exit 1 when the ranks differ (like diff(1)).")
-def diff(a, b, stage, as_json, exit_code):
+@lenient_option
+def diff(a, b, stage, as_json, exit_code, lenient):
     """Compare two ranks (two rank_N folders, or two files): pipeline stage, operators present in
     one only, shape and strategy differences, communication groups and parameter slices.
 
@@ -26,7 +27,8 @@ def diff(a, b, stage, as_json, exit_code):
     from msinspect.analysis.diff import diff_ranks
 
     with errors():
-        result = diff_ranks(a, b, stage)
+        result = diff_ranks(a, b, stage, lenient=lenient)
+    warn_skipped(result.skipped)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, default=plain))
     else:

@@ -38,7 +38,8 @@ def errors() -> Iterator[None]:
     try:
         yield
     except IRParseError as error:
-        stderr().print(f"[bold red]error:[/] {error}")
+        stderr().print(f"[bold red]error:[/] {error}", markup=True, soft_wrap=True)
+        stderr().print("(use --lenient to read past it and analyse what can be read)")
         sys.exit(EXIT_FINDING)
     except (MsInspectError, KeyError) as error:
         text = error.args[0] if isinstance(error, KeyError) and error.args else error
@@ -46,18 +47,39 @@ def errors() -> Iterator[None]:
         sys.exit(EXIT_USAGE)
 
 
-def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False) -> Dump:
+def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False,
+             lenient: bool = False) -> Dump:
     """Load the dump at ``path`` and analyse one file per rank, with a progress bar when there
-    are several ranks and the output is not for a script."""
+    are several ranks and the output is not for a script. ``lenient``: read past what does not
+    parse, and warn on stderr with every skipped span."""
     dump = load_dump(path)
     if quiet or len(dump.ranks) < 2:
-        dump.analyse(stage, jobs=jobs)
-        return dump
-    with Progress(TextColumn("analysing {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=stderr(), transient=True) as progress:
-        task = progress.add_task(str(path), total=len(dump.ranks))
-        dump.analyse(stage, jobs=jobs, progress=lambda _label: progress.advance(task))
+        analysis = dump.analyse(stage, jobs=jobs, lenient=lenient)
+    else:
+        with Progress(TextColumn("analysing {task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=stderr(), transient=True) as progress:
+            task = progress.add_task(str(path), total=len(dump.ranks))
+            analysis = dump.analyse(stage, jobs=jobs, lenient=lenient,
+                                    progress=lambda _label: progress.advance(task))
+    warn_skipped(analysis.skipped)
     return dump
+
+
+def warn_skipped(skipped: list[str]) -> None:
+    """Under ``--lenient``: say on stderr that results are partial, and list every skipped span."""
+    if not skipped:
+        return
+    console = stderr()
+    console.print(f"[bold yellow]warning:[/] read with --lenient; {len(skipped)} span(s) skipped or unreadable, "
+                  "rows from those files carry complete=false:", soft_wrap=True)
+    for line in skipped:
+        console.print(f"  {line}", markup=False, soft_wrap=True)
+
+
+def lenient_option(f):
+    return click.option("--lenient", is_flag=True,
+                        help="Read past IR that does not parse: analyse what was read, warn with every "
+                             "skipped span, mark rows from incomplete files complete=false.")(f)
 
 
 def cell(value) -> str:

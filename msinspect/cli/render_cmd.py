@@ -5,7 +5,8 @@ import sys
 
 import click
 
-from msinspect.errors import IRParseError, MsInspectError
+from msinspect.cli.output import warn_skipped
+from msinspect.errors import IRParseError, MsInspectError, shown_path
 from msinspect.render import FORMATS, DotNotFoundError, dot_path_for, output_path, render_dump, write
 
 #: Exit status when Graphviz's ``dot`` program is missing (the ``.dot`` source is still written).
@@ -36,14 +37,18 @@ EXIT_NO_DOT = 3
               help="svg, png or dot (default: from the -o suffix, else svg). The .dot source is always "
                    "written beside the picture.")
 @click.option("--overwrite", is_flag=True, help="Replace existing output files.")
-def render(dump, selector, graph_name, rank, stage, depth, backward, plumbing, out, fmt, overwrite):
+@click.option("--lenient", is_flag=True, help="Draw what can be read of an IR file that does not parse whole; "
+                                              "warn with every skipped span.")
+def render(dump, selector, graph_name, rank, stage, depth, backward, plumbing, out, fmt, overwrite, lenient):
     """Draw, with graphviz, the operators around --op (or the whole --graph subgraph; by default
     the entry graph) from one rank's IR: strategies (user or planner) and per-rank or global shapes
     on the nodes, tensor shapes on the edges, inserted communication highlighted with its kind and
     group ranks, parameters as small nodes. DUMP is a dump root, a rank_N folder or an IR file."""
     try:
         picture = render_dump(dump, around=selector, graph_name=graph_name, rank=rank, stage=stage, depth=depth,
-                              include_backward=backward, include_plumbing=plumbing)
+                              include_backward=backward, include_plumbing=plumbing, lenient=lenient,
+                              on_skipped=lambda ir: warn_skipped(
+                                  [f"{shown_path(ir.path)}:{d.line}:{d.column}: {d.message}" for d in ir.diagnostics]))
         path, fmt = output_path(out, fmt, picture)
         written = write(picture.digraph, path, fmt, overwrite=overwrite)
     except DotNotFoundError as error:

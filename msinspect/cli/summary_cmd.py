@@ -6,13 +6,14 @@ import json
 import click
 import pandas as pd
 
-from msinspect.cli.output import analysed, emit, errors, jobs_option, json_option, plain, stage_option, stdout
+from msinspect.cli.output import (analysed, emit, errors, jobs_option, json_option, lenient_option, plain,
+                                  stage_option, stdout)
 
 
-def summary_frame(dump, stage: str | None = None) -> pd.DataFrame:
+def summary_frame(dump, stage: str | None = None, lenient: bool = False) -> pd.DataFrame:
     """Per rank: the file read, its status, strategies (user / planner), communication operators
     per kind, bytes moved per step, and the ranks of its pipeline stage."""
-    analysis = dump.analyse(stage)
+    analysis = dump.analyse(stage, lenient=lenient)
     rows = []
     for result in analysis.results:
         strategies = pd.DataFrame(result.strategies)
@@ -28,6 +29,7 @@ def summary_frame(dump, stage: str | None = None) -> pd.DataFrame:
             "bytes_per_step": int(comm["bytes"].sum(min_count=1)) if not comm.empty and comm["bytes"].notna().any() else None,
             "weights": len(result.params),
             "stage_ranks": "-".join(map(str, ctx.stage_ranks)) if ctx.stage_ranks else None,
+            "complete": result.complete,
         })
     return pd.DataFrame(rows)
 
@@ -37,12 +39,13 @@ def summary_frame(dump, stage: str | None = None) -> pd.DataFrame:
 @stage_option
 @json_option
 @jobs_option
-def summary(dump, stage, as_json, jobs):
+@lenient_option
+def summary(dump, stage, as_json, jobs, lenient):
     """One line per rank: which file was read, strategies (how many the user set), communication
     operators by kind and the bytes they move per step, and the ranks of its pipeline stage."""
     with errors():
-        dumped = analysed(dump, stage, jobs, quiet=as_json)
-        frame = summary_frame(dumped, stage)
+        dumped = analysed(dump, stage, jobs, quiet=as_json, lenient=lenient)
+        frame = summary_frame(dumped, stage, lenient)
     if as_json:
         click.echo(json.dumps([{k: plain(v) for k, v in r.items()} for r in frame.to_dict("records")], indent=2))
         return

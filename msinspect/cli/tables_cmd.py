@@ -10,7 +10,7 @@ from msinspect.analysis.comm import KINDS
 from msinspect.analysis.diff import short_scope
 from msinspect.analysis.ops import selector_matches
 from msinspect.cli.output import (EXIT_FINDING, analysed, csv_option, emit, errors, jobs_option, json_option,
-                                  only_ranks, rank_option, stage_option, stderr)
+                                  lenient_option, only_ranks, rank_option, stage_option, stderr)
 
 
 def _only_ops(frame: pd.DataFrame, selector: str | None, column: str = "name") -> pd.DataFrame:
@@ -41,11 +41,12 @@ def op_option(f):
 @json_option
 @csv_option
 @jobs_option
-def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs):
+@lenient_option
+def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, lenient):
     """Every operator with a strategy: in/out strategy, whether the user set it (shard) or the
     planner inferred it, global and per-rank shapes, per rank."""
     with errors():
-        frame = analysed(dump, stage, jobs, quiet=as_json or as_csv).strategies()
+        frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient).analyse(stage, lenient=lenient).strategies()
     frame = _only_ops(only_ranks(frame, ranks), selector)
     if set_by:
         frame = frame[frame["set_by"] == set_by]
@@ -66,11 +67,12 @@ def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs):
 @json_option
 @csv_option
 @jobs_option
-def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs):
+@lenient_option
+def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, lenient):
     """Every communication and redistribution operator: kind, the operators it sits between,
     group and its ranks, the tensor it moves and its bytes per step; or totals --by kind/group."""
     with errors():
-        frame = analysed(dump, stage, jobs, quiet=as_json or as_csv).comm()
+        frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient).analyse(stage, lenient=lenient).comm()
     frame = only_ranks(frame, ranks)
     if selector and not frame.empty:  # an operator the communication is next to, or its own name
         keep = [selector_matches(n, s, selector) or selector_matches(p, ps, selector)
@@ -114,13 +116,14 @@ def summarise(frame: pd.DataFrame, by: str) -> pd.DataFrame:
 @json_option
 @csv_option
 @jobs_option
-def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_csv, jobs):
+@lenient_option
+def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_csv, jobs, lenient):
     """Per-rank shapes: for every operator input, the global shape divided by its strategy against
     the per-rank shape in the dump (exit 1 on any mismatch); or, with --params, which slice of
     each weight each rank holds ("which part of w does rank 5 hold": --params --param w --rank 5)."""
     with errors():
-        dumped = analysed(dump, stage, jobs, quiet=as_json or as_csv)
-        frame = dumped.slices() if params or param else dumped.shapes()
+        analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient).analyse(stage, lenient=lenient)
+        frame = analysis.slices() if params or param else analysis.shapes()
     frame = only_ranks(frame, ranks)
     if params or param:
         if param:

@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from .environment import DryRunEnvironment, DryRunSetupError, Problem, detect_real_accelerator, load_environment
-from .report import (NOTHING_COMPUTED, PARALLEL_PASSES, DryRunReport, RankResult, RankState, _is_complete,
-                     failure_reason, find_pass_files)
+from .report import (NOTHING_COMPUTED, PARALLEL_PASSES, DryRunReport, RankResult, RankState, failure_reason,
+                     find_pass_files, ir_verdict)
 
 #: Environment variable carried by every process a dry run starts; used to find stragglers.
 TAG_VARIABLE = "MSINSPECT_DRYRUN_TAG"
@@ -381,7 +381,8 @@ class _RankRunner:
         r = self.result
         assert r.ir_dir is not None
         r.step_parallel_end = find_pass_files(r.ir_dir, "step_parallel_end")
-        complete = bool(r.step_parallel_end) and all(_is_complete(p) for p in r.step_parallel_end)
+        verdicts = [v for v in (ir_verdict(p) for p in r.step_parallel_end) if v]
+        complete = bool(r.step_parallel_end) and not verdicts
         if complete and not cancelled:
             r.state, r.reason = RankState.OK, ""
             return
@@ -402,8 +403,7 @@ class _RankRunner:
             what = f"worker killed by {signame}"
             r.reason = what + (f"; last error: {from_log}" if from_log else "")
         elif r.step_parallel_end:
-            r.reason = "step_parallel_end incomplete (fewer nodes than its own count)" + (
-                f"; {from_log}" if from_log else "")
+            r.reason = "step_parallel_end " + verdicts[0] + (f"; {from_log}" if from_log else "")
         else:
             r.reason = from_log or (
                 "no step_parallel_end written: does the script set a parallel mode and call init(), "

@@ -116,47 +116,74 @@ class DryRunReport:
 
 # --------------------------------------------------------------------------- completeness
 _TOTAL_CNODES = re.compile(r"^Total number of cnodes:\s*(\d+)\s*$")
-_CNODE_LINE = re.compile(r"^\s*(?:%\d+\(|Return\()")
+_CNODE_LINE = re.compile(r"^\s*(?:%\d+[(\[]|Return\()")  # %3(name) = ... and %5[@FuncUnion(...)]()
 
 
-def _line_check(path: Path) -> bool:
-    """Line-level check: the file's ``Total number of cnodes: N`` equals its node lines.
+def _line_counts(path: Path) -> tuple[int | None, int]:
+    """(the file's ``Total number of cnodes: N``, its node lines), read line by line.
 
     Node lines are definitions ``%N(...) = ...`` plus each subgraph's ``Return(...)``
-    (MindSpore counts both as cnodes). A truncated file has fewer; a file without the count
-    cannot be judged and is not complete.
+    (MindSpore counts both as cnodes). A truncated file has fewer.
     """
     expected = None
     count = 0
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if expected is None:
+                m = _TOTAL_CNODES.match(line)
+                if m:
+                    expected = int(m.group(1))
+                    continue
+            if _CNODE_LINE.match(line):
+                count += 1
+    return expected, count
+
+
+def _line_check(path: Path) -> bool:
+    """Whether the file's ``Total number of cnodes: N`` equals its node lines (a file without the
+    count cannot be judged and is not complete)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if expected is None:
-                    m = _TOTAL_CNODES.match(line)
-                    if m:
-                        expected = int(m.group(1))
-                        continue
-                if _CNODE_LINE.match(line):
-                    count += 1
+        expected, count = _line_counts(path)
     except OSError:
         return False
     return expected is not None and expected > 0 and count == expected
 
 
-def _is_complete(path: Path) -> bool:
-    """Whether an IR file was written out completely, per its own node counts.
+def ir_verdict(path: Path) -> str:
+    """Why an IR file a rank wrote is not usable, or ``""`` when it is complete.
 
-    Uses ``msinspect.parser.parse_file(path, lenient=True).complete`` when the parser
-    offers it; otherwise (or if the parser cannot read the file) the line-level check.
+    - ``incomplete (...)``: the dump itself is cut short: fewer node lines than the count the
+      file states (or no count at all), as when a process dies while writing;
+    - ``IR not readable by msinspect: file:line:col: message``: the file holds every node line it
+      states but msinspect's parser rejects it (a construct the grammar does not know) - the
+      dump is fine, msinspect is not.
     """
+    from msinspect.errors import MsInspectError, shown_path
+    from msinspect.parser import parse_file
+
+    path = Path(path)
     try:
-        from msinspect.parser import parse_file  # type: ignore[attr-defined]
-    except ImportError:
-        return _line_check(path)
-    try:
-        return bool(parse_file(path, lenient=True).complete)
-    except Exception:  # a parser error must not turn a good rank into a failure silently
-        return _line_check(path)
+        ir = parse_file(path)
+    except MsInspectError as err:
+        problem = str(err).splitlines()[0]
+        if "end of file" not in problem:
+            try:
+                expected, count = _line_counts(path)
+            except OSError:
+                expected, count = None, 0
+            if expected is None or count >= expected:
+                return f"IR not readable by msinspect: {problem}"
+            return f"incomplete ({count} node lines, its own count says {expected}): {problem}"
+        return f"incomplete (cut short): {problem}"
+    if not ir.complete:
+        return f"incomplete ({shown_path(str(path))}: {ir.status}, nothing stated to check it against)"
+    return ""
+
+
+def is_complete(path: Path) -> bool:
+    """Whether an IR file was written out completely and msinspect reads it whole
+    (see :func:`ir_verdict` for the reason when not)."""
+    return not ir_verdict(path)
 
 
 def find_pass_files(ir_dir: Path, stage: str) -> list[Path]:

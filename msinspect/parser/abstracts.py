@@ -10,6 +10,9 @@ from msinspect.model import Abstract, Shape
 
 COMMA = ","
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
+_END = object()
+#: Longest text of a nested abstract kept whole in the text of the abstract around it.
+NESTED_TEXT_MAX = 4096
 _SHORT_DTYPES = {
     "F16": "Float16", "F32": "Float32", "F64": "Float64", "BF16": "BFloat16",
     "I8": "Int8", "I16": "Int16", "I32": "Int32", "I64": "Int64",
@@ -18,18 +21,45 @@ _SHORT_DTYPES = {
 
 
 def render(parts) -> str:
-    """The parts as text, spaced the way MindSpore prints them."""
-    out = []
-    for part in parts:
-        if part is COMMA:
+    """The parts as text, spaced the way MindSpore prints them.
+
+    Iterative (an explicit stack), so any depth of brackets renders in time and memory linear in
+    the text, never a RecursionError."""
+    out: list[str] = []
+    stack = [iter(parts)]
+    closers: list[str] = []
+    while stack:
+        part = next(stack[-1], _END)
+        if part is _END:
+            stack.pop()
+            if closers:
+                out.append(closers.pop())
+        elif part is COMMA:
             out.append(", ")
         elif isinstance(part, tuple):
-            out.append(part[0] + render(part[1]) + _CLOSE[part[0]])
+            out.append(part[0])
+            closers.append(_CLOSE[part[0]])
+            stack.append(iter(part[1]))
         elif isinstance(part, Abstract):
-            out.append(part.text)
+            out.append(_nested_text(part))
         else:
             out.append(str(part).strip())
     return "".join(out)
+
+
+def _nested_text(abstract: Abstract) -> str:
+    """A nested abstract's text, shortened to ``<kind ...>`` past :data:`NESTED_TEXT_MAX`
+    characters, so that abstracts nested N deep cost time and memory linear in N, not N^2."""
+    if len(abstract.text) <= NESTED_TEXT_MAX:
+        return abstract.text
+    return f"<{abstract.kind[:80]} ...>"
+
+
+def _word(part) -> str | None:
+    """The text of a plain token part; None for a group, a comma or a nested abstract."""
+    if part is COMMA or isinstance(part, (tuple, Abstract)):
+        return None
+    return str(part).strip()
 
 
 def _fields(parts) -> list[list]:
@@ -47,12 +77,11 @@ def _ints(parts) -> Shape | None:
     for field in _fields(parts):
         if not field:
             continue
-        if len(field) != 1 or isinstance(field[0], tuple):
-            return None
-        try:
-            dims.append(int(str(field[0])))
-        except ValueError:
-            return None
+        word = _word(field[0]) if len(field) == 1 else None
+        digits = word.removeprefix("-") if word is not None else ""
+        if not (0 < len(digits) <= 20 and digits.isascii() and digits.isdigit()):
+            return None  # not a dimension (a 5,000-digit "number" is not one either)
+        dims.append(int(word))
     return tuple(dims)
 
 
@@ -68,10 +97,10 @@ def _dtype(head) -> str | None:
     inner = _group(head, "[")
     if inner is None:
         return None
-    if inner and str(inner[0]).strip() == "Tensor" and len(inner) > 1 and isinstance(inner[1], tuple):
+    if inner and _word(inner[0]) == "Tensor" and len(inner) > 1 and isinstance(inner[1], tuple):
         inner = inner[1][1]
-    if len(inner) == 1 and not isinstance(inner[0], tuple):
-        text = str(inner[0]).strip()
+    text = _word(inner[0]) if len(inner) == 1 else None
+    if text is not None:
         return _SHORT_DTYPES.get(text, text)
     return None
 
@@ -81,7 +110,7 @@ def make_abstract(parts) -> Abstract:
     text = "<" + render(parts) + ">"
     fields = _fields(parts)
     head = fields[0]
-    kind = str(head[0]).strip() if head and not isinstance(head[0], tuple) else "null"
+    kind = (_word(head[0]) if head else None) or "null"
     dtype = shape = ref_key = None
     elements: tuple = ()
     if kind in ("Tensor", "Ref"):
@@ -94,11 +123,11 @@ def make_abstract(parts) -> Abstract:
     elif len(head) == 1 and len(fields) > 1:
         dtype = kind                                        # scalar: <Int64, NoShape>
     for field in fields[1:]:
-        if len(field) == 1 and not isinstance(field[0], tuple):
-            item = str(field[0]).strip()
+        item = _word(field[0]) if len(field) == 1 else None
+        if item is not None:
             if item.startswith("ref_key="):
                 ref_key = item[len("ref_key="):].lstrip(":")
-        elif len(field) == 2 and str(field[0]).strip() == "TupleShape" and isinstance(field[1], tuple):
+        elif len(field) == 2 and _word(field[0]) == "TupleShape" and isinstance(field[1], tuple):
             elements = tuple(
                 _ints(f[0][1]) if f and isinstance(f[0], tuple) else None
                 for f in _fields(field[1][1])

@@ -1,7 +1,6 @@
 """Reading ``.ir`` / ``.ir.gz`` text with the Lark grammar: strict and lenient parsing."""
 from __future__ import annotations
 
-import gzip
 import re
 from functools import lru_cache
 from importlib import resources
@@ -13,6 +12,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from msinspect.errors import IRParseError
 from msinspect.model import Diagnostic, IRFile
 from msinspect.parser.assemble import assemble, check_counts
+from msinspect.parser.reading import read_text
 from msinspect.parser.transformer import BadToken, IRTransformer
 
 GRAMMAR = "mindspore_ir.lark"
@@ -298,27 +298,6 @@ def parse_text(text: str, path: str = "<string>", *, lenient: bool = False) -> I
                            source_line=_line_text(text, first.line) if first.line > 0 else "")
     ir.diagnostics.extend(diagnostics + problems)
     return ir
-
-
-def read_text(path: str | Path, *, lenient: bool = False) -> tuple[str, list[Diagnostic]]:
-    """The file's text (``.ir.gz`` decompressed), with decoding problems as diagnostics in lenient
-    mode and as :class:`IRParseError` otherwise."""
-    path = Path(path)
-    try:
-        raw = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
-    except (OSError, EOFError, gzip.BadGzipFile) as err:
-        raise IRParseError(path=str(path), line=0, column=0, message=f"cannot read: {err}") from None
-    try:
-        return raw.decode("utf-8"), []
-    except UnicodeDecodeError as err:
-        line = raw.count(b"\n", 0, err.start) + 1
-        column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
-        message = f"invalid UTF-8 byte {raw[err.start]:#04x}"
-        if not lenient:
-            shown = raw.split(b"\n")[line - 1].decode("utf-8", "replace")
-            raise IRParseError(path=str(path), line=line, column=column, message=message,
-                               source_line=shown) from None
-        return raw.decode("utf-8", "replace"), [Diagnostic(line, column, message)]
 
 
 def parse_file(path: str | Path, *, lenient: bool = False) -> IRFile:

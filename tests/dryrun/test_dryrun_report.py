@@ -78,3 +78,34 @@ def test_cpu_target_gets_a_hint(tmp_path):
 
 def test_no_log(tmp_path):
     assert failure_reason(tmp_path / "none.log") == "no log written"
+
+
+# ---- a rank whose IR the parser rejects is not a truncated dump (crafted rank folders)
+def _rank_folder(tmp_path, text: str) -> Path:
+    folder = tmp_path / "rank_0"
+    folder.mkdir()
+    path = folder / "step_parallel_end_0133.ir"
+    path.write_text(text)
+    return path
+
+
+def test_verdict_complete(tmp_path):
+    from msinspect.dryrun.report import ir_verdict, is_complete
+    path = _rank_folder(tmp_path, IR)
+    assert ir_verdict(path) == "" and is_complete(path)
+
+
+def test_verdict_ir_the_parser_rejects(tmp_path):
+    from msinspect.dryrun.report import ir_verdict, is_complete
+    # every node line is there (the dump is whole) but one carries a construct the grammar lacks
+    path = _rank_folder(tmp_path, IR.replace("PrimFunc_ReLU(%0)", "PrimFunc_ReLU(%0) ?!?"))
+    verdict = ir_verdict(path)
+    assert verdict.startswith(f"IR not readable by msinspect: {path}:11:35: unexpected")  # line 11, at "?"
+    assert "incomplete" not in verdict and not is_complete(path)
+
+
+def test_verdict_truncated_dump(tmp_path):
+    from msinspect.dryrun.report import ir_verdict
+    path = _rank_folder(tmp_path, IR[: IR.index("  Return")])
+    verdict = ir_verdict(path)
+    assert verdict.startswith("incomplete") and "not readable" not in verdict

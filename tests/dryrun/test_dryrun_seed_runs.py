@@ -12,13 +12,13 @@ STRATEGY = "{in_strategy: ((2, 4), (4, 1))}"
 
 def test_seed002_every_rank_complete(seed002_report):
     from msinspect.dryrun import find_pass_files
-    from msinspect.dryrun.report import _is_complete
+    from msinspect.dryrun.report import is_complete
 
     report = seed002_report
     assert report.ok, "\n".join(f"rank {r.rank}: {r.state.value} {r.reason}" for r in report.failed)
     assert [r.rank for r in report.ranks] == list(range(RANKS))
     for r in report.ranks:
-        assert r.step_parallel_end and all(_is_complete(p) for p in r.step_parallel_end)
+        assert r.step_parallel_end and all(is_complete(p) for p in r.step_parallel_end)
         assert r.ir_dir == report.run_dir / f"rank_{r.rank}"
         # default: only parallel-stage files are kept
         names = sorted(p.name for p in r.ir_dir.iterdir())

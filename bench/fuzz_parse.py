@@ -1,0 +1,383 @@
+"""Fuzz the parser with mutated copies of real dumps and count what comes out (not run in CI).
+
+Usage: python bench/fuzz_parse.py [--count N] [--seed S] [--timeout SECONDS] [--workers W]
+                                  [--memory-gib G] [--kinds KIND,...] [--examples FILE.json]
+
+Every mutation is written to a file named as the source (``.ir`` or ``.ir.gz``) and read through
+``parse_file`` strict, then lenient when strict raised (when strict read it, lenient takes the
+same path), and one in ten also through ``parse_text``, in a forked child with one wall-clock
+bound for all of them (default 10 s) and an address-space cap (default 4 GiB). Sources: one file
+per stage of ``rank_0`` (or the folder itself) of every 2.10 fixture under ``fixtures/``, plus
+every file under ``fixtures/zoo/`` when it exists, chosen with weight 1/size so that 10,000
+mutations take about 25 minutes on two busy cores. ``--log`` keeps every result (JSON lines) and
+``--from-log`` prints the table of such a log again.
+
+Outcomes, per mutation:
+- ``complete`` / ``excerpt`` / ``incomplete``: parsed (strict gave a result; lenient's status);
+- ``documented error``: strict raised IRParseError / MsInspectError and lenient gave a result or
+  the documented error too;
+- ``other exception: TYPE``: anything else escaped (one example each is printed);
+- ``over time bound`` / ``over memory cap``;
+- ``ACCEPTED BROKEN``: strict or lenient reported no problem although the file's stated
+  ``Total number of cnodes`` no longer equals its cnode lines, or the text was cut, or a file named
+  as a dump stage lost its ``# IR entry`` header. Must be 0.
+The oracle counts cnode lines with a regex, independently of the parser.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import gzip
+import json
+import os
+import random
+import re
+import resource
+import select
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from msinspect.errors import MsInspectError  # noqa: E402
+from msinspect.parser import parse_file, parse_text  # noqa: E402
+from msinspect.stages import stage_of  # noqa: E402
+
+CNODE_LINE = re.compile(rb"^\s+(?:%\d+\(|Return\()", re.M)
+STATED = re.compile(rb"^Total number of cnodes: (\d+)\s*$", re.M)
+NUMBER = re.compile(rb"(?<![\w%])\d+(?![\w])")
+ABSTRACT = re.compile(rb"<Tensor\[\w+\], ")
+
+# kind -> weight. The slow, deterministic ones are rare: each costs up to the time bound.
+KINDS = {
+    "truncate": 12, "flip": 12, "delete_line": 8, "duplicate_line": 8, "garbage": 5,
+    "gzip_corrupt": 14, "bracket_run": 1, "nested_abstracts": 1, "number_5000": 4,
+    "header_removed": 4, "cut_in_order": 3, "blank_lines_1mib": 0.15,
+    "number_40000": 0.1, "line_1mb": 0.1, "spaces_40000": 0.15, "blank_lines_64mib": 0.05,
+    "broken_blocks_400": 0.1, "digits_before_name_40000": 0.05,
+}
+
+
+def sources() -> list[tuple[str, bytes]]:
+    """(file name, text) of every source: rank_0 of each 2.10 fixture, and the zoo when present."""
+    out: dict[str, tuple[str, bytes]] = {}
+    fixtures = ROOT / "fixtures"
+    for path in sorted(fixtures.rglob("*")):
+        if not path.name.endswith((".ir", ".ir.gz")):
+            continue
+        rel = path.relative_to(fixtures)
+        if "zoo" not in rel.parts and any(p.startswith("rank_") and p != "rank_0" for p in rel.parts):
+            continue
+        raw = path.read_bytes()
+        out[str(rel)] = (path.name, gzip.decompress(raw) if path.name.endswith(".gz") else raw)
+    return list(out.values())
+
+
+def _lines(text: bytes) -> list[bytes]:
+    return text.split(b"\n")
+
+
+def mutate(kind: str, name: str, text: bytes, rng: random.Random) -> tuple[str, bytes, bytes, dict]:
+    """(file name, file bytes, the text they hold, facts for the oracle)."""
+    facts: dict = {}
+    gz = name.endswith(".gz")
+    plain_name = name[:-3] if gz else name
+    lines = _lines(text)
+    if kind == "truncate":
+        cut = rng.randrange(len(text))
+        facts["cut"] = text[cut:].strip() != b""
+        text = text[:cut]
+    elif kind == "cut_in_order":  # a cut inside the last "# Order:" block
+        at = text.rfind(b"# Order:")
+        at = at if at >= 0 else len(text) // 2
+        cut = rng.randrange(at, len(text))
+        facts["cut"] = text[cut:].strip() != b""
+        text = text[:cut]
+    elif kind == "flip":
+        data = bytearray(text)
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        text = bytes(data)
+    elif kind == "delete_line":
+        at = rng.randrange(len(lines))
+        text = b"\n".join(lines[:at] + lines[at + 1:])
+    elif kind == "duplicate_line":
+        at = rng.randrange(len(lines))
+        text = b"\n".join(lines[:at + 1] + lines[at:])
+    elif kind == "garbage":
+        blob = bytes(rng.randrange(256) for _ in range(rng.randint(1, 4000)))
+        at = rng.randrange(len(text) + 1) if rng.random() < 0.5 else 0
+        text = blob if rng.random() < 0.3 else text[:at] + blob + text[at:]
+    elif kind == "bracket_run":
+        opener = rng.choice(["(", "[", "{", "<"])
+        closer = {"(": ")", "[": "]", "{": "}", "<": ">"}[opener]
+        run = (opener * 100_000 + (closer * 100_000 if rng.random() < 0.5 else "")).encode()
+        found = list(ABSTRACT.finditer(text))
+        at = rng.choice(found).end() if found else rng.randrange(len(text))
+        text = text[:at] + run + text[at:]
+    elif kind == "nested_abstracts":
+        n = rng.choice([30, 1000, 100_000])
+        found = list(ABSTRACT.finditer(text))
+        at = rng.choice(found).start() if found else rng.randrange(len(text))
+        text = text[:at] + b"<" * n + b"Tensor" + b">" * n + b", " + text[at:]
+    elif kind in ("number_5000", "number_40000"):
+        digits = 5000 if kind == "number_5000" else 40_000
+        found = list(NUMBER.finditer(text))
+        m = rng.choice(found)
+        text = text[:m.start()] + b"9" * digits + text[m.end():]
+    elif kind == "digits_before_name_40000":  # like instance names that start with digits
+        found = [m.start(1) for m in re.finditer(rb"instance name: (\w)", text)] or [rng.randrange(len(text))]
+        at = rng.choice(found)
+        text = text[:at] + b"9" * 40_000 + text[at:]
+    elif kind == "line_1mb":
+        found = [i for i, l in enumerate(lines) if l.lstrip().startswith(b"%") and b"=" in l]
+        at = rng.choice(found) if found else 0
+        lines[at] = lines[at] + b" # " + b"x" * (1 << 20)
+        text = b"\n".join(lines)
+    elif kind == "spaces_40000":
+        found = [i for i, l in enumerate(lines) if b": " in l and not l.startswith(b" ")]
+        at = rng.choice(found) if found else 0
+        lines[at] = lines[at].replace(b": ", b":" + b" " * 40_000, 1)
+        text = b"\n".join(lines)
+    elif kind in ("blank_lines_1mib", "blank_lines_64mib"):
+        size = (1 << 20) if kind == "blank_lines_1mib" else (64 << 20)
+        at = rng.randrange(len(lines))
+        text = b"\n".join(lines[:at]) + b"\n" * size + b"\n".join(lines[at:])
+        gz = True
+    elif kind == "header_removed":
+        text = re.sub(rb"^# ?IR entry[^\n]*\n", b"", text, count=1, flags=re.M)
+        facts["stage_named"] = stage_of(plain_name) not in ("", None, "unknown")
+    elif kind == "broken_blocks_400":
+        block = b"subgraph attr:\nsubgraph @broken_%d(\n  %%1(x) = ??? \n}\n"
+        text = text + b"".join(block % i for i in range(400))
+    if kind == "gzip_corrupt":
+        data = bytearray(gzip.compress(text))
+        how = rng.choice(["magic", "header", "body", "crc", "size", "truncate", "trailing"])
+        if how == "magic":
+            data[0] ^= 0xFF
+        elif how == "header":
+            data[rng.randrange(2, 10)] = rng.randrange(256)
+        elif how == "body":
+            data[rng.randrange(10, len(data) - 8)] ^= 1 << rng.randrange(8)
+        elif how == "crc":
+            data[-8] ^= 0xFF
+        elif how == "size":
+            data[-1] ^= 0xFF
+        elif how == "truncate":
+            data = data[:rng.randrange(len(data))]
+        else:
+            data += bytes(rng.randrange(256) for _ in range(rng.randint(1, 64)))
+        facts["gzip"] = how
+        return plain_name + ".gz", bytes(data), text, facts
+    if gz:
+        return plain_name + ".gz", gzip.compress(text, compresslevel=6), text, facts
+    return plain_name, text, text, facts
+
+
+def broken_but_accepted(ir, text: bytes, facts: dict) -> str | None:
+    """Why a result reported without diagnostics should not have been (None when it is right)."""
+    if ir.diagnostics:
+        return None
+    stated = STATED.search(text)
+    if stated and int(stated.group(1)) != len(CNODE_LINE.findall(text)):
+        return f"stated {int(stated.group(1))} cnodes, {len(CNODE_LINE.findall(text))} lines, status {ir.status}"
+    if facts.get("cut"):
+        return f"text was cut, status {ir.status}"
+    if facts.get("stage_named"):
+        return f"stage-named file without '# IR entry', status {ir.status}"
+    return None
+
+
+def pick_source(srcs, rng: random.Random):
+    """A source file, chosen with weight 1/size: the small real dumps take most mutations, so
+    10,000 fit in minutes on two cores; every source still takes some."""
+    return rng.choices(srcs, [1.0 / max(len(text), 1000) for _, text in srcs])[0]
+
+
+def run_one(index: int, seed: int, kinds: list[str], weights: list[float], srcs, workdir: Path) -> dict:
+    """In the child: build mutation ``index`` and parse it strict and lenient."""
+    rng = random.Random(seed * 1_000_003 + index)
+    kind = rng.choices(kinds, weights)[0]
+    name, text = pick_source(srcs, rng)
+    fname, data, plain, facts = mutate(kind, name, text, rng)
+    path = workdir / f"m{index}" / fname
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    result = {"index": index, "kind": kind, "source": name, "facts": facts, "size": len(plain)}
+    try:
+        for mode in ("strict", "lenient", "text"):
+            if mode == "text" and index % 10:
+                continue
+            if mode == "lenient" and result["strict"][0] != "documented error":
+                result[mode] = result["strict"]  # strict read it: lenient takes the same path
+                continue
+            started = time.monotonic()
+            try:
+                if mode == "text":
+                    try:
+                        decoded = plain.decode("utf-8")
+                    except UnicodeDecodeError:
+                        continue
+                    ir = parse_text(decoded, fname, lenient=bool(index % 2))
+                else:
+                    ir = parse_file(path, lenient=mode == "lenient")
+                why = broken_but_accepted(ir, plain, facts)
+                result[mode] = ("ACCEPTED BROKEN", why) if why else (ir.status, "")
+            except MsInspectError as err:
+                result[mode] = ("documented error", str(err).split("\n", 1)[0][:200])
+            except BaseException as err:  # noqa: BLE001 - counting what escapes is the point
+                result[mode] = (f"other exception: {type(err).__name__}",
+                                f"{str(err)[:160]} at {traceback.extract_tb(err.__traceback__)[-1].filename.rsplit('/', 1)[-1]}:"
+                                f"{traceback.extract_tb(err.__traceback__)[-1].lineno}")
+            result[mode + "_s"] = round(time.monotonic() - started, 2)
+    finally:
+        for p in sorted(path.parent.rglob("*"), reverse=True):
+            p.unlink()
+        path.parent.rmdir()
+    return result
+
+
+def supervised(index: int, args, kinds, weights, srcs, workdir: Path) -> dict:
+    """Run one mutation in a forked child under a time bound and a memory cap."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(read)
+        cap = int(args.memory_gib * (1 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        try:
+            out = run_one(index, args.seed, kinds, weights, srcs, workdir)
+        except MemoryError:
+            out = {"index": index, "memory": True}
+        except BaseException as err:  # noqa: BLE001
+            out = {"index": index, "harness": repr(err)}
+        os.write(write, json.dumps(out, default=str).encode())
+        os._exit(0)
+    os.close(write)
+    started = time.monotonic()
+    chunks = []
+    while True:
+        left = args.timeout - (time.monotonic() - started)
+        if left <= 0:
+            os.kill(pid, signal.SIGKILL)
+            break
+        ready, _, _ = select.select([read], [], [], left)
+        if ready:
+            chunk = os.read(read, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    os.close(read)
+    _, status, usage = os.wait4(pid, 0)
+    elapsed = time.monotonic() - started
+    rng = random.Random(args.seed * 1_000_003 + index)  # same draws as the child: kind and source
+    kind = rng.choices(kinds, weights)[0]
+    src = pick_source(srcs, rng)[0]
+    base = {"index": index, "kind": kind, "source": src, "seconds": round(elapsed, 1),
+            "maxrss_mib": usage.ru_maxrss // 1024}
+    if not chunks:
+        base["over"] = "time" if elapsed >= args.timeout else f"child died (status {status})"
+        return base
+    out = json.loads(b"".join(chunks))
+    if out.get("memory"):
+        base["over"] = "memory"
+        return base
+    return {**base, **out}
+
+
+def _drive(job) -> list[dict]:
+    indices, args, kinds, weights, srcs, workdir = job
+    return [supervised(i, args, kinds, weights, srcs, workdir) for i in indices]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--count", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=10.0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--memory-gib", type=float, default=4.0)
+    parser.add_argument("--kinds", default=None, help="Only these mutation kinds (comma-separated).")
+    parser.add_argument("--examples", default=None, help="Write every non-clean result to this JSON file.")
+    parser.add_argument("--log", default=None, help="Append every result to this JSON-lines file as it comes.")
+    parser.add_argument("--from-log", default=None, help="Only print the table of a --log file.")
+    args = parser.parse_args()
+    if args.from_log:
+        results = [json.loads(line) for line in Path(args.from_log).read_text().splitlines() if line.strip()]
+        report(results, sources(), float("nan"), args)
+        return 0
+    chosen = {k: w for k, w in KINDS.items() if not args.kinds or k in args.kinds.split(",")}
+    kinds, weights = list(chosen), list(chosen.values())
+    srcs = sources()
+    parse_text(srcs[0][1].decode("utf-8"), "warm-up.ir", lenient=True)  # build Lark once, before forking
+    assert srcs, "no fixtures found"
+    import multiprocessing
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="fuzz_parse_") as tmp:
+        workdir = Path(tmp)
+        chunks = [list(range(i, min(i + 25, args.count))) for i in range(0, args.count, 25)]
+        jobs = [(c, args, kinds, weights, srcs, workdir) for c in chunks]
+        started = time.monotonic()
+        results = []
+        log = open(args.log, "a") if args.log else None
+        with multiprocessing.get_context("fork").Pool(args.workers) as pool:
+            for batch in pool.imap_unordered(_drive, jobs):
+                results += batch
+                if log:
+                    log.writelines(json.dumps(r, default=str) + "\n" for r in batch)
+                    log.flush()
+        wall = time.monotonic() - started
+    report(results, srcs, wall, args)
+    if args.examples:
+        bad = [r for r in results if "over" in r or any(
+            str(r.get(m, ("",))[0]).startswith(("other", "ACCEPTED")) for m in ("strict", "lenient", "text"))]
+        Path(args.examples).write_text(json.dumps(bad, indent=1, default=str))
+    broken = sum(1 for r in results for m in ("strict", "lenient", "text") if r.get(m, ("",))[0] == "ACCEPTED BROKEN")
+    return 1 if broken else 0
+
+
+def report(results: list[dict], srcs, wall: float, args) -> None:
+    print(f"{len(results)} mutations of {len(srcs)} source files, seed {args.seed}, "
+          f"bound {args.timeout:g} s / {args.memory_gib:g} GiB, {args.workers} workers, {wall:.0f} s wall")
+    by_mode: dict[str, collections.Counter] = {m: collections.Counter() for m in ("strict", "lenient", "text")}
+    examples: dict[str, dict] = {}
+    for r in results:
+        if "over" in r:
+            label = f"over {r['over']} bound" if r["over"] in ("time", "memory") else r["over"]
+            for m in ("strict", "lenient"):
+                by_mode[m][label] += 1
+            examples.setdefault(f"{label} [{r['kind']}]", r)
+            continue
+        for m in ("strict", "lenient", "text"):
+            if m in r:
+                outcome = r[m][0]
+                by_mode[m][outcome] += 1
+                if outcome.startswith(("other", "ACCEPTED")):
+                    examples.setdefault(f"{m}: {outcome} [{r['kind']}]", r)
+    outcomes = sorted({o for c in by_mode.values() for o in c})
+    print(f"\n{'outcome':<44}{'strict':>8}{'lenient':>9}{'text':>7}")
+    for o in outcomes:
+        print(f"{o:<44}{by_mode['strict'][o]:>8}{by_mode['lenient'][o]:>9}{by_mode['text'][o]:>7}")
+    kinds = collections.Counter(r["kind"] for r in results)
+    print("\nmutations per kind: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    slow = collections.defaultdict(list)
+    for r in results:
+        slow[r["kind"]].append(r.get("seconds", 0))
+    print("slowest per kind (s, maxrss MiB): " + ", ".join(
+        f"{k} {max(v):.1f}/{max(x.get('maxrss_mib', 0) for x in results if x['kind'] == k)}"
+        for k, v in sorted(slow.items())))
+    if examples:
+        print("\none example of each escape / time-out / accepted-broken:")
+        for label, r in sorted(examples.items()):
+            detail = next((r[m][1] for m in ("strict", "lenient", "text") if m in r and r[m][0] in label), "")
+            print(f"  {label}: #{r['index']} of {r['source']} {r.get('facts', '')} "
+                  f"{r.get('seconds')} s {r.get('maxrss_mib')} MiB {detail}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

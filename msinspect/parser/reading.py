@@ -1,0 +1,135 @@
+"""Reading an IR file's bytes safely: ``.ir.gz`` decompressed as a stream with a cap on its size,
+UTF-8 decoded, every failure an :class:`~msinspect.errors.IRParseError` naming the file.
+
+What can go wrong and what the caller gets:
+
+- no such file, or a folder: :class:`~msinspect.errors.DumpNotFoundError`;
+- unreadable (permissions, I/O): :class:`~msinspect.errors.IRParseError` at line 0;
+- a corrupt ``.gz`` (bad header, bad CRC, truncated or garbled stream):
+  :class:`~msinspect.errors.IRParseError` at line 0 in strict mode; in lenient mode the text
+  decompressed before the damage, with one diagnostic (the file then reads as incomplete);
+- text larger than the cap (:data:`MAX_TEXT_BYTES`, 4 GiB unless the environment variable
+  ``MSINSPECT_MAX_IR_BYTES`` or the ``max_bytes`` argument says otherwise), counted after
+  decompression, so a small ``.gz`` cannot expand into gigabytes of memory: an IRParseError
+  saying so, in both modes;
+- bytes that are not UTF-8: an IRParseError at their line and column (lenient: a diagnostic, the
+  bytes replaced by U+FFFD).
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from pathlib import Path
+
+from msinspect.errors import DumpNotFoundError, IRParseError
+from msinspect.model import Diagnostic
+
+#: Environment variable that sets the cap on an IR file's (decompressed) size, in bytes.
+MAX_BYTES_VARIABLE = "MSINSPECT_MAX_IR_BYTES"
+#: Default cap on an IR file's (decompressed) size: 4 GiB. MindSpore's largest dumps are a few
+#: hundred MB; beyond the cap the file is refused rather than read into memory.
+MAX_TEXT_BYTES = 4 << 30
+_CHUNK = 1 << 20
+
+
+def max_text_bytes() -> int:
+    """The cap in force: ``MSINSPECT_MAX_IR_BYTES`` when set to a positive integer, else 4 GiB."""
+    value = os.environ.get(MAX_BYTES_VARIABLE, "").strip()
+    if value:
+        try:
+            cap = int(value)
+        except ValueError:
+            cap = 0
+        if cap > 0:
+            return cap
+        raise IRParseError(path=MAX_BYTES_VARIABLE, line=0, column=0,
+                           message=f"must be a positive number of bytes, not {value!r}")
+    return MAX_TEXT_BYTES
+
+
+def _too_big(path: Path, cap: int, what: str) -> IRParseError:
+    return IRParseError(path=str(path), line=0, column=0,
+                        message=f"{what} is larger than {cap:,} bytes, the most msinspect reads "
+                                f"(set {MAX_BYTES_VARIABLE} to raise the cap)")
+
+
+def _read_capped(stream, path: Path, cap: int) -> bytes:
+    """Read ``stream`` to its end in chunks (never one buffer of ``cap`` bytes); an IRParseError
+    past ``cap`` bytes."""
+    out = bytearray()
+    while True:
+        chunk = stream.read(_CHUNK)
+        if not chunk:
+            return bytes(out)
+        out += chunk
+        if len(out) > cap:
+            raise _too_big(path, cap, "its decompressed text" if path.name.endswith(".gz") else "the file")
+
+
+def _read_gzip(path: Path, cap: int, lenient: bool) -> tuple[bytes, list[Diagnostic]]:
+    out = bytearray()
+    try:
+        with gzip.open(path, "rb") as stream:
+            while True:
+                chunk = stream.read1(_CHUNK)  # what is there: keeps the text before a cut
+                if not chunk:
+                    return bytes(out), []
+                out += chunk
+                if len(out) > cap:
+                    raise _too_big(path, cap, "its decompressed text")
+    except (OSError, EOFError, zlib.error) as err:  # gzip.BadGzipFile is an OSError
+        if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
+            raise
+        reason = "ends early (truncated .gz)" if isinstance(err, EOFError) else f"is not a valid .gz ({err})"
+        message = f"compressed stream {reason}"
+        if not lenient or not out:
+            raise IRParseError(path=str(path), line=0, column=0,
+                               message=f"cannot read: {message}") from None
+        # Keep what decompressed cleanly up to the last whole line; say where the damage starts.
+        text = bytes(out[:out.rfind(b"\n") + 1])
+        return text, [Diagnostic(text.count(b"\n") + 1, 1, f"{message}; text read up to here")]
+
+
+def read_bytes(path: str | os.PathLike, *, lenient: bool = False,
+               max_bytes: int | None = None) -> tuple[bytes, list[Diagnostic]]:
+    """The file's bytes, ``.gz`` decompressed, at most ``max_bytes`` (default
+    :func:`max_text_bytes`); see the module's docstring for the errors."""
+    path = Path(path)
+    cap = max_bytes if max_bytes is not None else max_text_bytes()
+    try:
+        if path.is_dir():
+            raise DumpNotFoundError(f"{path}: is a folder, not an IR file")
+        if not path.exists():
+            raise DumpNotFoundError(f"{path}: no such file")
+        if path.name.endswith(".gz"):
+            return _read_gzip(path, cap, lenient)
+        with open(path, "rb") as handle:
+            raw = _read_capped(handle, path, cap)
+    except OSError as err:
+        raise IRParseError(path=str(path), line=0, column=0,
+                           message=f"cannot read: {err.strerror or err}") from None
+    except ValueError as err:  # a path holding a NUL byte
+        raise DumpNotFoundError(f"{path!r}: not a usable path ({err})") from None
+    return raw, []
+
+
+def read_text(path: str | os.PathLike, *, lenient: bool = False,
+              max_bytes: int | None = None) -> tuple[str, list[Diagnostic]]:
+    """The file's text (``.ir.gz`` decompressed), with reading and decoding problems as
+    diagnostics in lenient mode where text can still be read, and as
+    :class:`~msinspect.errors.IRParseError` otherwise."""
+    raw, diagnostics = read_bytes(path, lenient=lenient, max_bytes=max_bytes)
+    try:
+        return raw.decode("utf-8"), diagnostics
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        line_start = raw.rfind(b"\n", 0, err.start) + 1
+        column = err.start - line_start + 1
+        message = f"invalid UTF-8 byte {raw[err.start]:#04x}"
+        if not lenient:
+            line_end = raw.find(b"\n", err.start)
+            shown = raw[line_start:line_end if line_end >= 0 else len(raw)].decode("utf-8", "replace")
+            raise IRParseError(path=str(path), line=line, column=column, message=message,
+                               source_line=shown) from None
+        return raw.decode("utf-8", "replace"), diagnostics + [Diagnostic(line, column, message)]

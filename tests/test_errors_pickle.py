@@ -1,0 +1,77 @@
+"""msinspect's errors cross process boundaries whole: a bad rank in a process pool comes back as
+its own error naming the file, never as BrokenProcessPool."""
+from __future__ import annotations
+
+import gzip
+import pickle
+import shutil
+from pathlib import Path
+
+import pytest
+
+from msinspect.dumps import parse_many
+from msinspect.errors import DumpNotFoundError, IRParseError, MsInspectError
+from msinspect.render import DotNotFoundError, OutputExistsError
+from msinspect.spec import SpecError
+from tests.conftest import FIXTURES
+
+
+def _subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
+
+
+def _fields(error: BaseException) -> dict:
+    return {"type": type(error), "args": error.args, "str": str(error), **vars(error)}
+
+
+EXAMPLES = [
+    IRParseError(path="rank_3/21_validate_0569.ir", line=77, column=22, message="unexpected '?'",
+                 expected=("a node reference like %3",), source_line="  %5(x) = ?"),
+    IRParseError(path="rank_3/x.ir.gz", line=0, column=0, message="cannot read: truncated"),
+    DumpNotFoundError("runs/x: no such file or folder"),
+    MsInspectError("anything"),
+    DotNotFoundError(Path("out/g.dot"), "svg"),
+    OutputExistsError("g.svg exists"),
+    SpecError("bad spec: ranks must be an integer"),
+]
+
+
+def test_examples_cover_every_error_class():
+    assert {type(e) for e in EXAMPLES} >= set(_subclasses(MsInspectError)) | {MsInspectError}
+
+
+@pytest.mark.parametrize("error", EXAMPLES, ids=lambda e: type(e).__name__)
+def test_pickle_round_trip_keeps_every_field(error):
+    back = pickle.loads(pickle.dumps(error))
+    assert _fields(back) == _fields(error)
+
+
+def _raise(error):
+    raise error
+
+
+def test_errors_come_back_from_a_process_pool():
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        for error in EXAMPLES:
+            with pytest.raises(type(error)) as info:
+                pool.submit(_raise, error).result()
+            assert _fields(info.value) == _fields(error)
+
+
+def test_bad_rank_in_a_pool_names_its_file(tmp_path):
+    root = tmp_path / "dump"
+    shutil.copytree(FIXTURES / "sharding_propagation_dryrun_8rank", root)
+    bad = next((root / "rank_3").glob("*validate*"))
+    bad.chmod(0o644)
+    text = gzip.decompress(bad.read_bytes()).decode()
+    bad.write_bytes(gzip.compress(text.replace("PrimFunc_MatMul(", "PrimFunc_MatMul(?", 1).encode()))
+    files = sorted(root.glob("rank_*/*validate*"))
+    with pytest.raises(IRParseError) as info:
+        parse_many(files, jobs=2)
+    assert info.value.path == str(bad) and info.value.line > 0
+    lenient = parse_many(files, jobs=2, lenient=True)
+    assert [ir.complete for ir in lenient] == [f != bad for f in files]
