@@ -6,7 +6,8 @@ import re
 
 from msinspect.model import Diagnostic, IRFile, Node, Subgraph
 
-_INT = re.compile(r"(\d+)\s*$")
+# A stated count longer than 20 digits is not one MindSpore writes: read as no count at all.
+_INT = re.compile(r"(?<!\d)(\d{1,20})\s*$")
 _LEGACY_ENTRY = re.compile(r"#IR entry\s+:")
 
 

@@ -11,7 +11,7 @@ from tests.conftest import FIXTURES
 
 DEPTH = 100_000
 FILE_DEPTH = 10_000  # ten times Python's recursion limit; bench/fuzz_parse.py runs 100,000 in files
-BASE = (FIXTURES / "seed_002" / "18_execute_0185.ir").read_text()
+BASE = (FIXTURES / "seed_002" / "18_execute_0185.excerpt.ir").read_text()
 FIRST = "<Tensor[Float32], (8, 8)>"
 
 
