@@ -57,7 +57,15 @@ def _parser() -> tuple[Lark, IRTransformer]:
     return lark, transformer
 
 
+#: Past this many terminals the parser was between items: say so rather than list them all.
+_MANY = 10
+
+
 def _readable(lark: Lark, names) -> tuple[str, ...]:
+    names = set(names)
+    if len(names) > _MANY and "NODE_HEAD" in names:
+        return ("the start of a line of IR: a node like %3(name) = Op(...), 'Return(...)', "
+                "'subgraph @name(...) {', '}', a header, attribute or comment line",)
     out = set()
     for name in names:
         if name in _READABLE:
