@@ -2,10 +2,8 @@
 table, JSON or CSV, and turning msinspect's errors into messages and exit codes."""
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
-from typing import Iterator
 
 import click
 import pandas as pd
@@ -13,12 +11,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from msinspect.cli.exits import EXIT_FINDING, EXIT_USAGE, errors  # noqa: F401 (the one table lives there)
 from msinspect.dumps import Dump, load_dump
-from msinspect.errors import IRParseError, MsInspectError
-
-#: Exit codes: 0 fine, 1 a finding (failed expectation, shape mismatch, unreadable IR), 2 usage or
-#: input error (wrong path, no dumps, bad spec).
-EXIT_FINDING, EXIT_USAGE = 1, 2
 
 
 def stderr() -> Console:
@@ -30,20 +24,6 @@ def stdout() -> Console:
     if not console.is_terminal:
         console.width = max(console.width, 160)
     return console
-
-
-@contextlib.contextmanager
-def errors() -> Iterator[None]:
-    """Print msinspect's errors as one clear message and exit with the matching code."""
-    try:
-        yield
-    except IRParseError as error:
-        stderr().print(f"[bold red]error:[/] {error}")
-        sys.exit(EXIT_FINDING)
-    except (MsInspectError, KeyError) as error:
-        text = error.args[0] if isinstance(error, KeyError) and error.args else error
-        stderr().print(f"[bold red]error:[/] {text}")
-        sys.exit(EXIT_USAGE)
 
 
 def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False) -> Dump:

@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from msinspect.dumps import load_dump, parse_many
-from msinspect.errors import IRParseError, MsInspectError
+from msinspect.cli.exits import errors
+from msinspect.errors import MsInspectError
 from msinspect.model import IRFile
 
 
@@ -46,7 +47,7 @@ def parse(paths, as_json, lenient, stage, jobs):
     counts and diagnostics per file. Exits 0 only when every file was read completely and the
     counts each file states hold."""
     err = Console(stderr=True)
-    try:
+    with errors():
         files = []
         for path in paths:
             dump = load_dump(path)
@@ -55,13 +56,6 @@ def parse(paths, as_json, lenient, stage, jobs):
             raise MsInspectError(f"no files of stage '{stage}' under {', '.join(paths)}")
         with err.status(f"parsing {len(files)} file(s)") if not as_json and len(files) > 1 else _null():
             results = parse_many(files, lenient=lenient, jobs=jobs)
-    except IRParseError as error:
-        err.print(f"[bold red]error:[/] {error}", markup=True, highlight=False, soft_wrap=True)
-        err.print("(use --lenient to read past errors and list every unparsed span)")
-        sys.exit(1)
-    except MsInspectError as error:
-        err.print(f"[bold red]error:[/] {error}", highlight=False, soft_wrap=True)
-        sys.exit(2)
     rows = [summarize(ir) for ir in results]
     if as_json:
         click.echo(json.dumps(rows, indent=2))

@@ -1,15 +1,10 @@
 """``msinspect render DUMP``: draw the graph around an operator, or a whole subgraph, with graphviz."""
 from __future__ import annotations
 
-import sys
-
 import click
 
-from msinspect.errors import IRParseError, MsInspectError
-from msinspect.render import FORMATS, DotNotFoundError, dot_path_for, output_path, render_dump, write
-
-#: Exit status when Graphviz's ``dot`` program is missing (the ``.dot`` source is still written).
-EXIT_NO_DOT = 3
+from msinspect.cli.exits import errors
+from msinspect.render import FORMATS, dot_path_for, output_path, render_dump, write
 
 
 @click.command(epilog="Exit status: 0 picture written; 1 the IR file does not parse; 2 bad input (no such "
@@ -41,20 +36,11 @@ def render(dump, selector, graph_name, rank, stage, depth, backward, plumbing, o
     the entry graph) from one rank's IR: strategies (user or planner) and per-rank or global shapes
     on the nodes, tensor shapes on the edges, inserted communication highlighted with its kind and
     group ranks, parameters as small nodes. DUMP is a dump root, a rank_N folder or an IR file."""
-    try:
+    with errors():
         picture = render_dump(dump, around=selector, graph_name=graph_name, rank=rank, stage=stage, depth=depth,
                               include_backward=backward, include_plumbing=plumbing)
         path, fmt = output_path(out, fmt, picture)
         written = write(picture.digraph, path, fmt, overwrite=overwrite)
-    except DotNotFoundError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_NO_DOT)
-    except IRParseError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(1)
-    except MsInspectError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(2)
     if fmt == "dot":
         click.echo(f"wrote {written} (from {picture.file})")
     else:

@@ -1,11 +1,9 @@
 """``msinspect scrub SRC DEST``: copy dumps with neutral paths, for sharing."""
 from __future__ import annotations
 
-import sys
-
 import click
 
-from msinspect.errors import MsInspectError
+from msinspect.cli.exits import errors
 from msinspect.scrub import scrub_tree
 
 
@@ -17,9 +15,6 @@ from msinspect.scrub import scrub_tree
 def scrub(src, dest, stages, compress):
     """Copy the IR files under SRC into the new folder DEST with every absolute path made
     neutral: <site-packages>/..., <python>/..., <src>/NAME. SRC is never modified."""
-    try:
+    with errors():
         written = scrub_tree(src, dest, stages=tuple(stages), compress=compress)
-    except MsInspectError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(2)
     click.echo(f"wrote {len(written)} scrubbed file(s) under {dest}")
