@@ -442,11 +442,13 @@ def _parse_only(only: Iterable[int] | str | None, ranks: int) -> list[int]:
             part = part.strip()
             if not part:
                 continue
-            if "-" in part:
-                lo, hi = part.split("-", 1)
-                chosen.update(range(int(lo), int(hi) + 1))
-            else:
-                chosen.add(int(part))
+            try:
+                lo, hi = (int(x) for x in part.split("-", 1)) if "-" in part[1:] else (int(part),) * 2
+            except ValueError:
+                raise DryRunError(f"--only {only!r}: expected rank numbers such as 0,4 or 0-3") from None
+            if not (0 <= lo < ranks and 0 <= hi < ranks):
+                raise DryRunError(f"ranks {part} are outside 0..{ranks - 1}")
+            chosen.update(range(lo, hi + 1))
     else:
         chosen = {int(x) for x in only}
     bad = sorted(r for r in chosen if not 0 <= r < ranks)
