@@ -57,6 +57,9 @@ class CheckReport:
     spec: Spec
     dump: Path
     outcomes: list[Outcome]
+    reads: dict = field(default_factory=dict)
+    """Per stage analysed, which ranks were read and which not
+    (:class:`~msinspect.ranks_read.ReadPlan`)."""
 
     @property
     def passed(self) -> list[Outcome]:
@@ -72,7 +75,8 @@ class CheckReport:
 
     def to_dict(self) -> dict:
         return {"spec": str(self.spec.path), "dump": str(self.dump), "passed": len(self.passed),
-                "failed": len(self.failed), "outcomes": [o.to_dict() for o in self.outcomes]}
+                "failed": len(self.failed), "outcomes": [o.to_dict() for o in self.outcomes],
+                "ranks_read": [plan.to_dict() for plan in self.reads.values()]}
 
     def format(self, *, only_failed: bool = False) -> str:
         """Plain text: one PASS/FAIL line per expectation, then expected / found / evidence."""
@@ -154,9 +158,12 @@ class Checker:
         self.spec = spec
         self.dump = dump
         self.jobs = jobs
+        self.reads: dict = {}
 
     def _analysis(self, e: Expectation):
-        return self.dump.analyse(e.stage or self.spec.stage, jobs=self.jobs)
+        analysis = self.dump.analyse(e.stage or self.spec.stage, jobs=self.jobs)
+        self.reads[e.stage or self.spec.stage] = analysis.plan
+        return analysis
 
     def run(self) -> CheckReport:
         outcomes = []
@@ -164,7 +171,7 @@ class Checker:
             outcomes.append(self._job_ranks())
         for e in self.spec.expectations:
             outcomes.append(getattr(self, f"_{e.kind}")(e))
-        return CheckReport(self.spec, self.dump.path, outcomes)
+        return CheckReport(self.spec, self.dump.path, outcomes, self.reads)
 
     def _job_ranks(self) -> Outcome:
         have = sorted(r.rank for r in self.dump.ranks if r.rank is not None)

@@ -22,7 +22,7 @@ import difflib
 import re
 import shutil
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import graphviz
@@ -498,6 +498,9 @@ class Picture:
     """The file's stage."""
     what: str
     """The selector, or the subgraph's name, for file names."""
+    unreadable: list = field(default_factory=list)
+    """IR files of the rank that could not be read (:class:`~msinspect.dumps.Unreadable`): a
+    stage drawn may stand in for one of them."""
 
     def default_name(self, fmt: str) -> str:
         """``matmul-rank0-validate.svg``."""
@@ -523,7 +526,7 @@ def render_dump(path: str | Path, *, around: str | None = None, graph_name: str 
     digraph = render(ir, around=around, depth=depth, graph_name=graph_name, include_backward=include_backward,
                      include_plumbing=include_plumbing, context=context)
     what = around if around is not None else (graph_name or ir.entry or "graph").lstrip("@")
-    return Picture(digraph, Path(file), rank_dump.rank, ir.stage, what)
+    return Picture(digraph, Path(file), rank_dump.rank, ir.stage, what, list(rank_dump.unreadable))
 
 
 def output_path(out: str | Path | None, fmt: str | None, default: Picture) -> tuple[Path, str]:

@@ -45,11 +45,16 @@ class LazyGroup(click.Group):
         from msinspect.cli import exits
 
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+        except (SystemExit, click.exceptions.Exit) as done:
+            code = done.code if isinstance(done, SystemExit) else done.exit_code
+            ctx.exit(exits.final_code(code))
         except BaseException as error:  # noqa: B036 (sorted by exits.handled)
             if not exits.handled(error):
                 raise
             ctx.exit(exits.report(error))
+        ctx.exit(exits.final_code(0))
+        return result
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from msinspect.cli.reads import tell_plan
 from msinspect.cli.output import EXIT_FINDING, errors, jobs_option, json_option, stdout
 
 
@@ -27,6 +28,8 @@ def check(spec, dump, as_json, failed_only, jobs):
 
     with errors():
         report = run_check(spec, dump, jobs=jobs)
+    for plan in report.reads.values():
+        tell_plan(plan)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:

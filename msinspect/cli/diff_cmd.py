@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from msinspect.cli.reads import tell_pair
 from msinspect.cli.output import errors, json_option, plain, stage_option, stdout
 
 
@@ -27,8 +28,9 @@ def diff(a, b, stage, as_json, exit_code):
 
     with errors():
         result = diff_ranks(a, b, stage)
+    stages = tell_pair(result.a, result.a_file, result.b, result.b_file)
     if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2, default=plain))
+        click.echo(json.dumps({**result.to_dict(), **stages}, indent=2, default=plain))
     else:
         console = stdout()
         console.print(result.format(), markup=False, soft_wrap=True)

@@ -74,6 +74,20 @@ def report(error: BaseException) -> int:
     return EXIT_INTERNAL
 
 
+def final_code(code) -> int:
+    """The exit code a command ends with: its own, except that a command that ended fine but could
+    not read part of its input (:mod:`msinspect.cli.reads`) ends with :data:`EXIT_FINDING`."""
+    from msinspect.cli.reads import incomplete
+
+    code = EXIT_OK if code is None else code
+    if not isinstance(code, int):  # sys.exit("message")
+        click.echo(str(code), err=True)
+        return EXIT_FINDING
+    if code == EXIT_OK and incomplete():
+        return EXIT_FINDING
+    return code
+
+
 def handled(error: BaseException) -> bool:
     """Whether ``error`` is for :func:`report`: not click's own control flow or an exit."""
     return not isinstance(error, (click.exceptions.ClickException, click.exceptions.Exit, click.Abort,

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from msinspect.cli.exits import EXIT_FINDING, EXIT_USAGE, errors  # noqa: F401 (the one table lives there)
+from msinspect.cli.reads import tell_plan
 from msinspect.dumps import Dump, load_dump
 
 
@@ -28,15 +29,17 @@ def stdout() -> Console:
 
 def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False) -> Dump:
     """Load the dump at ``path`` and analyse one file per rank, with a progress bar when there
-    are several ranks and the output is not for a script."""
+    are several ranks and the output is not for a script; then say on stderr which ranks were
+    read at which stage, and which could not be read and why."""
     dump = load_dump(path)
     if quiet or len(dump.ranks) < 2:
-        dump.analyse(stage, jobs=jobs)
-        return dump
-    with Progress(TextColumn("analysing {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=stderr(), transient=True) as progress:
-        task = progress.add_task(str(path), total=len(dump.ranks))
-        dump.analyse(stage, jobs=jobs, progress=lambda _label: progress.advance(task))
+        analysis = dump.analyse(stage, jobs=jobs)
+    else:
+        with Progress(TextColumn("analysing {task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=stderr(), transient=True) as progress:
+            task = progress.add_task(str(path), total=len(dump.ranks))
+            analysis = dump.analyse(stage, jobs=jobs, progress=lambda _label: progress.advance(task))
+    tell_plan(analysis.plan)
     return dump
 
 

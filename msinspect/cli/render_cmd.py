@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from msinspect.cli.exits import errors
+from msinspect.cli.reads import tell_unreadable
 from msinspect.render import FORMATS, dot_path_for, output_path, render_dump, write
 
 
@@ -41,6 +42,7 @@ def render(dump, selector, graph_name, rank, stage, depth, backward, plumbing, o
                               include_backward=backward, include_plumbing=plumbing)
         path, fmt = output_path(out, fmt, picture)
         written = write(picture.digraph, path, fmt, overwrite=overwrite)
+    tell_unreadable(picture.unreadable, finding=False)  # the picture is of the file named below
     if fmt == "dot":
         click.echo(f"wrote {written} (from {picture.file})")
     else:

@@ -11,10 +11,14 @@ from msinspect.cli.output import analysed, emit, errors, jobs_option, json_optio
 
 def summary_frame(dump, stage: str | None = None) -> pd.DataFrame:
     """Per rank: the file read, its status, strategies (user / planner), communication operators
-    per kind, bytes moved per step, and the ranks of its pipeline stage."""
+    per kind, bytes moved per step, and the ranks of its pipeline stage; ``other_stage`` and
+    ``note`` flag a rank read at another stage than the rest, and ranks that could not be read
+    get a row with status ``not read`` and the reason."""
     analysis = dump.analyse(stage)
+    reads = {str(r.file): r for r in analysis.plan.read}
     rows = []
     for result in analysis.results:
+        read = reads.get(result.file)
         strategies = pd.DataFrame(result.strategies)
         comm = pd.DataFrame(result.comm)
         kinds = comm["kind"].value_counts().to_dict() if not comm.empty else {}
@@ -28,7 +32,11 @@ def summary_frame(dump, stage: str | None = None) -> pd.DataFrame:
             "bytes_per_step": int(comm["bytes"].sum(min_count=1)) if not comm.empty and comm["bytes"].notna().any() else None,
             "weights": len(result.params),
             "stage_ranks": "-".join(map(str, ctx.stage_ranks)) if ctx.stage_ranks else None,
+            "other_stage": bool(read and read.other_stage), "note": read.note if read else None,
         })
+    for missing in analysis.plan.not_read:  # the world is never silently smaller than the dump
+        rows.append({"rank": missing.label, "file": None, "stage": None, "status": "not read",
+                     "other_stage": False, "note": missing.note})
     return pd.DataFrame(rows)
 
 
