@@ -87,8 +87,8 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
             except TrainError as exc:
                 err.print(f"[bold red]error:[/] {exc}")
                 sys.exit(1)
-            except Exception as exc:  # DryRunSetupError and friends carry their own fix
-                err.print(f"[bold red]error:[/] {m}: {exc}")
+            except MsInspectError as exc:  # DryRunSetupError and friends carry their own fix
+                err.print(f"[bold red]error:[/] {m}: {exc}", markup=True, highlight=False)
                 sys.exit(1)
         status = "[green]ok[/]" if result.ok else "[red]failed[/]"
         err.print(f"{m}: {status} in {result.wall_seconds:.1f} s: {result.message}")

@@ -43,6 +43,7 @@ from typing import Callable, Iterable, Sequence
 from .environment import DryRunEnvironment, DryRunSetupError, Problem, detect_real_accelerator, load_environment
 from .report import (NOTHING_COMPUTED, PARALLEL_PASSES, DryRunReport, RankResult, RankState, _is_complete,
                      failure_reason, find_pass_files)
+from msinspect.errors import MsInspectError
 
 #: Environment variable carried by every process a dry run starts; used to find stragglers.
 TAG_VARIABLE = "MSINSPECT_DRYRUN_TAG"
@@ -62,7 +63,7 @@ UpdateCallback = Callable[[RankResult, int], None]
 """Called with a rank's result (state so far) and the number of IR files it has written."""
 
 
-class DryRunError(RuntimeError):
+class DryRunError(MsInspectError, RuntimeError):
     """The dry run cannot start (bad arguments, real accelerator present, environment missing)."""
 
 
