@@ -69,3 +69,16 @@ def test_help_documents_exit_codes_and_debug():
     assert result.exit_code == 0
     text = " ".join(result.stdout.split())
     assert "--debug" in text and "2 bad input" in text and "3 a program msinspect needs is missing" in text
+
+
+def test_a_reader_that_goes_away_is_not_a_bug():
+    """``msinspect comm DUMP --csv | head -1``: the pipe closes early; no internal error."""
+    import subprocess
+    import sys
+
+    run = subprocess.Popen([sys.executable, "-m", "msinspect.cli", "comm", str(SEED), "--csv"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run.stdout.close()
+    stderr = run.stderr.read().decode()
+    assert run.wait() == 0, stderr
+    assert "internal error" not in stderr and "Traceback" not in stderr and "Exception ignored" not in stderr

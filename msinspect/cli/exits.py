@@ -65,6 +65,9 @@ def report(error: BaseException) -> int:
     if isinstance(error, KeyboardInterrupt):
         click.echo("interrupted", err=True)
         return EXIT_INTERRUPTED
+    if isinstance(error, BrokenPipeError):  # the reader went away (| head): not a bug
+        _silence_stdout()
+        return EXIT_OK
     click.echo(f"internal error: {type(error).__name__}: {error}\n"
                "This is a bug in msinspect; please report it with the command you ran"
                + (" and the traceback above." if _debug() else
@@ -86,6 +89,17 @@ def final_code(code) -> int:
     if code == EXIT_OK and incomplete():
         return EXIT_FINDING
     return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that Python's final flush does not fail a second time."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def handled(error: BaseException) -> bool:

@@ -54,7 +54,9 @@ def summary(dump, stage, as_json, jobs):
     if as_json:
         click.echo(json.dumps([{k: plain(v) for k, v in r.items()} for r in frame.to_dict("records")], indent=2))
         return
-    emit(frame, as_json=False, as_csv=False, title=f"summary of {dump}")
+    flags = [c for c in ("other_stage", "note") if frame[c].notna().any() and frame[c].astype(bool).any()]
+    emit(frame, as_json=False, as_csv=False, title=f"summary of {dump}",
+         columns=[c for c in frame.columns if c not in ("other_stage", "note") or c in flags])
     stages = sorted(set(frame["stage_ranks"].dropna()))
     if len(stages) > 1:
         stdout().print(f"pipeline stages (ranks holding the same weights): {', '.join(stages)}")
