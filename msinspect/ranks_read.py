@@ -137,7 +137,7 @@ def plan_reads(dump: Dump, stage: str | None = None) -> ReadPlan:
                                   _broken(rank, common), rank))
     for folder in dump.unreadable:
         label = f"rank_{folder.rank}" if folder.rank is not None else folder.path.name
-        reads.append(RankRead(label, folder.rank, folder.path, None, None, False, folder.reason))
+        reads.append(RankRead(label, folder.rank, folder.path, None, None, False, folder.format()))
     reads.sort(key=lambda r: (r.rank is None, r.rank if r.rank is not None else 0, str(r.folder)))
     plan = ReadPlan(common, reads)
     if not plan.read:
