@@ -67,6 +67,11 @@ CASES = [
     ("train", ["manual_parallel", "--spec", "{}/blob.bin"], BAD_INPUT),
     ("train", ["manual_parallel", "--spec", "{}/spec_folder.toml"], BAD_INPUT),
     ("train", ["all", "--spec", "{}/ok.toml"], BAD_INPUT), ("train", ["manual_parallel", "--ranks", "x"], BAD_INPUT),
+    *[("train", ["manual_parallel", option, value], BAD_INPUT) for option, value in (
+        ("--ranks", "0"), ("--epochs", "-1"), ("--batch-size", "0"), ("--num-samples", "0"), ("--timeout", "-5"),
+        ("--jobs", "0"))],
+    ("parse", [str(SP), "--jobs", "-1"], BAD_INPUT), ("summary", [str(SP), "--jobs", "0"], BAD_INPUT),
+    ("render", [str(SP), "--depth", "-1"], BAD_INPUT),
 ]
 
 

@@ -105,7 +105,7 @@ def stage_option(f):
 
 
 def jobs_option(f):
-    return click.option("--jobs", type=int, default=None, help="Processes (default: every core).")(f)
+    return click.option("--jobs", type=click.IntRange(min=1), default=None, help="Processes (default: every core).")(f)
 
 
 def rank_option(f):

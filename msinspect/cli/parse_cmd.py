@@ -50,7 +50,7 @@ def unreadable_row(problem: Unreadable) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--lenient", is_flag=True, help="Keep going past errors; report every unparsed span.")
 @click.option("--stage", help="Only files of this stage (e.g. step_parallel_end).")
-@click.option("--jobs", type=int, default=None, help="Parser processes (default: every core).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parser processes (default: every core).")
 def parse(paths, as_json, lenient, stage, jobs):
     """Parse IR files, rank_N/ folders or dump roots; print stage, subgraph, node and cnode
     counts and diagnostics per file. Exits 0 only when every file was read completely and the
