@@ -18,7 +18,8 @@ import sys
 import pytest
 
 from msinspect.analysis.collect import world_of
-from msinspect.dumps import DuplicateRanksError, load_dump
+from msinspect.dumps import load_dump
+from msinspect.errors import MsInspectError
 from tests.conftest import FIXTURES
 from tests.test_cli_parse import msinspect
 
@@ -145,7 +146,7 @@ def test_rank_missing_the_asked_stage_is_not_read_and_exits_1(dump):
 # ---------------------------------------------------------------- the same ranks twice
 def test_duplicate_ranks_are_an_error_naming_both_paths(dump):
     shutil.copytree(SP, dump / "scrubbed")
-    with pytest.raises(DuplicateRanksError) as info:
+    with pytest.raises(MsInspectError) as info:
         load_dump(dump)
     assert f"rank 0: {dump / 'rank_0'} and {dump / 'scrubbed' / 'rank_0'}" in str(info.value)
     for command in ("summary", "strategies", "parse"):

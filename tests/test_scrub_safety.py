@@ -11,7 +11,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from msinspect.scrub import ScrubError, scrub_text, scrub_tree
+from msinspect.errors import MsInspectError
+from msinspect.scrub import scrub_text, scrub_tree
 from tests.conftest import FIXTURES, fixture_files
 from tests.test_cli_parse import msinspect
 
@@ -68,7 +69,7 @@ def test_a_bad_file_leaves_no_partial_dest(src, tmp_path, make_bad, words):
 
 def test_a_bad_plain_file_is_named(src, tmp_path):
     (src / "rank_0" / "18_execute_0185.ir").write_bytes(b"# IR\n\xc3\x28 not utf-8\n")
-    with pytest.raises(ScrubError, match=r"rank_0/18_execute_0185\.ir: not UTF-8 text"):
+    with pytest.raises(MsInspectError, match=r"rank_0/18_execute_0185\.ir: not UTF-8 text"):
         scrub_tree(src, tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
