@@ -45,7 +45,7 @@ class LazyGroup(click.Group):
         from msinspect.cli import exits
 
         try:
-            result = super().invoke(ctx)
+            super().invoke(ctx)
         except (SystemExit, click.exceptions.Exit) as done:
             code = done.code if isinstance(done, SystemExit) else done.exit_code
             ctx.exit(exits.final_code(code))
@@ -54,7 +54,6 @@ class LazyGroup(click.Group):
                 raise
             ctx.exit(exits.report(error))
         ctx.exit(exits.final_code(0))
-        return result
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
