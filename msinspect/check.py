@@ -61,6 +61,9 @@ class CheckReport:
     """Whether every file checked was read whole (False only under ``lenient``)."""
     skipped: list[str] = field(default_factory=list)
     """Under ``lenient``: every span skipped in the files checked."""
+    reads: dict = field(default_factory=dict)
+    """Per stage analysed, which ranks were read and which not
+    (:class:`~msinspect.ranks_read.ReadPlan`)."""
 
     @property
     def passed(self) -> list[Outcome]:
@@ -77,7 +80,8 @@ class CheckReport:
     def to_dict(self) -> dict:
         return {"spec": str(self.spec.path), "dump": str(self.dump), "passed": len(self.passed),
                 "failed": len(self.failed), "complete": self.complete,
-                "outcomes": [o.to_dict() for o in self.outcomes]}
+                "outcomes": [o.to_dict() for o in self.outcomes],
+                "ranks_read": [plan.to_dict() for plan in self.reads.values()]}
 
     def format(self, *, only_failed: bool = False) -> str:
         """Plain text: one PASS/FAIL line per expectation, then expected / found / evidence."""
@@ -162,11 +166,13 @@ class Checker:
         self.lenient = lenient
         self.skipped: list[str] = []
         self.complete = True
+        self.reads: dict = {}
 
     def _analysis(self, e: Expectation):
         analysis = self.dump.analyse(e.stage or self.spec.stage, jobs=self.jobs, lenient=self.lenient)
         self.skipped += [s for s in analysis.skipped if s not in self.skipped]
         self.complete = self.complete and analysis.complete
+        self.reads[e.stage or self.spec.stage] = analysis.plan
         return analysis
 
     def run(self) -> CheckReport:
@@ -175,7 +181,7 @@ class Checker:
             outcomes.append(self._job_ranks())
         for e in self.spec.expectations:
             outcomes.append(getattr(self, f"_{e.kind}")(e))
-        return CheckReport(self.spec, self.dump.path, outcomes, self.complete, self.skipped)
+        return CheckReport(self.spec, self.dump.path, outcomes, self.complete, self.skipped, self.reads)
 
     def _job_ranks(self) -> Outcome:
         have = sorted(r.rank for r in self.dump.ranks if r.rank is not None)

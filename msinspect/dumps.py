@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from msinspect.errors import DumpNotFoundError, IRParseError
+from msinspect.errors import DumpNotFoundError, IRParseError, MsInspectError
 from msinspect.model import IRFile
 from msinspect.parser import parse_file
 from msinspect.stages import is_ir_file, stage_of
@@ -32,6 +33,26 @@ def _dump_order(path: Path) -> tuple[int, str]:
     return (int(match.group(1)) if match else -1, path.name)
 
 
+class DuplicateRanksError(MsInspectError):
+    """Two folders under one dump root hold the same rank (a run copied twice, a scrubbed copy
+    inside the dump): the dump is ambiguous, so nothing is merged."""
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A folder or IR file of a dump that could not be read, and why."""
+
+    path: Path
+    """The folder or file."""
+    reason: str
+    """Why, in words (``Permission denied``, ``a link to x that leads nowhere`` ...)."""
+    rank: int | None = None
+    """The rank it belongs to, when its path says (``rank_N``)."""
+
+    def format(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
 @dataclass
 class RankDump:
     """The IR files of one rank (one ``rank_N/`` folder, or one loose folder or file)."""
@@ -41,7 +62,10 @@ class RankDump:
     rank: int | None
     """N of ``rank_N``; None when the folder does not say."""
     files: list[Path] = field(default_factory=list)
-    """Every ``.ir`` / ``.ir.gz`` file, in MindSpore's writing order."""
+    """Every readable ``.ir`` / ``.ir.gz`` file, in MindSpore's writing order."""
+    unreadable: list[Unreadable] = field(default_factory=list)
+    """IR files of this rank that cannot be read (a link leading nowhere or in a loop, no
+    permission, not a regular file): never silently left out, see :func:`load_dump`."""
 
     @property
     def label(self) -> str:
@@ -91,6 +115,14 @@ class Dump:
     """What the user named."""
     ranks: list[RankDump]
     """Ranks in rank order (folders without a rank number last)."""
+    unreadable: list[Unreadable] = field(default_factory=list)
+    """Folders under the root that could not be listed, and ``rank_N`` entries that are not
+    folders one can read (a link leading nowhere or in a loop): ranks the dump has but which
+    cannot be read."""
+
+    def problems(self) -> list[Unreadable]:
+        """Every folder and IR file of the dump that could not be read."""
+        return self.unreadable + [u for r in self.ranks for u in r.unreadable]
 
     def rank(self, rank: int) -> RankDump:
         """The dump of one rank; :class:`DumpNotFoundError` if absent."""
@@ -141,32 +173,102 @@ class Dump:
         return target.node(name, stage)
 
 
-def _ir_files(folder: Path) -> list[Path]:
-    return sorted((p for p in folder.iterdir() if p.is_file() and is_ir_file(p)), key=_dump_order)
+def _why_unreadable(path: Path) -> str | None:
+    """None when ``path`` is a regular file one can read, else why not."""
+    try:
+        info = os.stat(path)
+    except OSError as error:
+        if path.is_symlink():
+            return f"a link to {os.readlink(path)} that cannot be followed ({error.strerror})"
+        return error.strerror or str(error)
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file"
+    if not os.access(path, os.R_OK):
+        return "Permission denied"
+    return None
+
+
+def _rank_dump(folder: Path, names: list[str]) -> RankDump:
+    rank = _rank_of(folder)
+    files, unreadable = [], []
+    for name in names:
+        if not is_ir_file(name):
+            continue
+        why = _why_unreadable(folder / name)
+        if why is None:
+            files.append(folder / name)
+        else:
+            unreadable.append(Unreadable(folder / name, why, rank))
+    return RankDump(folder, rank, sorted(files, key=_dump_order), sorted(unreadable, key=lambda u: _dump_order(u.path)))
 
 
 def load_dump(path: str | os.PathLike) -> Dump:
     """Find the IR files under ``path``: one file, a ``rank_N/`` folder, a folder of IR files, or a
-    root with ``rank_N/`` folders at any depth. :class:`DumpNotFoundError` when there are none."""
+    root with ``rank_N/`` folders at any depth. :class:`DumpNotFoundError` when there are none.
+
+    Nothing is left out without a word: folders that cannot be listed, ``rank_N`` entries that
+    are links leading nowhere, and IR files that cannot be read are kept in
+    :attr:`Dump.unreadable` / :attr:`RankDump.unreadable`. Links to folders are followed (once
+    each). Two folders holding the same rank raise :class:`DuplicateRanksError`.
+    """
     root = Path(path)
     if not root.exists():
+        if root.is_symlink():
+            raise DumpNotFoundError(f"{root}: a link to {os.readlink(root)}, which cannot be followed")
         raise DumpNotFoundError(f"{root}: no such file or folder")
     if root.is_file():
         if not is_ir_file(root):
             raise DumpNotFoundError(f"{root}: not an IR file (expected a name ending in .ir or .ir.gz)")
+        why = _why_unreadable(root)
+        if why:
+            raise DumpNotFoundError(f"{root}: cannot be read: {why}")
         return Dump(root, [RankDump(root, _rank_of(root.parent), [root])])
     ranks: list[RankDump] = []
-    for folder, dirs, names in os.walk(root):
+    unreadable: list[Unreadable] = []
+    seen: set[str] = set()
+
+    def cannot_list(error: OSError) -> None:
+        folder = Path(error.filename)
+        unreadable.append(Unreadable(folder, f"cannot be read: {error.strerror or error}", _rank_of(folder)))
+
+    for folder, dirs, names in os.walk(root, onerror=cannot_list, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:  # a link back to a folder already read: read once
+            dirs[:] = []
+            continue
+        seen.add(real)
         dirs[:] = sorted(d for d in dirs if d not in NOT_GRAPH_IR)
         folder_path = Path(folder)
+        for name in names:  # a rank_N that is not a folder: a link leading nowhere, or in a loop
+            entry = folder_path / name
+            if _RANK_DIR.match(name) and not is_ir_file(name) and (entry.is_symlink() or not entry.is_file()):
+                unreadable.append(Unreadable(entry, _why_unreadable(entry) or "not a folder", _rank_of(entry)))
         if any(is_ir_file(n) for n in names):
-            ranks.append(RankDump(folder_path, _rank_of(folder_path), _ir_files(folder_path)))
+            ranks.append(_rank_dump(folder_path, names))
     if not ranks:
+        if unreadable:
+            raise DumpNotFoundError(f"{root}: no IR file could be read:\n  "
+                                    + "\n  ".join(u.format() for u in unreadable))
         raise DumpNotFoundError(
             f"{root}: no MindSpore IR files (.ir or .ir.gz) here or below; "
             "dumps are written with MS_DEV_SAVE_GRAPHS=2 into MS_DEV_SAVE_GRAPHS_PATH/rank_N/")
     ranks.sort(key=lambda r: (r.rank is None, r.rank if r.rank is not None else 0, str(r.path)))
-    return Dump(root, ranks)
+    _refuse_duplicates(root, ranks)
+    return Dump(root, ranks, sorted(unreadable, key=lambda u: str(u.path)))
+
+
+def _refuse_duplicates(root: Path, ranks: list[RankDump]) -> None:
+    by_rank: dict[int, list[Path]] = {}
+    for rank in ranks:
+        if rank.rank is not None:
+            by_rank.setdefault(rank.rank, []).append(rank.path)
+    twice = {n: paths for n, paths in by_rank.items() if len(paths) > 1}
+    if twice:
+        lines = [f"rank {n}: " + " and ".join(str(p) for p in paths) for n, paths in sorted(twice.items())]
+        raise DuplicateRanksError(
+            f"{root}: holds {len(twice)} rank(s) more than once (two runs, or a copy inside the dump?); "
+            "name the folder of one run:\n  " + "\n  ".join(lines[:8])
+            + (f"\n  ... and {len(lines) - 8} more" if len(lines) > 8 else ""))
 
 
 def _rank_of(folder: Path) -> int | None:

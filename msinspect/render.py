@@ -448,13 +448,17 @@ def write(digraph: graphviz.Digraph, out_path: str | Path, fmt: str = "svg", *, 
     source_path = dot_path_for(out_path, fmt)
     targets = [source_path] if fmt == "dot" else [source_path, out_path]
     # a .dot holding this very source (the SVG drawn, now the PNG) is no loss to rewrite
+    folders = [str(p) for p in targets if p.is_dir()]
+    if folders:  # --overwrite replaces files, never folders
+        raise OutputExistsError(f"{', '.join(folders)}: is a folder, not a file; --overwrite replaces files "
+                                f"only: name a picture file (e.g. -o {Path(folders[0]) / ('graph.' + fmt)})")
     existing = [str(p) for p in targets if p.exists() and not (p == source_path and _holds(p, digraph.source))]
     if existing and not overwrite:
         raise OutputExistsError(f"{', '.join(existing)}: exists already; not overwritten "
                                 "(choose another output name, or overwrite=True / --overwrite)")
     if out_path.parent and not out_path.parent.is_dir():
         raise MsInspectError(f"{out_path.parent}: no such folder")
-    source_path.write_text(digraph.source, encoding="utf-8")
+    _write_file(source_path, digraph.source.encode("utf-8"))
     if fmt == "dot":
         return source_path
     if not dot_available():
@@ -467,8 +471,17 @@ def write(digraph: graphviz.Digraph, out_path: str | Path, fmt: str = "svg", *, 
         stderr = error.stderr
         message = stderr.decode("utf-8", "replace").strip() if isinstance(stderr, bytes) else str(stderr or error)
         raise MsInspectError(f"dot failed on {source_path}: {message}") from error
-    out_path.write_bytes(picture)
+    _write_file(out_path, picture)
     return out_path
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path``; an OS refusal (permissions, a full disk) is a
+    :class:`MsInspectError` naming the path."""
+    try:
+        path.write_bytes(data)
+    except OSError as error:
+        raise MsInspectError(f"{path}: cannot be written: {error.strerror or error}") from None
 
 
 @dataclass
@@ -487,6 +500,9 @@ class Picture:
     """The selector, or the subgraph's name, for file names."""
     diagnostics: list = field(default_factory=list)
     """Under ``lenient``: what was skipped in the file (empty when it was read whole)."""
+    unreadable: list = field(default_factory=list)
+    """IR files of the rank that could not be read (:class:`~msinspect.dumps.Unreadable`): a
+    stage drawn may stand in for one of them."""
 
     def default_name(self, fmt: str) -> str:
         """``matmul-rank0-validate.svg``."""
@@ -515,7 +531,8 @@ def render_dump(path: str | Path, *, around: str | None = None, graph_name: str 
     digraph = render(ir, around=around, depth=depth, graph_name=graph_name, include_backward=include_backward,
                      include_plumbing=include_plumbing, context=context)
     what = around if around is not None else (graph_name or ir.entry or "graph").lstrip("@")
-    return Picture(digraph, Path(file), rank_dump.rank, ir.stage, what, list(ir.diagnostics))
+    return Picture(digraph, Path(file), rank_dump.rank, ir.stage, what, list(ir.diagnostics),
+                   list(rank_dump.unreadable))
 
 
 def output_path(out: str | Path | None, fmt: str | None, default: Picture) -> tuple[Path, str]:

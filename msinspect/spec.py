@@ -31,6 +31,13 @@
 
 Every entry may also carry ``stage``, ``ranks`` (which ranks to look at) and ``basis`` (free
 text saying why it is expected, e.g. ``by_hand`` or ``observed_2.10``).
+
+Every value is checked for its type and bounds before use, and anything else is a
+:class:`SpecError` ("bad spec: FILE: what is wrong"): text (``op``, ``kind``, ``stage``,
+``basis``, ``name``) must be a string; rank numbers are integers in ``0 .. MAX_RANKS - 1`` and
+``[job] ranks`` in ``1 .. MAX_RANKS``; shapes and strategies are lists of lists of positive
+integers; ``min`` / ``max`` non-negative integers (``true`` is not a number). A spec must be UTF-8
+TOML of at most ``MAX_SPEC_BYTES`` bytes and at most ``MAX_DEPTH`` levels deep.
 """
 from __future__ import annotations
 
@@ -47,6 +54,13 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 COMMON_KEYS = {"stage", "ranks", "basis", "note"}
+JOB_KEYS = {"name", "ranks", "stage"}
+#: The most ranks a spec may name (a bound against typos such as ``ranks = 100000000``).
+MAX_RANKS = 100_000
+#: A spec is a hand-written file: larger ones are refused before parsing.
+MAX_SPEC_BYTES = 1 << 20
+#: Tables and arrays nested deeper than this are refused (a spec needs three levels).
+MAX_DEPTH = 16
 KINDS: dict[str, tuple[set[str], set[str]]] = {
     # kind: (required keys, optional keys)
     "strategy": ({"op", "in_strategy"}, {"out_strategy", "source"}),
@@ -58,7 +72,11 @@ KINDS: dict[str, tuple[set[str], set[str]]] = {
 
 
 class SpecError(MsInspectError):
-    """A spec file that cannot be read or does not follow the format."""
+    """A spec file that cannot be read or does not follow the format; ``str()`` starts with
+    ``bad spec:``."""
+
+    def __str__(self) -> str:
+        return f"bad spec: {super().__str__()}"
 
 
 @dataclass(frozen=True)
@@ -103,15 +121,41 @@ class Spec:
     expectations: list[Expectation] = field(default_factory=list)
 
 
-def _shape_list(value: Any, what: str) -> tuple:
-    if not isinstance(value, list) or not all(isinstance(v, list) and all(isinstance(d, int) for d in v)
-                                              for v in value):
-        raise ValueError(f"{what} must be a list of int lists, like [[2, 4], [4, 1]]")
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _shape_list(value: Any, what: str, *, least: int = 1) -> tuple:
+    if not (isinstance(value, list) and all(isinstance(v, list) and all(_is_int(d) and d >= least for d in v)
+                                            for v in value)):
+        kind = "positive" if least >= 1 else "non-negative"
+        raise ValueError(f"{what} must be a list of lists of {kind} integers, like [[2, 4], [4, 1]]")
     return tuple(tuple(v) for v in value)
+
+
+def _text(raw: dict, key: str) -> None:
+    if key in raw and not isinstance(raw[key], str):
+        raise ValueError(f"{key} must be a string, not {type(raw[key]).__name__} {raw[key]!r}")
+
+
+def _rank_list(value: Any, what: str = "ranks") -> tuple[int, ...]:
+    if not (isinstance(value, list) and value and all(_is_int(r) and 0 <= r < MAX_RANKS for r in value)):
+        raise ValueError(f"{what} must be a non-empty list of rank numbers (integers 0 .. {MAX_RANKS - 1})")
+    return tuple(value)
+
+
+def _depth(value: Any, limit: int) -> int:
+    """How deeply ``value`` nests tables and arrays, counting no further than ``limit + 1``."""
+    if limit < 0 or not isinstance(value, (dict, list)):
+        return 0
+    items = value.values() if isinstance(value, dict) else value
+    return 1 + max((_depth(v, limit - 1) for v in items), default=0)
 
 
 def expectation_from(kind: str, index: int, raw: dict, where: str = "") -> Expectation:
     """One validated entry of ``kind`` from its TOML table; ValueError says what is wrong."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"must be a table ([[expect.{kind}]] with keys), not {type(raw).__name__}")
     required, optional = KINDS[kind]
     missing = required - raw.keys()
     unknown = raw.keys() - required - optional - COMMON_KEYS
@@ -120,6 +164,8 @@ def expectation_from(kind: str, index: int, raw: dict, where: str = "") -> Expec
     if unknown:
         allowed = ", ".join(sorted(required | optional | COMMON_KEYS))
         raise ValueError(f"unknown key(s) {', '.join(sorted(unknown))} (allowed: {allowed})")
+    for key in ("op", "kind", "after", "before", "source", "stage", "basis", "note"):
+        _text(raw, key)
     values = {k: v for k, v in raw.items() if k not in COMMON_KEYS}
     if kind == "strategy":
         values["in_strategy"] = _shape_list(values["in_strategy"], "in_strategy")
@@ -131,44 +177,90 @@ def expectation_from(kind: str, index: int, raw: dict, where: str = "") -> Expec
         if "inputs" not in values and "output" not in values:
             raise ValueError("give inputs, output or both")
         if "inputs" in values:
-            values["inputs"] = _shape_list(values["inputs"], "inputs")
+            values["inputs"] = _shape_list(values["inputs"], "inputs", least=0)
         if "output" in values:
-            values["output"] = _shape_list([values["output"]], "output")[0]
+            values["output"] = _shape_list([values["output"]], "output", least=0)[0]
     if kind == "comm":
         if ("after" in values) == ("before" in values):
             raise ValueError("give exactly one of after, before")
-        values["groups"] = _shape_list(values["groups"], "groups")
+        values["groups"] = _shape_list(values["groups"], "groups", least=0)
+        if any(r >= MAX_RANKS for g in values["groups"] for r in g):
+            raise ValueError(f"groups must hold rank numbers below {MAX_RANKS}")
     if kind == "count":
         for key in ("min", "max"):
-            if key in values and (not isinstance(values[key], int) or values[key] < 0):
+            if key in values and (not _is_int(values[key]) or values[key] < 0):
                 raise ValueError(f"{key} must be a non-negative integer")
     if kind == "no_redistribution":
         between = values["between"]
         if not (isinstance(between, list) and len(between) == 2 and all(isinstance(b, str) for b in between)):
             raise ValueError('between must name two operators, like ["relu", "matmul2"]')
-    ranks = raw.get("ranks")
-    if ranks is not None and not (isinstance(ranks, list) and ranks and all(isinstance(r, int) for r in ranks)):
-        raise ValueError("ranks must be a non-empty list of integers")
+    ranks = _rank_list(raw["ranks"]) if "ranks" in raw else None
     if kind == "count" and ranks is None:
         raise ValueError("missing key(s) ranks")
-    return Expectation(kind, index, values, raw.get("stage"), tuple(ranks) if ranks else None, raw.get("basis"))
+    return Expectation(kind, index, values, raw.get("stage"), ranks, raw.get("basis"))
+
+
+def _read(path: Path) -> dict:
+    """The spec's TOML as a dict; :class:`SpecError` for anything that is not a readable, small,
+    UTF-8 TOML file."""
+    if path.is_dir():
+        raise SpecError(f"{path}: is a folder, not a spec file")
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_SPEC_BYTES + 1)
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such spec file") from None
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise SpecError(f"{path}: larger than {MAX_SPEC_BYTES} bytes; a spec is a short hand-written file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: not UTF-8 text (byte {exc.start}); a spec is a TOML file") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise SpecError(f"{path}: nested too deeply (a spec needs at most {MAX_DEPTH} levels)") from None
+    if _depth(data, MAX_DEPTH) > MAX_DEPTH:
+        raise SpecError(f"{path}: nested too deeply (a spec needs at most {MAX_DEPTH} levels)")
+    return data
+
+
+def _job(path: Path, job: Any) -> tuple[str | None, int | None, str | None]:
+    """``[job]``'s name, ranks and stage, each checked."""
+    if not isinstance(job, dict):
+        raise SpecError(f"{path}: job must be a table ([job]), not {type(job).__name__}")
+    unknown = job.keys() - JOB_KEYS
+    if unknown:
+        raise SpecError(f"{path}: job: unknown key(s) {', '.join(sorted(unknown))} "
+                        f"(allowed: {', '.join(sorted(JOB_KEYS))})")
+    for key in ("name", "stage"):
+        try:
+            _text(job, key)
+        except ValueError as exc:
+            raise SpecError(f"{path}: job: {exc}") from None
+    ranks = job.get("ranks")
+    if ranks is not None and not (_is_int(ranks) and 1 <= ranks <= MAX_RANKS):
+        raise SpecError(f"{path}: job: ranks must be an integer from 1 to {MAX_RANKS} "
+                        f"(the number of ranks of the job), not {ranks!r}")
+    return job.get("name"), ranks, job.get("stage")
 
 
 def load_spec(path: str | os.PathLike) -> Spec:
     """Read and validate a spec; :class:`SpecError` names the file and the entry at fault."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SpecError(f"{path}: no such spec file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"{path}: not valid TOML: {exc}") from None
+    data = _read(path)
     unknown = data.keys() - {"job", "expect"}
     if unknown:
         raise SpecError(f"{path}: unknown table(s) {', '.join(sorted(unknown))} (expected [job] and [[expect.KIND]])")
-    job = data.get("job", {})
-    spec = Spec(path, job.get("name"), job.get("ranks"), job.get("stage"))
-    for kind, entries in data.get("expect", {}).items():
+    spec = Spec(path, *_job(path, data.get("job", {})))
+    expect = data.get("expect", {})
+    if not isinstance(expect, dict):
+        raise SpecError(f"{path}: expect must hold tables [[expect.KIND]], not {type(expect).__name__}")
+    for kind, entries in expect.items():
         if kind not in KINDS:
             raise SpecError(f"{path}: unknown expectation [[expect.{kind}]] (known: {', '.join(KINDS)})")
         if not isinstance(entries, list):

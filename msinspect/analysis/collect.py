@@ -20,6 +20,7 @@ from msinspect.dumps import Dump, RankDump, pool_result
 from msinspect.errors import DumpNotFoundError, MsInspectError, shown_path
 from msinspect.graph import to_networkx
 from msinspect.parser import parse_file
+from msinspect.ranks_read import ReadPlan, plan_reads
 
 #: Stages tried, in order, when the user names none: ``validate`` has both the strategies and the
 #: per-rank shapes in 2.10; ``execute`` has them in 2.2.
@@ -89,7 +90,8 @@ def world_of(dump: Dump) -> tuple[int, ...] | None:
                 ranks = None
             if isinstance(ranks, int) and ranks > 0:
                 return tuple(range(ranks))
-    numbers = sorted(r.rank for r in dump.ranks if r.rank is not None)
+    numbers = sorted({r.rank for r in dump.ranks if r.rank is not None}  # with ranks that could not be read
+                     | {u.rank for u in dump.unreadable if u.rank is not None})
     if numbers and numbers == list(range(len(numbers))) and len(numbers) > 1:
         return tuple(numbers)
     return None
@@ -144,11 +146,23 @@ def stage_groups(results: list[RankResult], world: tuple[int, ...] | None) -> di
 class Analysis:
     """The analysed files of a dump, one per rank, with their tables."""
 
-    def __init__(self, dump: Dump, results: list[RankResult], world: tuple[int, ...] | None):
+    def __init__(self, dump: Dump, results: list[RankResult], world: tuple[int, ...] | None,
+                 plan: ReadPlan | None = None):
         self.dump = dump
         self.results = results
         self.world = world
-        self.stages = stage_groups(results, world)
+        self.plan = plan
+        """Which ranks were read, at which stage, and which not (:mod:`msinspect.ranks_read`)."""
+        self._odd = {str(r.file) for r in plan.other_stage} if plan else set()
+        # pipeline stages compare the weights of ranks read at one stage: with a rank read at
+        # another stage, or not read, they cannot be told
+        whole = plan is None or not (plan.other_stage or plan.not_read)
+        self.stages = stage_groups(results, world) if whole else {}
+
+    def _flag(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Add ``other_stage``: the row comes from a rank read at another stage than the rest."""
+        frame["other_stage"] = frame["file"].isin(self._odd) if not frame.empty else pd.Series(dtype=bool)
+        return frame
 
     @property
     def skipped(self) -> list[str]:
@@ -166,15 +180,15 @@ class Analysis:
 
     def strategies(self) -> pd.DataFrame:
         """One row per operator with a strategy, per rank."""
-        return _frame([row for r in self.results for row in r.strategies], STRATEGY_COLUMNS)
+        return self._flag(_frame([row for r in self.results for row in r.strategies], STRATEGY_COLUMNS))
 
     def comm(self) -> pd.DataFrame:
         """One row per communication or redistribution operator, per rank."""
-        return _frame([row for r in self.results for row in r.comm], COMM_COLUMNS)
+        return self._flag(_frame([row for r in self.results for row in r.comm], COMM_COLUMNS))
 
     def operators(self) -> pd.DataFrame:
         """One row per CNode, per rank."""
-        return _frame([row for r in self.results for row in r.ops], OP_COLUMNS)
+        return self._flag(_frame([row for r in self.results for row in r.ops], OP_COLUMNS))
 
     def slices(self) -> pd.DataFrame:
         """One row per weight per rank: its layout and the slice the rank holds."""
@@ -183,7 +197,7 @@ class Analysis:
             rows += with_slices(result.params, self.context(result.rank))
         frame = _frame(rows, PARAM_COLUMNS)
         frame["slice_text"] = [slice_text(s) for s in frame["slice"]]
-        return frame
+        return self._flag(frame)
 
     def shapes(self) -> pd.DataFrame:
         """One row per operator input: global shape, strategy, the per-rank shape that follows,
@@ -205,7 +219,7 @@ class Analysis:
                                             "complete"])
         frame["ok"] = [None if e is None or f is None else e == f
                        for e, f in zip(frame["expected"], frame["found"])]
-        return frame
+        return self._flag(frame)
 
 
 def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
@@ -227,9 +241,10 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
     every skipped span; a file that cannot be read at all gives a rank with ``error`` set and no
     rows, and every other rank's results still come out."""
     world = world_of(dump)
+    plan = plan_reads(dump, stage)
     tasks = []
-    for rank in dump.ranks:
-        path = pick_file(rank, stage)
+    for read in plan.read:
+        rank, path = read.source, read.file
         reference = pick_reference(rank, path)
         ctx = RankContext(rank.rank, world)
         tasks.append((str(path), str(reference) if reference else None, ctx, rank.label))
@@ -257,5 +272,5 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
                     results.append(_unreadable(task, error))
                 if progress:
                     progress(task[3])
-    return Analysis(dump, results, world)
+    return Analysis(dump, results, world, plan)
 

@@ -151,10 +151,18 @@ def _results(a: RankDump, b: RankDump, stage: str | None,
             dump = None
         if dump is not None and len(dump.ranks) <= FULL_ROOT_LIMIT and {a.path, b.path} <= {r.path for r in dump.ranks}:
             analysis = dump.analyse(stage, lenient=lenient)
-            by_path = {Path(r.path): res for r, res in zip(dump.ranks, analysis.results)}
-            return by_path[a.path], by_path[b.path], analysis
+            return _result_of(analysis, a), _result_of(analysis, b), analysis
     analysis = analyse(Dump(root, [a, b]), stage, lenient=lenient)
-    return analysis.results[0], analysis.results[1], analysis
+    return _result_of(analysis, a), _result_of(analysis, b), analysis
+
+
+def _result_of(analysis: Analysis, rank: RankDump) -> RankResult:
+    """The result of ``rank``; :class:`DumpNotFoundError` saying why when it was not read."""
+    for read, result in zip(analysis.plan.read, analysis.results):
+        if Path(read.folder) == Path(rank.path):
+            return result
+    why = next((r.note for r in analysis.plan.not_read if Path(r.folder) == Path(rank.path)), "not read")
+    raise DumpNotFoundError(f"{rank.path}: {why}")
 
 
 def _as_rank(value) -> RankDump:

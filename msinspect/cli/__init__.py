@@ -39,8 +39,29 @@ class LazyGroup(click.Group):
         module, attr = target.split(":")
         return getattr(importlib.import_module(module), attr)
 
+    def invoke(self, ctx: click.Context):
+        """Run the subcommand; every error it raises ends in a message and an exit code
+        (:mod:`msinspect.cli.exits`), never in a traceback unless ``--debug``."""
+        from msinspect.cli import exits
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+        try:
+            super().invoke(ctx)
+        except (SystemExit, click.exceptions.Exit) as done:
+            code = done.code if isinstance(done, SystemExit) else done.exit_code
+            ctx.exit(exits.final_code(code))
+        except BaseException as error:  # noqa: B036 (sorted by exits.handled)
+            if not exits.handled(error):
+                raise
+            ctx.exit(exits.report(error))
+        ctx.exit(exits.final_code(0))
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="Exit codes: 0 fine; 1 a finding (failed expectation, shape mismatch, IR that does "
+                    "not parse, ranks that could not be read); 2 bad input (no such path, no IR files, "
+                    "bad spec, output exists); 3 a program msinspect needs is missing (Graphviz's dot); "
+                    "70 internal error (a bug: please report it).")
 @click.version_option(package_name="msinspect")
-def main() -> None:
+@click.option("--debug", is_flag=True, help="On an error, also print the Python traceback.")
+def main(debug: bool) -> None:
     """Inspect MindSpore IR dumps: what the auto-parallel planner did, per rank."""

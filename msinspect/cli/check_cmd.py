@@ -7,6 +7,7 @@ import sys
 import click
 
 from msinspect.cli.output import EXIT_FINDING, errors, jobs_option, json_option, lenient_option, stdout, warn_skipped
+from msinspect.cli.reads import tell_plan
 
 
 @click.command()
@@ -29,6 +30,8 @@ def check(spec, dump, as_json, failed_only, jobs, lenient):
     with errors():
         report = run_check(spec, dump, jobs=jobs, lenient=lenient)
     warn_skipped(report.skipped)
+    for plan in report.reads.values():
+        tell_plan(plan)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:

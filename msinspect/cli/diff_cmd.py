@@ -7,6 +7,7 @@ import sys
 import click
 
 from msinspect.cli.output import errors, json_option, lenient_option, plain, stage_option, stdout, warn_skipped
+from msinspect.cli.reads import tell_pair
 
 
 @click.command()
@@ -29,8 +30,9 @@ def diff(a, b, stage, as_json, exit_code, lenient):
     with errors():
         result = diff_ranks(a, b, stage, lenient=lenient)
     warn_skipped(result.skipped)
+    stages = tell_pair(result.a, result.a_file, result.b, result.b_file)
     if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2, default=plain))
+        click.echo(json.dumps({**result.to_dict(), **stages}, indent=2, default=plain))
     else:
         console = stdout()
         console.print(result.format(), markup=False, soft_wrap=True)

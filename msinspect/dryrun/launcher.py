@@ -43,6 +43,7 @@ from typing import Callable, Iterable, Sequence
 from .environment import DryRunEnvironment, DryRunSetupError, Problem, detect_real_accelerator, load_environment
 from .report import (NOTHING_COMPUTED, PARALLEL_PASSES, DryRunReport, RankResult, RankState, failure_reason,
                      find_pass_files, ir_verdict)
+from msinspect.errors import MsInspectError
 
 #: Environment variable carried by every process a dry run starts; used to find stragglers.
 TAG_VARIABLE = "MSINSPECT_DRYRUN_TAG"
@@ -62,7 +63,7 @@ UpdateCallback = Callable[[RankResult, int], None]
 """Called with a rank's result (state so far) and the number of IR files it has written."""
 
 
-class DryRunError(RuntimeError):
+class DryRunError(MsInspectError, RuntimeError):
     """The dry run cannot start (bad arguments, real accelerator present, environment missing)."""
 
 
@@ -442,11 +443,13 @@ def _parse_only(only: Iterable[int] | str | None, ranks: int) -> list[int]:
             part = part.strip()
             if not part:
                 continue
-            if "-" in part:
-                lo, hi = part.split("-", 1)
-                chosen.update(range(int(lo), int(hi) + 1))
-            else:
-                chosen.add(int(part))
+            try:
+                lo, hi = (int(x) for x in part.split("-", 1)) if "-" in part[1:] else (int(part),) * 2
+            except ValueError:
+                raise DryRunError(f"--only {only!r}: expected rank numbers such as 0,4 or 0-3") from None
+            if not (0 <= lo < ranks and 0 <= hi < ranks):
+                raise DryRunError(f"ranks {part} are outside 0..{ranks - 1}")
+            chosen.update(range(lo, hi + 1))
     else:
         chosen = {int(x) for x in only}
     bad = sorted(r for r in chosen if not 0 <= r < ranks)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from msinspect.data import DataError, resolve_data
+from msinspect.errors import MsInspectError
 from msinspect.train.jobs import JOBS, Job
 
 TAG_VARIABLE = "MSINSPECT_TRAIN_TAG"
@@ -55,7 +56,7 @@ ProgressCallback = Callable[[str, float, float], None]
 """Called with (description, completed, total) as a run goes on."""
 
 
-class TrainError(RuntimeError):
+class TrainError(MsInspectError, RuntimeError):
     """A job could not start or failed; the message says what and where to look."""
 
     def __init__(self, message: str, run_dir: Path | None = None):

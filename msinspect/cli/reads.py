@@ -1,0 +1,58 @@
+"""Every command says which ranks it read, at which stage, and which it could not read and why
+(on stderr, so that --json / --csv on stdout stay machine-readable). A command that could not
+read every rank of the dump exits 1 (a finding) after printing what it read: see
+:func:`msinspect.cli.exits.final_code`."""
+from __future__ import annotations
+
+import click
+
+_INCOMPLETE = "msinspect.incomplete"
+
+
+def mark_incomplete(what: str) -> None:
+    """Remember that part of the input could not be read: the command will exit 1."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta.setdefault(_INCOMPLETE, []).append(what)
+
+
+def incomplete() -> list[str]:
+    """What the running command could not read."""
+    ctx = click.get_current_context(silent=True)
+    return list(ctx.meta.get(_INCOMPLETE, ())) if ctx is not None else []
+
+
+def tell_plan(plan) -> None:
+    """Print a :class:`~msinspect.ranks_read.ReadPlan`: the ranks read and at which stage, the
+    ranks read at another stage, the ranks not read and why."""
+    for line in plan.format():
+        click.echo(("warning: " if not line.startswith("read ") or " not " in line else "") + line, err=True)
+    for rank in plan.not_read:
+        mark_incomplete(f"{rank.label}: {rank.note}")
+    said = " ".join(r.note or "" for r in plan.ranks)
+    for rank in plan.read:  # broken files of a stage not read: said, not counted
+        for problem in rank.source.unreadable if rank.source else ():
+            if str(problem.path) not in said:
+                click.echo(f"note: could not read {problem.format()} (another stage; not needed here)", err=True)
+
+
+def tell_unreadable(problems, *, finding: bool = True) -> None:
+    """Print folders and files of a dump that could not be read (:meth:`Dump.problems`); with
+    ``finding``, the command exits 1."""
+    for problem in problems:
+        click.echo(f"warning: could not read {problem.format()}", err=True)
+        if finding:
+            mark_incomplete(problem.format())
+
+
+def tell_pair(a_label: str, a_file, b_label: str, b_file) -> dict:
+    """Say which files two ranks were read from, warning when their stages differ; the facts as a
+    dict for JSON output."""
+    from msinspect.stages import stage_of
+
+    a_stage, b_stage = stage_of(a_file), stage_of(b_file)
+    click.echo(f"read {a_label} at {a_stage} ({a_file}), {b_label} at {b_stage} ({b_file})", err=True)
+    if a_stage != b_stage:
+        click.echo(f"warning: {a_label} and {b_label} were read at different stages ({a_stage}, {b_stage}): "
+                   "differences may be the stages', not the ranks'; use --stage to compare one stage", err=True)
+    return {"a_stage": a_stage, "b_stage": b_stage, "other_stage": a_stage != b_stage}

@@ -1,0 +1,147 @@
+"""Which ranks an analysis reads, at which stage, and which it cannot read and why.
+
+The analyses read one file per rank. :func:`plan_reads` chooses them so that every rank is read
+at the same stage where it can be: the stage asked for, else the first of
+:data:`~msinspect.analysis.collect.PREFERRED_STAGES` held by more than half of the ranks (else
+the one held by the most). A rank without a
+readable file of that stage is read at its own best stage and flagged (:attr:`RankRead.other_stage`);
+a rank with no file to read (``--stage`` it lacks, a folder that cannot be listed, a ``rank_N``
+link leading nowhere) is listed with the reason. The world is never silently smaller than the dump.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from msinspect.dumps import Dump, RankDump
+from msinspect.errors import DumpNotFoundError
+from msinspect.stages import stage_of
+
+
+@dataclass(frozen=True)
+class RankRead:
+    """One rank of a dump: the file read, or why none was."""
+
+    label: str
+    """``rank_3``, or the folder's name."""
+    rank: int | None
+    """N of ``rank_N``; None when the folder does not say."""
+    folder: Path
+    """The rank's folder (or file)."""
+    file: Path | None
+    """The file read; None when the rank could not be read."""
+    stage: str | None
+    """The stage of that file."""
+    other_stage: bool = False
+    """Read at another stage than the rest of the dump (see :attr:`note`)."""
+    note: str | None = None
+    """Why the rank was not read, or why it was read at another stage."""
+    source: RankDump | None = field(default=None, compare=False, repr=False)
+    """The rank's files (None for a folder that could not be listed)."""
+
+    @property
+    def read(self) -> bool:
+        return self.file is not None
+
+    def to_dict(self) -> dict:
+        return {"rank": self.rank, "label": self.label, "folder": str(self.folder),
+                "file": str(self.file) if self.file else None, "stage": self.stage, "read": self.read,
+                "other_stage": self.other_stage, "note": self.note}
+
+
+@dataclass
+class ReadPlan:
+    """The file each rank of a dump is read from, at one stage where possible."""
+
+    stage: str | None
+    """The stage the ranks are read at (the odd ones out are flagged)."""
+    ranks: list[RankRead]
+
+    @property
+    def read(self) -> list[RankRead]:
+        """The ranks read, in rank order."""
+        return [r for r in self.ranks if r.read]
+
+    @property
+    def not_read(self) -> list[RankRead]:
+        return [r for r in self.ranks if not r.read]
+
+    @property
+    def other_stage(self) -> list[RankRead]:
+        return [r for r in self.ranks if r.read and r.other_stage]
+
+    @property
+    def complete(self) -> bool:
+        """Every rank of the dump was read."""
+        return not self.not_read
+
+    def to_dict(self) -> dict:
+        return {"stage": self.stage, "read": len(self.read), "not_read": len(self.not_read),
+                "other_stage": len(self.other_stage), "ranks": [r.to_dict() for r in self.ranks]}
+
+    def format(self) -> list[str]:
+        """Lines for a person: what was read, then each rank read at another stage or not read."""
+        same = [r for r in self.read if not r.other_stage]
+        lines = [f"read {len(same)} rank(s) at {self.stage}: {_labels(same)}" if same else
+                 "read no rank at one common stage"]
+        lines += [f"read {r.label} at {r.stage}, not {self.stage}: {r.note}" for r in self.other_stage]
+        lines += [f"could not read {r.label}: {r.note}" for r in self.not_read]
+        if self.other_stage or self.not_read:
+            lines.append("pipeline stages cannot be told when not every rank is read at one stage")
+        return lines
+
+
+def _labels(ranks: list[RankRead]) -> str:
+    numbers = [r.rank for r in ranks]
+    if len(ranks) > 2 and None not in numbers and numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+        return f"{ranks[0].label} .. {ranks[-1].label}"
+    return ", ".join(r.label for r in ranks)
+
+
+def _broken(rank: RankDump, stage: str) -> str:
+    """Why the rank has no readable ``stage`` file, in words."""
+    broken = [u for u in rank.unreadable if stage_of(u.path) == stage]
+    if broken:
+        return "; ".join(u.format() for u in broken)
+    return f"no '{stage}' IR file (stages present: {', '.join(rank.stages()) or 'none'})"
+
+
+def plan_reads(dump: Dump, stage: str | None = None) -> ReadPlan:
+    """Choose the file of every rank (see the module docstring). :class:`DumpNotFoundError` when
+    no rank can be read at all."""
+    from msinspect.analysis.collect import PREFERRED_STAGES, pick_file
+
+    if stage is None:
+        held = Counter(s for r in dump.ranks for s in set(r.stages()) if s in PREFERRED_STAGES)
+        if held:  # the first stage most ranks hold, else the one the most ranks hold
+            most = [s for s in PREFERRED_STAGES if held[s] * 2 > len(dump.ranks)]
+            common = most[0] if most else max(PREFERRED_STAGES, key=lambda s: (held[s], -PREFERRED_STAGES.index(s)))
+            fallback = True
+        else:  # none of the usual stages: each rank's newest file, the most common stage wins
+            newest = Counter(stage_of(r.files[-1]) for r in dump.ranks if r.files)
+            common, fallback = (newest.most_common(1)[0][0] if newest else None), True
+    else:
+        common, fallback = stage, False
+    reads = []
+    for rank in dump.ranks:
+        if rank.stage_files(common):
+            file = rank.file(common)
+            reads.append(RankRead(rank.label, rank.rank, rank.path, file, common, source=rank))
+        elif fallback and rank.files:
+            file = pick_file(rank, None)
+            reads.append(RankRead(rank.label, rank.rank, rank.path, file, stage_of(file), True,
+                                  f"{_broken(rank, common)}; read at {stage_of(file)} instead", rank))
+        else:
+            reads.append(RankRead(rank.label, rank.rank, rank.path, None, None, False,
+                                  _broken(rank, common), rank))
+    for folder in dump.unreadable:
+        label = f"rank_{folder.rank}" if folder.rank is not None else folder.path.name
+        reads.append(RankRead(label, folder.rank, folder.path, None, None, False, folder.format()))
+    reads.sort(key=lambda r: (r.rank is None, r.rank if r.rank is not None else 0, str(r.folder)))
+    plan = ReadPlan(common, reads)
+    if not plan.read:
+        raise DumpNotFoundError(f"{dump.path}: no rank could be read"
+                                + (f" at stage '{stage}'" if stage else "") + ":\n  "
+                                + "\n  ".join(f"{r.label}: {r.note}" for r in plan.not_read))
+    return plan
