@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup dot demo test bench fixtures
+.PHONY: setup dot browser demo test bench fixtures
 
 # The virtual environment, with msinspect and its train, dry-run and dev extras; re-made when
 # the package metadata changes. Idempotent.
@@ -22,7 +22,17 @@ dot:
 	      || echo "note: could not install graphviz; render writes .dot files only"; \
 	  else echo "note: Graphviz's dot is missing (apt-get install graphviz); render writes .dot files only"; fi; }
 
-setup: $(VENV)/.installed dot
+# Chromium and its WebDriver run the report's browser tests (tests/report/test_report_browser.py):
+# installed with apt-get where we are root on Debian; elsewhere those tests skip with the reason,
+# except under CI (CI set), where a missing browser fails them.
+browser:
+	@{ command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; } && command -v chromedriver >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } \
+	      || echo "note: could not install chromium; the report's browser tests will skip (fail under CI)"; \
+	  else echo "note: chromium / chromedriver missing (apt-get install chromium chromium-driver); the report's browser tests will skip"; fi; }
+
+setup: $(VENV)/.installed dot browser
 	$(BIN)/msinspect setup-dryrun
 
 # The main job on the embedded default data: train-then-verify the three parallel modes on the

@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "diff": "msinspect.cli.diff_cmd:diff",
     "check": "msinspect.cli.check_cmd:check",
     "render": "msinspect.cli.render_cmd:render",
+    "report": "msinspect.cli.report_cmd:report",
     "scrub": "msinspect.cli.scrub_cmd:scrub",
     "train": "msinspect.cli.train_cmd:train",
     "dryrun": "msinspect.cli.dryrun_cmd:dryrun",
