@@ -90,8 +90,8 @@ def _params(analysis) -> list[dict]:
         try:
             grids = grids_of(analysis, param)
             problem = None
-        except ValueError as error:
-            grids, problem = [], str(error)
+        except ValueError as error:  # the message names the weight, which the row shows already
+            grids, problem = [], str(error).replace(f"{param}: its layout cannot be told: ", "").replace(f"{param}: ", "")
         info = {"param": param, "global_shape": text(first["global_shape"]), "op": first["op"],
                 "consumer": first["consumer"], "in_strategy": text(first["in_strategy"]),
                 "device_matrix": text(first["device_matrix"]), "tensor_map": text(first["tensor_map"]),
