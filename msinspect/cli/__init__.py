@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "report": "msinspect.cli.report_cmd:report",
     "scrub": "msinspect.cli.scrub_cmd:scrub",
     "train": "msinspect.cli.train_cmd:train",
+    "view": "msinspect.cli.view_cmd:view",
     "dryrun": "msinspect.cli.dryrun_cmd:dryrun",
     "setup-dryrun": "msinspect.cli.setup_cmd:setup_dryrun",
 }

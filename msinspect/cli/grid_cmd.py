@@ -28,6 +28,8 @@ def draw_param(dump: str, param: str, rank: int | None, stage: str | None, out: 
         fmt = fmt or (Path(out).suffix.lstrip(".").lower() if out else "svg")
         if fmt not in GRID_FORMATS:
             raise MsInspectError(f"a device grid is drawn as {' or '.join(GRID_FORMATS)}, not {fmt!r}")
+        base = Path(out) if out else Path(f"{re.sub(r'[^A-Za-z0-9_.-]', '_', param)}-grid.{fmt}")
+        check_writable(base, overwrite=overwrite)  # refused before any dump is read
         analysis = load_dump(dump).analyse(stage, lenient=lenient)
         warn_skipped(analysis.skipped)
         if analysis.plan is not None:
@@ -42,7 +44,6 @@ def draw_param(dump: str, param: str, rank: int | None, stage: str | None, out: 
         if rank is not None and not any(rank in g.ranks for g in grids):
             raise MsInspectError(f"rank {rank} holds no part of {param} "
                                  f"(its ranks: {', '.join(str(r) for g in grids for r in g.ranks)})")
-        base = Path(out) if out else Path(f"{re.sub(r'[^A-Za-z0-9_.-]', '_', param)}-grid.{fmt}")
         paths = [base if i == 0 else base.with_name(f"{base.stem}-{i + 1}{base.suffix}") for i in range(len(grids))]
         for path in paths:  # refuse before writing anything
             check_writable(path, overwrite=overwrite)

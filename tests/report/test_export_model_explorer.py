@@ -71,3 +71,48 @@ def test_model_explorer_classes_read_the_export_back(rank5):
     graphs = [build(gb.Graph, g) for g in rank5["graphs"]]
     collection = gb.GraphCollection(label=rank5["label"], graphs=graphs)
     assert asdict(collection)["graphs"] == rank5["graphs"]
+
+
+def test_view_serves_the_export_in_model_explorer(rank5, browser, tmp_path):
+    """``msinspect view`` started on 127.0.0.1: Model Explorer's page counts the export's nodes.
+    Needs the viewer extra (not in CI: about 660 MB) and the report tests' browser."""
+    pytest.importorskip("model_explorer", reason="Model Explorer is not installed (pip install 'msinspect[viewer]')")
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp_path / "view.log"
+    with open(log, "w") as out:
+        server = subprocess.Popen([sys.executable, "-m", "msinspect", "view", SEED, "--rank", "5", "--port", str(port),
+                                   "--no-browser"], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        address = None
+        for _ in range(120):
+            text = log.read_text()
+            address = next((w for w in text.split() if w.startswith(f"http://127.0.0.1:{port}/?data=")), None)
+            if address or server.poll() is not None:
+                break
+            time.sleep(0.5)
+        assert address, log.read_text()
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10).read()
+        browser.get(address)
+        expected = sum(len(g["nodes"]) for g in rank5["graphs"][:1])  # the graph shown first
+        body = ""
+        for _ in range(60):
+            body = browser.execute_script("return document.body.innerText")
+            if "op node count" in body:
+                break
+            time.sleep(0.5)
+        assert "rank_5 validate" in body and f"{expected} nodes" in body
+        lines = [line.strip() for line in body.splitlines() if line.strip()]
+        assert lines[lines.index("op node count") + 1] == str(expected)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=20)

@@ -7,51 +7,12 @@ Skipped with the reason where Chromium, its driver or Selenium is missing, excep
 environment variable ``CI`` set), where that is a failure: ``make setup`` installs them as root."""
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
 import msinspect
 from msinspect.report.html import report_html
 from msinspect.report.tables import COMM_SHOWN, STRATEGY_SHOWN, text
 from tests.conftest import FIXTURES
-
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1400,1000")
-
-
-def _missing() -> str | None:
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (pip install -e '.[dev]')"
-    if not (shutil.which("chromium") or shutil.which("chromium-browser")):
-        return "no chromium on PATH (apt-get install chromium chromium-driver; make setup does it as root)"
-    if not shutil.which("chromedriver"):
-        return "no chromedriver on PATH (apt-get install chromium-driver; make setup does it as root)"
-    return None
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    why = _missing()
-    if why:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser tests cannot run under CI: {why}")
-        pytest.skip(why)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or shutil.which("chromium-browser")
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
-    yield driver
-    driver.quit()
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +27,8 @@ def _distinct_rows(frame, shown) -> int:
     return len(frame[shown].map(text).drop_duplicates()) if len(frame) else 0
 
 
-def _open(browser, tmp_path_factory, fixture: str, spec: str | None = None):
-    dump = msinspect.load_dump(FIXTURES / fixture)
+def _open(browser, tmp_path_factory, dump, spec: str | None = None):
+    fixture = dump.path.name
     check = msinspect.check_dump(spec, dump) if spec else None
     page = tmp_path_factory.mktemp("report") / f"{fixture}.html"
     page.write_text(report_html(dump.analyse(), check), encoding="utf-8")
@@ -89,10 +50,10 @@ def _screenshot_sections(browser, shots, prefix: str) -> None:
         assert path.stat().st_size > 1000
 
 
-def test_seed_002_report_rows_filter_and_device_grid(browser, tmp_path_factory, shots):
+def test_seed_002_report_rows_filter_and_device_grid(browser, tmp_path_factory, shots, analysed):
     from selenium.webdriver.common.by import By
 
-    dump, check = _open(browser, tmp_path_factory, "sharding_propagation_dryrun_8rank",
+    dump, check = _open(browser, tmp_path_factory, analysed("sharding_propagation_dryrun_8rank"),
                         str(FIXTURES.parent / "train_jobs" / "sharding_propagation.toml"))
     assert _console_errors(browser) == []
     # seed 002's Net: matmul, relu, matmul2, then the MSE loss (Sub, Square, ReduceMean): six operators
@@ -124,10 +85,10 @@ def test_seed_002_report_rows_filter_and_device_grid(browser, tmp_path_factory, 
     assert _console_errors(browser) == []
 
 
-def test_pipeline_report_collapses_micro_batches_and_expands(browser, tmp_path_factory, shots):
+def test_pipeline_report_collapses_micro_batches_and_expands(browser, tmp_path_factory, shots, analysed):
     from selenium.webdriver.common.by import By
 
-    dump, _ = _open(browser, tmp_path_factory, "recursive_pipeline_dryrun_8rank")
+    dump, _ = _open(browser, tmp_path_factory, analysed("recursive_pipeline_dryrun_8rank"))
     assert _console_errors(browser) == []
     rows = browser.find_elements(By.CSS_SELECTOR, "#strategies-table tr.row")
     assert len(rows) == _distinct_rows(dump.strategies(), STRATEGY_SHOWN)

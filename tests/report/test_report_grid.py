@@ -7,7 +7,6 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-import msinspect
 from msinspect.report.grid import device_grid, grids_of
 from msinspect.report.grid_svg import PngUnavailableError, grid_svg, svg_to_png
 from tests.conftest import FIXTURES
@@ -29,8 +28,8 @@ def cells(svg: str) -> dict[int, dict]:
 
 
 @pytest.fixture(scope="module")
-def seed_analysis():
-    return msinspect.load_dump(FIXTURES / "sharding_propagation_dryrun_8rank").analyse()
+def seed_analysis(analysed):
+    return analysed("sharding_propagation_dryrun_8rank").analyse()
 
 
 def test_seed_002_w_rank_5_holds_rows_8_to_16(seed_analysis):
@@ -95,9 +94,9 @@ def test_4d_device_matrix_with_global_ranks_of_a_stage():
     assert len({c["fill"] for c in drawn.values()}) == 2
 
 
-def test_pipeline_weight_is_drawn_over_its_own_stage():
+def test_pipeline_weight_is_drawn_over_its_own_stage(analysed):
     # recursive_pipeline.py: 2 stages on 8 ranks, layer2 on stage 1 = ranks 4..7
-    analysis = msinspect.load_dump(FIXTURES / "recursive_pipeline_dryrun_8rank").analyse()
+    analysis = analysed("recursive_pipeline_dryrun_8rank").analyse()
     [grid] = grids_of(analysis, "layer2.weight")
     assert grid.ranks == (4, 5, 6, 7)
     with pytest.raises(KeyError, match="layer1.weight"):
