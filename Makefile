@@ -38,8 +38,16 @@ setup: $(VENV)/.installed dot browser
 # The main job on the embedded default data: train-then-verify the three parallel modes on the
 # MNIST subset (manual parallel for real on 8 CPU processes, the automatic modes as planner dry
 # runs where no GPU is present); each run lands in a new folder under runs/.
+# It ends by writing an HTML report (msinspect report, with the job's spec) into each new run
+# folder and printing its path; the exit status is the training's.
 demo: setup
-	$(BIN)/msinspect train all --out runs
+	@status=0; $(BIN)/msinspect train all --out runs || status=$$?; \
+	for mode in manual_parallel sharding_propagation recursive_pipeline; do \
+	  run=$$(ls -dt runs/train-$$mode-* 2>/dev/null | head -1); \
+	  if [ -n "$$run" ] && [ ! -e "$$run/report.html" ]; then \
+	    $(BIN)/msinspect report "$$run" -o "$$run/report.html" --spec train_jobs/$$mode.toml \
+	      || echo "note: the report of $$run says what failed"; fi; \
+	done; exit $$status
 
 test: setup
 	$(BIN)/python -m pytest
