@@ -73,10 +73,11 @@ def test_model_explorer_classes_read_the_export_back(rank5):
     assert asdict(collection)["graphs"] == rank5["graphs"]
 
 
-def test_view_serves_the_export_in_model_explorer(rank5, browser, tmp_path):
+def test_view_serves_the_export_in_model_explorer(rank5, request, tmp_path):
     """``msinspect view`` started on 127.0.0.1: Model Explorer's page counts the export's nodes.
     Needs the viewer extra (not in CI: about 660 MB) and the report tests' browser."""
     pytest.importorskip("model_explorer", reason="Model Explorer is not installed (pip install 'msinspect[viewer]')")
+    browser = request.getfixturevalue("browser")
     import os
     import signal
     import socket
