@@ -90,6 +90,8 @@ class DeviceGrid:
     panels: list[Panel] = field(default_factory=list)
     slices: list[Bounds] = field(default_factory=list)
     """The distinct slices, in colour order."""
+    note: str | None = None
+    """A caveat drawn with the picture (e.g. the ranks of the stage were assumed, not told)."""
 
     def cell(self, rank: int) -> Cell:
         """The cell of a global rank; KeyError when the rank is not in this stage."""
@@ -185,5 +187,9 @@ def grids_of(analysis, param: str) -> list[DeviceGrid]:
             continue
         seen.add(key)
         read = [r for r in rows["rank"] if r in stage]
-        grids.append(device_grid(param, key[2], key[0], key[1], key[3], read))
+        grid = device_grid(param, key[2], key[0], key[1], key[3], read)
+        if not ctx.stage_ranks:
+            grid.note = ("pipeline stages cannot be told (not every rank read at one stage): "
+                         "drawn over every rank of the job, as the slices analysis assumes")
+        grids.append(grid)
     return grids

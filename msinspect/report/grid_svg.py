@@ -92,6 +92,8 @@ def _header(grid: DeviceGrid) -> list[str]:
         notes.append(f"not drawn: {', '.join(ones)}")
     if notes:
         lines.append("; ".join(notes))
+    if grid.note:
+        lines.append(grid.note)
     return lines
 
 

@@ -56,6 +56,7 @@ def test_seed_002_grid_draws_the_4_axis_as_columns_and_the_replication_as_rows(s
     assert [[c.rank for c in row] for row in grid.panels[0].rows] == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert grid.row_axis.cuts == () and grid.col_axis.cuts == (0,)
     assert "replicated along dm[0]" in grid_svg(grid)
+    assert "cannot be told" not in grid_svg(grid)  # every rank read at one stage: its stage is known
 
 
 def test_3d_device_matrix_small_multiples_by_hand():
@@ -134,3 +135,18 @@ def test_render_param_writes_svg_and_png_and_keeps_existing_files(tmp_path):
     assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     unknown = runner.invoke(main, ["render", dump, "--param", "nope"])
     assert unknown.exit_code == 2 and "no weight named 'nope'" in unknown.output
+
+
+def test_a_grid_says_when_the_stage_was_assumed(tmp_path):
+    # rank 3 without its validate file: read at step_parallel_end, so pipeline stages cannot be told
+    import shutil
+
+    import msinspect
+
+    dump = tmp_path / "dump"
+    shutil.copytree(FIXTURES / "sharding_propagation_dryrun_8rank", dump)
+    for f in (dump / "rank_3").glob("*validate*"):
+        f.unlink()
+    [grid] = grids_of(msinspect.load_dump(dump).analyse(), "w")
+    assert "pipeline stages cannot be told" in grid_svg(grid)
+    assert grid.cell(5).slice_text == "[8:16, 0:16]"
