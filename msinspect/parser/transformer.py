@@ -70,6 +70,9 @@ class IRTransformer(Transformer):
     def __init__(self, line_offset: int = 0) -> None:
         super().__init__(visit_tokens=False)
         self.line_offset = line_offset
+        #: ``fragment(start, token)``: the cached result of parsing the token's text from the
+        #: grammar's start symbol ``start`` (set by ``parser.core``, which owns the Lark instance).
+        self.fragment = None
 
     def _line(self, token: Token) -> int:
         return token.line + self.line_offset
@@ -189,7 +192,13 @@ class IRTransformer(Transformer):
     def _statement(self, line, index, debug_name, kind, callee, op, rest):
         node = Node(graph="", index=index, debug_name=debug_name, op=op, callee_kind=kind,
                     callee=callee, inputs=(), line=line)
+        parts = []
         for part in rest:
+            if not isinstance(part, tuple):  # the ATTRS token: the attributes after the operands, read on their own
+                parts += [(tag, _fresh(value)) for tag, value in self.fragment("attrs_fragment", part)]
+            else:
+                parts.append(part)
+        for part in parts:
             tag = part[0]
             if tag == "args":
                 node.inputs = part[1]
@@ -294,8 +303,14 @@ class IRTransformer(Transformer):
     def io_types(self, c):
         return ("types", (c[0], c[1]))
 
-    def strategy_io_types(self, c):
-        return ("strategy_types", (c[0], (c[1], c[2])))
+    def types_line(self, c):
+        return self.fragment("types_fragment", c[0])
+
+    def strategy_types_line(self, c):
+        return ("strategy_types", (c[0], self.fragment("types_fragment", c[1])[1]))
+
+    def attrs_fragment(self, c):
+        return tuple(c)
 
     def return_types(self, c):
         return ("types", (c[0], ()))
@@ -443,6 +458,17 @@ def _graph_union(items) -> tuple[str, ...]:
     if isinstance(item, PrimitiveValue) and item.name.startswith("@") and all(isinstance(i, GraphRef) for i in item.items):
         return tuple(i.name for i in item.items)
     return ()
+
+
+def _fresh(value):
+    """A copy of the dicts and lists in a cached fragment's value, so no two nodes share them."""
+    if isinstance(value, dict):
+        return {k: _fresh(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    if isinstance(value, tuple) and any(isinstance(v, (dict, list, tuple)) for v in value):
+        return tuple(_fresh(v) for v in value)
+    return value
 
 
 def _op_name(name: str) -> str:
