@@ -10,20 +10,23 @@ Every network of ``fixtures/zoo/zoo.toml`` runs into a new temporary run root:
   that the designed error came) and leave the file named by ``keep``.
 
 The full output of each network (every IR file MindSpore wrote, its logs) is moved to
-``--full DIR/<name>/`` when ``--full`` is given (DIR/<name> must not exist; keep DIR out of git),
-else deleted with the run root. The kept files are then scrubbed with the project's own
-``msinspect scrub SRC DEST --stage ... --gzip`` into ``fixtures/zoo/<name>.new``; only when every
+``--full DIR/<name>/`` as soon as the network has run, when ``--full`` is given (DIR/<name> must
+not exist; keep DIR out of git), else deleted with the run root. The kept files are then scrubbed with the project's own
+``msinspect scrub SRC DEST --stage ... --gzip`` into ``fixtures/zoo/<name>.new`` (a dry run's also
+gets a run record ``config.json`` with its device count, which msinspect reads as the job's world
+when only some ranks ran); only when every
 network ran and every scrub succeeded are the old ``fixtures/zoo/<name>`` folders replaced (git
 keeps the old ones). It refuses to start while ``git status --porcelain`` shows uncommitted changes
 in a folder it would replace, unless ``--force``.
 
-Needs the train and dry-run extras (MindSpore 2.10) and ``msinspect setup-dryrun``. Slow: about
-N minutes on two idle cores (the 96-block network alone compiles for several minutes); never part
-of CI.
+Needs the train and dry-run extras (MindSpore 2.10) and ``msinspect setup-dryrun``. Slow: tens of
+minutes on two cores (the 112-block network alone compiles for several minutes); never part of
+CI.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -170,6 +173,7 @@ def scrub(net: Net, out: Path, root: Path) -> Path:
             stages = sorted({stage_of(p) for p in rank_dir.iterdir()}) if rank_dir.is_dir() else []
             if stages != sorted(net.stages):
                 raise Failed(f"{net.name}: rank_{rank} has stages {stages}, expected {sorted(net.stages)}")
+        write_run_record(net, dest)
     elif net.mode == "cpu":
         staging = root / "kept"
         pick_files(net, out / "ir", staging)
@@ -177,6 +181,21 @@ def scrub(net: Net, out: Path, root: Path) -> Path:
     else:
         run_or_fail([*MSINSPECT, "scrub", out / net.keep, dest, "--gzip"])
     return dest
+
+
+def write_run_record(net: Net, dest: Path) -> None:
+    """``config.json`` beside a dry run's kept ranks: the run's device count (``ranks``), which
+    msinspect reads as the job's world (its world group) when only some ranks were run."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        mindspore = version("mindspore")
+    except PackageNotFoundError:
+        mindspore = None
+    record = {"mode": "dryrun", "run": "dry_run", "ranks": net.ranks, "run_ranks": net.run_ranks(),
+              "script": f"nets/{net.script.name}", "mindspore": mindspore,
+              "all_passes": net.all_passes, "kept_stages": list(net.stages)}
+    (dest / "config.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
 def run_or_fail(cmd: list) -> None:
@@ -195,14 +214,17 @@ def uncommitted(paths: list[Path]) -> str:
     return out.stdout
 
 
-def keep_full(output: Path, root: Path, dest: Path) -> None:
-    """Move a network's whole output to ``dest``: a dry run's rank_N/ and logs/, a script's
-    working folder (``ir/`` or ``rank_0/om/``), with the run's own log beside them."""
+def keep_full(output: Path, root: Path, dest: Path) -> Path:
+    """Move a network's whole output to ``dest`` (a dry run's rank_N/ and logs/, a script's working
+    folder with ``ir/`` or ``rank_0/om/``) with the run's own log beside it; return ``dest``."""
+    if dest.exists():
+        raise Failed(f"{dest} already exists; --full never overwrites")
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(output), dest)
     for log in ("dryrun.log", "run.log"):
         if (root / log).is_file():
             shutil.move(str(root / log), dest / log)
+    return dest
 
 
 def size_of(folder: Path) -> int:
@@ -251,15 +273,16 @@ def main(argv: list[str] | None = None) -> int:
     new_dirs: dict[str, Path] = {}
     timings: dict[str, float] = {}
     try:
-        outputs = {}
         for net in nets:
             root = runs_root / net.name
             root.mkdir()
             start = time.monotonic()
-            outputs[net.name] = run_dryrun(net, root) if net.mode == "dryrun" else run_python(net, root)
+            output = run_dryrun(net, root) if net.mode == "dryrun" else run_python(net, root)
             timings[net.name] = time.monotonic() - start
-        for net in nets:
-            new_dirs[net.name] = scrub(net, outputs[net.name], runs_root / net.name)
+            if args.full is not None:  # at once, network by network: the rest may take long
+                output = keep_full(output, root, args.full / net.name)
+                print(f"full output: {output}", flush=True)
+            new_dirs[net.name] = scrub(net, output, root)
     except (Failed, OSError) as exc:
         for net in nets:
             shutil.rmtree(ZOO / f"{net.name}.new", ignore_errors=True)
@@ -271,15 +294,11 @@ def main(argv: list[str] | None = None) -> int:
         if old.exists():
             shutil.rmtree(old)
         new.rename(old)
-    print(f"\n{'network':32} {'compile s':>9} {'kept files':>10} {'kept KB':>8}")
+    print(f"\n{'network':32} {'run s':>7} {'kept files':>10} {'kept KB':>8}")
     for net in nets:
         kept = [p for p in (ZOO / net.name).rglob("*") if p.is_file()]
-        print(f"{net.name:32} {timings[net.name]:9.0f} {len(kept):10} {size_of(ZOO / net.name) / 1024:8.0f}")
-    if args.full is not None:
-        for net in nets:
-            keep_full(outputs[net.name], runs_root / net.name, args.full / net.name)
-        print(f"full output of every network in {args.full}/<name>/")
-    if args.keep_runs or args.full is not None:
+        print(f"{net.name:32} {timings[net.name]:7.0f} {len(kept):10} {size_of(ZOO / net.name) / 1024:8.0f}")
+    if args.keep_runs:
         print(f"run root kept: {runs_root}")
     else:
         shutil.rmtree(runs_root, ignore_errors=True)
