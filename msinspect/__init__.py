@@ -1,7 +1,7 @@
 """msinspect: what MindSpore's auto-parallel planner did, read from its IR dumps.
 
 >>> import msinspect
->>> ir = msinspect.parse_file("fixtures/seed_002/step_parallel_begin_0041.ir")
+>>> ir = msinspect.parse_file("fixtures/seed_002/step_parallel_begin_0041.excerpt.ir")
 >>> ir.node("matmul").strategy.in_strategy
 ((2, 4), (4, 1))
 """

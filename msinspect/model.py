@@ -137,7 +137,7 @@ class Node:
     """The primitive's name (``MatMul``, with any ``PrimFunc_`` prefix removed), ``call`` ..."""
     callee_kind: str
     """``primitive``, ``call`` (``call @g``), ``graph`` (``@g(...)``), ``node``, ``param``,
-    ``free_var`` or ``return``."""
+    ``free_var``, ``return``, or ``unparsed`` (lenient reading kept a node it could not parse)."""
     callee: Any
     """The raw callee: primitive name as written, a :class:`GraphRef`, :class:`NodeRef` ..."""
     inputs: tuple[Any, ...]
@@ -170,6 +170,10 @@ class Node:
     """Text of ``# SideEffect:``."""
     comments: tuple[str, ...] = ()
     """Any other comment lines attached to the node."""
+    callee_graphs: tuple[str, ...] = ()
+    """The graphs a call may go to: ``call @g`` / ``@g``, or the hint of ``%5[@FuncUnion(@g1, @g2)]``."""
+    raw: str | None = None
+    """For an ``unparsed`` node: its text as written (line and annotation lines)."""
 
     @property
     def ref(self) -> str:
@@ -276,6 +280,10 @@ class Diagnostic:
     """What went wrong."""
     end_line: int = 0
     """Last line skipped, for spans that lenient parsing skipped."""
+    text: str = ""
+    """The offending line as written, where there is one."""
+    expected: tuple[str, ...] = ()
+    """What the grammar would have accepted there, in words."""
 
 
 @dataclass(slots=True)
@@ -287,6 +295,9 @@ class IRFile:
     family: str
     """``2.10`` (``# IR entry:``, node counting block), ``2.2`` (``#IR entry      :``), or
     ``excerpt`` (node lines without a header, as in documentation)."""
+    kind: str = "graph"
+    """``graph`` for a pass's dump, ``analyze_fail`` for the file MindSpore writes when type
+    inference fails (its graphs are the evaluation stack; it states no counts to check)."""
     entry: str | None = None
     """Name of the entry graph."""
     attrs: dict[str, str] = field(default_factory=dict)
@@ -307,6 +318,11 @@ class IRFile:
     """``Total number of cnodes: N``."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
     """Everything that did not parse or did not add up. Empty for a complete file."""
+    failure: str | None = None
+    """In an ``analyze_fail.ir``: the exception MindSpore caught, as it printed it."""
+    eval_stack: list[tuple[int, str, int | None]] = field(default_factory=list)
+    """In an ``analyze_fail.ir``: ``(depth, graph, node index)`` of each node marked
+    ``#------------------------> depth``, the node whose evaluation failed at that depth."""
     lines: int = 0
     """Number of lines in the file."""
     size: int = 0

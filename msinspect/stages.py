@@ -13,6 +13,9 @@ IR_SUFFIXES = (".ir", ".ir.gz")
 _LEADING = re.compile(r"^\d+_")
 _TRAILING = re.compile(r"(?:_\d+)+$")
 _OPT_PASS = re.compile(r"^opt_pass_\d+_")
+#: A documentation excerpt saved as a file says so in its name (``18_execute_0185.excerpt.ir``),
+#: so that it is not taken for a dump file that lost its header.
+EXCERPT_MARK = ".excerpt"
 
 #: Stages where the parallel planner's decisions are visible, in pipeline order.
 PARALLEL_STAGES = ("step_parallel_begin", "step_parallel_end")
@@ -30,6 +33,8 @@ def stage_of(path: str | PurePath) -> str:
         if name.endswith(suffix):
             name = name[: -len(suffix)]
             break
+    if name.endswith(EXCERPT_MARK):
+        name = name[: -len(EXCERPT_MARK)]
     name = _OPT_PASS.sub("opt_pass_", name)
     name = _LEADING.sub("", name)
     return _TRAILING.sub("", name) or name

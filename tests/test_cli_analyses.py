@@ -106,7 +106,7 @@ def test_errors_wrong_path_empty_folder_bad_spec(tmp_path):
 def test_broken_ir_reports_file_line_column(tmp_path):
     rank = tmp_path / "rank_0"
     rank.mkdir()
-    text = (FIXTURES / "seed_002" / "step_parallel_begin_0041.ir").read_text().splitlines()
+    text = (FIXTURES / "seed_002" / "step_parallel_begin_0041.excerpt.ir").read_text().splitlines()
     text[3] = text[3].replace("ReLU(%3)", "ReLU(%3 ?")
     (rank / "step_parallel_begin_0001.ir").write_text("\n".join(text) + "\n")
     run = msinspect("strategies", rank)

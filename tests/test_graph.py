@@ -9,7 +9,7 @@ from tests.conftest import FIXTURES
 
 
 def test_seed_execute_chain():
-    ir = parse_file(FIXTURES / "seed_002" / "18_execute_0185.ir")
+    ir = parse_file(FIXTURES / "seed_002" / "18_execute_0185.excerpt.ir")
     g = to_networkx(ir)
     (matmul,) = find_nodes(g, name="matmul")
     (allreduce,) = find_nodes(g, op="AllReduce")

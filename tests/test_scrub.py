@@ -25,11 +25,11 @@ def test_paths_become_neutral():
 def test_scrub_tree_keeps_the_ir_and_refuses_existing_dest(tmp_path):
     src = tmp_path / "src" / "rank_0"
     src.mkdir(parents=True)
-    original = (FIXTURES / "seed_002" / "18_execute_0185.ir").read_text()
-    (src / "18_execute_0185.ir").write_text(original)
+    original = (FIXTURES / "seed_002" / "18_execute_0185.excerpt.ir").read_text()
+    (src / "18_execute_0185.excerpt.ir").write_text(original)
     written = scrub_tree(tmp_path / "src", tmp_path / "out", compress=True)
-    assert [p.relative_to(tmp_path / "out").as_posix() for p in written] == ["rank_0/18_execute_0185.ir.gz"]
-    assert (src / "18_execute_0185.ir").read_text() == original
+    assert [p.relative_to(tmp_path / "out").as_posix() for p in written] == ["rank_0/18_execute_0185.excerpt.ir.gz"]
+    assert (src / "18_execute_0185.excerpt.ir").read_text() == original
     scrubbed = parse_file(written[0])
     assert "/home/" not in "".join(s for n in scrubbed.nodes() for s in n.sources)
     assert scrubbed.node("matmul").strategy.in_strategy == ((2, 4), (4, 1))

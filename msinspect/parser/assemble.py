@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from msinspect.model import Diagnostic, IRFile, Subgraph
+from msinspect.model import Diagnostic, IRFile, Node, Subgraph
 
 _INT = re.compile(r"(\d+)\s*$")
 _LEGACY_ENTRY = re.compile(r"#IR entry\s+:")
@@ -15,28 +15,32 @@ def _stated(text: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def assemble(path: str, items, into: IRFile | None = None) -> IRFile:
-    """Fold ``items`` (from :class:`~msinspect.parser.transformer.IRTransformer`) into a file.
+class _Builder:
+    """Folds items into one :class:`IRFile`; nodes go into the subgraph whose ``{`` is open."""
 
-    ``into`` continues a file already started (lenient parsing assembles pieces in order).
-    """
-    ir = into or IRFile(path=path, family="excerpt")
-    section = None            # "attrs" after "# Attrs:", "graph" after "subgraph attr:"
-    pending_attrs: dict[str, str] = {}
-    pending_source = None
-    loose: Subgraph | None = None
-    for tag, line, value in items:
+    def __init__(self, ir: IRFile) -> None:
+        self.ir = ir
+        self.problems: list[Diagnostic] = []
+        self.section: str | None = None    # "attrs" after "# Attrs:", "graph" after "subgraph attr:"
+        self.pending_attrs: dict[str, str] = {}
+        self.pending_source: str | None = None
+        self.pending_marker: int | None = None
+        self.open: Subgraph | None = None
+        self.loose: Subgraph | None = None
+
+    def add(self, tag: str, line: int, value) -> None:
+        ir = self.ir
         if tag == "ir_entry":
             ir.family = "2.2" if _LEGACY_ENTRY.match(value) else "2.10"
             ir.entry = value.split("@", 1)[1].strip() if "@" in value else None
-            section = None
+            self.section = None
         elif tag == "total_subgraphs":
             ir.stated_subgraphs = _stated(value)
         elif tag == "total_params":
             ir.stated_params = _stated(value)
-            section = None
+            self.section = None
         elif tag == "attrs_title":
-            section = "attrs"
+            self.section = "attrs"
         elif tag == "jit_config":
             ir.jit_config.update(kv for _, _, kv in value)
         elif tag == "count_line":
@@ -46,35 +50,102 @@ def assemble(path: str, items, into: IRFile | None = None) -> IRFile:
                 ir.stated_nodes = _stated(value)
         elif tag == "kv":
             key, val = value
-            if section == "graph":
-                pending_attrs[key] = val
+            if self.section == "graph":
+                self.pending_attrs[key] = val
             else:
                 ir.attrs[key] = val
         elif tag == "param":
             ir.params.append(value)
         elif tag == "subgraph_attr":
-            section, pending_attrs, pending_source = "graph", {}, None
+            self.section, self.pending_attrs, self.pending_source = "graph", {}, None
         elif tag == "source":
-            pending_source = value[value.index("In file") + len("In file"):].strip()
-        elif tag == "subgraph":
-            name, parent, params, statements = value
-            graph = Subgraph(name=name, params=params, line=line, parent=parent,
-                             attrs=pending_attrs, source=pending_source, nodes=list(statements))
-            for node in graph.nodes:
-                node.graph = name
-            graph.end_line = graph.nodes[-1].line if graph.nodes else line
-            ir.subgraphs.append(graph)
-            section, pending_attrs, pending_source = None, {}, None
+            self.pending_source = value[value.index("In file") + len("In file"):].strip()
+        elif tag == "subgraph_open":
+            self.open_graph(line, *value)
+        elif tag == "subgraph_close":
+            if self.open is None:
+                self.problems.append(Diagnostic(line, 1, "'}' closes no subgraph"))
+            else:
+                self.open.end_line = line
+                self.open = None
         elif tag == "statement":
-            if loose is None:
-                loose = Subgraph(name="", params=(), line=line)
-                ir.subgraphs.append(loose)
-            value.graph = ""
-            loose.nodes.append(value)
-            loose.end_line = line
+            self.add_node(value)
+        elif tag == "unparsed":
+            node, graph_name = value
+            if graph_name is not None:
+                self.open_graph(line, graph_name, None, ())
+            elif node is not None:
+                self.add_node(node)
+        elif tag == "fail_banner":
+            ir.kind = "analyze_fail"
+            if ir.family == "excerpt":
+                ir.family = "2.2"       # the analyze_fail files of 2.0 - 2.2 have no "# IR entry"
+        elif tag == "fail_text":
+            ir.kind = "analyze_fail"
+            ir.failure = _failure_message(value)
+        elif tag == "fail_marker":
+            ir.kind = "analyze_fail"
+            self.pending_marker = value
+        elif tag == "no_more_graphs":
+            ir.kind = "analyze_fail"
         # "params_title", "count_title", "subgraph_instance", "graph_parameters",
         # "order", "comment": structure only, nothing to keep
-    return ir
+
+    def open_graph(self, line: int, name: str, parent: str | None, params: tuple) -> None:
+        if self.open is not None:
+            self.problems.append(Diagnostic(line, 1, f"subgraph @{name} begins before subgraph "
+                                                      f"@{self.open.name} (line {self.open.line}) was closed"))
+        graph = Subgraph(name=name, params=params, line=line, parent=parent,
+                         attrs=self.pending_attrs, source=self.pending_source)
+        self.ir.subgraphs.append(graph)
+        self.open = graph
+        self.section, self.pending_attrs, self.pending_source = None, {}, None
+
+    def add_node(self, node: Node) -> None:
+        graph = self.open
+        if graph is None:
+            if self.loose is None:
+                self.loose = Subgraph(name="", params=(), line=node.line)
+                self.ir.subgraphs.append(self.loose)
+            graph = self.loose
+            graph.end_line = node.line
+        node.graph = graph.name
+        graph.nodes.append(node)
+        if self.pending_marker is not None:
+            self.ir.eval_stack.append((self.pending_marker, graph.name, node.index))
+            self.pending_marker = None
+
+    def finish(self, last_line: int) -> list[Diagnostic]:
+        if self.open is not None:
+            self.problems.append(Diagnostic(last_line, 1, f"unexpected end of file: subgraph @{self.open.name} "
+                                                          f"(line {self.open.line}) is not closed by '}}' "
+                                                          "(truncated dump?)"))
+            self.open = None
+        return self.problems
+
+
+def _failure_message(text: str) -> str:
+    """The exception under ``- Caught exception:``, else the whole free text."""
+    lines = [line for line in text.split("\n") if not set(line.strip()) <= {"-"}]
+    if lines and lines[0].strip().startswith("- Caught exception"):
+        body = []
+        for line in lines[1:]:
+            if line.startswith("- "):
+                break
+            body.append(line)
+        return "\n".join(body).strip()
+    return "\n".join(lines).strip()
+
+
+def assemble(path: str, items, into: IRFile | None = None, last_line: int = 0) -> tuple[IRFile, list[Diagnostic]]:
+    """Fold ``items`` (from :class:`~msinspect.parser.transformer.IRTransformer`, in file order)
+    into a file; also return the structural problems found (a ``}`` that closes nothing, a
+    subgraph left open)."""
+    ir = into or IRFile(path=path, family="excerpt")
+    builder = _Builder(ir)
+    for tag, line, value in items:
+        builder.add(tag, line, value)
+    return ir, builder.finish(last_line)
 
 
 def check_counts(ir: IRFile) -> list[Diagnostic]:
@@ -85,10 +156,13 @@ def check_counts(ir: IRFile) -> list[Diagnostic]:
             found.append(Diagnostic(0, 0, "no IR content: neither an '# IR entry' header nor any node"))
         return found
     names = {g.name for g in ir.subgraphs}
-    if ir.stated_subgraphs is None:
-        found.append(Diagnostic(0, 0, "the file states no subgraph count ('# Total subgraphs'): header cut short?"))
-    elif ir.stated_subgraphs != len(ir.subgraphs):
-        found.append(Diagnostic(0, 0, f"the file states {ir.stated_subgraphs} subgraphs but {len(ir.subgraphs)} were read"))
+    # analyze_fail.ir prints the graphs of the evaluation stack (the same graph may appear twice)
+    # under the header of the whole compile: its "# Total subgraphs" does not count them.
+    if ir.kind != "analyze_fail":
+        if ir.stated_subgraphs is None:
+            found.append(Diagnostic(0, 0, "the file states no subgraph count ('# Total subgraphs'): header cut short?"))
+        elif ir.stated_subgraphs != len(ir.subgraphs):
+            found.append(Diagnostic(0, 0, f"the file states {ir.stated_subgraphs} subgraphs but {len(ir.subgraphs)} were read"))
     if ir.stated_cnodes is not None and ir.stated_cnodes != ir.cnode_count:
         found.append(Diagnostic(0, 0, f"the file states {ir.stated_cnodes} cnodes but {ir.cnode_count} were read"))
     if ir.stated_params is not None and ir.stated_params != len(ir.params):

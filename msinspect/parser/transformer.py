@@ -28,13 +28,39 @@ _WORDS = {"true": True, "false": False, "None": None, "Null": None}
 _FLOAT_SCALARS = ("F16(", "F32(", "F64(", "BF16(", "Float32(", "Float16(")
 _PRIM_PREFIX = "PrimFunc_"
 _HEAD = re.compile(r"%(\d+)\((.*)\)$")
+_KERNEL_PARAM = re.compile(r"Parameter_\d+$")
 
 
-def _number(text: str):
+#: Longest number MindSpore writes is a 20-digit 64-bit integer or a float with its exponent;
+#: a longer run of digits is damage, and int() of thousands of digits is refused by Python.
+MAX_NUMBER_CHARS = 64
+
+
+class BadToken(Exception):
+    """A token the grammar accepts but whose value cannot be right; ``parser.core`` turns it into
+    an :class:`~msinspect.errors.IRParseError` at the token's position."""
+
+    def __init__(self, token: Token, message: str) -> None:
+        super().__init__(message)
+        self.token = token
+        self.message = message
+
+
+def _number(token: Token):
+    text = str(token)
+    if len(text) > MAX_NUMBER_CHARS:
+        raise BadToken(token, f"a number of {len(text)} characters: longer than any value MindSpore writes")
     try:
         return int(text)
     except ValueError:
         return float(text)
+
+
+def _index(token: Token, text: str) -> int:
+    """The number of ``%12`` / ``%12(name)`` / a marker, guarded like :func:`_number`."""
+    if len(text) > MAX_NUMBER_CHARS:
+        raise BadToken(token, f"a number of {len(text)} characters: longer than any value MindSpore writes")
+    return int(text)
 
 
 class IRTransformer(Transformer):
@@ -115,28 +141,47 @@ class IRTransformer(Transformer):
     def order_line(self, c):
         return None
 
-    def subgraph(self, c):
+    def subgraph_open(self, c):
         head = c[0]
         rest = c[1:]
         parent = None
         if rest and isinstance(rest[0], GraphRef):
             parent, rest = rest[0].name, rest[1:]
-        params, statements = rest[0], rest[1:]
-        return ("subgraph", self._line(head), (str(head)[len("subgraph @"):], parent, params, statements))
+        return ("subgraph_open", self._line(head), (str(head)[len("subgraph @"):], parent, rest[0]))
+
+    def subgraph_close(self, c):
+        return ("subgraph_close", self._line(c[0]), None)
+
+    def fail_banner(self, c):
+        return ("fail_banner", self._line(c[0]), str(c[0]))
+
+    def fail_text(self, c):
+        return ("fail_text", self._line(c[0]), str(c[0]))
+
+    def fail_marker(self, c):
+        return ("fail_marker", self._line(c[0]), _index(c[0], str(c[0]).rsplit(">", 1)[1].strip()))
+
+    def no_more_graphs(self, c):
+        return ("no_more_graphs", self._line(c[0]), None)
 
     def parent(self, c):
         return GraphRef(str(c[0])[1:])
 
     def graph_params(self, c):
-        return tuple(str(t)[1:] for t in c)
+        return tuple(str(t)[1:] for t in c if t is not None)
+
+    def typed_graph_param(self, c):
+        return c[0]
 
     # ------------------------------------------------------------ statements
     def node(self, c):
         head = c[0]
         match = _HEAD.match(str(head))
-        index, debug_name = int(match.group(1)), match.group(2)
-        kind, callee, op = c[1]
-        return self._statement(self._line(head), index, debug_name, kind, callee, op, c[2:])
+        index, debug_name = _index(head, match.group(1)), match.group(2)
+        kind, callee, op, graphs = c[1]
+        node = self._statement(self._line(head), index, debug_name, kind, callee, op, c[2:])
+        node.callee_graphs = graphs
+        return node
 
     def return_stmt(self, c):
         return self._statement(self._line(c[0]), None, "Return", "return", "Return", "Return", c[1:])
@@ -170,6 +215,10 @@ class IRTransformer(Transformer):
         sources, comments, kernel = [], [], []
         seen_types = False
         for tag, value in annotations:
+            if tag == "strategy_types":
+                strategy, value = value
+                node.trailing_attrs.update(strategy)
+                tag = "types"
             if tag == "types":
                 if seen_types:
                     kernel.append(_types_text(value))
@@ -192,30 +241,37 @@ class IRTransformer(Transformer):
 
     def prim_callee(self, c):
         name = str(c[0])
-        op = name[len(_PRIM_PREFIX):] if name.startswith(_PRIM_PREFIX) else name
+        op = _op_name(name)
         if len(c) > 1:
-            return ("primitive", PrimitiveValue(name, c[1]), op)
-        return ("primitive", name, op)
+            hint = _graph_union(c[1])
+            if hint and _KERNEL_PARAM.match(name):
+                # kernel graphs call a parameter holding a function by its debug name:
+                # Parameter_1015[@FuncUnion(@g1, @g2)](...)
+                return ("param", name, "call", hint)
+            return ("primitive", PrimitiveValue(name, c[1]), op, ())
+        return ("primitive", name, op, ())
 
     def call_callee(self, c):
         graph = GraphRef(str(c[0])[1:])
-        return ("call", graph, "call")
+        return ("call", graph, "call", (graph.name,))
 
     def graph_callee(self, c):
         graph = GraphRef(str(c[0])[1:])
-        return ("graph", graph, "call")
+        return ("graph", graph, "call", (graph.name,))
 
     def node_callee(self, c):
-        return ("node", NodeRef(int(str(c[0])[1:])), "call")
+        return ("node", NodeRef(_index(c[0], str(c[0])[1:])), "call", _hint(c))
 
     def param_callee(self, c):
-        return ("param", ParamRef(str(c[0])[1:]), "call")
+        return ("param", ParamRef(str(c[0])[1:]), "call", _hint(c))
 
     def free_var_callee(self, c):
-        return ("free_var", _free_var(str(c[0])), "call")
+        return ("free_var", _free_var(str(c[0])), "call", _hint(c))
 
     def graph_hint(self, c):
-        return None
+        """``[@g]`` or ``[@FuncUnion(@g1, @g2)]``: the graphs the called value may be."""
+        names = tuple(str(t).lstrip("@") for t in c)
+        return _Hint(names[1:] if len(names) > 1 else names)
 
     def args(self, c):
         return ("args", tuple(c))
@@ -237,6 +293,9 @@ class IRTransformer(Transformer):
 
     def io_types(self, c):
         return ("types", (c[0], c[1]))
+
+    def strategy_io_types(self, c):
+        return ("strategy_types", (c[0], (c[1], c[2])))
 
     def return_types(self, c):
         return ("types", (c[0], ()))
@@ -271,7 +330,7 @@ class IRTransformer(Transformer):
 
     # ------------------------------------------------------------ values
     def node_ref(self, c):
-        return NodeRef(int(str(c[0])[1:]))
+        return NodeRef(_index(c[0], str(c[0])[1:]))
 
     def param_ref(self, c):
         return ParamRef(str(c[0])[1:])
@@ -281,6 +340,10 @@ class IRTransformer(Transformer):
 
     def graph_ref(self, c):
         return GraphRef(str(c[0])[1:])
+
+    def graph_call(self, c):
+        """``@FuncUnion(@g1, @g2)`` used as a value."""
+        return PrimitiveValue(str(c[0]), tuple(c[1:]))
 
     def typed_scalar(self, c):
         kind = str(c[0])
@@ -305,10 +368,13 @@ class IRTransformer(Transformer):
         return list(c)
 
     def shape_list(self, c):
-        return tuple(int(t) for t in c)
+        return tuple(_number(t) for t in c)
 
     def dict(self, c):
         return dict(c)
+
+    def eq_pair(self, c):
+        return (str(c[0])[:-1], c[1])
 
     def pair(self, c):
         key = str(c[0])
@@ -326,7 +392,7 @@ class IRTransformer(Transformer):
         return str(c[0])[1:-1]
 
     def number(self, c):
-        return _number(str(c[0]))
+        return _number(c[0])
 
     def type_call(self, c):
         """A type written as a call, e.g. the dtype ``Tensor(F32)``: kept as its text."""
@@ -343,6 +409,9 @@ class IRTransformer(Transformer):
     def abs_comma(self, c):
         return COMMA
 
+    def abs_colon(self, c):
+        return ":"
+
     def abs_paren(self, c):
         return ("(", c)
 
@@ -354,6 +423,35 @@ class IRTransformer(Transformer):
 
     def __default_token__(self, token):  # pragma: no cover - visit_tokens is off
         return token
+
+
+class _Hint(tuple):
+    """The graph names of a call head's ``[...]`` hint."""
+
+
+def _hint(c) -> tuple[str, ...]:
+    return tuple(c[1]) if len(c) > 1 and isinstance(c[1], _Hint) else ()
+
+
+def _graph_union(items) -> tuple[str, ...]:
+    """Graph names of a bracketed ``[@FuncUnion(@g1, @g2)]`` or ``[@g]``, else ``()``."""
+    if len(items) != 1:
+        return ()
+    item = items[0]
+    if isinstance(item, GraphRef):
+        return (item.name,)
+    if isinstance(item, PrimitiveValue) and item.name.startswith("@") and all(isinstance(i, GraphRef) for i in item.items):
+        return tuple(i.name for i in item.items)
+    return ()
+
+
+def _op_name(name: str) -> str:
+    """``MatMul`` from ``PrimFunc_MatMul``; ``S-Prim-Sub`` from
+    ``DoSignaturePrimitive::S-Prim-Sub{prim_type=1}``."""
+    name = name.split("{", 1)[0]
+    if "::" in name:
+        name = name.rsplit("::", 1)[1]
+    return name[len(_PRIM_PREFIX):] if name.startswith(_PRIM_PREFIX) else name
 
 
 def _free_var(text: str) -> FreeVarRef:
@@ -373,4 +471,4 @@ def _types_text(value) -> str:
     return "(" + ", ".join(a.text for a in ins) + ") -> (" + ", ".join(a.text for a in outs) + ")"
 
 
-__all__ = ["IRTransformer"]
+__all__ = ["BadToken", "IRTransformer"]

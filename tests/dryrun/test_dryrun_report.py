@@ -20,6 +20,8 @@ subgraph @1_net_construct_1() {
   Return(%1)
       : (<Tensor[Float32], (8, 16)>)
 }
+
+
 """
 
 

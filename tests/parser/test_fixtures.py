@@ -74,7 +74,7 @@ def test_parse_text_of_a_minimal_file():
     ir = parse_text(
         "# IR entry: @g\n# Total subgraphs: 1\n\nsubgraph attr:\nsubgraph @g() {\n"
         "  %0(x) = PrimFunc_Add(I64(1), I64(2))\n      : (<Int64, NoShape>, <Int64, NoShape>) -> (<Int64, NoShape>)\n"
-        "  Return(%0)\n      : (<Int64, NoShape>)\n}\n"
+        "  Return(%0)\n      : (<Int64, NoShape>)\n}\n\n\n"
     )
     assert ir.complete
     node = ir.subgraphs[0].nodes[0]

@@ -54,16 +54,23 @@ def test_truncated_at_a_subgraph_boundary_is_detected():
     assert text.complete
 
 
-def test_lenient_skips_the_broken_subgraph_and_reads_the_rest():
+def test_lenient_costs_one_node_and_keeps_what_can_be_read_of_it():
     raw = gzip.decompress((FIXTURES / "manual_parallel_8rank" / "rank_0" / "01_type_inference_0001.ir.gz").read_bytes()).decode()
     lines = raw.split("\n")
-    at = next(i for i, line in enumerate(lines) if line.startswith("  %1(") and i > 2000)
+    at = next(i for i, line in enumerate(lines) if line.startswith("  %1(") and " = PrimFunc_" in line and i > 2000)
+    original = lines[at]
     lines[at] = lines[at].replace("(", "((", 2)
     ir = parse_text("\n".join(lines), "broken.ir", lenient=True)
     assert not ir.complete and ir.status == "incomplete"
-    skipped = [d for d in ir.diagnostics if "skipped lines" in d.message]
-    assert len(skipped) == 1 and skipped[0].line == at + 1
-    assert ir.stated_subgraphs and 0 < len(ir.subgraphs) < ir.stated_subgraphs  # the broken one is skipped
+    skipped = [d for d in ir.diagnostics if "skipped line" in d.message]
+    assert len(skipped) == 1 and skipped[0].line == at + 1 and skipped[0].text == lines[at]
+    # every subgraph and every node is still there: the broken one is kept as an 'unparsed' node
+    assert len(ir.subgraphs) == ir.stated_subgraphs and ir.cnode_count == parse_text(raw).cnode_count
+    broken = [n for n in ir.nodes() if n.callee_kind == "unparsed"]
+    assert len(broken) == 1 and broken[0].line == at + 1 and broken[0].index == 1
+    assert broken[0].raw.split("\n")[0] == lines[at]
+    op = original.split(" = ", 1)[1].split("(", 1)[0].removeprefix("PrimFunc_")
+    assert broken[0].op == op and broken[0].debug_name == "(" + original.split("(", 2)[1].split(")")[0]
     with pytest.raises(IRParseError):
         parse_text("\n".join(lines), "broken.ir")
 

@@ -7,7 +7,7 @@ from msinspect import parse_text
 from msinspect.model import FreeVarRef, GraphRef, NodeRef, ParamRef, PrimitiveValue, TensorValue
 
 HEADER = "# IR entry: @g\n# Total subgraphs: 1\n\nsubgraph attr:\nsubgraph @g(%para1_x) {\n"
-FOOTER = "  Return(%0)\n      : (<Tensor[Float32], (2)>)\n}\n"
+FOOTER = "  Return(%0)\n      : (<Tensor[Float32], (2)>)\n}\n\n\n"
 
 
 def one_node(line: str, types: str = ": () -> (<Tensor[Float32], (2)>)"):

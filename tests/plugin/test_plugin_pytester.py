@@ -37,7 +37,7 @@ def test_one_pass_and_one_readable_failure(pytester):
         "E*expected: ((4, 2), (2, 1))",
         "E*found:    ((2, 4), (4, 1)), set by user*",
         "E*IR:",
-        f"E*{SEED}/18_execute_0185.ir:1: %12(equivout) = MatMul(%10, %11) {{instance name: matmul}}*",
+        f"E*{SEED}/18_execute_0185.excerpt.ir:1: %12(equivout) = MatMul(%10, %11) {{instance name: matmul}}*",
     ])
     # the helpers hide their own frames: the traceback ends at the test's line
     assert "msinspect/check.py" not in result.stdout.str()
@@ -75,7 +75,7 @@ def test_bound_failure(msinspect_assert):
     result.stdout.fnmatch_lines([
         literal("E*expected: AllReduce after matmul in group(s) [(0, 1)]"),
         literal("E*found:    1 AllReduce * in group(s) [(0, 1, 2, 3)]"),
-        literal("E*dumps/seed/18_execute_0185.ir:7: %13(equiv[CNode]520) = AllReduce(%12)*"),
+        literal("E*dumps/seed/18_execute_0185.excerpt.ir:7: %13(equiv[CNode]520) = AllReduce(%12)*"),
     ])
 
 

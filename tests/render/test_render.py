@@ -172,7 +172,7 @@ def test_pre_parallel_stage_says_global():
     # the _VirtualDataset tuple is collapsed to the one element the AllGather reads
     gather = dot.one("AllGather (redistribution)")
     assert [dot.lines(s)[0] for s, t, _ in dot.edges if t == gather] == ["data"]
-    excerpt = Dot(render(msinspect.parse_file(FIXTURES / "seed_002" / "step_parallel_begin_0041.ir"),
+    excerpt = Dot(render(msinspect.parse_file(FIXTURES / "seed_002" / "step_parallel_begin_0041.excerpt.ir"),
                          around="matmul").source)
     assert "strategy ((2, 4), (4, 1)) (user)" in excerpt.lines(excerpt.one("matmul"))
     assert excerpt.named("%1") and excerpt.lines(excerpt.one("%1"))[1] == "(not in this file)"
