@@ -20,7 +20,7 @@ keeps the old ones). It refuses to start while ``git status --porcelain`` shows 
 in a folder it would replace, unless ``--force``.
 
 Needs the train and dry-run extras (MindSpore 2.10) and ``msinspect setup-dryrun``. Slow: tens of
-minutes on two cores (the 112-block network alone compiles for several minutes); never part of
+minutes on two cores (the 124-block network alone compiles for about 10 minutes); never part of
 CI.
 """
 from __future__ import annotations
