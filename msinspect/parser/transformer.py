@@ -29,6 +29,9 @@ _FLOAT_SCALARS = ("F16(", "F32(", "F64(", "BF16(", "Float32(", "Float16(")
 _PRIM_PREFIX = "PrimFunc_"
 _HEAD = re.compile(r"%(\d+)\((.*)\)$")
 _KERNEL_PARAM = re.compile(r"Parameter_\d+$")
+_NOTE = re.compile(r"#\s*(?:([Ss]cope:|Fullname with scope:|In file|SideEffect:|Comment:))?")
+#: the user's lines under "# Comment:": indented 8 spaces, not a comment or node line
+_COMMENT_TEXT = re.compile(r"        [^ #%\n]")
 
 
 #: Longest number MindSpore writes is a 20-digit 64-bit integer or a float with its exponent;
@@ -298,7 +301,49 @@ class IRTransformer(Transformer):
         return ("braces", c[0])
 
     def annotations(self, c):
-        return ("annotations", c)
+        flat = []
+        for item in c:
+            if item[0] == "notes":
+                flat += item[1]
+            else:
+                flat.append(item)
+        return ("annotations", flat)
+
+    def notes(self, c):
+        """Sort the comment lines under a node (one NOTES token) into scope, fullname, source
+        lines, side effect, "# Comment:" blocks and other comments."""
+        token = c[0]
+        lines = str(token).split("\n")
+        out, i = [], 0
+        while i < len(lines):
+            raw = lines[i]
+            text = raw.strip()
+            if not text.startswith("#"):
+                offset = sum(len(line) + 1 for line in lines[:i])
+                indent = len(raw) - len(raw.lstrip())
+                raise BadToken(Token("NOTES", raw, start_pos=token.start_pos + offset + indent,
+                                     line=token.line + i, column=indent + 1),
+                               f"unexpected {text[:40]!r} among the comment lines of a node")
+            tag = _NOTE.match(text)
+            kind = (tag.group(1) or "").lower() if tag else ""
+            if kind == "comment:":
+                block = [text]
+                while i + 1 < len(lines) and _COMMENT_TEXT.match(lines[i + 1]):
+                    i += 1
+                    block.append(lines[i])
+                out.append(("comment", "\n".join(block)))
+            elif kind == "scope:":
+                out.append(("scope", _paren_payload(text)))
+            elif kind == "fullname with scope:":
+                out.append(("fullname", _paren_payload(text)))
+            elif kind == "in file":
+                out.append(("source", text[text.index("In file") + len("In file"):].strip()))
+            elif kind == "sideeffect:":
+                out.append(("side_effect", text.split(":", 1)[1].strip()))
+            else:
+                out.append(("comment", text))
+            i += 1
+        return ("notes", out)
 
     def io_types(self, c):
         return ("types", (c[0], c[1]))
