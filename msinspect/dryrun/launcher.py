@@ -44,6 +44,7 @@ from .environment import DryRunEnvironment, DryRunSetupError, Problem, detect_re
 from .report import (NOTHING_COMPUTED, PARALLEL_PASSES, DryRunReport, RankResult, RankState, failure_reason,
                      find_pass_files, ir_verdict)
 from msinspect.errors import MsInspectError
+from msinspect.stages import STRATEGY_STAGE, files_of_stage
 
 #: Environment variable carried by every process a dry run starts; used to find stragglers.
 TAG_VARIABLE = "MSINSPECT_DRYRUN_TAG"
@@ -263,9 +264,9 @@ def _prune(ir_dir: Path) -> None:
     """Remove what is not a parallel-stage IR file from a rank folder of this run."""
     if not ir_dir.is_dir():
         return
-    keep = re.compile(r"^(?:\d+_)?(?:" + "|".join(map(re.escape, PARALLEL_PASSES)) + r")(?:_\d+)?\.ir$")
+    keep = set(files_of_stage(ir_dir, PARALLEL_PASSES))
     for path in ir_dir.iterdir():
-        if path.is_file() and not keep.match(path.name):
+        if path.is_file() and path not in keep:
             path.unlink()
 
 
@@ -381,7 +382,7 @@ class _RankRunner:
     def _judge(self, *, timed_out: bool, cancelled: bool) -> None:
         r = self.result
         assert r.ir_dir is not None
-        r.step_parallel_end = find_pass_files(r.ir_dir, "step_parallel_end")
+        r.step_parallel_end = find_pass_files(r.ir_dir, STRATEGY_STAGE)
         verdicts = [v for v in (ir_verdict(p) for p in r.step_parallel_end) if v]
         complete = bool(r.step_parallel_end) and not verdicts
         if complete and not cancelled:

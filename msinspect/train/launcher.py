@@ -34,6 +34,7 @@ from typing import Callable, Sequence
 
 from msinspect.data import DataError, resolve_data
 from msinspect.errors import MsInspectError
+from msinspect.stages import TRAIN_DRYRUN_PASSES
 from msinspect.train.jobs import JOBS, Job
 
 TAG_VARIABLE = "MSINSPECT_TRAIN_TAG"
@@ -49,7 +50,6 @@ _SCRUBBED = re.compile(
     r"MSINSPECT_DRYRUN_TAG|MSINSPECT_TRAIN_TAG)$")
 _STEP_LOSS = re.compile(r"^epoch: (\d+) step: (\d+), loss is (\S+)\s*$")
 _EPOCH_MEAN = re.compile(r"^msinspect-job: epoch (\d+) mean loss (\S+) over (\d+) steps\s*$")
-_DRYRUN_PASSES = "step_parallel_begin,step_parallel_end,validate"
 _STOP_GRACE = 5.0
 
 ProgressCallback = Callable[[str, float, float], None]
@@ -450,7 +450,7 @@ def _run_dry(job: Job, ranks: int, args: list[str], config: dict, out_root, time
     try:
         report = run_dryrun(job.script, ranks, out_root=out_root, jobs=jobs, script_args=args,
                             keep_all_passes=True,
-                            extra_env={"MS_DEV_DUMP_IR_PASSES": _DRYRUN_PASSES, TAG_VARIABLE: tag},
+                            extra_env={"MS_DEV_DUMP_IR_PASSES": ",".join(TRAIN_DRYRUN_PASSES), TAG_VARIABLE: tag},
                             timeout=timeout, on_update=update, environment=load_environment(),
                             cwd=job.script.parent)
     except DryRunInterrupted as exc:
