@@ -23,7 +23,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -33,7 +32,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from msinspect.data import DataError, resolve_data
+from msinspect import processes
 from msinspect.errors import MsInspectError
+from msinspect.processes import free_port, kill_tagged, signals_as_interrupt
 from msinspect.stages import TRAIN_DRYRUN_PASSES
 from msinspect.train.jobs import JOBS, Job
 
@@ -141,26 +142,9 @@ def detect_accelerator() -> str | None:
     return detect_real_accelerator()
 
 
-def free_port() -> int:
-    """A TCP port free right now on 127.0.0.1."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def new_run_dir(out_root: Path | str, mode: str) -> Path:
     """Create ``<out_root>/train-<mode>-<timestamp>[-n]``; never reuse a folder."""
-    root = Path(out_root)
-    root.mkdir(parents=True, exist_ok=True)
-    base = f"train-{mode}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    for n in range(1, 1000):
-        candidate = root / (base if n == 1 else f"{base}-{n}")
-        try:
-            candidate.mkdir()
-        except FileExistsError:
-            continue
-        return candidate
-    raise TrainError(f"could not create a new run folder under {root}")
+    return processes.new_run_dir(out_root, f"train-{mode}", error=TrainError)
 
 
 def write_config(run_dir: Path, config: dict) -> Path:
@@ -174,43 +158,11 @@ def write_config(run_dir: Path, config: dict) -> Path:
 
 def tagged_processes(tag: str, variable: str = TAG_VARIABLE) -> list[int]:
     """Pids of live processes whose environment carries ``variable=tag``."""
-    needle = f"{variable}={tag}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                env = f.read().split(b"\0")
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if needle in env and state != b"Z":
-            found.append(int(entry))
-    return found
+    return processes.tagged_processes(variable, tag)
 
 
-def _kill_tagged(tag: str, sig: int = signal.SIGKILL) -> None:
-    for pid in tagged_processes(tag):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt():
-    """Turn SIGTERM into KeyboardInterrupt while a run is under way (main thread only)."""
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-    try:
-        old = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
+def _kill_tagged(tag: str) -> None:
+    kill_tagged(TAG_VARIABLE, tag)
 
 
 def stop_msrun(proc: subprocess.Popen, tag: str) -> None:
@@ -365,7 +317,7 @@ def _run_real(job: Job, ranks: int, args: list[str], config: dict, out_root, tim
     start = time.monotonic()
     proc = None
     try:
-        with _sigterm_as_interrupt(), open(logs / "msrun.log", "w") as out:
+        with signals_as_interrupt((signal.SIGTERM,)), open(logs / "msrun.log", "w") as out:
             proc = subprocess.Popen(cmd, env=env, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=subprocess.STDOUT, start_new_session=True)
             while proc.poll() is None:
