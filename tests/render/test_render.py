@@ -225,7 +225,7 @@ def test_missing_dot_writes_source_and_says_how_to_install(validate0, tmp_path, 
     assert (tmp_path / "m.dot").read_text() == digraph.source
     assert not (tmp_path / "m.svg").exists()
     # graphviz's own lookup failing (dot seen by which, gone when called) reads the same
-    monkeypatch.setattr(render_mod, "dot_available", lambda: True)
+    monkeypatch.setattr(render_mod.files, "dot_available", lambda: True)
     with pytest.raises(DotNotFoundError):
         write(digraph, tmp_path / "n.png", "png")
     assert (tmp_path / "n.dot").is_file()
