@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from msinspect.data import DataError, resolve_data
 from msinspect import processes
+from msinspect.data import DataError, resolve_data
 from msinspect.errors import MsInspectError
 from msinspect.processes import free_port, kill_tagged, signals_as_interrupt
 from msinspect.stages import TRAIN_DRYRUN_PASSES
@@ -161,10 +161,6 @@ def tagged_processes(tag: str, variable: str = TAG_VARIABLE) -> list[int]:
     return processes.tagged_processes(variable, tag)
 
 
-def _kill_tagged(tag: str) -> None:
-    kill_tagged(TAG_VARIABLE, tag)
-
-
 def stop_msrun(proc: subprocess.Popen, tag: str) -> None:
     """Stop msrun and all its workers, and anything else of this run.
 
@@ -184,7 +180,7 @@ def stop_msrun(proc: subprocess.Popen, tag: str) -> None:
             proc.wait(_STOP_GRACE)
     deadline = time.monotonic() + _STOP_GRACE
     while tagged_processes(tag) and time.monotonic() < deadline:
-        _kill_tagged(tag)
+        kill_tagged(TAG_VARIABLE, tag)
         time.sleep(0.2)
 
 
@@ -343,7 +339,7 @@ def _run_real(job: Job, ranks: int, args: list[str], config: dict, out_root, tim
         if isinstance(exc, KeyboardInterrupt):
             raise TrainInterrupted(run_dir) from None
         raise
-    _kill_tagged(tag)  # nothing of a finished run may linger
+    kill_tagged(TAG_VARIABLE, tag)  # nothing of a finished run may linger
     result.wall_seconds = time.monotonic() - start
     per_rank = [parse_losses(logs / f"worker_{r}.log") for r in range(ranks)]
     result.ranks_ok = sum(1 for steps, means in per_rank if means)
