@@ -39,12 +39,12 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from .environment import DryRunEnvironment, DryRunSetupError, Problem, detect_real_accelerator, load_environment
-from .report import (NOTHING_COMPUTED, PARALLEL_PASSES, DryRunReport, RankResult, RankState, failure_reason,
+from .report import (NOTHING_COMPUTED, DryRunReport, RankResult, RankState, failure_reason,
                      find_pass_files, ir_verdict)
 from msinspect import processes
 from msinspect.errors import MsInspectError
 from msinspect.processes import free_port, kill_group, kill_tagged, signals_as_interrupt
-from msinspect.stages import STRATEGY_STAGE, files_of_stage
+from msinspect.stages import DRYRUN_PASSES, STRATEGY_STAGE, files_of_stage
 
 #: Environment variable carried by every process a dry run starts; used to find stragglers.
 TAG_VARIABLE = "MSINSPECT_DRYRUN_TAG"
@@ -187,7 +187,7 @@ def _prune(ir_dir: Path) -> None:
     """Remove what is not a parallel-stage IR file from a rank folder of this run."""
     if not ir_dir.is_dir():
         return
-    keep = set(files_of_stage(ir_dir, PARALLEL_PASSES))
+    keep = set(files_of_stage(ir_dir, DRYRUN_PASSES))
     for path in ir_dir.iterdir():
         if path.is_file() and path not in keep:
             path.unlink()
@@ -226,7 +226,7 @@ class _RankRunner:
             env.update({"MS_SIMULATION_LEVEL": "0", "RANK_SIZE": str(self.rank_size), "RANK_ID": str(self.rank),
                         "MS_DEV_SAVE_GRAPHS": "2", "MS_DEV_SAVE_GRAPHS_PATH": str(self.run_dir)})
             if not self.keep_all_passes:
-                env["MS_DEV_DUMP_IR_PASSES"] = ",".join(PARALLEL_PASSES)
+                env["MS_DEV_DUMP_IR_PASSES"] = ",".join(DRYRUN_PASSES)
         with open(log, "w") as fh:
             fh.write(f"# msinspect dry run, {'worker' if role == 'MS_WORKER' else 'scheduler'} of simulated rank "
                      f"{self.rank}/{self.rank_size}. {NOTHING_COMPUTED}\n")

@@ -11,15 +11,12 @@ import enum
 import re
 from pathlib import Path
 
-from msinspect.stages import DRYRUN_PASSES, files_of_stage
+from msinspect.stages import files_of_stage
 
 NOTHING_COMPUTED = (
     "Dry run: MindSpore's planner compiled the graph for each simulated rank; nothing was "
     "computed. Any 'loss' MindSpore printed in the logs is not a loss."
 )
-
-#: The parallel-stage passes a default run keeps (MS_DEV_DUMP_IR_PASSES limits dumping to them).
-PARALLEL_PASSES = DRYRUN_PASSES
 
 
 class RankState(str, enum.Enum):

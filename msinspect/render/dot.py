@@ -14,7 +14,7 @@ from msinspect.errors import MsInspectError
 from msinspect.graph import node_id, to_networkx
 from msinspect.model import IRFile, Node
 from msinspect.render.labels import comm_label, edge_label, esc, label_lines, op_label, param_label
-from msinspect.render.view import _data_edge, neighbourhood, pick_seeds, View, with_parameters
+from msinspect.render.view import View, neighbourhood, pick_seeds, with_parameters
 
 _STYLE_REAL = {"shape": "box", "style": "rounded,filled", "fillcolor": "#e8eef7", "color": "#4a6fa5"}
 _STYLE_SELECTED = {"shape": "box", "style": "rounded,filled,bold", "fillcolor": "#ffe9a8", "color": "#b8860b",
@@ -98,7 +98,7 @@ def _draw(ir: IRFile, graph: nx.MultiDiGraph, view: View, keys: set[str], select
         for source, hop_target, position in view.inputs(key, data_only=False):
             if source not in ids:
                 continue
-            ordering = not _data_edge(graph, source, hop_target, position)
+            ordering = not view.carries_data(source, hop_target, position)
             label = edge_label(graph, source, hop_target, position)
             attrs = {"style": "dashed", "color": "#aaaaaa"} if ordering else {}
             dot.edge(ids[source], ids[key], label=graphviz.nohtml(esc(label)) if label and not ordering else None,

@@ -49,6 +49,10 @@ class View:
         node = self.node(key)
         return node is not None and not self.include_plumbing and is_plumbing(node)
 
+    def carries_data(self, source: str, target: str, position: int | None) -> bool:
+        """Whether the edge carries data rather than only ordering side effects (monads)."""
+        return _data_edge(self.graph, source, target, position)
+
     def free(self, key: str) -> bool:
         """Walking onto it costs no hop: communication sits between real operators, and parameters
         and (drawn) plumbing only carry values."""
