@@ -7,10 +7,7 @@ import tempfile
 from pathlib import Path
 
 from msinspect.errors import MsInspectError
-
-
-class OutputExistsError(MsInspectError):
-    """An output file exists already and overwriting was not asked for, or the name is a folder."""
+from msinspect.render.files import OutputExistsError  # the one "output exists" error of every command
 
 
 def check_writable(path: str | os.PathLike, *, overwrite: bool = False) -> Path:
