@@ -150,3 +150,21 @@ def test_a_grid_says_when_the_stage_was_assumed(tmp_path):
     [grid] = grids_of(msinspect.load_dump(dump).analyse(), "w")
     assert "pipeline stages cannot be told" in grid_svg(grid)
     assert grid.cell(5).slice_text == "[8:16, 0:16]"
+
+
+def test_zoo_tp4_dp2_transformer_weights_by_hand(analysed):
+    # fixtures/zoo/nets/gpt.py with dp=2, tp=4 on 8 ranks, hidden 512:
+    # q_matmul shard ((dp, 1), (1, tp)) -> device matrix [2, 1, 4], wq (512, 512) map (1, 0): columns cut 4
+    # ways by dm[2]; out_matmul ((dp, tp), (tp, 1)) -> [2, 4, 1], wo rows cut 4 ways by dm[1].
+    # Rank r sits at (r // 4, ., r % 4): wq columns / wo rows 128 * (r % 4) .. +128; dm[0] (data
+    # parallel) replicates both, so ranks r and r + 4 hold the same slice.
+    analysis = analysed("zoo/01_semi_auto_tp4dp2").analyse()
+    [wq] = grids_of(analysis, "blocks.0.attention.wq")
+    [wo] = grids_of(analysis, "blocks.0.attention.wo")
+    q_cells, o_cells = cells(grid_svg(wq)), cells(grid_svg(wo))
+    for r in range(8):
+        k = 128 * (r % 4)
+        assert q_cells[r]["slice"] == f"[0:512, {k}:{k + 128}]"
+        assert o_cells[r]["slice"] == f"[{k}:{k + 128}, 0:512]"
+    assert q_cells[5]["slice"] == "[0:512, 128:256]" and q_cells[5]["fill"] == q_cells[1]["fill"]
+    assert len({c["fill"] for c in q_cells.values()}) == 4
