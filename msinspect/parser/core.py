@@ -377,9 +377,25 @@ def parse_text(text: str, path: str = "<string>", *, lenient: bool = False) -> I
     return ir
 
 
-def parse_file(path: str | Path, *, lenient: bool = False) -> IRFile:
-    """Parse one ``.ir`` or ``.ir.gz`` file; see :func:`parse_text` for strict and lenient."""
+def parse_file(path: str | Path, *, lenient: bool = False, cache: bool | None = None) -> IRFile:
+    """Parse one ``.ir`` or ``.ir.gz`` file; see :func:`parse_text` for strict and lenient.
+
+    ``cache`` (default: unless ``MSINSPECT_NO_CACHE`` is set): keep the parsed file in the user's
+    cache, keyed by its text, msinspect's version and the grammar (:mod:`msinspect.cache`), and
+    answer from there the next time the same text is read in the same mode."""
+    from msinspect import cache as parsed_cache
+
     text, diagnostics = read_text(path, lenient=lenient)
+    use = parsed_cache.enabled() if cache is None else cache
+    if use:
+        name = parsed_cache.key(text, lenient)
+        ir = parsed_cache.load(name)
+        if isinstance(ir, IRFile):
+            ir.path = str(path)
+            ir.diagnostics[:0] = diagnostics
+            return ir
     ir = parse_text(text, str(path), lenient=lenient)
+    if use:
+        parsed_cache.store(name, ir)
     ir.diagnostics[:0] = diagnostics
     return ir
