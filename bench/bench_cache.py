@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(args: list[str], cache_dir: str) -> float:
-    env = {**os.environ, "MSINSPECT_CACHE_DIR": cache_dir}
+    env = {**os.environ, "MSINSPECT_PARSE_CACHE_DIR": cache_dir}
     env.pop("MSINSPECT_NO_CACHE", None)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "msinspect", *args], capture_output=True, text=True, env=env)

@@ -1,8 +1,8 @@
 """The user's cache folder, and the on-disk cache of parsed IR files.
 
-One rule for where msinspect keeps things: ``$MSINSPECT_CACHE_DIR`` if set, else
-``$XDG_CACHE_HOME/msinspect`` when ``XDG_CACHE_HOME`` is an absolute path, else
-``~/.cache/msinspect``. The dry-run environment, the MNIST subset and parsed files live below it.
+One rule for where msinspect keeps things: ``$XDG_CACHE_HOME/msinspect`` when ``XDG_CACHE_HOME``
+is an absolute path, else ``~/.cache/msinspect``. The dry-run environment, the MNIST subset and the
+parsed files (``parsed/``, or ``$MSINSPECT_PARSE_CACHE_DIR``) live below it.
 
 Parsed files are kept by what they hold, never by path or time: the key is the SHA-256 of the
 file's text, of msinspect's version, of the grammar, of the parser's and the model's source and of
@@ -30,9 +30,6 @@ _PICKLE_PROTOCOL = 5
 
 def cache_root() -> Path:
     """Where msinspect keeps its caches (see the module's docstring)."""
-    own = os.environ.get("MSINSPECT_CACHE_DIR", "")
-    if own:
-        return Path(own)
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     if xdg and os.path.isabs(xdg):
         return Path(xdg) / "msinspect"
@@ -40,8 +37,9 @@ def cache_root() -> Path:
 
 
 def parsed_dir() -> Path:
-    """The folder of parsed IR files."""
-    return cache_root() / "parsed"
+    """The folder of parsed IR files: ``$MSINSPECT_PARSE_CACHE_DIR``, else ``parsed/`` of the cache."""
+    own = os.environ.get("MSINSPECT_PARSE_CACHE_DIR", "")
+    return Path(own) if own else cache_root() / "parsed"
 
 
 def enabled() -> bool:

@@ -9,7 +9,7 @@ import pytest
 
 # The suite keeps parsed files in a cache of its own (inherited by every command it runs), never in
 # the user's: msinspect.cache keys entries by content, so a shared cache only saves time.
-os.environ.setdefault("MSINSPECT_CACHE_DIR", tempfile.mkdtemp(prefix="msinspect-tests-cache-"))
+os.environ.setdefault("MSINSPECT_PARSE_CACHE_DIR", tempfile.mkdtemp(prefix="msinspect-tests-cache-"))
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

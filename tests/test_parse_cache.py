@@ -19,7 +19,7 @@ VALIDATE = FIXTURES / "manual_parallel_8rank" / "rank_0" / "21_validate_0076.ir.
 
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("MSINSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MSINSPECT_PARSE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("MSINSPECT_NO_CACHE", raising=False)
     return tmp_path / "cache"
 
@@ -70,15 +70,15 @@ def test_strict_and_lenient_are_kept_apart_and_the_bound_holds(cache_dir, monkey
 
 
 def test_cli_no_cache_and_clear(cache_dir):
-    env = {**os.environ, "MSINSPECT_CACHE_DIR": str(cache_dir)}
+    env = {**os.environ, "MSINSPECT_PARSE_CACHE_DIR": str(cache_dir)}
     run = lambda *args: subprocess.run([sys.executable, "-m", "msinspect", *args], capture_output=True,
                                        text=True, env=env, timeout=300)
     assert run("--no-cache", "parse", str(VALIDATE)).returncode == 0
-    assert not list(cache_dir.glob("parsed/*/*.pickle"))
+    assert not list(cache_dir.glob("*/*.pickle"))
     assert run("parse", str(VALIDATE)).returncode == 0
-    assert len(list(cache_dir.glob("parsed/*/*.pickle"))) == 1
+    assert len(list(cache_dir.glob("*/*.pickle"))) == 1
     shown = run("cache", "info")
     assert "1 parsed files" in shown.stdout
     cleared = run("cache", "clear")
     assert cleared.returncode == 0 and "removed 1 parsed files" in cleared.stdout
-    assert not list(cache_dir.glob("parsed/*/*.pickle"))
+    assert not list(cache_dir.glob("*/*.pickle"))
