@@ -77,13 +77,7 @@ def _parser() -> tuple[Lark, IRTransformer]:
             return lark.parse(text, start=start)
         except UnexpectedInput as caught:
             err = _detached(caught)
-            if isinstance(err, UnexpectedCharacters):
-                pos = err.pos_in_stream
-            elif isinstance(err, UnexpectedToken) and err.token.type != "$END" and err.token.start_pos is not None:
-                pos = err.token.start_pos
-            else:
-                pos = len(text)
-            raise _FragmentError(None, err, pos) from None
+            raise _FragmentError(None, err, _offset(err, text)) from None
         except BadToken as bad:
             raise _FragmentError(None, bad, bad.token.start_pos) from None
 
@@ -129,6 +123,15 @@ def _accepts(err: UnexpectedToken):
     """What the parser would have taken: the terminals of the state's table (``accepts`` asks
     Lark's interactive parser, which lark-cython's parse state does not support)."""
     return err.expected
+
+
+def _offset(err: UnexpectedInput, text: str) -> int:
+    """Where in ``text`` the error is: the bad character or token, or the end."""
+    if isinstance(err, UnexpectedCharacters):
+        return err.pos_in_stream
+    if isinstance(err, UnexpectedToken) and err.token.type != "$END" and err.token.start_pos is not None:
+        return err.token.start_pos
+    return len(text)
 
 
 def _detached(err: UnexpectedInput) -> UnexpectedInput:
@@ -179,13 +182,7 @@ def _parse_chunk(path: str, text: str, line_offset: int):
         return lark.parse(text, start="start")
     except UnexpectedInput as caught:
         err = _detached(caught)
-        if isinstance(err, UnexpectedCharacters):
-            pos = err.pos_in_stream
-        elif isinstance(err, UnexpectedToken) and err.token.type != "$END" and err.token.start_pos is not None:
-            pos = err.token.start_pos
-        else:
-            pos = len(text)
-        raise _Failed(_to_error(path, text, err, line_offset), pos) from None
+        raise _Failed(_to_error(path, text, err, line_offset), _offset(err, text)) from None
     except BadToken as bad:
         token = bad.token
         error = IRParseError(path=path, line=token.line + line_offset, column=token.column, message=bad.message,
