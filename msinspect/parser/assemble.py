@@ -16,6 +16,9 @@ def _stated(text: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+_TOO_LONG = re.compile(r"\d{21,}\s*$")
+
+
 class _Builder:
     """Folds items into one :class:`IRFile`; nodes go into the subgraph whose ``{`` is open."""
 
@@ -31,6 +34,9 @@ class _Builder:
 
     def add(self, tag: str, line: int, value) -> None:
         ir = self.ir
+        if tag in ("total_subgraphs", "total_params", "count_line") and _TOO_LONG.search(value):
+            self.problems.append(Diagnostic(line, 1, f"a stated count of {len(value.split()[-1])} digits: "
+                                                     "not a number MindSpore writes"))
         if tag == "ir_entry":
             ir.family = "2.2" if _LEGACY_ENTRY.match(value) else "2.10"
             ir.entry = value.split("@", 1)[1].strip() if "@" in value else None
