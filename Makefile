@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup dot demo test bench fixtures
+.PHONY: setup dot demo test bench fixtures zoo
 
 # The virtual environment, with msinspect and its train, dry-run and dev extras; re-made when
 # the package metadata changes. Idempotent.
@@ -42,3 +42,11 @@ bench: setup
 # a few minutes. Refuses while fixtures/ has uncommitted changes (make fixtures ARGS=--force).
 fixtures: setup
 	$(BIN)/python tools/regen_fixtures.py $(ARGS)
+
+# Regenerate the model zoo of fixtures/zoo/ (fixtures/README.md, "The model zoo") from its network
+# scripts: MindSpore's real planner in the dry run, a real CPU run, an expected failure. Slow (tens
+# of minutes on two cores); never part of CI. FULL=DIR also keeps every file MindSpore wrote in
+# DIR/<name>/ (outside git), e.g. `make zoo FULL=/tmp/zoo_full`; ARGS passes more options
+# (--only NAME, --force, --keep-runs).
+zoo: setup
+	$(BIN)/python tools/regen_zoo.py $(if $(FULL),--full $(FULL)) $(ARGS)
