@@ -8,23 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from msinspect.analysis.vocabulary import (MIRROR_OPS, PIPELINE_OPS, REDISTRIBUTION_PREFIX,  # noqa: F401
+                                          VOCABULARY, is_listed, is_redistribution_step)
 from msinspect.model import Abstract, Node
 
 Shape = tuple[int, ...]
 
-#: Collective and point-to-point primitives, plus the parallel pass's virtual operators.
-COMM_OPS = frozenset({
-    "AllReduce", "AllGather", "ReduceScatter", "AlltoAll", "AllToAll", "AlltoAllV", "AllToAllv",
-    "Broadcast", "Send", "Receive", "NeighborExchange", "NeighborExchangeV2", "CollectiveScatter",
-    "CollectiveGather", "Reduce", "BatchISendIRecv", "_HostAllGather", "_HostReduceScatter",
-    "_MirrorOperator", "_MirrorMiniStepOperator", "_MirrorMicroStepOperator", "MirrorMicroStepOperator",
-    "_VirtualDiv",
-})
-MIRROR_OPS = frozenset({"_MirrorOperator", "_MirrorMiniStepOperator", "_MirrorMicroStepOperator",
-                        "MirrorMicroStepOperator"})
-PIPELINE_OPS = frozenset({"Send", "Receive"})
-#: Instance-name prefix of the reshaping operators a tensor redistribution inserts.
-REDISTRIBUTION_PREFIX = "redistribution_op_"
+#: The communication vocabulary lives in :mod:`msinspect.analysis.vocabulary`; these names are kept
+#: for the modules that import them from here.
+COMM_OPS = frozenset(VOCABULARY)
 #: Nodes that pass a value along (or only order side effects) without computing.
 PLUMBING_OPS = frozenset({"Load", "Depend", "UpdateState", "TupleGetItem", "MakeTuple", "_VirtualDataset",
                           "_VirtualOutput", "StopGradient", "stop_gradient"})
@@ -41,13 +33,14 @@ DTYPE_BYTES = {
 
 
 def is_redistribution(node: Node) -> bool:
-    """A reshaping operator inserted to move a tensor between layouts."""
-    return (node.instance_name or "").startswith(REDISTRIBUTION_PREFIX)
+    """An operator inserted to move a tensor between layouts (or the gradient of one)."""
+    return is_redistribution_step(node)
 
 
 def is_comm(node: Node) -> bool:
-    """A communication or redistribution operator of the parallel pass (or the user's own)."""
-    return node.op in COMM_OPS or is_redistribution(node)
+    """A communication or redistribution operator of the parallel pass (or the user's own): one
+    of :data:`~msinspect.analysis.vocabulary.VOCABULARY`, or a redistribution step."""
+    return is_listed(node)
 
 
 def is_plumbing(node: Node) -> bool:

@@ -6,7 +6,7 @@ import sys
 import click
 import pandas as pd
 
-from msinspect.analysis.comm import KINDS
+from msinspect.analysis.comm import KINDS, comm_totals
 from msinspect.analysis.diff import short_scope
 from msinspect.analysis.ops import selector_matches
 from msinspect.cli.output import (EXIT_FINDING, analysed, csv_option, emit, errors, jobs_option, json_option,
@@ -63,14 +63,15 @@ def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, leni
 @stage_option
 @click.option("--kind", type=click.Choice(KINDS), default=None, help="Only communication of this kind.")
 @click.option("--by", type=click.Choice(["kind", "group"]), default=None,
-              help="Summarise per kind or per group instead of listing every operator.")
+              help="Totals over the whole job per kind or per group instead of listing every operator.")
 @json_option
 @csv_option
 @jobs_option
 @lenient_option
 def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, lenient):
     """Every communication and redistribution operator: kind, the operators it sits between,
-    group and its ranks, the tensor it moves and its bytes per step; or totals --by kind/group."""
+    group and its ranks, the tensor at the rank and the bytes it sends on the wire per step;
+    or totals over the job --by kind/group."""
     with errors():
         frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient).analyse(stage, lenient=lenient).comm()
     frame = only_ranks(frame, ranks)
@@ -83,25 +84,12 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, lenient)
     if kind:
         frame = frame[frame["kind"] == kind]
     if by:
-        emit(summarise(frame, by), as_json=as_json, as_csv=as_csv, title=f"communication per {by}")
+        emit(comm_totals(frame, by), as_json=as_json, as_csv=as_csv, title=f"communication per {by}, whole job")
         return
     emit(frame, as_json=as_json, as_csv=as_csv, title="communication",
          columns=["rank", "name", "op", "kind", "producer", "consumers", "group_ranks", "shape", "out_shape", "dtype",
-                  "bytes", "micro", "line"],
+                  "tensor_bytes", "wire_bytes", "micro", "line"],
          styles={"kind": "magenta"})
-
-
-def summarise(frame: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Operator count and bytes per step per kind (or per group), per rank."""
-    if frame.empty:
-        return pd.DataFrame(columns=["rank", by, "operators", "bytes"])
-    key = "kind" if by == "kind" else "group_ranks"
-    data = frame.assign(group_ranks=frame["group_ranks"].map(lambda g: "-".join(map(str, g)) if isinstance(g, tuple) else "?"))
-    out = (data.groupby(["rank", key], dropna=False)
-           .agg(operators=("name", "size"), ops=("op", lambda s: ", ".join(sorted(set(s)))),
-                bytes=("bytes", lambda b: b.sum(min_count=1)))
-           .reset_index().rename(columns={key: by}))
-    return out
 
 
 @click.command()
