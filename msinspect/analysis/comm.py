@@ -133,15 +133,17 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
 
 
 def comm_totals(frame: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Totals over the whole job (every rank read) per ``kind`` or per ``group`` (its rank list):
+    """Totals over the whole job (every rank read) per ``kind`` or per ``group`` (its rank list;
+    ``none (local)`` for operators that move nothing, ``cannot tell`` for a group not known):
     operator count, ranks, the ops, and the sums of ``tensor_bytes`` and ``wire_bytes``; a sum is
     None ("cannot tell") when any of its operators' bytes is unknown."""
     key = "kind" if by == "kind" else "group_ranks"
     columns = [by, "operators", "ranks", "ops", "tensor_bytes", "wire_bytes", "unknown_bytes"]
     if frame.empty:
         return pd.DataFrame(columns=columns)
-    data = frame.assign(group_ranks=frame["group_ranks"].map(
-        lambda g: "-".join(map(str, g)) if isinstance(g, tuple) else "cannot tell"))
+    data = frame.assign(group_ranks=[
+        "-".join(map(str, g)) if isinstance(g, tuple) else "cannot tell" if moving else "none (local)"
+        for g, moving in zip(frame["group_ranks"], frame["moves_data"])])
 
     def total(values: pd.Series):
         return None if values.isna().any() else int(values.sum())

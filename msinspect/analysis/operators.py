@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from msinspect.analysis.ops import is_backward, is_comm, is_plumbing, scope_of, tensor_inputs
 from msinspect.analysis.context import RankContext
+from msinspect.analysis.strategies import strategy_of
 from msinspect.model import IRFile
 
 OP_COLUMNS = [
@@ -17,7 +18,7 @@ def operator_rows(ir: IRFile, ctx: RankContext = RankContext()) -> list[dict]:
     for node in ir.nodes():
         if node.index is None:
             continue
-        strategy = node.strategy
+        strategy = strategy_of(node)
         rows.append({
             "rank": ctx.rank, "name": node.instance_name or node.name, "op": node.op,
             "scope": scope_of(node), "line": node.line,

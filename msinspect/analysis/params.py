@@ -8,6 +8,7 @@ from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.flow import _is_through, is_source
 from msinspect.analysis.layout import MATMUL_OPS, layout_of
 from msinspect.analysis.ops import as_shapes
+from msinspect.analysis.strategies import strategy_of
 from msinspect.graph import to_networkx
 from msinspect.model import IRFile, Node
 
@@ -58,7 +59,7 @@ def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str) -> tuple[Nod
                 continue
             if _is_through(node):
                 frontier.append(target)
-            elif node.strategy is not None and node.strategy.in_strategy:
+            elif strategy_of(node) is not None and strategy_of(node).in_strategy:
                 found.append((node.line, target, node))
     for _, target, node in sorted(found, key=lambda t: t[0]):
         edges = sorted((d["position"], u) for u, _, d in graph.in_edges(target, data=True))
@@ -67,7 +68,7 @@ def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str) -> tuple[Nod
             if position >= len(node.input_types) or node.input_types[position].kind not in ("Tensor", "Ref"):
                 continue
             if _reaches(graph, source, param_key):
-                if tensor_index < len(node.strategy.in_strategy):
+                if tensor_index < len(strategy_of(node).in_strategy):
                     return node, tensor_index
                 break
             tensor_index += 1
@@ -99,7 +100,7 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
         rows.append({
             "rank": ctx.rank, "param": param.short_name, "global_shape": global_shape,
             "rank_shape": None if is_global else own, "op": node.op, "consumer": node.name,
-            "in_strategy": node.strategy.in_strategy[index], "strategy": node.strategy.in_strategy,
+            "in_strategy": strategy_of(node).in_strategy[index], "strategy": strategy_of(node).in_strategy,
             "input_index": index, "transpose": _transpose(node), "file": ir.path, "line": param.line,
         })
     return rows
