@@ -44,6 +44,8 @@ class RankResult:
     params: list[dict] = field(default_factory=list)
     ops: list[dict] = field(default_factory=list)
     reference: str | None = None
+    weights: int | None = None
+    """Parameters of the file with a value (``: has_default``), whether cut or not."""
     complete: bool = True
     """Whether the file (and its reference file) was read whole with every stated count holding;
     False under ``lenient`` when something was skipped. Every row carries it as ``complete``."""
@@ -112,6 +114,7 @@ def _analyse(path: str, reference: str | None, ctx: RankContext, label: str,
         rank=ctx.rank, label=label, file=path, stage=ir.stage, family=ir.family, status=ir.status,
         strategies=strategy_rows(ir, ctx, ref), comm=comm_rows(ir, ctx, graph),
         params=param_rows(ir, ctx, ref, graph), ops=operator_rows(ir, ctx), reference=reference,
+        weights=sum(1 for p in ir.params if p.has_default),
         skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []),
     )
     result.complete = ir.status != "incomplete" and (ref is None or ref.status != "incomplete")

@@ -34,7 +34,8 @@ def summary_frame(dump, stage: str | None = None, lenient: bool = False) -> pd.D
             "wire_bytes": (int(comm["wire_bytes"].sum()) if comm["wire_bytes"].notna().all() else None)
             if not comm.empty else 0,
             "wire_unknown": int(comm["wire_bytes"].isna().sum()) if not comm.empty else 0,
-            "weights": len(result.params),
+            "weights": result.weights,  # every parameter with a value
+            "sharded_weights": len(result.params),  # those an operator with a strategy reads
             "stage_ranks": "-".join(map(str, ctx.stage_ranks)) if ctx.stage_ranks else None,
             "complete": result.complete,
             "other_stage": bool(read and read.other_stage), "note": read.note if read else None,

@@ -16,7 +16,17 @@ from msinspect.cli.output import (EXIT_FINDING, analysed, csv_option, emit, erro
 def _only_ops(frame: pd.DataFrame, selector: str | None, column: str = "name") -> pd.DataFrame:
     if not selector or frame.empty:
         return frame
-    return frame[[selector_matches(n, s, selector) for n, s in zip(frame[column], frame["scope"])]]
+    return frame[[selector_matches(n, s, selector, o) for n, s, o in zip(frame[column], frame["scope"], frame["op"])]]
+
+
+def _nothing_matched(selector: str | None, before: pd.DataFrame, after: pd.DataFrame, what: str) -> None:
+    """An --op that matched nothing is a mistake to say, not an empty table: say why and exit 1."""
+    if selector and after.empty:
+        reason = (f"none of the {len(before)} {what} read matches it" if not before.empty
+                  else f"the dump has no {what} at this stage")
+        stderr().print(f"no {what} for --op {selector!r}: {reason} (an instance name, op type, "
+                       f"scope, or scope/name)", markup=False)
+        sys.exit(EXIT_FINDING)
 
 
 def _short(frame: pd.DataFrame) -> pd.DataFrame:
@@ -28,8 +38,8 @@ def _short(frame: pd.DataFrame) -> pd.DataFrame:
 
 def op_option(f):
     return click.option("--op", "selector", default=None,
-                        help="Only operators matching: an instance name (matmul), scope/name "
-                             "(layer1-Dense/matmul) or a scope.")(f)
+                        help="Only operators matching: an instance name (matmul), an op type (MatMul), "
+                             "scope/name (layer1-Dense/matmul) or a scope; none matching exits 1.")(f)
 
 
 @click.command()
@@ -47,7 +57,9 @@ def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, leni
     planner inferred it, global and per-rank shapes, per rank."""
     with errors():
         frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient).analyse(stage, lenient=lenient).strategies()
-    frame = _only_ops(only_ranks(frame, ranks), selector)
+    before = only_ranks(frame, ranks)
+    frame = _only_ops(before, selector)
+    _nothing_matched(selector, before, frame, "strategies")
     if set_by:
         frame = frame[frame["set_by"] == set_by]
     emit(frame if as_json or as_csv else _short(frame), as_json=as_json, as_csv=as_csv, title="strategies",
@@ -75,12 +87,15 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, lenient)
     with errors():
         frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient).analyse(stage, lenient=lenient).comm()
     frame = only_ranks(frame, ranks)
-    if selector and not frame.empty:  # an operator the communication is next to, or its own name
-        keep = [selector_matches(n, s, selector) or selector_matches(p, ps, selector)
+    before = frame
+    if selector and not frame.empty:  # an operator the communication is next to, or its own name / op
+        keep = [selector_matches(n, s, selector, o) or selector_matches(p, ps, selector)
                 or any(selector_matches(c, cs, selector) for c, cs in zip(cc, ccs))
-                for n, s, p, ps, cc, ccs in zip(frame["name"], frame["scope"], frame["producer"],
-                                                frame["producer_scope"], frame["consumers"], frame["consumer_scopes"])]
+                for n, s, o, p, ps, cc, ccs in zip(frame["name"], frame["scope"], frame["op"], frame["producer"],
+                                                   frame["producer_scope"], frame["consumers"],
+                                                   frame["consumer_scopes"])]
         frame = frame[keep]
+    _nothing_matched(selector, before, frame, "communication operators")
     if kind:
         frame = frame[frame["kind"] == kind]
     if by:
@@ -120,7 +135,9 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
              columns=["rank", "param", "global_shape", "rank_shape", "consumer", "in_strategy", "device_matrix",
                       "tensor_map", "slice_text"])
         return
+    before = frame
     frame = _only_ops(frame, selector)
+    _nothing_matched(selector, before, frame, "operator inputs")
     bad = frame[frame["ok"] == False]  # noqa: E712 (None means "cannot tell")
     if mismatches:
         frame = bad
