@@ -160,3 +160,47 @@ def comm_totals(frame: pd.DataFrame, by: str) -> pd.DataFrame:
     for column in ("tensor_bytes", "wire_bytes"):
         out[column] = out[column].astype(object)
     return out[columns]
+
+
+def stated_world(ir: IRFile) -> int | None:
+    """The world size the file itself states: the ``dev_num`` / ``rank_size`` of an operator over
+    the world group (a mirror operator of a weight repeated on every rank says ``group_ranks:
+    "WORLD_GROUP", dev_num: I64(8)``), or the length of its rank list (``group: "nccl_world_group",
+    group_rank_ids: (0, ..., 7)``). None when no operator states it, or two disagree."""
+    sizes = set()
+    for node in ir.nodes():
+        attrs = node.primitive_attrs
+        if attrs.get("group") in WORLD_GROUPS or attrs.get("group_ranks") in WORLD_GROUPS:
+            for key in ("dev_num", "rank_size"):
+                value = attrs.get(key)
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                    sizes.add(value)
+            for key in ("group_rank_ids", "rank_list"):  # after the gradient graph: the world's rank list
+                value = attrs.get(key)
+                if isinstance(value, tuple) and value and all(isinstance(v, int) for v in value):
+                    sizes.add(len(value))
+    return sizes.pop() if len(sizes) == 1 else None
+
+
+def ranks_named(ir: IRFile) -> set[int]:
+    """Every rank an operator of the file names: its group's rank list, a Send's or Receive's peer."""
+    named: set[int] = set()
+    for node in ir.nodes():
+        if node.index is None or not is_comm(node):
+            continue
+        ranks = group_ranks(node, RankContext())
+        named.update(ranks or ())
+        peer = _peer(node) if node.op in PIPELINE_OPS else None
+        if peer is not None:
+            named.add(peer)
+    return named
+
+
+def with_world(rows: list[dict], world: tuple[int, ...]) -> list[dict]:
+    """Comm rows of a rank analysed before the world was known: the world group's ranks filled in."""
+    for row in rows:
+        if row["group_ranks"] is None and row["group"] in WORLD_GROUPS and row["op"] not in PIPELINE_OPS:
+            row["group_ranks"] = world
+            if row["moves_data"]:
+                row["group_size"] = len(world)
+    return rows

@@ -10,7 +10,8 @@ from msinspect.analysis.comm import KINDS, comm_totals
 from msinspect.analysis.diff import short_scope
 from msinspect.analysis.ops import selector_matches
 from msinspect.cli.output import (EXIT_FINDING, analysed, csv_option, emit, errors, jobs_option, json_option,
-                                  lenient_option, only_ranks, rank_option, stage_option, stderr)
+                                  lenient_option, only_ranks, rank_option, stage_option, stderr,
+                                  world_option)
 
 
 def _only_ops(frame: pd.DataFrame, selector: str | None, column: str = "name") -> pd.DataFrame:
@@ -52,11 +53,13 @@ def op_option(f):
 @csv_option
 @jobs_option
 @lenient_option
-def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, lenient):
+@world_option
+def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, lenient, world):
     """Every operator with a strategy: in/out strategy, whether the user set it (shard) or the
     planner inferred it, global and per-rank shapes, per rank."""
     with errors():
-        frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient).analyse(stage, lenient=lenient).strategies()
+        frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
+                         world=world).analyse(stage, lenient=lenient, world=world).strategies()
     before = only_ranks(frame, ranks)
     frame = _only_ops(before, selector)
     _nothing_matched(selector, before, frame, "strategies")
@@ -80,12 +83,14 @@ def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, leni
 @csv_option
 @jobs_option
 @lenient_option
-def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, lenient):
+@world_option
+def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, lenient, world):
     """Every communication and redistribution operator: kind, the operators it sits between,
     group and its ranks, the tensor at the rank and the bytes it sends on the wire per step;
     or totals over the job --by kind/group."""
     with errors():
-        frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient).analyse(stage, lenient=lenient).comm()
+        frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
+                         world=world).analyse(stage, lenient=lenient, world=world).comm()
     frame = only_ranks(frame, ranks)
     before = frame
     if selector and not frame.empty:  # an operator the communication is next to, or its own name / op
@@ -120,12 +125,14 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, lenient)
 @csv_option
 @jobs_option
 @lenient_option
-def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_csv, jobs, lenient):
+@world_option
+def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_csv, jobs, lenient, world):
     """Per-rank shapes: for every operator input, the global shape divided by its strategy against
     the per-rank shape in the dump (exit 1 on any mismatch); or, with --params, which slice of
     each weight each rank holds ("which part of w does rank 5 hold": --params --param w --rank 5)."""
     with errors():
-        analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient).analyse(stage, lenient=lenient)
+        analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
+                         world=world).analyse(stage, lenient=lenient, world=world)
         frame = analysis.slices() if params or param else analysis.shapes()
     frame = only_ranks(frame, ranks)
     if params or param:
