@@ -141,6 +141,10 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
     """
     is_global = shapes_are_global(ir.path)
     by_key = _index(reference) if reference is not None and not is_global else {}
+    # Later passes rename instances (tr_q, tr_k, tr_v all become tr_ctx): the n-th operator of a
+    # name pairs with the reference's n-th only when both files have as many of that name;
+    # otherwise its global shape cannot be told from the reference.
+    here = _index(ir) if by_key else {}
     keeps_user = keeps_user_attribute(ir)
     seen: dict[tuple, int] = {}
     rows = []
@@ -152,7 +156,7 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
         candidates = by_key.get(key, [])
-        ref = candidates[occurrence] if occurrence < len(candidates) else None
+        ref = candidates[occurrence] if len(candidates) == len(here.get(key, ())) else None
         count = len(strategy.in_strategy or ())
         g_in, g_out = global_shapes(node, is_global, ref, count)
         r_in = None if is_global else _abstract_inputs(node, count)
