@@ -14,10 +14,16 @@ FIXTURES = ROOT / "fixtures"
 AS_PRINTED = frozenset({"docs_ir", "seed_002_as_printed"})
 
 
+#: Fixture folders with a parse test of their own (tests/zoo/test_zoo_parse.py).
+OWN_PARSE_TEST = frozenset({"zoo"})
+
+
 def fixture_files() -> list[Path]:
-    """Every IR fixture in the repository but the text as printed (:data:`AS_PRINTED`)."""
+    """Every IR fixture in the repository but the text as printed (:data:`AS_PRINTED`) and the
+    folders parsed by tests of their own (:data:`OWN_PARSE_TEST`)."""
     return sorted(p for p in FIXTURES.rglob("*")
-                  if p.name.endswith((".ir", ".ir.gz")) and not AS_PRINTED & set(p.relative_to(FIXTURES).parts))
+                  if p.name.endswith((".ir", ".ir.gz"))
+                  and not (AS_PRINTED | OWN_PARSE_TEST) & set(p.relative_to(FIXTURES).parts))
 
 
 @pytest.fixture

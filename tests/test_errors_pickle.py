@@ -9,10 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from msinspect.dumps import parse_many
+from msinspect.data.mnist import DataError
+from msinspect.dryrun.environment import DryRunSetupError, Problem
+from msinspect.dryrun.launcher import DryRunError
+from msinspect.dumps import DuplicateRanksError, parse_many
 from msinspect.errors import DumpNotFoundError, IRParseError, MsInspectError
 from msinspect.render import DotNotFoundError, OutputExistsError
+from msinspect.scrub import ScrubError
 from msinspect.spec import SpecError
+from msinspect.train.launcher import TrainError
 from tests.conftest import FIXTURES
 
 
@@ -35,6 +40,12 @@ EXAMPLES = [
     DotNotFoundError(Path("out/g.dot"), "svg"),
     OutputExistsError("g.svg exists"),
     SpecError("bad spec: ranks must be an integer"),
+    DuplicateRanksError("rank_3 twice: runs/a/rank_3 and runs/b/rank_3"),
+    ScrubError("DEST lies inside SRC"),
+    DryRunError("--only 9 is outside 0-7"),
+    DryRunSetupError([Problem(what="nvcc stand-in missing", fix="msinspect setup-dryrun")]),
+    TrainError("rank 3 failed", Path("runs/x")),
+    DataError(Path("data/mnist"), "no train-images-idx3-ubyte"),
 ]
 
 

@@ -16,7 +16,7 @@ from msinspect.scrub import scrub_text, scrub_tree
 from tests.conftest import FIXTURES, fixture_files
 from tests.test_cli_parse import msinspect
 
-SEED_IR = FIXTURES / "seed_002" / "18_execute_0185.ir"
+SEED_IR = FIXTURES / "seed_002" / "18_execute_0185.excerpt.ir"
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def src(tmp_path):
         folder.mkdir(parents=True)
         shutil.copy(SEED_IR, folder / "18_execute_0185.ir")
         (folder / "step_parallel_begin_0041.ir.gz").write_bytes(
-            gzip.compress((FIXTURES / "seed_002" / "step_parallel_begin_0041.ir").read_bytes()))
+            gzip.compress((FIXTURES / "seed_002" / "step_parallel_begin_0041.excerpt.ir").read_bytes()))
     return root
 
 

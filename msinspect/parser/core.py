@@ -6,6 +6,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+import lark_cython
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
@@ -48,12 +49,51 @@ _READABLE = {
 }
 
 
+#: Distinct fragments (a node's attributes, a type line) kept parsed, per process.
+FRAGMENT_CACHE = 1 << 16
+
+
+class _FragmentError(Exception):
+    """A fragment did not parse: the token that holds it and the error inside it."""
+
+    def __init__(self, token, error, pos: int) -> None:
+        super().__init__(str(error))
+        self.token, self.error, self.pos = token, error, pos
+
+
 @lru_cache(maxsize=1)
 def _parser() -> tuple[Lark, IRTransformer]:
     grammar = resources.files("msinspect.grammars").joinpath(GRAMMAR).read_text(encoding="utf-8")
     transformer = IRTransformer()
+    # lark-cython (Lark's own compiled lexer and LALR loop, by Lark's author) halves the time per
+    # token on transformer dumps; bench/bench_parse.py measures it.
     lark = Lark(grammar, parser="lalr", lexer="contextual", transformer=transformer,
+                start=["start", "attrs_fragment", "types_fragment"], _plugins=lark_cython.plugins,
                 maybe_placeholders=False, propagate_positions=False, cache=False)
+
+    @lru_cache(maxsize=FRAGMENT_CACHE)
+    def parse_fragment(start: str, text: str):
+        try:
+            return lark.parse(text, start=start)
+        except UnexpectedInput as caught:
+            err = _detached(caught)
+            if isinstance(err, UnexpectedCharacters):
+                pos = err.pos_in_stream
+            elif isinstance(err, UnexpectedToken) and err.token.type != "$END" and err.token.start_pos is not None:
+                pos = err.token.start_pos
+            else:
+                pos = len(text)
+            raise _FragmentError(None, err, pos) from None
+        except BadToken as bad:
+            raise _FragmentError(None, bad, bad.token.start_pos) from None
+
+    def fragment(start: str, token):
+        try:
+            return parse_fragment(start, str(token))
+        except _FragmentError as failed:
+            raise _FragmentError(token, failed.error, failed.pos) from None
+
+    transformer.fragment = fragment
     return lark, transformer
 
 
@@ -85,16 +125,30 @@ def _line_text(text: str, line: int) -> str:
     return lines[line - 1].rstrip("\r") if 0 < line <= len(lines) else ""
 
 
+def _accepts(err: UnexpectedToken):
+    """What the parser would have taken: the terminals of the state's table (``accepts`` asks
+    Lark's interactive parser, which lark-cython's parse state does not support)."""
+    return err.expected
+
+
+def _detached(err: UnexpectedInput) -> UnexpectedInput:
+    """The error without its interactive parser, so that ``str()`` (which asks it for
+    ``accepts``) works under lark-cython too."""
+    if isinstance(err, UnexpectedToken):
+        err.interactive_parser = None
+    return err
+
+
 def _to_error(path: str, text: str, err: UnexpectedInput, line_offset: int) -> IRParseError:
     lark, _ = _parser()
     if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
         line = text.count("\n") + (0 if text.endswith("\n") else 1)
         column = len(_line_text(text, line)) + 1
-        expected = err.expected if isinstance(err, UnexpectedEOF) else err.accepts or err.expected
+        expected = err.expected if isinstance(err, UnexpectedEOF) else _accepts(err)
         message = "unexpected end of file (truncated dump?)"
     elif isinstance(err, UnexpectedToken):
         line, column = err.line, err.column
-        expected = err.accepts or err.expected
+        expected = _accepts(err)
         shown = "end of line" if err.token.type == "_NL" else repr(str(err.token)[:40])
         message = f"unexpected {shown}"
     elif isinstance(err, UnexpectedCharacters):
@@ -122,8 +176,9 @@ def _parse_chunk(path: str, text: str, line_offset: int):
     lark, transformer = _parser()
     transformer.line_offset = line_offset
     try:
-        return lark.parse(text)
-    except UnexpectedInput as err:
+        return lark.parse(text, start="start")
+    except UnexpectedInput as caught:
+        err = _detached(caught)
         if isinstance(err, UnexpectedCharacters):
             pos = err.pos_in_stream
         elif isinstance(err, UnexpectedToken) and err.token.type != "$END" and err.token.start_pos is not None:
@@ -136,6 +191,19 @@ def _parse_chunk(path: str, text: str, line_offset: int):
         error = IRParseError(path=path, line=token.line + line_offset, column=token.column, message=bad.message,
                              source_line=_line_text(text, token.line))
         raise _Failed(error, token.start_pos) from None
+    except _FragmentError as failed:
+        token, inner = failed.token, failed.error
+        column = token.column + failed.pos
+        if isinstance(inner, BadToken):
+            message, expected = inner.message, ()
+        else:
+            shown = _to_error(path, str(token), inner, 0)
+            message, expected = shown.message, shown.expected
+            if isinstance(inner, (UnexpectedEOF,)) or (isinstance(inner, UnexpectedToken) and inner.token.type == "$END"):
+                message = "unexpected end of line"
+        error = IRParseError(path=path, line=token.line + line_offset, column=column, message=message,
+                             expected=expected, source_line=_line_text(text, token.line))
+        raise _Failed(error, token.start_pos + failed.pos) from None
 
 
 # ---------------------------------------------------------------- windows and recovery

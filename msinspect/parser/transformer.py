@@ -29,6 +29,9 @@ _FLOAT_SCALARS = ("F16(", "F32(", "F64(", "BF16(", "Float32(", "Float16(")
 _PRIM_PREFIX = "PrimFunc_"
 _HEAD = re.compile(r"%(\d+)\((.*)\)$")
 _KERNEL_PARAM = re.compile(r"Parameter_\d+$")
+_NOTE = re.compile(r"#\s*(?:([Ss]cope:|Fullname with scope:|In file|SideEffect:|Comment:))?")
+#: the user's lines under "# Comment:": indented 8 spaces, not a comment or node line
+_COMMENT_TEXT = re.compile(r"        [^ #%\n]")
 
 
 #: Longest number MindSpore writes is a 20-digit 64-bit integer or a float with its exponent;
@@ -70,6 +73,9 @@ class IRTransformer(Transformer):
     def __init__(self, line_offset: int = 0) -> None:
         super().__init__(visit_tokens=False)
         self.line_offset = line_offset
+        #: ``fragment(start, token)``: the cached result of parsing the token's text from the
+        #: grammar's start symbol ``start`` (set by ``parser.core``, which owns the Lark instance).
+        self.fragment = None
 
     def _line(self, token: Token) -> int:
         return token.line + self.line_offset
@@ -189,7 +195,13 @@ class IRTransformer(Transformer):
     def _statement(self, line, index, debug_name, kind, callee, op, rest):
         node = Node(graph="", index=index, debug_name=debug_name, op=op, callee_kind=kind,
                     callee=callee, inputs=(), line=line)
+        parts = []
         for part in rest:
+            if not isinstance(part, tuple):  # the ATTRS token: the attributes after the operands, read on their own
+                parts += [(tag, _fresh(value)) for tag, value in self.fragment("attrs_fragment", part)]
+            else:
+                parts.append(part)
+        for part in parts:
             tag = part[0]
             if tag == "args":
                 node.inputs = part[1]
@@ -289,13 +301,61 @@ class IRTransformer(Transformer):
         return ("braces", c[0])
 
     def annotations(self, c):
-        return ("annotations", c)
+        flat = []
+        for item in c:
+            if item[0] == "notes":
+                flat += item[1]
+            else:
+                flat.append(item)
+        return ("annotations", flat)
+
+    def notes(self, c):
+        """Sort the comment lines under a node (one NOTES token) into scope, fullname, source
+        lines, side effect, "# Comment:" blocks and other comments."""
+        token = c[0]
+        lines = str(token).split("\n")
+        out, i = [], 0
+        while i < len(lines):
+            raw = lines[i]
+            text = raw.strip()
+            if not text.startswith("#"):
+                offset = sum(len(line) + 1 for line in lines[:i])
+                indent = len(raw) - len(raw.lstrip())
+                raise BadToken(Token("NOTES", raw, start_pos=token.start_pos + offset + indent,
+                                     line=token.line + i, column=indent + 1),
+                               f"unexpected {text[:40]!r} among the comment lines of a node")
+            tag = _NOTE.match(text)
+            kind = (tag.group(1) or "").lower() if tag else ""
+            if kind == "comment:":
+                block = [text]
+                while i + 1 < len(lines) and _COMMENT_TEXT.match(lines[i + 1]):
+                    i += 1
+                    block.append(lines[i])
+                out.append(("comment", "\n".join(block)))
+            elif kind == "scope:":
+                out.append(("scope", _paren_payload(text)))
+            elif kind == "fullname with scope:":
+                out.append(("fullname", _paren_payload(text)))
+            elif kind == "in file":
+                out.append(("source", text[text.index("In file") + len("In file"):].strip()))
+            elif kind == "sideeffect:":
+                out.append(("side_effect", text.split(":", 1)[1].strip()))
+            else:
+                out.append(("comment", text))
+            i += 1
+        return ("notes", out)
 
     def io_types(self, c):
         return ("types", (c[0], c[1]))
 
-    def strategy_io_types(self, c):
-        return ("strategy_types", (c[0], (c[1], c[2])))
+    def types_line(self, c):
+        return self.fragment("types_fragment", c[0])
+
+    def strategy_types_line(self, c):
+        return ("strategy_types", (c[0], self.fragment("types_fragment", c[1])[1]))
+
+    def attrs_fragment(self, c):
+        return tuple(c)
 
     def return_types(self, c):
         return ("types", (c[0], ()))
@@ -443,6 +503,17 @@ def _graph_union(items) -> tuple[str, ...]:
     if isinstance(item, PrimitiveValue) and item.name.startswith("@") and all(isinstance(i, GraphRef) for i in item.items):
         return tuple(i.name for i in item.items)
     return ()
+
+
+def _fresh(value):
+    """A copy of the dicts and lists in a cached fragment's value, so no two nodes share them."""
+    if isinstance(value, dict):
+        return {k: _fresh(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    if isinstance(value, tuple) and any(isinstance(v, (dict, list, tuple)) for v in value):
+        return tuple(_fresh(v) for v in value)
+    return value
 
 
 def _op_name(name: str) -> str:
