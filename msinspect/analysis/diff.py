@@ -199,7 +199,9 @@ def diff_ranks(a: str | os.PathLike | RankDump, b: str | os.PathLike | RankDump,
     rank_a, rank_b = _as_rank(a), _as_rank(b)
     ra, rb, analysis = _results(rank_a, rank_b, stage, lenient)
     ctx_a, ctx_b = analysis.context(ra.rank), analysis.context(rb.rank)
-    result = RankDiff(rank_a.label, rank_b.label, ra.file, rb.file,
+    label_a, label_b = (rank_a.label, rank_b.label) if rank_a.label != rank_b.label \
+        else (f"{rank_a.label} (a)", f"{rank_b.label} (b)")  # two runs' rank_0: two columns, not one
+    result = RankDiff(label_a, label_b, ra.file, rb.file,
                       ctx_a.stage_ranks if analysis.stages else None, ctx_b.stage_ranks if analysis.stages else None,
                       ra.complete, rb.complete, ra.skipped + rb.skipped + [r.error for r in (ra, rb) if r.error])
 
@@ -216,7 +218,7 @@ def diff_ranks(a: str | os.PathLike | RankDump, b: str | os.PathLike | RankDump,
             name, op, scope, backward, param = key
             sample = ops_a.get(key + (0,)) or ops_b.get(key + (0,))
             only.append({"name": name, "op": op, "scope": scope, "gradient": backward, "param": param,
-                         f"in {rank_a.label}": na, f"in {rank_b.label}": nb, "line": sample["line"]})
+                         f"in {label_a}": na, f"in {label_b}": nb, "line": sample["line"]})
     result.only = pd.DataFrame(only)
 
     shapes, strategies = [], []
@@ -224,28 +226,28 @@ def diff_ranks(a: str | os.PathLike | RankDump, b: str | os.PathLike | RankDump,
         x, y = ops_a[key], ops_b[key]
         if x["inputs"] != y["inputs"] or x["output"] != y["output"]:
             shapes.append({"name": x["name"], "op": key[1], "scope": key[2], "param": key[4], "n": key[5],
-                           f"{rank_a.label} inputs": x["inputs"], f"{rank_b.label} inputs": y["inputs"],
-                           f"{rank_a.label} output": x["output"], f"{rank_b.label} output": y["output"],
+                           f"{label_a} inputs": x["inputs"], f"{label_b} inputs": y["inputs"],
+                           f"{label_a} output": x["output"], f"{label_b} output": y["output"],
                            "lines": f"{x['line']} / {y['line']}"})
         if x["in_strategy"] != y["in_strategy"]:
             strategies.append({"name": x["name"], "op": key[1], "scope": key[2], "n": key[5],
-                               rank_a.label: x["in_strategy"], rank_b.label: y["in_strategy"],
+                               label_a: x["in_strategy"], label_b: y["in_strategy"],
                                "lines": f"{x['line']} / {y['line']}"})
     result.shapes = pd.DataFrame(sorted(shapes, key=lambda r: r["lines"]))
     result.strategies = pd.DataFrame(strategies)
 
     comm_fields = ("name", "op", "kind", "producer", "consumers")
     ca, cb = _keyed(ra.comm, comm_fields), _keyed(rb.comm, comm_fields)
-    result.unaligned["communication"] = {rank_a.label: len(ca.keys() - cb.keys()),
-                                         rank_b.label: len(cb.keys() - ca.keys())}
-    result.unaligned["operators"] = {rank_a.label: len(ops_a.keys() - ops_b.keys()),
-                                     rank_b.label: len(ops_b.keys() - ops_a.keys())}
+    result.unaligned["communication"] = {label_a: len(ca.keys() - cb.keys()),
+                                         label_b: len(cb.keys() - ca.keys())}
+    result.unaligned["operators"] = {label_a: len(ops_a.keys() - ops_b.keys()),
+                                     label_b: len(ops_b.keys() - ops_a.keys())}
     comm = []
     for key in sorted(ca.keys() & cb.keys(), key=lambda k: ca[k]["line"]):
         x, y = ca[key], cb[key]
         if x["group_ranks"] != y["group_ranks"]:
             comm.append({"name": x["name"], "op": key[1], "kind": key[2], "after": key[3], "n": key[5],
-                         f"{rank_a.label} group": x["group_ranks"], f"{rank_b.label} group": y["group_ranks"],
+                         f"{label_a} group": x["group_ranks"], f"{label_b} group": y["group_ranks"],
                          "lines": f"{x['line']} / {y['line']}"})
     result.comm = pd.DataFrame(comm)
 
@@ -257,7 +259,7 @@ def diff_ranks(a: str | os.PathLike | RankDump, b: str | os.PathLike | RankDump,
         tx = slice_text(x["slice"]) if x else "absent"
         ty = slice_text(y["slice"]) if y else "absent"
         if tx != ty or (x and y and x["rank_shape"] != y["rank_shape"]):
-            slices.append({"param": param, f"{rank_a.label}": tx, f"{rank_b.label}": ty,
+            slices.append({"param": param, f"{label_a}": tx, f"{label_b}": ty,
                            "global": (x or y)["global_shape"]})
     result.slices = pd.DataFrame(slices)
     return result

@@ -54,3 +54,16 @@ def test_updates_of_different_weights_are_not_paired():
     counts = d.unaligned["communication"]
     assert counts["rank_0"] > 0 and counts["rank_4"] > 0  # each stage has its own communication
     assert "not aligned, so not compared" in d.format()
+
+
+def test_two_folders_with_the_same_label_get_two_columns(tmp_path):
+    """Two runs' rank_0 folders (here zoo 01's rank 0 and, renamed, its rank 4): two columns."""
+    import shutil
+
+    shutil.copytree(ZOO / "01_semi_auto_tp4dp2" / "rank_0", tmp_path / "a" / "rank_0")
+    shutil.copytree(ZOO / "01_semi_auto_tp4dp2" / "rank_4", tmp_path / "b" / "rank_0")
+    d = diff_ranks(tmp_path / "a" / "rank_0", tmp_path / "b" / "rank_0")
+    assert (d.a, d.b) == ("rank_0 (a)", "rank_0 (b)")
+    assert set(d.unaligned["communication"]) == {"rank_0 (a)", "rank_0 (b)"}
+    comm = d.comm
+    assert {"rank_0 (a) group", "rank_0 (b) group"} <= set(comm.columns)
