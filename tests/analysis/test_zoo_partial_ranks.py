@@ -75,3 +75,13 @@ def test_cli_world_option(partial):
     assert row["slice"] == [[0, 512], [384, 512]]
     run = cli("summary", partial, "--world", "4")
     assert run.returncode != 0 and "rank_7" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_diff_of_two_ranks_present_shows_their_different_columns(partial):
+    from msinspect.analysis.diff import diff_ranks
+
+    d = diff_ranks(partial / "rank_0", partial / "rank_1")
+    slices = d.slices.set_index("param")
+    assert slices.loc["blocks.0.attention.wq", "rank_0"] == "[0:512, 0:128]"
+    assert slices.loc["blocks.0.attention.wq", "rank_1"] == "[0:512, 128:256]"
+    assert "same pipeline stage" not in d.stage_line()
