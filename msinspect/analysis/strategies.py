@@ -156,7 +156,7 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
         candidates = by_key.get(key, [])
-        ref = candidates[occurrence] if len(candidates) == len(here.get(key, ())) else None
+        ref = candidates[occurrence] if candidates and len(candidates) == len(here.get(key, ())) else None
         count = len(strategy.in_strategy or ())
         g_in, g_out = global_shapes(node, is_global, ref, count)
         r_in = None if is_global else _abstract_inputs(node, count)

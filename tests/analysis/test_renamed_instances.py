@@ -41,3 +41,10 @@ def test_unrenamed_instances_still_pair_with_the_reference():
     rows = strategy_rows(later, reference=REFERENCE)
     assert [r["global_inputs"] for r in rows] == [((8, w),) for w in WIDTHS]
     assert all(r["shapes_ok"] is True for r in rows)
+
+
+def test_an_instance_the_reference_lacks_cannot_be_told():
+    later = parse_text(_file(["tr_q", "tr_k", "tr_v", "tr_new"], 4), "hwopt_d_end_graph_0001.ir")
+    rows = strategy_rows(later, reference=REFERENCE)
+    assert rows[3]["name"] == "tr_new" and rows[3]["global_inputs"] is None
+    assert [r["global_inputs"] for r in rows[:3]] == [((8, w),) for w in WIDTHS[:3]]
