@@ -2,7 +2,7 @@
 
 The analyses read one file per rank. :func:`plan_reads` chooses them so that every rank is read
 at the same stage where it can be: the stage asked for, else the first of
-:data:`~msinspect.analysis.collect.PREFERRED_STAGES` held by more than half of the ranks (else
+:data:`~msinspect.stages.PREFERRED_STAGES` held by more than half of the ranks (else
 the one held by the most). A rank without a
 readable file of that stage is read at its own best stage and flagged (:attr:`RankRead.other_stage`);
 a rank with no file to read (``--stage`` it lacks, a folder that cannot be listed, a ``rank_N``
@@ -110,7 +110,8 @@ def _broken(rank: RankDump, stage: str) -> str:
 def plan_reads(dump: Dump, stage: str | None = None) -> ReadPlan:
     """Choose the file of every rank (see the module docstring). :class:`DumpNotFoundError` when
     no rank can be read at all."""
-    from msinspect.analysis.collect import PREFERRED_STAGES, pick_file
+    from msinspect.analysis.collect import pick_file
+    from msinspect.stages import PREFERRED_STAGES
 
     if stage is None:
         held = Counter(s for r in dump.ranks for s in set(r.stages()) if s in PREFERRED_STAGES)

@@ -47,6 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from msinspect.errors import MsInspectError
+from msinspect.expectations import KINDS
+from msinspect.expectations.values import MAX_RANKS, is_int as _is_int, rank_list as _rank_list, text as _text
 
 try:
     import tomllib
@@ -55,20 +57,10 @@ except ModuleNotFoundError:  # Python 3.10
 
 COMMON_KEYS = {"stage", "ranks", "basis", "note"}
 JOB_KEYS = {"name", "ranks", "stage"}
-#: The most ranks a spec may name (a bound against typos such as ``ranks = 100000000``).
-MAX_RANKS = 100_000
 #: A spec is a hand-written file: larger ones are refused before parsing.
 MAX_SPEC_BYTES = 1 << 20
 #: Tables and arrays nested deeper than this are refused (a spec needs three levels).
 MAX_DEPTH = 16
-KINDS: dict[str, tuple[set[str], set[str]]] = {
-    # kind: (required keys, optional keys)
-    "strategy": ({"op", "in_strategy"}, {"out_strategy", "source"}),
-    "shape": ({"op"}, {"inputs", "output"}),
-    "comm": ({"kind", "groups"}, {"after", "before"}),
-    "count": ({"kind", "min"}, {"max"}),
-    "no_redistribution": ({"between"}, set()),
-}
 
 
 class SpecError(MsInspectError):
@@ -99,15 +91,8 @@ class Expectation:
     @property
     def target(self) -> str:
         """The operator or kind the entry is about, for messages."""
-        v = self.values
-        if self.kind == "comm":
-            where = f"after {v['after']}" if "after" in v else f"before {v['before']}"
-            return f"{v['kind']} {where}"
-        if self.kind == "count":
-            return str(v["kind"])
-        if self.kind == "no_redistribution":
-            return " -> ".join(v["between"])
-        return str(v["op"])
+        kind = KINDS.get(self.kind)
+        return kind.target(self.values) if kind is not None else str(self.values["op"])
 
 
 @dataclass
@@ -119,29 +104,6 @@ class Spec:
     ranks: int | None
     stage: str | None
     expectations: list[Expectation] = field(default_factory=list)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _shape_list(value: Any, what: str, *, least: int = 1) -> tuple:
-    if not (isinstance(value, list) and all(isinstance(v, list) and all(_is_int(d) and d >= least for d in v)
-                                            for v in value)):
-        kind = "positive" if least >= 1 else "non-negative"
-        raise ValueError(f"{what} must be a list of lists of {kind} integers, like [[2, 4], [4, 1]]")
-    return tuple(tuple(v) for v in value)
-
-
-def _text(raw: dict, key: str) -> None:
-    if key in raw and not isinstance(raw[key], str):
-        raise ValueError(f"{key} must be a string, not {type(raw[key]).__name__} {raw[key]!r}")
-
-
-def _rank_list(value: Any, what: str = "ranks") -> tuple[int, ...]:
-    if not (isinstance(value, list) and value and all(_is_int(r) and 0 <= r < MAX_RANKS for r in value)):
-        raise ValueError(f"{what} must be a non-empty list of rank numbers (integers 0 .. {MAX_RANKS - 1})")
-    return tuple(value)
 
 
 def _depth(value: Any, limit: int) -> int:
@@ -156,7 +118,8 @@ def expectation_from(kind: str, index: int, raw: dict, where: str = "") -> Expec
     """One validated entry of ``kind`` from its TOML table; ValueError says what is wrong."""
     if not isinstance(raw, dict):
         raise ValueError(f"must be a table ([[expect.{kind}]] with keys), not {type(raw).__name__}")
-    required, optional = KINDS[kind]
+    kind_of = KINDS[kind]
+    required, optional = kind_of.required, kind_of.optional
     missing = required - raw.keys()
     unknown = raw.keys() - required - optional - COMMON_KEYS
     if missing:
@@ -164,38 +127,11 @@ def expectation_from(kind: str, index: int, raw: dict, where: str = "") -> Expec
     if unknown:
         allowed = ", ".join(sorted(required | optional | COMMON_KEYS))
         raise ValueError(f"unknown key(s) {', '.join(sorted(unknown))} (allowed: {allowed})")
-    for key in ("op", "kind", "after", "before", "source", "stage", "basis", "note"):
+    for key in (*kind_of.text_keys, "stage", "basis", "note"):
         _text(raw, key)
-    values = {k: v for k, v in raw.items() if k not in COMMON_KEYS}
-    if kind == "strategy":
-        values["in_strategy"] = _shape_list(values["in_strategy"], "in_strategy")
-        if "out_strategy" in values:
-            values["out_strategy"] = _shape_list(values["out_strategy"], "out_strategy")
-        if values.get("source") not in (None, "user", "planner"):
-            raise ValueError('source must be "user" or "planner"')
-    if kind == "shape":
-        if "inputs" not in values and "output" not in values:
-            raise ValueError("give inputs, output or both")
-        if "inputs" in values:
-            values["inputs"] = _shape_list(values["inputs"], "inputs", least=0)
-        if "output" in values:
-            values["output"] = _shape_list([values["output"]], "output", least=0)[0]
-    if kind == "comm":
-        if ("after" in values) == ("before" in values):
-            raise ValueError("give exactly one of after, before")
-        values["groups"] = _shape_list(values["groups"], "groups", least=0)
-        if any(r >= MAX_RANKS for g in values["groups"] for r in g):
-            raise ValueError(f"groups must hold rank numbers below {MAX_RANKS}")
-    if kind == "count":
-        for key in ("min", "max"):
-            if key in values and (not _is_int(values[key]) or values[key] < 0):
-                raise ValueError(f"{key} must be a non-negative integer")
-    if kind == "no_redistribution":
-        between = values["between"]
-        if not (isinstance(between, list) and len(between) == 2 and all(isinstance(b, str) for b in between)):
-            raise ValueError('between must name two operators, like ["relu", "matmul2"]')
+    values = kind_of.validate({k: v for k, v in raw.items() if k not in COMMON_KEYS})
     ranks = _rank_list(raw["ranks"]) if "ranks" in raw else None
-    if kind == "count" and ranks is None:
+    if kind_of.needs_ranks and ranks is None:
         raise ValueError("missing key(s) ranks")
     return Expectation(kind, index, values, raw.get("stage"), ranks, raw.get("basis"))
 

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import re
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
 IR_SUFFIXES = (".ir", ".ir.gz")
 
@@ -19,6 +19,25 @@ EXCERPT_MARK = ".excerpt"
 
 #: Stages where the parallel planner's decisions are visible, in pipeline order.
 PARALLEL_STAGES = ("step_parallel_begin", "step_parallel_end")
+#: Stages tried, in order, when the user names none: ``validate`` has both the strategies and the
+#: per-rank shapes in 2.10; ``execute`` has them in 2.2.
+PREFERRED_STAGES = ("validate", "step_parallel_end", "execute", "step_parallel_begin")
+#: Pre-parallel stages whose abstracts give the global shapes, best first.
+REFERENCE_STAGES = ("step_parallel_begin", "step_parallel_end")
+#: Stages written before the parallel pass has cut the shapes: their abstracts are global.
+GLOBAL_SHAPE_STAGES = frozenset({
+    "bootstrap", "parse", "symbol_resolve", "combine_like_graphs", "meta_unpack_prepare",
+    "abstract_specialize", "type_inference", "event_method", "auto_monad", "graph_reusing", "inline",
+    "add_attr", "parallel-infer-symbol", "pre_auto_parallel", "insert-virtual-dataset",
+    "parallel-infer-symbol-second", "dataset_repeat_opt", "pipeline_split", "step_parallel_begin",
+    "step_parallel_end", "opt_pass_add_attr_with_inline", "opt_pass_py_interpret_to_execute",
+})
+#: The passes a default dry run dumps and keeps (``MS_DEV_DUMP_IR_PASSES``).
+DRYRUN_PASSES = ("step_auto_parallel_begin", "step_parallel_begin", "step_parallel_end")
+#: The passes a training job's dry run dumps: the parallel stages and ``validate``.
+TRAIN_DRYRUN_PASSES = ("step_parallel_begin", "step_parallel_end", "validate")
+#: The stage whose files say whether a dry-run rank compiled (holds the strategies).
+STRATEGY_STAGE = "step_parallel_end"
 
 
 def is_ir_file(path: str | PurePath) -> bool:
@@ -38,3 +57,13 @@ def stage_of(path: str | PurePath) -> str:
     name = _OPT_PASS.sub("opt_pass_", name)
     name = _LEADING.sub("", name)
     return _TRAILING.sub("", name) or name
+
+
+def files_of_stage(folder: str | PurePath, stages: str | tuple[str, ...]) -> list[Path]:
+    """The IR files (``.ir`` or ``.ir.gz``) directly in ``folder`` whose stage (by name, never by
+    number: :func:`stage_of`) is ``stages`` or one of them, sorted by name; [] for no folder."""
+    wanted = (stages,) if isinstance(stages, str) else tuple(stages)
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if is_ir_file(p.name) and stage_of(p) in wanted)

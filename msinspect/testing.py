@@ -21,145 +21,24 @@ the ranks looked at. Malformed arguments raise :class:`ValueError`, never an ass
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import os
-from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable
 
-from msinspect.check import MAX_EVIDENCE, CheckReport, Checker, Outcome, check
-from msinspect.dumps import Dump, load_dump
-from msinspect.spec import Expectation, Spec, expectation_from
+from msinspect.check import MAX_EVIDENCE, CheckReport, Outcome, check  # noqa: F401 (names helpers' users import)
+from msinspect.dumps import Dump
+from msinspect.expectations import ASSERTIONS
+from msinspect.expectations.assertions import ExpectationFailed, Layout, as_dump, describe, headline  # noqa: F401
+from msinspect.spec import Spec
 
 DumpLike = Dump | str | os.PathLike
-Layout = Sequence[Sequence[int]]
 
-__all__ = [
-    "DumpAssertions", "ExpectationFailed", "assert_comm_after", "assert_comm_before", "assert_count",
-    "assert_no_redistribution", "assert_shape", "assert_spec", "assert_strategy",
-]
+# Every kind's helpers (assert_strategy, assert_shape, assert_comm_after, ...), defined beside
+# the kind in msinspect/expectations/, are this module's names.
+globals().update(ASSERTIONS)
 
-
-class ExpectationFailed(AssertionError):
-    """The dump does not show what a helper asserted; ``outcomes`` holds the failed verdicts."""
-
-    def __init__(self, message: str, outcomes: list[Outcome]):
-        super().__init__(message)
-        self.outcomes = outcomes
-
-
-def as_dump(dump: DumpLike) -> Dump:
-    """``dump`` itself, or the dump found under a path."""
-    return dump if isinstance(dump, Dump) else load_dump(dump)
-
-
-def describe(outcome: Outcome, indent: str = "  ") -> list[str]:
-    """Expected, found and the IR evidence of an outcome, one item a line."""
-    lines = [f"{indent}expected: {outcome.expected}", f"{indent}found:    {outcome.found}"]
-    if not outcome.evidence:
-        lines.append(f"{indent}IR:       no line shows it")
-        return lines
-    lines.append(f"{indent}IR:")
-    for ev in outcome.evidence[:MAX_EVIDENCE]:
-        lines.append(f"{indent}  {ev.format()}")
-    if len(outcome.evidence) > MAX_EVIDENCE:
-        lines.append(f"{indent}  ... and {len(outcome.evidence) - MAX_EVIDENCE} more line(s)")
-    return lines
-
-
-def _headline(e: Expectation) -> str:
-    stage = f" @ {e.stage}" if e.stage else ""
-    ranks = f" on ranks {', '.join(map(str, e.ranks))}" if e.ranks else ""
-    basis = f"  [{e.basis}]" if e.basis else ""
-    return f"{e.kind} {e.target}{stage}{ranks}{basis}"
-
-
-def _plain(value: Any) -> Any:
-    """Tuples to lists, recursively: the form the spec reader validates."""
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _expect(helper: str, kind: str, values: dict[str, Any], stage: str | None,
-            ranks: Iterable[int] | None, basis: str | None) -> Expectation:
-    """The expectation a spec entry with these keys would give (validated the same way)."""
-    raw = {k: _plain(v) for k, v in values.items() if v is not None}
-    ranks = None if ranks is None else list(ranks)
-    if ranks == []:
-        raise ValueError(f"{helper}: ranks must name at least one rank (or be None for every rank)")
-    for key, value in (("stage", stage), ("ranks", ranks), ("basis", basis)):
-        if value is not None:
-            raw[key] = value
-    try:
-        return expectation_from(kind, 0, raw, helper)
-    except ValueError as exc:
-        raise ValueError(f"{helper}: {exc}") from None
-
-
-def _verify(dump: DumpLike, e: Expectation) -> Outcome:
-    """Run the checker on one expectation; raise :class:`ExpectationFailed` if it fails."""
-    __tracebackhide__ = True
-    dump = as_dump(dump)
-    spec = Spec(Path(f"<{e.kind} assertion>"), None, None, None, [e])
-    outcome = Checker(spec, dump).run().outcomes[0]
-    if not outcome.passed:
-        lines = [f"msinspect: {_headline(e)} does not hold in {dump.path}", *describe(outcome)]
-        raise ExpectationFailed("\n".join(lines), [outcome])
-    return outcome
-
-
-def assert_strategy(dump: DumpLike, op: str, in_strategy: Layout, *, out_strategy: Layout | None = None,
-                    source: str | None = None, stage: str | None = None, ranks: Iterable[int] | None = None,
-                    basis: str | None = None) -> Outcome:
-    """Every operator matching ``op`` has ``in_strategy`` (and ``out_strategy``); ``source``
-    ``"user"`` or ``"planner"`` also asserts who set it."""
-    __tracebackhide__ = True
-    e = _expect("assert_strategy", "strategy",
-                {"op": op, "in_strategy": in_strategy, "out_strategy": out_strategy, "source": source},
-                stage, ranks, basis)
-    return _verify(dump, e)
-
-
-def assert_shape(dump: DumpLike, op: str, *, inputs: Layout | None = None, output: Sequence[int] | None = None,
-                 stage: str | None = None, ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
-    """Every forward operator matching ``op`` sees these per-rank input shapes (the first
-    ``len(inputs)`` tensor inputs) and/or gives this output shape."""
-    __tracebackhide__ = True
-    e = _expect("assert_shape", "shape", {"op": op, "inputs": inputs, "output": output}, stage, ranks, basis)
-    return _verify(dump, e)
-
-
-def assert_comm_after(dump: DumpLike, kind: str, op: str, groups: Layout, *, stage: str | None = None,
-                      ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
-    """A ``kind`` communication (``AllReduce`` ...) takes the output of ``op`` on every rank that has
-    ``op``, and the groups it runs in are exactly ``groups``."""
-    __tracebackhide__ = True
-    e = _expect("assert_comm_after", "comm", {"kind": kind, "after": op, "groups": groups}, stage, ranks, basis)
-    return _verify(dump, e)
-
-
-def assert_comm_before(dump: DumpLike, kind: str, op: str, groups: Layout, *, stage: str | None = None,
-                       ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
-    """A ``kind`` communication feeds ``op`` on every rank that has ``op``, in exactly ``groups``."""
-    __tracebackhide__ = True
-    e = _expect("assert_comm_before", "comm", {"kind": kind, "before": op, "groups": groups}, stage, ranks, basis)
-    return _verify(dump, e)
-
-
-def assert_count(dump: DumpLike, kind: str, *, ranks: Iterable[int], min: int, max: int | None = None,
-                 stage: str | None = None, basis: str | None = None) -> Outcome:
-    """Each of ``ranks`` has between ``min`` and ``max`` (inclusive; no bound when None) operators
-    of type ``kind``."""
-    __tracebackhide__ = True
-    e = _expect("assert_count", "count", {"kind": kind, "min": min, "max": max}, stage, ranks, basis)
-    return _verify(dump, e)
-
-
-def assert_no_redistribution(dump: DumpLike, first: str, second: str, *, stage: str | None = None,
-                             ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
-    """``first`` feeds ``second`` with no communication or redistribution operator between them."""
-    __tracebackhide__ = True
-    e = _expect("assert_no_redistribution", "no_redistribution", {"between": [first, second]}, stage, ranks, basis)
-    return _verify(dump, e)
+__all__ = ["DumpAssertions", "ExpectationFailed", *sorted(ASSERTIONS), "assert_spec"]
 
 
 def assert_spec(dump: DumpLike, spec: str | os.PathLike | Spec) -> CheckReport:
@@ -171,50 +50,36 @@ def assert_spec(dump: DumpLike, spec: str | os.PathLike | Spec) -> CheckReport:
         lines = [f"msinspect: {len(failed)} of {len(report.outcomes)} expectation(s) of {report.spec.path} "
                  f"fail on {report.dump}"]
         for outcome in failed:
-            lines.append(f"FAIL {outcome.expectation.label} {_headline(outcome.expectation)}")
+            lines.append(f"FAIL {outcome.expectation.label} {headline(outcome.expectation)}")
             lines.extend(describe(outcome, "    "))
         raise ExpectationFailed("\n".join(lines), failed)
     return report
 
 
+def _bound(helper: Callable[..., Any]) -> Callable[..., Any]:
+    """``helper`` as a method of :class:`DumpAssertions`: the bound dump is its first argument."""
+    @functools.wraps(helper)
+    def method(self: DumpAssertions, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        return helper(self.dump, *args, **kwargs)
+
+    method.__doc__ = f":func:`{helper.__name__}` on the bound dump."
+    del method.__wrapped__  # its signature is the helper's without ``dump``
+    signature = inspect.signature(helper)
+    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    method.__signature__ = signature.replace(parameters=[self_param, *list(signature.parameters.values())[1:]])
+    return method
+
+
 class DumpAssertions:
     """The helpers bound to one dump (the plugin's ``msinspect_assert`` fixture):
-    ``msinspect_assert.strategy("matmul", ((2, 4), (4, 1)))``."""
+    ``msinspect_assert.strategy("matmul", ((2, 4), (4, 1)))``; one method per helper, named
+    without its ``assert_`` (``strategy``, ``shape``, ``comm_after``, ``comm_before``, ``count``,
+    ``no_redistribution``, ``spec``)."""
 
     def __init__(self, dump: DumpLike):
         self.dump = as_dump(dump)
 
-    def strategy(self, op: str, in_strategy: Layout, **kwargs) -> Outcome:
-        """:func:`assert_strategy` on the bound dump."""
-        __tracebackhide__ = True
-        return assert_strategy(self.dump, op, in_strategy, **kwargs)
 
-    def shape(self, op: str, **kwargs) -> Outcome:
-        """:func:`assert_shape` on the bound dump."""
-        __tracebackhide__ = True
-        return assert_shape(self.dump, op, **kwargs)
-
-    def comm_after(self, kind: str, op: str, groups: Layout, **kwargs) -> Outcome:
-        """:func:`assert_comm_after` on the bound dump."""
-        __tracebackhide__ = True
-        return assert_comm_after(self.dump, kind, op, groups, **kwargs)
-
-    def comm_before(self, kind: str, op: str, groups: Layout, **kwargs) -> Outcome:
-        """:func:`assert_comm_before` on the bound dump."""
-        __tracebackhide__ = True
-        return assert_comm_before(self.dump, kind, op, groups, **kwargs)
-
-    def count(self, kind: str, **kwargs) -> Outcome:
-        """:func:`assert_count` on the bound dump."""
-        __tracebackhide__ = True
-        return assert_count(self.dump, kind, **kwargs)
-
-    def no_redistribution(self, first: str, second: str, **kwargs) -> Outcome:
-        """:func:`assert_no_redistribution` on the bound dump."""
-        __tracebackhide__ = True
-        return assert_no_redistribution(self.dump, first, second, **kwargs)
-
-    def spec(self, spec: str | os.PathLike | Spec) -> CheckReport:
-        """:func:`assert_spec` on the bound dump."""
-        __tracebackhide__ = True
-        return assert_spec(self.dump, spec)
+for _name, _helper in {**ASSERTIONS, "assert_spec": assert_spec}.items():
+    setattr(DumpAssertions, _name.removeprefix("assert_"), _bound(_helper))

@@ -1,9 +1,15 @@
 """Shared test helpers: where the fixtures are."""
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# The suite keeps parsed files in a cache of its own (inherited by every command it runs), never in
+# the user's: msinspect.cache keys entries by content, so a shared cache only saves time.
+os.environ.setdefault("MSINSPECT_PARSE_CACHE_DIR", tempfile.mkdtemp(prefix="msinspect-tests-cache-"))
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

@@ -55,6 +55,7 @@ CASES = [
     ("scrub", ["{}/nowhere", "{}/out"], BAD_INPUT), ("scrub", ["{}/empty", "{}/out"], BAD_INPUT),
     ("scrub", ["{}/blob.ir", "{}/out"], BAD_INPUT), ("scrub", ["{}/src", "{}/src/inside"], BAD_INPUT),
     ("scrub", ["{}/src", "{}/empty"], BAD_INPUT),
+    ("cache", ["nonsense"], BAD_INPUT), ("cache", ["clear", "--bogus"], BAD_INPUT),
     ("dryrun", ["{}/nowhere.py", "--ranks", "2"], BAD_INPUT), ("dryrun", ["{}/script.py", "--ranks", "0"], BAD_INPUT),
     ("dryrun", ["{}/script.py", "--ranks", "2", "--only", "x"], BAD_INPUT),
     ("dryrun", ["{}/script.py", "--ranks", "2", "--only", "9"], BAD_INPUT),

@@ -23,11 +23,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from msinspect.stages import TRAIN_DRYRUN_PASSES
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
 MSINSPECT = [sys.executable, "-m", "msinspect.cli"]
 RANKS = 8
-DRY_RUN_STAGES = ("step_parallel_begin", "step_parallel_end", "validate")
+DRY_RUN_STAGES = TRAIN_DRYRUN_PASSES  # what the training jobs keep of a dry run
 
 
 @dataclass(frozen=True)

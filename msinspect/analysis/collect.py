@@ -21,12 +21,7 @@ from msinspect.errors import DumpNotFoundError, MsInspectError, shown_path
 from msinspect.graph import to_networkx
 from msinspect.parser import parse_file
 from msinspect.ranks_read import ReadPlan, plan_reads
-
-#: Stages tried, in order, when the user names none: ``validate`` has both the strategies and the
-#: per-rank shapes in 2.10; ``execute`` has them in 2.2.
-PREFERRED_STAGES = ("validate", "step_parallel_end", "execute", "step_parallel_begin")
-#: Pre-parallel stages whose abstracts give the global shapes, best first.
-REFERENCE_STAGES = ("step_parallel_begin", "step_parallel_end")
+from msinspect.stages import PREFERRED_STAGES, REFERENCE_STAGES
 
 
 @dataclass

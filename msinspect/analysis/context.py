@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from msinspect.stages import stage_of
-
-#: Stages written before the parallel pass has cut the shapes: their abstracts are global.
-GLOBAL_SHAPE_STAGES = frozenset({
-    "bootstrap", "parse", "symbol_resolve", "combine_like_graphs", "meta_unpack_prepare",
-    "abstract_specialize", "type_inference", "event_method", "auto_monad", "graph_reusing", "inline",
-    "add_attr", "parallel-infer-symbol", "pre_auto_parallel", "insert-virtual-dataset",
-    "parallel-infer-symbol-second", "dataset_repeat_opt", "pipeline_split", "step_parallel_begin",
-    "step_parallel_end", "opt_pass_add_attr_with_inline", "opt_pass_py_interpret_to_execute",
-})
+from msinspect.stages import GLOBAL_SHAPE_STAGES, stage_of
 
 
 @dataclass(frozen=True)

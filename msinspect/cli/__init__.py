@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "train": "msinspect.cli.train_cmd:train",
     "dryrun": "msinspect.cli.dryrun_cmd:dryrun",
     "setup-dryrun": "msinspect.cli.setup_cmd:setup_dryrun",
+    "cache": "msinspect.cli.cache_cmd:cache",
 }
 
 
@@ -63,5 +64,11 @@ class LazyGroup(click.Group):
                     "70 internal error (a bug: please report it).")
 @click.version_option(package_name="msinspect")
 @click.option("--debug", is_flag=True, help="On an error, also print the Python traceback.")
-def main(debug: bool) -> None:
+@click.option("--no-cache", is_flag=True, help="Parse every file again; neither read nor write the cache of "
+                                              "parsed files (also: MSINSPECT_NO_CACHE=1).")
+def main(debug: bool, no_cache: bool) -> None:
     """Inspect MindSpore IR dumps: what the auto-parallel planner did, per rank."""
+    if no_cache:
+        import os
+
+        os.environ["MSINSPECT_NO_CACHE"] = "1"  # worker processes inherit it

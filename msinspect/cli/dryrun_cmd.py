@@ -40,8 +40,8 @@ def dryrun(script, script_args, ranks, only, jobs, out_root, keep_all_passes, ti
 
     console = Console(stderr=True)
     try:
-        from msinspect.dryrun.launcher import _parse_only
-        total = len(_parse_only(only, ranks))
+        from msinspect.dryrun.launcher import select_ranks
+        total = len(select_ranks(only, ranks))
         with RankProgress(total, console=console) as progress:
             report = run_dryrun(script, ranks, out_root=out_root, only=only, jobs=jobs,
                                 script_args=script_args, keep_all_passes=keep_all_passes,

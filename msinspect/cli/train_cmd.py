@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from msinspect.cli.exits import exit_code
 from msinspect.errors import MsInspectError
 
 MODE_CHOICES = ("recursive_pipeline", "sharding_propagation", "manual_parallel", "all")
@@ -89,7 +90,7 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
                 sys.exit(1)
             except MsInspectError as exc:  # DryRunSetupError and friends carry their own fix
                 err.print(f"[bold red]error:[/] {m}: {exc}", markup=True, highlight=False)
-                sys.exit(1)
+                sys.exit(exit_code(exc))  # the one table: the same error exits alike in every command
         status = "[green]ok[/]" if result.ok else "[red]failed[/]"
         err.print(f"{m}: {status} in {result.wall_seconds:.1f} s: {result.message}")
         err.print(f"  run folder: {result.run_dir}")

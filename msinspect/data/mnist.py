@@ -58,9 +58,10 @@ class IdxInfo:
 
 
 def default_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/msinspect`` (``~/.cache/msinspect`` when unset)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "msinspect"
+    """msinspect's cache folder (:func:`msinspect.cache.cache_root`)."""
+    from msinspect.cache import cache_root
+
+    return cache_root()
 
 
 def _read_header(path: Path, fmt: str, magic: int) -> tuple[int, ...]:

@@ -118,12 +118,6 @@ def _prepend(entry: str, value: str) -> str:
 
 
 # --------------------------------------------------------------------------- locations
-def cache_home() -> Path:
-    """``$XDG_CACHE_HOME`` if set and absolute, else ``~/.cache``."""
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg)
-    return Path.home() / ".cache"
 
 
 def environment_key() -> str:
@@ -134,13 +128,16 @@ def environment_key() -> str:
 
 
 def default_cuda_home(cache: Path | str | None = None) -> Path:
-    """Where the private CUDA_HOME lives: ``<cache>/msinspect/dryrun-cuda/<environment key>``.
+    """Where the private CUDA_HOME lives: ``<cache>/msinspect/dryrun-cuda/<environment key>``, the
+    cache being msinspect's (:func:`msinspect.cache.cache_root`) unless ``cache`` names one.
 
     One folder per Python environment, so that two virtual environments (each with its own
     CUDA wheels) never re-point each other's links.
     """
-    root = Path(cache) if cache is not None else cache_home()
-    return root / "msinspect" / "dryrun-cuda" / environment_key()
+    from msinspect.cache import cache_root
+
+    root = Path(cache) / "msinspect" if cache is not None else cache_root()
+    return root / "dryrun-cuda" / environment_key()
 
 
 def stub_source() -> Path:

@@ -27,11 +27,9 @@ from __future__ import annotations
 import atexit
 import concurrent.futures
 import contextlib
-import datetime as _dt
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -41,9 +39,12 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from .environment import DryRunEnvironment, DryRunSetupError, Problem, detect_real_accelerator, load_environment
-from .report import (NOTHING_COMPUTED, PARALLEL_PASSES, DryRunReport, RankResult, RankState, failure_reason,
+from .report import (NOTHING_COMPUTED, DryRunReport, RankResult, RankState, failure_reason,
                      find_pass_files, ir_verdict)
+from msinspect import processes
 from msinspect.errors import MsInspectError
+from msinspect.processes import free_port, kill_group, kill_tagged, signals_as_interrupt
+from msinspect.stages import DRYRUN_PASSES, STRATEGY_STAGE, files_of_stage
 
 #: Environment variable carried by every process a dry run starts; used to find stragglers.
 TAG_VARIABLE = "MSINSPECT_DRYRUN_TAG"
@@ -87,74 +88,14 @@ def _register(pgid: int) -> None:
 
 def _kill_group(pgid: int, *, grace: float = _STOP_GRACE_SECONDS) -> None:
     """SIGTERM a process group, then SIGKILL what is left of it after ``grace`` seconds."""
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    except PermissionError:
-        return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if not _group_alive(pgid):
-            break
-        time.sleep(0.05)
-    else:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
+    kill_group(pgid, grace=grace)
     with _groups_lock:
         _live_groups.discard(pgid)
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A group whose members are all zombies still answers; reap our own children.
-    for pid in _pids_in_group(pgid):
-        if _state(pid) not in ("Z", None):
-            return True
-    return False
-
-
-def _state(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
-
-
-def _pids_in_group(pgid: int) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    fields = fh.read().rsplit(")", 1)[1].split()
-                if int(fields[2]) == pgid:
-                    pids.append(int(entry))
-            except (OSError, IndexError, ValueError):
-                continue
-    return pids
-
-
 def tagged_processes(tag: str) -> list[int]:
     """Live (non-zombie) processes whose environment carries ``MSINSPECT_DRYRUN_TAG=tag``."""
-    needle = f"{TAG_VARIABLE}={tag}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                if needle in fh.read().split(b"\0") and _state(int(entry)) not in ("Z", None):
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
+    return processes.tagged_processes(TAG_VARIABLE, tag)
 
 
 def _kill_all_groups() -> None:
@@ -232,27 +173,10 @@ class _Watchdog:
 
 
 # --------------------------------------------------------------------------- helpers
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def new_run_dir(out_root: Path | str, script: Path | str) -> Path:
     """Create and return a new folder ``<out_root>/dryrun-<script>-<timestamp>[-n]``; never reuse one."""
-    root = Path(out_root)
-    root.mkdir(parents=True, exist_ok=True)
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(script).stem) or "script"
-    base = f"dryrun-{stem}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    for n in range(1, 1000):
-        candidate = root / (base if n == 1 else f"{base}-{n}")
-        try:
-            candidate.mkdir(exist_ok=False)
-        except FileExistsError:
-            continue
-        return candidate
-    raise DryRunError(f"could not create a new run folder under {root}")
+    return processes.new_run_dir(out_root, f"dryrun-{stem}", error=DryRunError)
 
 
 def _clean_env(base: dict[str, str]) -> dict[str, str]:
@@ -263,9 +187,9 @@ def _prune(ir_dir: Path) -> None:
     """Remove what is not a parallel-stage IR file from a rank folder of this run."""
     if not ir_dir.is_dir():
         return
-    keep = re.compile(r"^(?:\d+_)?(?:" + "|".join(map(re.escape, PARALLEL_PASSES)) + r")(?:_\d+)?\.ir$")
+    keep = set(files_of_stage(ir_dir, DRYRUN_PASSES))
     for path in ir_dir.iterdir():
-        if path.is_file() and not keep.match(path.name):
+        if path.is_file() and path not in keep:
             path.unlink()
 
 
@@ -302,7 +226,7 @@ class _RankRunner:
             env.update({"MS_SIMULATION_LEVEL": "0", "RANK_SIZE": str(self.rank_size), "RANK_ID": str(self.rank),
                         "MS_DEV_SAVE_GRAPHS": "2", "MS_DEV_SAVE_GRAPHS_PATH": str(self.run_dir)})
             if not self.keep_all_passes:
-                env["MS_DEV_DUMP_IR_PASSES"] = ",".join(PARALLEL_PASSES)
+                env["MS_DEV_DUMP_IR_PASSES"] = ",".join(DRYRUN_PASSES)
         with open(log, "w") as fh:
             fh.write(f"# msinspect dry run, {'worker' if role == 'MS_WORKER' else 'scheduler'} of simulated rank "
                      f"{self.rank}/{self.rank_size}. {NOTHING_COMPUTED}\n")
@@ -381,7 +305,7 @@ class _RankRunner:
     def _judge(self, *, timed_out: bool, cancelled: bool) -> None:
         r = self.result
         assert r.ir_dir is not None
-        r.step_parallel_end = find_pass_files(r.ir_dir, "step_parallel_end")
+        r.step_parallel_end = find_pass_files(r.ir_dir, STRATEGY_STAGE)
         verdicts = [v for v in (ir_verdict(p) for p in r.step_parallel_end) if v]
         complete = bool(r.step_parallel_end) and not verdicts
         if complete and not cancelled:
@@ -412,29 +336,9 @@ class _RankRunner:
 
 
 # --------------------------------------------------------------------------- the run
-@contextlib.contextmanager
-def _signals_as_interrupt():
-    """In the main thread, turn SIGTERM / SIGHUP into KeyboardInterrupt for the run's duration."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = {}
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(ValueError, OSError):
-            previous[sig] = signal.signal(sig, handler)
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            with contextlib.suppress(ValueError, OSError):
-                signal.signal(sig, old)
-
-
-def _parse_only(only: Iterable[int] | str | None, ranks: int) -> list[int]:
+def select_ranks(only: Iterable[int] | str | None, ranks: int) -> list[int]:
+    """The ranks ``only`` names (``[0, 4]`` or ``"0,4-5"``; None: all of ``ranks``), sorted;
+    :class:`DryRunError` for a rank outside ``0 .. ranks - 1`` or none at all."""
     if only is None:
         return list(range(ranks))
     if isinstance(only, str):
@@ -491,7 +395,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
         raise DryRunError("ranks must be at least 1")
     if jobs < 1:
         raise DryRunError("jobs must be at least 1")
-    selected = _parse_only(only, ranks)
+    selected = select_ranks(only, ranks)
     if not allow_accelerator:
         accel = detect_real_accelerator()
         if accel:
@@ -524,7 +428,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
     start = time.monotonic()
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="dryrun-rank")
     try:
-        with _signals_as_interrupt():
+        with signals_as_interrupt((signal.SIGTERM, signal.SIGHUP)):
             futures = [pool.submit(runner.run) for runner in runners]
             pending = set(futures)
             while pending:
@@ -552,9 +456,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
 
 def _sweep(tag: str) -> None:
     """Kill any process of this run that escaped its process group (it carries the run's tag)."""
-    for pid in tagged_processes(tag):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+    kill_tagged(TAG_VARIABLE, tag)
 
 
 __all__ = ["run_dryrun", "DryRunError", "DryRunInterrupted", "DryRunSetupError", "Problem", "free_port",

@@ -11,13 +11,12 @@ import enum
 import re
 from pathlib import Path
 
+from msinspect.stages import files_of_stage
+
 NOTHING_COMPUTED = (
     "Dry run: MindSpore's planner compiled the graph for each simulated rank; nothing was "
     "computed. Any 'loss' MindSpore printed in the logs is not a loss."
 )
-
-#: The parallel-stage passes a default run keeps (MS_DEV_DUMP_IR_PASSES limits dumping to them).
-PARALLEL_PASSES = ("step_auto_parallel_begin", "step_parallel_begin", "step_parallel_end")
 
 
 class RankState(str, enum.Enum):
@@ -187,11 +186,9 @@ def is_complete(path: Path) -> bool:
 
 
 def find_pass_files(ir_dir: Path, stage: str) -> list[Path]:
-    """IR files of one pass (``step_parallel_end``...) by stage name, never by number."""
-    if not ir_dir.is_dir():
-        return []
-    pattern = re.compile(r"^(?:\d+_)?" + re.escape(stage) + r"(?:_\d+)?\.ir$")
-    return sorted(p for p in ir_dir.iterdir() if pattern.match(p.name))
+    """IR files (``.ir`` or ``.ir.gz``) of one pass (``step_parallel_end``...) by stage name,
+    never by number."""
+    return files_of_stage(ir_dir, stage)
 
 
 # --------------------------------------------------------------------------- reasons

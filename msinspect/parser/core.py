@@ -77,13 +77,7 @@ def _parser() -> tuple[Lark, IRTransformer]:
             return lark.parse(text, start=start)
         except UnexpectedInput as caught:
             err = _detached(caught)
-            if isinstance(err, UnexpectedCharacters):
-                pos = err.pos_in_stream
-            elif isinstance(err, UnexpectedToken) and err.token.type != "$END" and err.token.start_pos is not None:
-                pos = err.token.start_pos
-            else:
-                pos = len(text)
-            raise _FragmentError(None, err, pos) from None
+            raise _FragmentError(None, err, _offset(err, text)) from None
         except BadToken as bad:
             raise _FragmentError(None, bad, bad.token.start_pos) from None
 
@@ -129,6 +123,15 @@ def _accepts(err: UnexpectedToken):
     """What the parser would have taken: the terminals of the state's table (``accepts`` asks
     Lark's interactive parser, which lark-cython's parse state does not support)."""
     return err.expected
+
+
+def _offset(err: UnexpectedInput, text: str) -> int:
+    """Where in ``text`` the error is: the bad character or token, or the end."""
+    if isinstance(err, UnexpectedCharacters):
+        return err.pos_in_stream
+    if isinstance(err, UnexpectedToken) and err.token.type != "$END" and err.token.start_pos is not None:
+        return err.token.start_pos
+    return len(text)
 
 
 def _detached(err: UnexpectedInput) -> UnexpectedInput:
@@ -179,13 +182,7 @@ def _parse_chunk(path: str, text: str, line_offset: int):
         return lark.parse(text, start="start")
     except UnexpectedInput as caught:
         err = _detached(caught)
-        if isinstance(err, UnexpectedCharacters):
-            pos = err.pos_in_stream
-        elif isinstance(err, UnexpectedToken) and err.token.type != "$END" and err.token.start_pos is not None:
-            pos = err.token.start_pos
-        else:
-            pos = len(text)
-        raise _Failed(_to_error(path, text, err, line_offset), pos) from None
+        raise _Failed(_to_error(path, text, err, line_offset), _offset(err, text)) from None
     except BadToken as bad:
         token = bad.token
         error = IRParseError(path=path, line=token.line + line_offset, column=token.column, message=bad.message,
@@ -377,9 +374,25 @@ def parse_text(text: str, path: str = "<string>", *, lenient: bool = False) -> I
     return ir
 
 
-def parse_file(path: str | Path, *, lenient: bool = False) -> IRFile:
-    """Parse one ``.ir`` or ``.ir.gz`` file; see :func:`parse_text` for strict and lenient."""
+def parse_file(path: str | Path, *, lenient: bool = False, cache: bool | None = None) -> IRFile:
+    """Parse one ``.ir`` or ``.ir.gz`` file; see :func:`parse_text` for strict and lenient.
+
+    ``cache`` (default: unless ``MSINSPECT_NO_CACHE`` is set): keep the parsed file in the user's
+    cache, keyed by its text, msinspect's version and the grammar (:mod:`msinspect.cache`), and
+    answer from there the next time the same text is read in the same mode."""
+    from msinspect import cache as parsed_cache
+
     text, diagnostics = read_text(path, lenient=lenient)
+    use = parsed_cache.enabled() if cache is None else cache
+    if use:
+        name = parsed_cache.key(text, lenient)
+        ir = parsed_cache.load(name)
+        if isinstance(ir, IRFile):
+            ir.path = str(path)
+            ir.diagnostics[:0] = diagnostics
+            return ir
     ir = parse_text(text, str(path), lenient=lenient)
+    if use:
+        parsed_cache.store(name, ir)
     ir.diagnostics[:0] = diagnostics
     return ir

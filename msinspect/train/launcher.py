@@ -23,7 +23,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -32,8 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from msinspect import processes
 from msinspect.data import DataError, resolve_data
 from msinspect.errors import MsInspectError
+from msinspect.processes import free_port, kill_tagged, signals_as_interrupt
+from msinspect.stages import TRAIN_DRYRUN_PASSES
 from msinspect.train.jobs import JOBS, Job
 
 TAG_VARIABLE = "MSINSPECT_TRAIN_TAG"
@@ -49,7 +51,6 @@ _SCRUBBED = re.compile(
     r"MSINSPECT_DRYRUN_TAG|MSINSPECT_TRAIN_TAG)$")
 _STEP_LOSS = re.compile(r"^epoch: (\d+) step: (\d+), loss is (\S+)\s*$")
 _EPOCH_MEAN = re.compile(r"^msinspect-job: epoch (\d+) mean loss (\S+) over (\d+) steps\s*$")
-_DRYRUN_PASSES = "step_parallel_begin,step_parallel_end,validate"
 _STOP_GRACE = 5.0
 
 ProgressCallback = Callable[[str, float, float], None]
@@ -141,26 +142,9 @@ def detect_accelerator() -> str | None:
     return detect_real_accelerator()
 
 
-def free_port() -> int:
-    """A TCP port free right now on 127.0.0.1."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def new_run_dir(out_root: Path | str, mode: str) -> Path:
     """Create ``<out_root>/train-<mode>-<timestamp>[-n]``; never reuse a folder."""
-    root = Path(out_root)
-    root.mkdir(parents=True, exist_ok=True)
-    base = f"train-{mode}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    for n in range(1, 1000):
-        candidate = root / (base if n == 1 else f"{base}-{n}")
-        try:
-            candidate.mkdir()
-        except FileExistsError:
-            continue
-        return candidate
-    raise TrainError(f"could not create a new run folder under {root}")
+    return processes.new_run_dir(out_root, f"train-{mode}", error=TrainError)
 
 
 def write_config(run_dir: Path, config: dict) -> Path:
@@ -174,43 +158,7 @@ def write_config(run_dir: Path, config: dict) -> Path:
 
 def tagged_processes(tag: str, variable: str = TAG_VARIABLE) -> list[int]:
     """Pids of live processes whose environment carries ``variable=tag``."""
-    needle = f"{variable}={tag}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                env = f.read().split(b"\0")
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if needle in env and state != b"Z":
-            found.append(int(entry))
-    return found
-
-
-def _kill_tagged(tag: str, sig: int = signal.SIGKILL) -> None:
-    for pid in tagged_processes(tag):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt():
-    """Turn SIGTERM into KeyboardInterrupt while a run is under way (main thread only)."""
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-    try:
-        old = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
+    return processes.tagged_processes(variable, tag)
 
 
 def stop_msrun(proc: subprocess.Popen, tag: str) -> None:
@@ -232,7 +180,7 @@ def stop_msrun(proc: subprocess.Popen, tag: str) -> None:
             proc.wait(_STOP_GRACE)
     deadline = time.monotonic() + _STOP_GRACE
     while tagged_processes(tag) and time.monotonic() < deadline:
-        _kill_tagged(tag)
+        kill_tagged(TAG_VARIABLE, tag)
         time.sleep(0.2)
 
 
@@ -365,7 +313,7 @@ def _run_real(job: Job, ranks: int, args: list[str], config: dict, out_root, tim
     start = time.monotonic()
     proc = None
     try:
-        with _sigterm_as_interrupt(), open(logs / "msrun.log", "w") as out:
+        with signals_as_interrupt((signal.SIGTERM,)), open(logs / "msrun.log", "w") as out:
             proc = subprocess.Popen(cmd, env=env, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=subprocess.STDOUT, start_new_session=True)
             while proc.poll() is None:
@@ -391,7 +339,7 @@ def _run_real(job: Job, ranks: int, args: list[str], config: dict, out_root, tim
         if isinstance(exc, KeyboardInterrupt):
             raise TrainInterrupted(run_dir) from None
         raise
-    _kill_tagged(tag)  # nothing of a finished run may linger
+    kill_tagged(TAG_VARIABLE, tag)  # nothing of a finished run may linger
     result.wall_seconds = time.monotonic() - start
     per_rank = [parse_losses(logs / f"worker_{r}.log") for r in range(ranks)]
     result.ranks_ok = sum(1 for steps, means in per_rank if means)
@@ -450,7 +398,7 @@ def _run_dry(job: Job, ranks: int, args: list[str], config: dict, out_root, time
     try:
         report = run_dryrun(job.script, ranks, out_root=out_root, jobs=jobs, script_args=args,
                             keep_all_passes=True,
-                            extra_env={"MS_DEV_DUMP_IR_PASSES": _DRYRUN_PASSES, TAG_VARIABLE: tag},
+                            extra_env={"MS_DEV_DUMP_IR_PASSES": ",".join(TRAIN_DRYRUN_PASSES), TAG_VARIABLE: tag},
                             timeout=timeout, on_update=update, environment=load_environment(),
                             cwd=job.script.parent)
     except DryRunInterrupted as exc:

@@ -98,10 +98,13 @@ def test_seed000_optimizer_parallel(seed000_report):
 
 @pytest.mark.parametrize("which", ["seed002_report", "seed000_report"])
 def test_reports_are_honest(which, request):
-    from msinspect.dryrun import format_summary
+    from msinspect.dryrun import NOTHING_COMPUTED, format_summary
 
     report = request.getfixturevalue(which)
     summary = format_summary(report)
     assert "nothing was computed" in summary
-    assert "loss is" not in summary
+    # no loss anywhere but in the notice that any loss MindSpore printed is none: not in a rank's
+    # line (its reason is read from the log, where the no-op steps print "loss is 0"), not a field
+    assert "loss" not in summary.replace(NOTHING_COMPUTED, "").lower()
+    assert not [key for rank in report.to_dict()["ranks"] for key in rank if "loss" in key]
     assert report.to_dict()["ok"] is True

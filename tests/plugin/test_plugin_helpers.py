@@ -12,9 +12,12 @@ here with gzip, not with msinspect).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from plugin_helpers import MANUAL, ROOT, SEED, SHARDING, ir_refs, raw_line
 
+from msinspect.spec import load_spec
 from msinspect.testing import (DumpAssertions, ExpectationFailed, assert_comm_after, assert_comm_before,
                                assert_count, assert_no_redistribution, assert_shape, assert_spec,
                                assert_strategy)
@@ -44,7 +47,8 @@ def cited_lines(exc: pytest.ExceptionInfo) -> list[str]:
 @pytest.mark.parametrize("stage", [None, "step_parallel_begin"])
 def test_seed_matmul_strategy_set_by_user(seed, stage):
     outcome = assert_strategy(seed, "matmul", ((2, 4), (4, 1)), source="user", stage=stage)
-    assert outcome.passed and outcome.evidence
+    # a helper that returns has passed; what it returns cites the IR line of matmul
+    assert outcome.evidence and all("instance name: matmul" in ev.text for ev in outcome.evidence)
 
 
 def test_seed_allreduce_after_matmul(seed):
@@ -83,12 +87,15 @@ def test_manual_parallel_allreduce_count(load_msinspect_dump):
 
 
 def test_spec_file_holds(sharding):
-    report = assert_spec(sharding, ROOT / "train_jobs" / "sharding_propagation.toml")
-    assert report.ok and len(report.outcomes) > 1
+    spec = ROOT / "train_jobs" / "sharding_propagation.toml"
+    report = assert_spec(sharding, spec)
+    # it returned, so every expectation passed: each entry of the spec, and its [job] rank count
+    assert len(report.outcomes) == len(load_spec(spec).expectations) + 1
 
 
 def test_helpers_take_a_path():
-    assert assert_strategy(str(SEED), "matmul", ((2, 4), (4, 1))).passed
+    outcome = assert_strategy(str(SEED), "matmul", ((2, 4), (4, 1)))
+    assert outcome.evidence and all(Path(ev.file).resolve().is_relative_to(SEED.resolve()) for ev in outcome.evidence)
 
 
 def test_bound_helpers(seed):
@@ -122,7 +129,8 @@ def test_wrong_source(seed):
         assert_strategy(seed, "matmul", ((2, 4), (4, 1)), source="planner")
     assert "expected: ((2, 4), (4, 1)), set by planner" in str(exc.value)
     assert "found:    ((2, 4), (4, 1)), set by user" in str(exc.value)
-    assert exc.value.outcomes[0].passed is False
+    # the error carries the verdict on what was asserted (the planner as the source)
+    assert [o.expectation.values.get("source") for o in exc.value.outcomes] == ["planner"]
 
 
 def test_wrong_groups_show_both_and_the_allreduce_lines(sharding):

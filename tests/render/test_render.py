@@ -17,6 +17,7 @@ import msinspect
 from msinspect import render as render_mod
 from msinspect.analysis.context import RankContext
 from msinspect.errors import MsInspectError
+from msinspect.graph import node_id
 from msinspect.render import DotNotFoundError, OutputExistsError, render, render_dump, write
 from tests.conftest import FIXTURES
 
@@ -102,13 +103,19 @@ def test_matmul_strategy_and_per_rank_shapes(around_matmul):
     assert "(per-rank shapes)" in dot.source and "(global shapes)" not in dot.source
 
 
-def test_inserted_allreduce_highlighted_with_its_group(around_matmul):
+def test_inserted_allreduce_highlighted_with_its_group(around_matmul, validate0):
     dot = around_matmul
     allreduce = dot.one("AllReduce (forward)")
     node = dot.nodes[allreduce]
     assert node["shape"] == "hexagon" and node["fillcolor"] == "#f8c4c4"
     assert "group ranks (0, 1, 2, 3)" in dot.lines(allreduce)
-    assert "forward_op_17718592289034267039" in dot.lines(allreduce)
+    # its instance name as the file gives it: the AllReduce fed by matmul (MindSpore numbers
+    # forward_op_<n> anew each time the fixture is regenerated, so the name is read, not pinned)
+    graph = msinspect.to_networkx(validate0)
+    fed = [graph.nodes[k]["node"].name for k in graph.successors(node_id(validate0.node("matmul")))
+           if graph.nodes[k].get("op") == "AllReduce"]
+    assert len(fed) == 1 and fed[0].startswith("forward_op_")
+    assert dot.lines(allreduce)[1] == fed[0]
     matmul, relu = dot.one("matmul"), dot.one("relu")
     assert dot.edge(matmul, allreduce)["label"] == "(8, 16)"
     assert dot.edge(allreduce, relu)["label"] == "(8, 16)"
@@ -225,7 +232,7 @@ def test_missing_dot_writes_source_and_says_how_to_install(validate0, tmp_path, 
     assert (tmp_path / "m.dot").read_text() == digraph.source
     assert not (tmp_path / "m.svg").exists()
     # graphviz's own lookup failing (dot seen by which, gone when called) reads the same
-    monkeypatch.setattr(render_mod, "dot_available", lambda: True)
+    monkeypatch.setattr(render_mod.files, "dot_available", lambda: True)
     with pytest.raises(DotNotFoundError):
         write(digraph, tmp_path / "n.png", "png")
     assert (tmp_path / "n.dot").is_file()

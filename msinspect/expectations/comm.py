@@ -1,0 +1,90 @@
+"""``[[expect.comm]]``: a communication right after (or before) an operator, in given groups."""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Iterable
+
+from msinspect.analysis.ops import selector_matches
+from msinspect.expectations.assertions import Layout, expect, verify
+from msinspect.expectations.base import ExpectationKind, assertion, register
+from msinspect.expectations.evidence import Outcome, evidence_of, kind_matches, rank_of, ranks_text, select
+from msinspect.expectations.values import MAX_RANKS, shape_list
+
+if TYPE_CHECKING:
+    from msinspect.check import Checker
+    from msinspect.dumps import Dump
+    from msinspect.spec import Expectation
+
+
+@register
+class Comm(ExpectationKind):
+    name = "comm"
+    required = frozenset({"kind", "groups"})
+    optional = frozenset({"after", "before"})
+    text_keys = ("kind", "after", "before")
+
+    def validate(self, values):
+        if ("after" in values) == ("before" in values):
+            raise ValueError("give exactly one of after, before")
+        values["groups"] = shape_list(values["groups"], "groups", least=0)
+        if any(r >= MAX_RANKS for g in values["groups"] for r in g):
+            raise ValueError(f"groups must hold rank numbers below {MAX_RANKS}")
+        return values
+
+    def target(self, values):
+        where = f"after {values['after']}" if "after" in values else f"before {values['before']}"
+        return f"{values['kind']} {where}"
+
+    def check(self, checker: Checker, e: Expectation) -> Outcome:
+        v = e.values
+        analysis = checker.analysis(e)
+        comm, ops = analysis.comm(), analysis.operators()
+        anchor = v.get("after") or v.get("before")
+        want_groups = sorted(tuple(sorted(g)) for g in v["groups"])
+        want = f"{v['kind']} {'after' if 'after' in v else 'before'} {anchor} in group(s) {want_groups}"
+        anchors = select(ops[~ops["backward"] & ~ops["comm"]] if not ops.empty else ops, anchor, e.ranks)
+        if anchors.empty:
+            return Outcome(e, False, want, f"no operator matching {anchor!r}")
+        kinds = (comm[[kind_matches(o, n, v["kind"]) for o, n in zip(comm["op"], comm["name"])]]
+                 if not comm.empty else comm)
+        if e.ranks is not None:
+            kinds = kinds[kinds["rank"].isin(e.ranks)]
+        if "after" in v:
+            hit = [selector_matches(p, s, anchor) for p, s in zip(kinds["producer"], kinds["producer_scope"])]
+        else:
+            hit = [any(selector_matches(c, s, anchor) for c, s in zip(cs, ss))
+                   for cs, ss in zip(kinds["consumers"], kinds["consumer_scopes"])]
+        found_rows = kinds[hit] if len(kinds) else kinds
+        missing = sorted(set(anchors["rank"].map(rank_of)) - set(found_rows["rank"].map(rank_of)),
+                         key=lambda r: (r is None, r or 0))
+        groups = sorted({tuple(sorted(g)) for g in found_rows["group_ranks"] if isinstance(g, tuple)})
+        unknown = found_rows.loc[found_rows["group_ranks"].isna(), "group"].dropna().tolist()
+        found = f"{len(found_rows)} {v['kind']} on {ranks_text(found_rows['rank'])} in group(s) {groups}"
+        if unknown:
+            found += f" (ranks of group {unknown[0]!r} unknown)"
+        evidence = evidence_of(found_rows)
+        if missing:
+            found += f"; none on {ranks_text(missing)}, where {anchor} is"
+            evidence += evidence_of(anchors[anchors["rank"].isin(missing)])
+        return Outcome(e, not missing and groups == want_groups, want, found, evidence)
+
+
+@assertion(Comm)
+def assert_comm_after(dump: Dump | str | os.PathLike, kind: str, op: str, groups: Layout, *,
+                      stage: str | None = None, ranks: Iterable[int] | None = None,
+                      basis: str | None = None) -> Outcome:
+    """A ``kind`` communication (``AllReduce`` ...) takes the output of ``op`` on every rank that has
+    ``op``, and the groups it runs in are exactly ``groups``."""
+    __tracebackhide__ = True
+    e = expect("assert_comm_after", "comm", {"kind": kind, "after": op, "groups": groups}, stage, ranks, basis)
+    return verify(dump, e)
+
+
+@assertion(Comm)
+def assert_comm_before(dump: Dump | str | os.PathLike, kind: str, op: str, groups: Layout, *,
+                       stage: str | None = None, ranks: Iterable[int] | None = None,
+                       basis: str | None = None) -> Outcome:
+    """A ``kind`` communication feeds ``op`` on every rank that has ``op``, in exactly ``groups``."""
+    __tracebackhide__ = True
+    e = expect("assert_comm_before", "comm", {"kind": kind, "before": op, "groups": groups}, stage, ranks, basis)
+    return verify(dump, e)

@@ -1,0 +1,57 @@
+"""``[[expect.count]]``: how many operators of a kind each listed rank has."""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Iterable
+
+from msinspect.expectations.assertions import expect, verify
+from msinspect.expectations.base import ExpectationKind, assertion, register
+from msinspect.expectations.evidence import Outcome, evidence_of, kind_matches, rank_of, ranks_text
+from msinspect.expectations.values import is_int
+
+if TYPE_CHECKING:
+    from msinspect.check import Checker
+    from msinspect.dumps import Dump
+    from msinspect.spec import Expectation
+
+
+@register
+class Count(ExpectationKind):
+    name = "count"
+    required = frozenset({"kind", "min"})
+    optional = frozenset({"max"})
+    text_keys = ("kind",)
+    needs_ranks = True
+
+    def validate(self, values):
+        for key in ("min", "max"):
+            if key in values and (not is_int(values[key]) or values[key] < 0):
+                raise ValueError(f"{key} must be a non-negative integer")
+        return values
+
+    def target(self, values):
+        return str(values["kind"])
+
+    def check(self, checker: Checker, e: Expectation) -> Outcome:
+        v = e.values
+        ops = checker.analysis(e).operators()
+        lo, hi = v["min"], v.get("max")
+        want = (f"{lo}" + (f"..{hi}" if hi is not None and hi != lo else "")
+                + f" {v['kind']} on each of {ranks_text(e.ranks)}")
+        have_ranks = set(ops["rank"].map(rank_of)) if not ops.empty else set()
+        rows = ops[[kind_matches(o, n, v["kind"]) for o, n in zip(ops["op"], ops["name"])]] if not ops.empty else ops
+        counts = {r: int((rows["rank"] == r).sum()) for r in e.ranks}
+        bad = {r: n for r, n in counts.items() if r not in have_ranks or n < lo or (hi is not None and n > hi)}
+        found = ", ".join(f"rank {r}: {n if r in have_ranks else 'absent'}" for r, n in counts.items())
+        shown = rows[rows["rank"].isin(list(bad) or list(counts))]
+        return Outcome(e, not bad, want, found, evidence_of(shown))
+
+
+@assertion(Count)
+def assert_count(dump: Dump | str | os.PathLike, kind: str, *, ranks: Iterable[int], min: int,
+                 max: int | None = None, stage: str | None = None, basis: str | None = None) -> Outcome:
+    """Each of ``ranks`` has between ``min`` and ``max`` (inclusive; no bound when None) operators
+    of type ``kind``."""
+    __tracebackhide__ = True
+    e = expect("assert_count", "count", {"kind": kind, "min": min, "max": max}, stage, ranks, basis)
+    return verify(dump, e)

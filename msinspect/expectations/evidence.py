@@ -1,0 +1,118 @@
+"""What a checked expectation gives back: the verdict (:class:`Outcome`) with the IR lines that
+show it (:class:`Evidence`), and the helpers every kind uses to pick rows of an analysis and say
+what it found."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from msinspect.analysis.ops import selector_matches
+from msinspect.parser.reading import read_text
+
+if TYPE_CHECKING:
+    from msinspect.spec import Expectation
+
+#: The most IR lines shown for one failed expectation.
+MAX_EVIDENCE = 8
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """An IR line that shows what was found."""
+
+    rank: int | None
+    file: str
+    line: int
+    text: str
+
+    def format(self) -> str:
+        where = f"rank {self.rank}: " if self.rank is not None else ""
+        return f"{where}{self.file}:{self.line}: {self.text}"
+
+
+@dataclass
+class Outcome:
+    """The verdict on one expectation."""
+
+    expectation: Expectation
+    passed: bool
+    expected: str
+    found: str
+    evidence: list[Evidence] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        e = self.expectation
+        return {"entry": e.label, "kind": e.kind, "target": e.target, "basis": e.basis,
+                "stage": e.stage, "passed": self.passed, "expected": self.expected, "found": self.found,
+                "evidence": [ev.__dict__ for ev in self.evidence]}
+
+
+@lru_cache(maxsize=64)
+def _lines(path: str) -> tuple[str, ...]:
+    text, _ = read_text(path, lenient=True)
+    return tuple(text.splitlines())
+
+
+def ir_line(path: str, line: int, width: int = 200) -> str:
+    """The text of an IR line, stripped and cut to ``width`` characters."""
+    lines = _lines(path)
+    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def rank_of(value) -> int | None:
+    """A frame's rank cell as an int; None for a file outside ``rank_N`` folders."""
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def evidence_of(rows: pd.DataFrame) -> list[Evidence]:
+    """One IR line per rank (the first row of each), in rank order."""
+    out = []
+    for _, row in rows.drop_duplicates("rank").iterrows():
+        out.append(Evidence(rank_of(row["rank"]), row["file"], int(row["line"]),
+                            ir_line(row["file"], int(row["line"]))))
+    return out
+
+
+def ranks_text(ranks) -> str:
+    """``ranks 0-7``, ``rank 3``, ``ranks 0, 4``; what the rows' ranks are, in words."""
+    ranks = list(ranks)
+    if ranks and all(rank_of(r) is None for r in ranks):
+        return "the dump's files"  # files outside rank_N folders
+    ranks = sorted({rank_of(r) for r in ranks if rank_of(r) is not None})
+    if not ranks:
+        return "no rank"
+    if ranks == list(range(ranks[0], ranks[-1] + 1)) and len(ranks) > 2:
+        return f"ranks {ranks[0]}-{ranks[-1]}"
+    return "rank " + ", ".join(map(str, ranks)) if len(ranks) == 1 else "ranks " + ", ".join(map(str, ranks))
+
+
+def select(frame: pd.DataFrame, selector: str, ranks) -> pd.DataFrame:
+    """The rows of operators matching ``selector`` (instance name, ``scope-suffix/name`` or a
+    scope), on ``ranks`` (None: every rank)."""
+    if frame.empty:
+        return frame
+    keep = [selector_matches(n, s, selector) for n, s in zip(frame["name"], frame["scope"])]
+    frame = frame[keep]
+    if ranks is not None:
+        frame = frame[frame["rank"].isin(ranks)]
+    return frame
+
+
+def layout_text(value) -> str:
+    """``((2, 4), (4, 1))`` for a layout; ``str`` of anything else."""
+    if isinstance(value, tuple) and value and isinstance(value[0], tuple):
+        return "(" + ", ".join(str(v) for v in value) + ")"
+    return str(value)
+
+
+def kind_matches(op: str, name: str | None, kind: str) -> bool:
+    """``AllReduce`` matches the op type; ``_MirrorOperator`` also matches the AllReduce named
+    ``grad_mirror_MirrorOperator`` that it becomes after the parallel pass."""
+    if op == kind:
+        return True
+    bare = kind.lstrip("_")
+    return bool(name) and bare != kind and name.endswith(bare)

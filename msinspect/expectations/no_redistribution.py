@@ -1,0 +1,73 @@
+"""``[[expect.no_redistribution]]``: the first operator feeds the second with nothing between."""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Iterable
+
+from msinspect.expectations.assertions import expect, verify
+from msinspect.expectations.base import ExpectationKind, assertion, register
+from msinspect.expectations.evidence import Evidence, Outcome, ir_line
+
+if TYPE_CHECKING:
+    from msinspect.check import Checker
+    from msinspect.dumps import Dump
+    from msinspect.spec import Expectation
+
+
+@register
+class NoRedistribution(ExpectationKind):
+    name = "no_redistribution"
+    required = frozenset({"between"})
+
+    def validate(self, values):
+        between = values["between"]
+        if not (isinstance(between, list) and len(between) == 2 and all(isinstance(b, str) for b in between)):
+            raise ValueError('between must name two operators, like ["relu", "matmul2"]')
+        return values
+
+    def target(self, values):
+        return " -> ".join(values["between"])
+
+    def check(self, checker: Checker, e: Expectation) -> Outcome:
+        from msinspect.analysis.collect import pick_file
+        from msinspect.analysis.flow import path_between
+        from msinspect.analysis.ops import is_backward, is_comm, matches
+        from msinspect.dumps import parse_many
+        from msinspect.graph import node_id, to_networkx
+
+        first, second = e.values["between"]
+        want = f"{first} feeds {second} directly (no communication or redistribution between)"
+        ranks = [r for r in checker.dump.ranks if e.ranks is None or r.rank in e.ranks]
+        stage = e.stage or checker.spec.stage
+        files = [pick_file(r, stage) for r in ranks]
+        found_any, problems, evidence = 0, [], []
+        for rank, ir in zip(ranks, parse_many(files, jobs=checker.jobs)):
+            graph = to_networkx(ir)
+            sources = [n for n in ir.nodes() if n.index is not None and not is_backward(n) and matches(n, first)]
+            targets = [n for n in ir.nodes() if n.index is not None and not is_backward(n) and matches(n, second)]
+            for target in targets:
+                trails = [path_between(graph, node_id(s), node_id(target)) for s in sources]
+                trails = [t for t in trails if t is not None]
+                if not trails:
+                    continue
+                found_any += 1
+                comm = [graph.nodes[k]["node"] for k in min(trails, key=len) if is_comm(graph.nodes[k]["node"])]
+                if comm:
+                    problems.append(f"rank {rank.rank}: {', '.join(c.name for c in comm)}")
+                    evidence += [Evidence(rank.rank, ir.path, c.line, ir_line(ir.path, c.line)) for c in comm]
+                elif len(evidence) < 1:
+                    evidence.append(Evidence(rank.rank, ir.path, target.line, ir_line(ir.path, target.line)))
+        if not found_any:
+            return Outcome(e, False, want, f"{first} does not feed {second} on any rank")
+        found = "between them: " + "; ".join(problems) if problems else f"direct on every rank ({found_any} edge(s))"
+        return Outcome(e, not problems, want, found, evidence)
+
+
+@assertion(NoRedistribution)
+def assert_no_redistribution(dump: Dump | str | os.PathLike, first: str, second: str, *,
+                             stage: str | None = None, ranks: Iterable[int] | None = None,
+                             basis: str | None = None) -> Outcome:
+    """``first`` feeds ``second`` with no communication or redistribution operator between them."""
+    __tracebackhide__ = True
+    e = expect("assert_no_redistribution", "no_redistribution", {"between": [first, second]}, stage, ranks, basis)
+    return verify(dump, e)

@@ -1,0 +1,67 @@
+"""``[[expect.shape]]``: per-rank shapes of the operator's tensor inputs and / or its output."""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+from msinspect.expectations.assertions import Layout, expect, verify
+from msinspect.expectations.base import ExpectationKind, assertion, register
+from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, ranks_text, select
+from msinspect.expectations.values import shape_list
+
+if TYPE_CHECKING:
+    from msinspect.check import Checker
+    from msinspect.dumps import Dump
+    from msinspect.spec import Expectation
+
+
+@register
+class Shape(ExpectationKind):
+    name = "shape"
+    required = frozenset({"op"})
+    optional = frozenset({"inputs", "output"})
+    text_keys = ("op",)
+
+    def validate(self, values):
+        if "inputs" not in values and "output" not in values:
+            raise ValueError("give inputs, output or both")
+        if "inputs" in values:
+            values["inputs"] = shape_list(values["inputs"], "inputs", least=0)
+        if "output" in values:
+            values["output"] = shape_list([values["output"]], "output", least=0)[0]
+        return values
+
+    def check(self, checker: Checker, e: Expectation) -> Outcome:
+        v = e.values
+        ops = checker.analysis(e).operators()
+        rows = select(ops[~ops["backward"]] if not ops.empty else ops, v["op"], e.ranks)
+        parts = []
+        if "inputs" in v:
+            parts.append(f"inputs {layout_text(v['inputs'])}")
+        if "output" in v:
+            parts.append(f"output {v['output']}")
+        want = ", ".join(parts)
+        if rows.empty:
+            return Outcome(e, False, want, f"no operator matching {v['op']!r}")
+
+        def wrong(r) -> bool:
+            if "inputs" in v and tuple(r.inputs[: len(v["inputs"])]) != v["inputs"]:
+                return True
+            return "output" in v and r.output != v["output"]
+
+        bad = [wrong(r) for r in rows.itertuples()]
+        found = sorted({f"inputs {layout_text(tuple(r.inputs))}, output {r.output}" for r in rows.itertuples()})
+        return Outcome(e, not any(bad), want,
+                       f"{' | '.join(found)} on {ranks_text(rows['rank'])} ({len(rows)} operator(s))",
+                       evidence_of(rows[bad] if any(bad) else rows))
+
+
+@assertion(Shape)
+def assert_shape(dump: Dump | str | os.PathLike, op: str, *, inputs: Layout | None = None,
+                 output: Sequence[int] | None = None, stage: str | None = None,
+                 ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
+    """Every forward operator matching ``op`` sees these per-rank input shapes (the first
+    ``len(inputs)`` tensor inputs) and/or gives this output shape."""
+    __tracebackhide__ = True
+    e = expect("assert_shape", "shape", {"op": op, "inputs": inputs, "output": output}, stage, ranks, basis)
+    return verify(dump, e)

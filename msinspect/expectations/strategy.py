@@ -1,0 +1,59 @@
+"""``[[expect.strategy]]``: the operator's ``in_strategy`` (and ``out_strategy``, and who set it)."""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Iterable
+
+from msinspect.expectations.assertions import Layout, expect, verify
+from msinspect.expectations.base import ExpectationKind, assertion, register
+from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, ranks_text, select
+from msinspect.expectations.values import shape_list
+
+if TYPE_CHECKING:
+    from msinspect.check import Checker
+    from msinspect.dumps import Dump
+    from msinspect.spec import Expectation
+
+
+@register
+class Strategy(ExpectationKind):
+    name = "strategy"
+    required = frozenset({"op", "in_strategy"})
+    optional = frozenset({"out_strategy", "source"})
+    text_keys = ("op", "source")
+
+    def validate(self, values):
+        values["in_strategy"] = shape_list(values["in_strategy"], "in_strategy")
+        if "out_strategy" in values:
+            values["out_strategy"] = shape_list(values["out_strategy"], "out_strategy")
+        if values.get("source") not in (None, "user", "planner"):
+            raise ValueError('source must be "user" or "planner"')
+        return values
+
+    def check(self, checker: Checker, e: Expectation) -> Outcome:
+        v = e.values
+        want = layout_text(v["in_strategy"]) + (f", set by {v['source']}" if "source" in v else "")
+        rows = select(checker.analysis(e).strategies(), v["op"], e.ranks)
+        if rows.empty:
+            return Outcome(e, False, want, f"no operator matching {v['op']!r} has a strategy")
+        bad = [(v["in_strategy"] != r.in_strategy
+                or ("source" in v and v["source"] != r.set_by)
+                or ("out_strategy" in v and v["out_strategy"] != r.out_strategy)) for r in rows.itertuples()]
+        found = sorted({f"{layout_text(r.in_strategy)}, set by {r.set_by}" for r in rows.itertuples()})
+        shown = rows[bad] if any(bad) else rows
+        return Outcome(e, not any(bad), want,
+                       f"{' | '.join(found)} on {ranks_text(rows['rank'])} ({len(rows)} operator(s))",
+                       evidence_of(shown))
+
+
+@assertion(Strategy)
+def assert_strategy(dump: Dump | str | os.PathLike, op: str, in_strategy: Layout, *,
+                    out_strategy: Layout | None = None, source: str | None = None, stage: str | None = None,
+                    ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
+    """Every operator matching ``op`` has ``in_strategy`` (and ``out_strategy``); ``source``
+    ``"user"`` or ``"planner"`` also asserts who set it."""
+    __tracebackhide__ = True
+    e = expect("assert_strategy", "strategy",
+               {"op": op, "in_strategy": in_strategy, "out_strategy": out_strategy, "source": source},
+               stage, ranks, basis)
+    return verify(dump, e)

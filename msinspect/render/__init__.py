@@ -1,0 +1,27 @@
+"""Pictures of a parsed IR file with graphviz: the operators around a selected one (or a whole
+subgraph), their strategies and shapes, and the communication the parallel pass inserted.
+
+:func:`render` builds a :class:`graphviz.Digraph`; :func:`write` saves its ``.dot`` source and,
+when graphviz's ``dot`` program is installed, the SVG or PNG picture.
+
+What is drawn:
+
+- real operators (boxes): name, op, strategy with who set it (user / planner), input and output
+  shapes, marked *per-rank* or *global* by the file's stage; the selected operators in bold;
+- communication and redistribution operators (red hexagons / orange boxes): op, kind
+  (forward, redistribution, gradient ...), the ranks of their group, the tensor they move;
+- parameters (small grey ellipses) with their shapes;
+- edges labelled with the shape of the tensor they carry.
+
+Plumbing (``Load``, ``Depend``, ``UpdateState``, ``MakeTuple``, ``TupleGetItem`` ...) is collapsed
+into the edges unless asked for, and the gradient graph is left out unless asked for.
+"""
+from __future__ import annotations
+
+from msinspect.render.dot import render
+from msinspect.render.files import (FORMATS, INSTALL_HINT, DotNotFoundError, OutputExistsError, dot_available,
+                                    dot_path_for, write)
+from msinspect.render.pictures import Picture, default_name, output_path, render_dump
+
+__all__ = ["FORMATS", "INSTALL_HINT", "DotNotFoundError", "OutputExistsError", "Picture", "default_name",
+           "dot_available", "dot_path_for", "output_path", "render", "render_dump", "write"]
