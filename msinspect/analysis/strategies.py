@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from msinspect.analysis.context import GLOBAL_SHAPE_STAGES, RankContext, shapes_are_global
+from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.layout import divided
 from msinspect.analysis.ops import as_shape, as_shapes, scope_of, tensor_inputs
 from msinspect.model import IRFile, Node, Strategy
-from msinspect.stages import stage_of
+from msinspect.stages import GLOBAL_SHAPE_STAGES, stage_of
 
 #: Stages of 2.10 known to keep the user's ``shard()`` attribute on primitives (every front-end
 #: pass up to ``validate``): there a strategy without it was the planner's.
