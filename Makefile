@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup dot demo test bench fixtures zoo
+.PHONY: setup dot browser demo test bench fixtures zoo
 
 # The virtual environment, with msinspect and its train, dry-run and dev extras; re-made when
 # the package metadata changes. Idempotent.
@@ -22,14 +22,32 @@ dot:
 	      || echo "note: could not install graphviz; render writes .dot files only"; \
 	  else echo "note: Graphviz's dot is missing (apt-get install graphviz); render writes .dot files only"; fi; }
 
-setup: $(VENV)/.installed dot
+# Chromium and its WebDriver run the report's browser tests (tests/report/test_report_browser.py):
+# installed with apt-get where we are root on Debian; elsewhere those tests skip with the reason,
+# except under CI (CI set), where a missing browser fails them.
+browser:
+	@{ command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; } && command -v chromedriver >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } \
+	      || echo "note: could not install chromium; the report's browser tests will skip (fail under CI)"; \
+	  else echo "note: chromium / chromedriver missing (apt-get install chromium chromium-driver); the report's browser tests will skip"; fi; }
+
+setup: $(VENV)/.installed dot browser
 	$(BIN)/msinspect setup-dryrun
 
 # The main job on the embedded default data: train-then-verify the three parallel modes on the
 # MNIST subset (manual parallel for real on 8 CPU processes, the automatic modes as planner dry
 # runs where no GPU is present); each run lands in a new folder under runs/.
+# It ends by writing an HTML report (msinspect report, with the job's spec) into each new run
+# folder and printing its path; the exit status is the training's.
 demo: setup
-	$(BIN)/msinspect train all --out runs
+	@status=0; $(BIN)/msinspect train all --out runs || status=$$?; \
+	for mode in manual_parallel sharding_propagation recursive_pipeline; do \
+	  run=$$(ls -dt runs/train-$$mode-* 2>/dev/null | head -1); \
+	  if [ -n "$$run" ] && [ ! -e "$$run/report.html" ]; then \
+	    $(BIN)/msinspect report "$$run" -o "$$run/report.html" --spec train_jobs/$$mode.toml \
+	      || echo "note: the report of $$run says what failed"; fi; \
+	done; exit $$status
 
 test: setup
 	$(BIN)/python -m pytest

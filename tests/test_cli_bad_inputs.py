@@ -69,7 +69,13 @@ CASES = [
         ("--ranks", "0"), ("--epochs", "-1"), ("--batch-size", "0"), ("--num-samples", "0"), ("--timeout", "-5"),
         ("--jobs", "0"))],
     ("parse", [str(SP), "--jobs", "-1"], BAD_INPUT), ("summary", [str(SP), "--jobs", "0"], BAD_INPUT),
-    ("render", [str(SP), "--depth", "-1"], BAD_INPUT),
+    ("render", [str(SP), "--depth", "-1"], BAD_INPUT), ("render", [str(SP), "--param", "no_such_weight"], BAD_INPUT),
+    ("report", ["{}/nowhere"], BAD_INPUT), ("report", ["{}/empty"], BAD_INPUT), ("report", ["{}/blob.bin"], BAD_INPUT),
+    ("report", ["{}/blob.ir"], FINDING), ("report", ["{}/garbage", "--jobs", "1"], FINDING),
+    ("report", [str(SP), "--spec", "{}/bad.toml"], BAD_INPUT), ("report", [str(SP), "-o", "{}/empty"], BAD_INPUT),
+    ("export", ["{}/nowhere"], BAD_INPUT), ("export", ["{}/blob.ir"], FINDING),
+    ("export", [str(SP), "--rank", "99"], BAD_INPUT),
+    ("view", ["{}/nowhere"], BAD_INPUT), ("view", [str(SP), "--rank", "99"], BAD_INPUT),
 ]
 
 

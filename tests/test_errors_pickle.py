@@ -17,6 +17,7 @@ from msinspect.dryrun import DryRunError, DryRunSetupError, Problem
 from msinspect.dumps import DuplicateRanksError, parse_many
 from msinspect.errors import DumpNotFoundError, IRParseError, MsInspectError
 from msinspect.render import DotNotFoundError, OutputExistsError
+from msinspect.report.grid_svg import PngUnavailableError
 from msinspect.scrub import ScrubError
 from msinspect.spec import SpecError
 from msinspect.train import TrainError
@@ -50,6 +51,7 @@ EXAMPLES = [
     MsInspectError("anything"),
     DotNotFoundError(Path("out/g.dot"), "svg"),
     OutputExistsError("g.svg exists"),
+    PngUnavailableError("PNG output needs cairosvg"),
     SpecError("bad spec: ranks must be an integer"),
     DuplicateRanksError("rank 3 is in both runs/a/rank_3 and runs/a/copy/rank_3"),
     ScrubError("dumps/scrubbed: inside the source"),

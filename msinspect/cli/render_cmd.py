@@ -36,11 +36,16 @@ from msinspect.render import FORMATS, dot_path_for, output_path, render_dump, wr
 @click.option("--overwrite", is_flag=True, help="Replace existing output files.")
 @click.option("--lenient", is_flag=True, help="Draw what can be read of an IR file that does not parse whole; "
                                               "warn with every skipped span.")
-def render(dump, selector, graph_name, rank, stage, depth, backward, plumbing, out, fmt, overwrite, lenient):
+@click.option("--param", metavar="NAME", help="Draw instead the device grid of the weight NAME: the slice each rank "
+                                              "holds (SVG or PNG; --rank marks one rank).")
+def render(dump, selector, graph_name, rank, stage, depth, backward, plumbing, out, fmt, overwrite, lenient, param):
     """Draw, with graphviz, the operators around --op (or the whole --graph subgraph; by default
     the entry graph) from one rank's IR: strategies (user or planner) and per-rank or global shapes
     on the nodes, tensor shapes on the edges, inserted communication highlighted with its kind and
     group ranks, parameters as small nodes. DUMP is a dump root, a rank_N folder or an IR file."""
+    if param:
+        from msinspect.cli.grid_cmd import draw_param
+        return draw_param(dump, param, rank, stage, out, fmt, overwrite, lenient)
     with errors():
         picture = render_dump(dump, around=selector, graph_name=graph_name, rank=rank, stage=stage, depth=depth,
                               include_backward=backward, include_plumbing=plumbing, lenient=lenient,

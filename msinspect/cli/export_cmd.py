@@ -1,0 +1,45 @@
+"""``msinspect export DUMP --rank R --format model-explorer``: one rank's graph for another tool."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from msinspect.cli.output import errors, lenient_option, stage_option, warn_skipped
+from msinspect.cli.reads import tell_plan
+
+
+@click.command(epilog="Exit status: 0 written; 1 a rank could not be read or its IR does not parse; 2 bad "
+                      "input (no such path or rank, output exists).")
+@click.argument("dump", type=click.Path())
+@click.option("--rank", type=int, default=None, help="The rank to export (default: the first read).")
+@click.option("--format", "fmt", type=click.Choice(["model-explorer"]), default="model-explorer", show_default=True,
+              help="model-explorer: Model Explorer's JSON graph format (pip install ai-edge-model-explorer; "
+                   "open the file in it).")
+@click.option("-o", "--output", "out", type=click.Path(), default=None,
+              help="The JSON file (default: rank<R>-<stage>.json, never an existing file).")
+@click.option("--overwrite", is_flag=True, help="Replace the -o file if it exists.")
+@stage_option
+@lenient_option
+def export(dump, rank, fmt, out, overwrite, stage, lenient):
+    """Write one rank's IR graph (the stage the analyses read, or --stage) in another tool's
+    format: for Model Explorer, one graph per IR subgraph, namespaces from the IR's scopes so layers
+    collapse, strategies and per-rank shapes as node and output attributes, inserted
+    communication highlighted with its kind, group, ranks and tensor bytes."""
+    from msinspect.dumps import load_dump
+    from msinspect.export.model_explorer import export_rank
+    from msinspect.report.files import check_writable, free_name, write_new
+
+    with errors():
+        if out:
+            check_writable(out, overwrite=overwrite)
+        loaded = load_dump(dump)
+        collection = export_rank(loaded, rank, stage, lenient=lenient)
+        analysis = loaded.analyse(stage, lenient=lenient)
+        warn_skipped(analysis.skipped)
+        if analysis.plan is not None:
+            tell_plan(analysis.plan)
+        path = out or free_name(collection["label"].replace(" ", "-").replace("rank_", "rank"), ".json")
+        written = write_new(path, json.dumps(collection), overwrite=overwrite)
+    nodes = sum(len(g["nodes"]) for g in collection["graphs"])
+    click.echo(f"wrote {written}: {len(collection['graphs'])} graph(s), {nodes} node(s) of {collection['label']}")

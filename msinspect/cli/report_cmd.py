@@ -1,0 +1,54 @@
+"""``msinspect report DUMP``: one self-contained HTML page of what the planner did."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from msinspect.cli.output import EXIT_FINDING, errors, jobs_option, lenient_option, stage_option, warn_skipped
+from msinspect.cli.reads import tell_plan
+
+
+@click.command(epilog="Exit status: 0 report written; 1 written, and an expectation of --spec failed or a rank "
+                      "could not be read; 2 bad input (no such path, no IR files, bad spec, output exists).")
+@click.argument("dump", type=click.Path())
+@click.option("-o", "--output", "out", type=click.Path(), default=None,
+              help="The HTML file (default: report-<dump folder>.html in the current folder, or -2, -3 ... "
+                   "after it: never an existing file).")
+@click.option("--spec", type=click.Path(), default=None, help="Check this TOML expectation spec and show every "
+                                                              "expectation, pass or fail, with its evidence.")
+@click.option("--overwrite", is_flag=True, help="Replace the -o file if it exists.")
+@stage_option
+@jobs_option
+@lenient_option
+def report(dump, out, spec, overwrite, stage, jobs, lenient):
+    """Write one HTML file (CSS, JavaScript and pictures inline; it fetches nothing) that shows DUMP:
+    the run and the ranks read, a sortable, filterable table of strategies with repeats collapsed,
+    communication per kind and per group with a bar chart of bytes, each weight's device grid and,
+    with --spec, every expectation with its evidence. Open it in any browser."""
+    from msinspect.dumps import load_dump
+    from msinspect.report.files import check_writable, free_name, write_new
+    from msinspect.report.html import default_output, report_html
+
+    with errors():
+        path = check_writable(out, overwrite=overwrite) if out else free_name(default_output(dump), ".html")
+        loaded_spec = None
+        if spec:
+            from msinspect.spec import load_spec
+            loaded_spec = load_spec(spec)  # a bad spec stops before any dump is read
+        loaded = load_dump(dump)
+        analysis = loaded.analyse(stage, jobs=jobs, lenient=lenient)
+        outcome = None
+        if loaded_spec is not None:
+            from msinspect.check import check
+            outcome = check(loaded_spec, loaded, jobs=jobs, lenient=lenient)
+        warn_skipped(analysis.skipped)
+        if analysis.plan is not None:
+            tell_plan(analysis.plan)
+        written = write_new(path, report_html(analysis, outcome), overwrite=overwrite)
+    size = written.stat().st_size
+    click.echo(f"wrote {written} ({size / 1024:,.0f} KiB); open it in a browser: file://{written.resolve()}")
+    if outcome is not None:
+        click.echo(f"{len(outcome.passed)} expectation(s) passed, {len(outcome.failed)} failed")
+        if not outcome.ok:
+            sys.exit(EXIT_FINDING)

@@ -1,0 +1,104 @@
+"""One rank's IR as Model Explorer's JSON graph format (google-ai-edge/model-explorer,
+``model_explorer/graph_builder.py``): a graph collection ``{"label", "graphs": [Graph ...]}``, which
+its built-in JSON loader opens as it is.
+
+- One Model Explorer graph per IR subgraph; nodes are the subgraph's CNodes (``Return`` included)
+  and the parameters they read; a value from another subgraph (a free variable) is a node of its
+  own in the namespace ``(other graphs)``.
+- Namespaces are the IR's scopes (``Default/network-WithLossCell/_backbone-Net``), so the layers of
+  a network collapse into groups.
+- Node attributes: the instance name, the IR line, ``in_strategy`` / ``out_strategy`` and who set
+  them; outputs carry their per-rank shape and dtype. Inserted communication (the ``comm``
+  analysis of that rank) is styled and carries its kind, group, group ranks and tensor bytes.
+"""
+from __future__ import annotations
+
+from msinspect.graph import node_id, to_networkx
+from msinspect.parser import parse_file
+from msinspect.report.tables import text
+
+#: Fill and border of communication nodes.
+COMM_STYLE = {"backgroundColor": "#fde0dd", "borderColor": "#c51b8a", "hoveredBorderColor": "#7a0177"}
+OTHER_GRAPHS = "(other graphs)"
+
+
+def _kv(key: str, value) -> dict:
+    return {"key": key, "value": text(value) if not isinstance(value, str) else value}
+
+
+def _outputs(shapes, dtypes) -> list[dict]:
+    out = []
+    for i, shape in enumerate(shapes):
+        attrs = [_kv("shape", shape if shape is not None else "unknown")]
+        if i < len(dtypes) and dtypes[i]:
+            attrs.append(_kv("dtype", dtypes[i]))
+        out.append({"id": str(i), "attrs": attrs})
+    return out
+
+
+def _node(key: str, data: dict, comm: dict | None, namespace: str | None = None) -> dict:
+    attrs = []
+    if data.get("kind") == "parameter":
+        label, ns = f"param {data.get('name')}", namespace or "parameters"
+    else:
+        label, ns = data.get("op") or "?", namespace if namespace is not None else (data.get("scope") or "")
+        for k, v in (("name", data.get("instance_name") or data.get("name")), ("line", data.get("line")),
+                     ("in_strategy", data.get("in_strategy")), ("out_strategy", data.get("out_strategy")),
+                     ("strategy set by", data.get("strategy_source"))):
+            if v is not None and v != "":
+                attrs.append(_kv(k, v))
+    node = {"id": key, "label": label, "namespace": ns, "subgraphIds": [], "attrs": attrs, "incomingEdges": [],
+            "outputsMetadata": _outputs(data.get("output_shapes") or (), data.get("dtypes") or ()),
+            "inputsMetadata": [], "style": None, "config": None}
+    if comm is not None:
+        for k in ("kind", "group", "group_ranks", "peer", "bytes", "producer", "consumers"):
+            if comm.get(k) is not None and text(comm.get(k)) != "":
+                node["attrs"].append(_kv(f"comm {k}", comm[k]))
+        node["style"] = dict(COMM_STYLE)
+    return node
+
+
+def model_explorer_graphs(path: str, comm_rows: list[dict] = (), *, label: str | None = None,
+                          lenient: bool = False) -> dict:
+    """The graph collection of one IR file; ``comm_rows``: that file's rows of the ``comm``
+    analysis (matched by line)."""
+    ir = parse_file(path, lenient=lenient)
+    graph = to_networkx(ir)
+    comm_by_line = {int(r["line"]): r for r in comm_rows if str(r.get("file")) == str(path)}
+    graphs = []
+    for sub in ir.subgraphs:
+        keys = [node_id(n) for n in sub.nodes]
+        inside = set(keys)
+        nodes: dict[str, dict] = {}
+        for key in keys:
+            data = graph.nodes[key]
+            nodes[key] = _node(key, data, comm_by_line.get(data.get("line")))
+        for key in keys:
+            edges = sorted(((d["position"], u) for u, _, d in graph.in_edges(key, data=True)))
+            for position, source in edges:
+                if source not in inside and source not in nodes:
+                    data = graph.nodes[source]
+                    outside = None if data.get("kind") == "parameter" else OTHER_GRAPHS
+                    nodes[source] = _node(source, data, None, outside)
+                nodes[key]["incomingEdges"].append(
+                    {"sourceNodeId": source, "sourceNodeOutputId": "0", "targetNodeInputId": str(position)})
+        graphs.append({"id": sub.name, "nodes": list(nodes.values()), "groupNodeAttributes": None,
+                       "groupNodeConfigs": None, "nodeLabelsToHide": None, "tasksData": None,
+                       "layoutConfigs": None})
+    graphs.sort(key=lambda g: g["id"] != ir.entry)  # the entry graph first
+    return {"label": label or str(path), "graphs": graphs}
+
+
+def export_rank(dump, rank: int | None, stage: str | None = None, *, lenient: bool = False) -> dict:
+    """The graph collection of ``rank``'s file at the stage the analyses read (or ``stage``)."""
+    from msinspect.errors import DumpNotFoundError
+
+    analysis = dump.analyse(stage, lenient=lenient)
+    reads = [r for r in analysis.plan.read if rank is None or r.rank == rank] if analysis.plan else []
+    if not reads:
+        have = ", ".join(r.label for r in analysis.plan.read) if analysis.plan else "none"
+        raise DumpNotFoundError(f"{dump.path}: rank {rank} was not read (ranks read: {have})")
+    read = reads[0]
+    frame = analysis.comm()
+    rows = frame[frame["file"] == str(read.file)].to_dict("records") if len(frame) else []
+    return model_explorer_graphs(str(read.file), rows, label=f"{read.label} {read.stage}", lenient=lenient)

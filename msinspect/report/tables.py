@@ -1,0 +1,141 @@
+"""The report's tables: the analysis's per-rank rows merged across ranks that agree, and repeated
+operators (micro-batches, layers of a CellList) collapsed into one block ("x N identical").
+
+- *Across ranks*: rows identical in every shown column but the rank become one row with the list
+  of ranks (``0-3``), so a 64-rank job whose ranks agree reads like one rank.
+- *Repeats*: rows that differ only in the instance suffix (``MatMul-op3``), the index of a
+  repeated cell in the scope (``layers-CellList/7-Block`` -> ``layers-CellList/*-Block``) and the
+  micro-batch are one block; blocks of more than one row are shown collapsed and expand to their rows.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+STRATEGY_SHOWN = ["name", "op", "scope", "micro", "set_by", "in_strategy", "out_strategy", "global_inputs",
+                  "global_output", "rank_inputs", "rank_output", "shapes_ok"]
+COMM_SHOWN = ["name", "op", "kind", "producer", "consumers", "group", "group_ranks", "peer", "shape", "dtype",
+              "bytes", "scope", "micro"]
+_INSTANCE = re.compile(r"-op\d+$")
+_REPEATED_CELL = re.compile(r"/\d+-")
+
+
+def text(value) -> str:
+    """A cell's text: tuples as MindSpore prints them, nothing for missing values."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return str(value)
+
+
+def ranks_text(ranks) -> str:
+    """``0-3, 6`` for ranks 0, 1, 2, 3 and 6."""
+    ranks = sorted(set(int(r) for r in ranks))
+    parts, start = [], None
+    for i, r in enumerate(ranks):
+        if start is None:
+            start = r
+        if i + 1 == len(ranks) or ranks[i + 1] != r + 1:
+            parts.append(f"{start}" if start == r else f"{start}-{r}")
+            start = None
+    return ", ".join(parts)
+
+
+@dataclass
+class Row:
+    """One row of a table: the shown cells (text) and the ranks that hold it."""
+
+    cells: dict[str, str]
+    ranks: list[int]
+
+    @property
+    def ranks_text(self) -> str:
+        return ranks_text(self.ranks) if self.ranks else "?"
+
+
+@dataclass
+class Block:
+    """Rows that repeat one another (or a single row)."""
+
+    rows: list[Row] = field(default_factory=list)
+
+    @property
+    def collapsed(self) -> bool:
+        return len(self.rows) > 1
+
+    @property
+    def head(self) -> Row:
+        return self.rows[0]
+
+    def head_cells(self) -> dict[str, str]:
+        """The cells of the collapsed row: a column the rows agree on shows its value; the
+        micro-batch its range (``0-3``); the name and scope their shape with the instance suffix and
+        the repeated index taken out (``MatMul``, ``layers-CellList/*-Block``); other columns ``(N values)``."""
+        out = {}
+        for column, first in self.rows[0].cells.items():
+            values = list(dict.fromkeys(r.cells[column] for r in self.rows))
+            if len(values) == 1:
+                out[column] = first
+            elif column == "micro" and all(v.isdigit() for v in values):
+                out[column] = ranks_text(int(v) for v in values)
+            elif column == "name":
+                out[column] = _INSTANCE.sub("", first)
+            elif column == "scope":
+                out[column] = _REPEATED_CELL.sub("/*-", first)
+            else:
+                out[column] = f"({len(values)} values)"
+        return out
+
+    def varying(self) -> str:
+        """What differs between the rows, in words (``micro 0-3``, ``3 scopes``)."""
+        micro = sorted({r.cells.get("micro", "") for r in self.rows} - {""})
+        scopes = {r.cells.get("scope", "") for r in self.rows}
+        names = {r.cells.get("name", "") for r in self.rows}
+        parts = []
+        if len(micro) > 1:
+            parts.append(f"micro-batches {ranks_text(int(m) for m in micro)}")
+        if len(scopes) > 1:
+            parts.append(f"{len(scopes)} scopes")
+        if len(names) > 1:
+            parts.append(f"{len(names)} instances")
+        return ", ".join(parts) or "same instance"
+
+
+def merged_rows(frame: pd.DataFrame, shown: list[str]) -> list[Row]:
+    """One :class:`Row` per distinct content of ``shown`` columns, with the ranks holding it, in
+    the order of first appearance."""
+    out: dict[tuple, Row] = {}
+    for record in frame.to_dict("records"):
+        cells = {c: text(record.get(c)) for c in shown}
+        key = tuple(cells.values())
+        row = out.setdefault(key, Row(cells, []))
+        if record.get("rank") is not None and not (isinstance(record["rank"], float) and math.isnan(record["rank"])):
+            row.ranks.append(int(record["rank"]))
+    return list(out.values())
+
+
+def signature(row: Row) -> tuple:
+    """What a repeat keeps: every cell but the micro-batch, with instance suffixes and repeated
+    cell indices taken out of the name and scope, and the ranks."""
+    cells = dict(row.cells)
+    cells.pop("micro", None)
+    cells["name"] = _INSTANCE.sub("", cells.get("name", ""))
+    cells["scope"] = _REPEATED_CELL.sub("/*-", cells.get("scope", ""))
+    cells.pop("producer", None), cells.pop("consumers", None)  # they name the repeated operators
+    return tuple(cells.items()) + (tuple(row.ranks),)
+
+
+def blocks(rows: list[Row]) -> list[Block]:
+    """Rows grouped by :func:`signature`, in the order of their first row."""
+    out: dict[tuple, Block] = {}
+    for row in rows:
+        out.setdefault(signature(row), Block()).rows.append(row)
+    return list(out.values())

@@ -1,0 +1,60 @@
+"""``msinspect report``: one self-contained file, never over an existing one, spec verdicts and exit codes."""
+from __future__ import annotations
+
+import re
+from click.testing import CliRunner
+
+from msinspect.cli import main
+from tests.conftest import FIXTURES
+
+SEED = str(FIXTURES / "sharding_propagation_dryrun_8rank")
+SPEC = str(FIXTURES.parent / "train_jobs" / "sharding_propagation.toml")
+
+
+def test_report_is_self_contained_and_never_replaces_a_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    first = runner.invoke(main, ["report", SEED])
+    assert first.exit_code == 0, first.output
+    page = tmp_path / "report-sharding_propagation_dryrun_8rank.html"
+    html = page.read_text(encoding="utf-8")
+    # nothing fetched: no external script, stylesheet, image or font
+    assert not re.search(r"""<(script|link|img|iframe)[^>]+(src|href)=["']?(https?:)?//""", html)
+    assert "<link" not in html and "@import" not in html and "url(" not in html
+    assert html.count("<svg") >= 3  # the bar chart and the grids of w and w2
+    # the default name is never an existing file: the second report goes beside the first
+    second = runner.invoke(main, ["report", SEED])
+    assert second.exit_code == 0 and (tmp_path / "report-sharding_propagation_dryrun_8rank-2.html").exists()
+    assert page.read_text(encoding="utf-8") == html
+    # an -o that exists is kept unless --overwrite; a folder never
+    mine = tmp_path / "mine.html"
+    mine.write_text("mine")
+    refused = runner.invoke(main, ["report", SEED, "-o", str(mine)])
+    assert refused.exit_code == 2 and "exists already" in refused.output and mine.read_text() == "mine"
+    folder = runner.invoke(main, ["report", SEED, "-o", str(tmp_path), "--overwrite"])
+    assert folder.exit_code == 2 and "is a folder" in folder.output
+
+
+def test_spec_verdicts_and_a_failing_expectation_exits_1(tmp_path):
+    runner = CliRunner()
+    ok = runner.invoke(main, ["report", SEED, "--spec", SPEC, "-o", str(tmp_path / "ok.html")])
+    assert ok.exit_code == 0, ok.output
+    assert "0 failed" in ok.output
+    html = (tmp_path / "ok.html").read_text(encoding="utf-8")
+    assert html.count('<tr class="pass">') > 0 and '<tr class="fail">' not in html
+    # by hand: seed 002's user strategy is ((2, 4), (4, 1)); expecting ((8, 1), (1, 1)) must fail
+    spec = tmp_path / "wrong.toml"
+    spec.write_text('[job]\nranks = 8\nstage = "step_parallel_end"\n\n'
+                    '[[expect.strategy]]\nop = "matmul"\nin_strategy = [[8, 1], [1, 1]]\n')
+    bad = runner.invoke(main, ["report", SEED, "--spec", str(spec), "-o", str(tmp_path / "bad.html")])
+    assert bad.exit_code == 1, bad.output
+    page = (tmp_path / "bad.html").read_text(encoding="utf-8")
+    assert '<tr class="fail">' in page and "PrimFunc_MatMul" in page
+
+
+def test_a_bad_spec_stops_before_anything_is_written(tmp_path):
+    spec = tmp_path / "bad.toml"
+    spec.write_text("[job\n")
+    result = CliRunner().invoke(main, ["report", SEED, "--spec", str(spec), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 2 and "bad spec" in result.output
+    assert not (tmp_path / "r.html").exists()
