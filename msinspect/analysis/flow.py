@@ -43,7 +43,7 @@ def is_data_edge(graph: nx.MultiDiGraph, source: str, target: str, key=None) -> 
         return True
     if node.op == "UpdateState" or is_source(node):
         return False
-    if node.op == "Depend":
+    if node.op in ("Depend", "Load"):
         positions = [d.get("position") for d in graph.get_edge_data(source, target, default={}).values()] \
             if key is None else [graph.edges[source, target, key].get("position")]
         return 0 in positions

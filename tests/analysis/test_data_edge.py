@@ -77,3 +77,12 @@ def test_a_weight_is_laid_out_by_the_operator_that_reads_its_value():
     assert "v" not in rows
     assert rows["w"]["consumer"] == "matmul" and rows["w"]["in_strategy"] == (1, 4)
     assert rows["b"]["consumer"] == "add" and rows["b"]["in_strategy"] == (4,)
+
+
+def test_load_reads_its_parameter_and_is_only_ordered_by_the_rest():
+    """``Load(w, %u)``: w's value goes on; an UpdateState given as its second input only orders it."""
+    ir = parse_text(IR.replace("Load(%para4_v, U)", "Load(%para4_v, %1)"), "step_parallel_begin_0001.ir")
+    graph = to_networkx(ir)
+    keys = {n.instance_name or n.op: node_id(n) for n in ir.nodes() if n.index is not None}
+    assert is_data_edge(graph, "param:para4_v", keys["Load"])
+    assert not is_data_edge(graph, keys["matmul"], keys["Load"])
