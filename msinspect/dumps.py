@@ -140,16 +140,18 @@ class Dump:
 
     # ---- analyses (msinspect.analysis), computed once per stage in a process pool
     def analyse(self, stage: str | None = None, *, jobs: int | None = None, progress=None,
-                lenient: bool = False):
+                lenient: bool = False, world: int | None = None):
         """The :class:`~msinspect.analysis.collect.Analysis` of one file per rank: the ``stage``
         file, by default ``validate``, else ``step_parallel_end``, ``execute``,
-        ``step_parallel_begin``. ``lenient``: read past what does not parse (see ``analyse``)."""
+        ``step_parallel_begin``. ``lenient``: read past what does not parse (see ``analyse``).
+        ``world``: the job's rank count, when the dump holds some ranks only."""
         from msinspect.analysis.collect import analyse
 
         cache = self.__dict__.setdefault("_analyses", {})
-        if (stage, lenient) not in cache:
-            cache[stage, lenient] = analyse(self, stage, jobs=jobs, progress=progress, lenient=lenient)
-        return cache[stage, lenient]
+        if (stage, lenient, world) not in cache:
+            cache[stage, lenient, world] = analyse(self, stage, jobs=jobs, progress=progress, lenient=lenient,
+                                                   world=world)
+        return cache[stage, lenient, world]
 
     def strategies(self, stage: str | None = None):
         """DataFrame: one row per operator with a strategy, per rank (see ``analysis.strategies``)."""

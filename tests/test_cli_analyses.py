@@ -48,7 +48,7 @@ def test_comm_csv_and_per_group_summary():
     assert len(forward) == 1 and forward[0]["group_ranks"] == "(4, 5, 6, 7)"
     run = msinspect("comm", SP, "--rank", "6", "--by", "group", "--json")
     groups = {r["group"]: r["operators"] for r in json.loads(run.stdout)}
-    assert set(groups) == {"4-5-6-7", "2-6", "0-1-2-3-4-5-6-7", "?"}
+    assert set(groups) == {"4-5-6-7", "2-6", "0-1-2-3-4-5-6-7", "none (local)"}
 
 
 def test_which_part_of_w_does_rank_5_hold():

@@ -11,7 +11,7 @@ from typing import Callable
 
 import pandas as pd
 
-from msinspect.analysis.comm import COMM_COLUMNS, comm_rows
+from msinspect.analysis.comm import COMM_COLUMNS, comm_rows, ranks_named, stated_world, with_world
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, param_rows, slice_text, with_slices
@@ -39,6 +39,14 @@ class RankResult:
     params: list[dict] = field(default_factory=list)
     ops: list[dict] = field(default_factory=list)
     reference: str | None = None
+    weights: int | None = None
+    """Parameters of the file with a value (``: has_default``), whether cut or not."""
+    world_size: int | None = None
+    """The world size the file states (:func:`~msinspect.analysis.comm.stated_world`)."""
+    ranks_named: tuple[int, ...] = ()
+    """Every rank the file's communication names."""
+    pipelined: bool = False
+    """Whether the file sends or receives between pipeline stages."""
     complete: bool = True
     """Whether the file (and its reference file) was read whole with every stated count holding;
     False under ``lenient`` when something was skipped. Every row carries it as ``complete``."""
@@ -106,7 +114,9 @@ def _analyse(path: str, reference: str | None, ctx: RankContext, label: str,
     result = RankResult(
         rank=ctx.rank, label=label, file=path, stage=ir.stage, family=ir.family, status=ir.status,
         strategies=strategy_rows(ir, ctx, ref), comm=comm_rows(ir, ctx, graph),
-        params=param_rows(ir, ctx, ref, graph), ops=operator_rows(ir, ctx), reference=reference,
+        params=param_rows(ir, ctx, ref, graph), ops=operator_rows(ir, ctx, graph), reference=reference,
+        weights=sum(1 for p in ir.params if p.has_default), world_size=stated_world(ir),
+        ranks_named=tuple(sorted(ranks_named(ir))), pipelined=any(n.op in ("Send", "Receive") for n in ir.nodes()),
         skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []),
     )
     result.complete = ir.status != "incomplete" and (ref is None or ref.status != "incomplete")
@@ -123,18 +133,36 @@ def _unreadable(task: tuple, error: MsInspectError) -> RankResult:
                       reference=reference, complete=False, error=str(error).split("\n", 1)[0])
 
 
+def world_from_ir(results: list[RankResult]) -> tuple[int, ...] | None:
+    """The world when no run record or full set of rank folders gives it: the size the files
+    state over the world group, when they agree and it holds every rank read or named."""
+    sizes = {r.world_size for r in results if r.world_size}
+    if len(sizes) != 1:
+        return None
+    size = sizes.pop()
+    seen = {r.rank for r in results if r.rank is not None} | {n for r in results for n in r.ranks_named}
+    return tuple(range(size)) if not seen or max(seen) < size else None
+
+
 def stage_groups(results: list[RankResult], world: tuple[int, ...] | None) -> dict[int, tuple[int, ...]]:
-    """Pipeline stages as seen in the dump: ranks holding the same set of weights share a stage."""
+    """Pipeline stages as seen in the dump: ranks holding the same set of weights share a stage.
+    With some ranks only, a job without a pipeline has the world as its one stage; a pipeline's
+    stages cannot be told (the ranks present are not the stage)."""
     by_weights: dict[frozenset, list[int]] = {}
     for result in results:
         if result.rank is None or not result.complete:  # a partial rank would look like a stage of its own
             continue
         names = frozenset(row["param"] for row in result.params)
         by_weights.setdefault(names, []).append(result.rank)
-    if world and len(by_weights) == 1:
+    present = {r.rank for r in results if r.rank is not None}
+    if not world:
+        return {}  # ranks that are not 0..N-1 and no stated world: the stage's size cannot be told
+    if len(by_weights) == 1:
         only = next(iter(by_weights.values()))
-        if len(only) == len(world):
-            return {r: world for r in world}
+        if len(only) == len(world) or not any(r.pipelined for r in results):
+            return {r: world for r in only}
+    if not set(world) <= present:
+        return {}  # a pipeline read in part: its stages cannot be told from the ranks present
     return {r: tuple(sorted(group)) for group in by_weights.values() for r in group}
 
 
@@ -191,7 +219,7 @@ class Analysis:
         for result in self.results:
             rows += with_slices(result.params, self.context(result.rank))
         frame = _frame(rows, PARAM_COLUMNS)
-        frame["slice_text"] = [slice_text(s) for s in frame["slice"]]
+        frame["slice_text"] = [slice_text(s) if s is not None else "cannot tell" for s in frame["slice"]]
         return self._flag(frame)
 
     def shapes(self) -> pd.DataFrame:
@@ -226,7 +254,8 @@ def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
 
 
 def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
-            progress: Callable[[str], None] | None = None, lenient: bool = False) -> Analysis:
+            progress: Callable[[str], None] | None = None, lenient: bool = False,
+            world: int | None = None) -> Analysis:
     """Parse and analyse one file per rank (the ``stage`` file, or the best one) in a process pool
     of ``jobs`` workers (default: every core).
 
@@ -234,8 +263,17 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
     :class:`~msinspect.errors.IRParseError` (``file:line:col``). Lenient: every file is read past
     what does not parse; its rows carry ``complete: False`` and the result's ``skipped`` lists
     every skipped span; a file that cannot be read at all gives a rank with ``error`` set and no
-    rows, and every other rank's results still come out."""
-    world = world_of(dump)
+    rows, and every other rank's results still come out.
+
+    ``world``: the job's rank count, as the user states it; else the run record, the rank folders
+    when they are 0..N-1, or the size the IR states over the world group (a dump of some ranks
+    only)."""
+    if world is not None:
+        present = [r.rank for r in dump.ranks if r.rank is not None]
+        if world < 1 or (present and max(present) >= world):
+            raise MsInspectError(f"--world {world}: the dump holds rank_{max(present, default=0)}, "
+                                 f"so the job has more than {world} ranks")
+    world = tuple(range(world)) if world is not None else world_of(dump)
     plan = plan_reads(dump, stage)
     tasks = []
     for read in plan.read:
@@ -267,5 +305,10 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
                     results.append(_unreadable(task, error))
                 if progress:
                     progress(task[3])
+    if world is None:
+        world = world_from_ir(results)
+        if world is not None:
+            for result in results:
+                with_world(result.comm, world)
     return Analysis(dump, results, world, plan)
 

@@ -3,58 +3,34 @@ between, its group and the ranks in it, and the tensor it moves."""
 from __future__ import annotations
 
 import networkx as nx
+import pandas as pd
 
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.flow import consumers, label, producer
-from msinspect.analysis.ops import (MIRROR_OPS, PIPELINE_OPS, WORLD_GROUPS, int_attr, is_backward, is_comm,
-                                    is_redistribution, nbytes, scope_of, tensor_inputs)
+from msinspect.analysis import vocabulary
+from msinspect.analysis.ops import (PIPELINE_OPS, WORLD_GROUPS, as_shape, int_attr, is_backward, is_comm, nbytes,
+                                    scope_of)
+from msinspect.analysis.vocabulary import KINDS
 from msinspect.graph import node_id, to_networkx
 from msinspect.model import IRFile, Node
 
 COMM_COLUMNS = [
-    "rank", "stage", "file", "line", "name", "op", "kind", "producer", "consumers", "group",
-    "group_ranks", "peer", "shape", "out_shape", "dtype", "bytes", "scope", "micro", "graph", "producer_scope",
-    "consumer_scopes",
+    "rank", "stage", "file", "line", "name", "op", "kind", "moves_data", "producer", "consumers", "group",
+    "group_ranks", "group_size", "peer", "shape", "out_shape", "dtype", "tensor_bytes", "wire_bytes", "scope",
+    "micro", "graph", "producer_scope", "consumer_scopes",
 ]
-
-#: The kinds, in the order summaries list them.
-KINDS = ("forward", "redistribution", "backward", "gradient", "optimizer", "pipeline", "user")
 
 
 def kind_of(node: Node, graph: nx.MultiDiGraph, key: str) -> str:
-    """Why the operator is there.
-
-    - ``pipeline``: Send / Receive between pipeline stages;
-    - ``redistribution``: reshaping a tensor between two layouts (``redistribution_op_*``);
-    - ``gradient``: gradient aggregation across the ranks holding the same parameter slice
-      (mirror operators, and the AllReduce they become);
-    - ``optimizer``: optimizer parallel: gathering a parameter's slices (or scattering its gradient);
-    - ``forward``: the operator's own communication (``forward_op_*``, e.g. partial sums);
-    - ``backward``: any other communication in the gradient graph (e.g. the gradient of a
-      forward AllReduce);
-    - ``user``: communication the user's code calls (no parallel-pass name).
-    """
-    name = node.instance_name or ""
-    if node.op in PIPELINE_OPS:
-        return "pipeline"
-    if is_redistribution(node):
-        return "redistribution"
-    if node.op in MIRROR_OPS or "mirror" in name.lower() or node.op == "_VirtualDiv":
-        return "gradient"
-    if "optimizer" in name.lower() or "opt_shard" in name.lower():
-        return "optimizer"
-    if node.op == "AllGather":
+    """Why the operator is there: see :mod:`msinspect.analysis.vocabulary` (from the primitive and
+    its instance name); an unnamed AllGather of a parameter (2.2 era) is optimizer parallel."""
+    kind = vocabulary.kind_of(node, is_backward(node))
+    if kind == "user" and node.op == "AllGather":
         source = producer(graph, key)
         data = graph.nodes[source] if source is not None else {}
         if data.get("kind") == "parameter" and data.get("has_default"):
             return "optimizer"
-    if node.op == "ReduceScatter" and is_backward(node):
-        return "optimizer"
-    if name.startswith("forward_op_"):
-        return "forward"
-    if is_backward(node):
-        return "backward"
-    return "user"
+    return kind
 
 
 def group_ranks(node: Node, ctx: RankContext) -> tuple[int, ...] | None:
@@ -86,20 +62,23 @@ def _peer(node: Node) -> int | None:
     return int_attr(node, "dest_rank") if node.op == "Send" else int_attr(node, "src_rank")
 
 
-def _moved(node: Node) -> tuple[tuple[int, ...] | None, str | None]:
-    """Shape and dtype of the tensor the operator sends (Receive: the one it receives)."""
-    if node.op == "Receive":
-        shape = node.primitive_attrs.get("shape")
+def _moved(node: Node, is_global: bool) -> tuple[tuple[int, ...] | None, str | None, bool]:
+    """Shape and dtype of the tensor the operator sends (Receive: the one it receives), and
+    whether that is the tensor at the rank. Send / Receive carry it in their ``shape`` and
+    ``dtype`` attributes (the abstracts of a pre-parallel stage show the global tensor); other
+    operators take their first input, which before the parallel pass's re-inference is the
+    rank's own only for a parameter (parameters are cut in place)."""
+    if node.op in PIPELINE_OPS:
+        shape = as_shape(node.primitive_attrs.get("shape"))
         dtype = node.primitive_attrs.get("dtype")
-        if node.output_types and node.output_types[0].shape is not None:
-            return node.output_types[0].shape, node.output_types[0].dtype
-        if isinstance(shape, (list, tuple)):
-            return tuple(shape), dtype if isinstance(dtype, str) else None
-        return None, None
-    inputs = tensor_inputs(node)
-    if inputs:
-        return inputs[0].shape, inputs[0].dtype
-    return None, None
+        if shape is not None and isinstance(dtype, str):
+            return shape, dtype, True
+        if node.op == "Receive" and node.output_types and node.output_types[0].shape is not None:
+            return node.output_types[0].shape, node.output_types[0].dtype, not is_global
+    first = node.input_types[0] if node.input_types else None  # position 0, not the first that prints
+    if first is not None and first.kind in ("Tensor", "Ref") and first.shape is not None:
+        return first.shape, first.dtype, not is_global or (first.kind == "Ref" and first.ref_key is not None)
+    return None, None, False
 
 
 def _scope(graph: nx.MultiDiGraph, key: str | None) -> str | None:
@@ -134,15 +113,94 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
             source = f"rank {peer}"
         if node.op == "Send" and peer is not None:
             users = [f"rank {peer}"]
-        shape, dtype = _moved(node)
+        shape, dtype, at_rank = _moved(node, is_global)
+        ranks = group_ranks(node, ctx)
+        size = vocabulary.group_size(node, ranks) if node.op not in PIPELINE_OPS else 2
+        moving = vocabulary.moves_data(node)
+        tensor = nbytes(shape, dtype) if at_rank else None
         rows.append({
             "rank": ctx.rank, "stage": ir.stage, "file": ir.path, "line": node.line, "name": node.name,
-            "op": node.op, "kind": kind_of(node, graph, key), "producer": source,
+            "op": node.op, "kind": kind_of(node, graph, key), "moves_data": moving, "producer": source,
             "consumers": tuple(users), "group": node.primitive_attrs.get("group"),
-            "group_ranks": group_ranks(node, ctx), "peer": peer, "shape": shape, "out_shape": node.output_shape, "dtype": dtype,
-            "bytes": None if is_global and node.op not in PIPELINE_OPS else nbytes(shape, dtype),
+            "group_ranks": ranks, "group_size": size if moving else None, "peer": peer, "shape": shape,
+            "out_shape": node.output_shape, "dtype": dtype, "tensor_bytes": tensor,
+            "wire_bytes": vocabulary.wire_bytes(node, tensor, size),
             "producer_scope": _scope(graph, source_key),
             "consumer_scopes": tuple(_scope(graph, k) for k in user_keys),
             "scope": scope_of(node), "micro": node.cnode_primal_attrs.get("micro"), "graph": node.graph,
         })
+    return rows
+
+
+def comm_totals(frame: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Totals over the whole job (every rank read) per ``kind`` or per ``group`` (its rank list;
+    ``none (local)`` for operators that move nothing, ``cannot tell`` for a group not known):
+    operator count, ranks, the ops, and the sums of ``tensor_bytes`` and ``wire_bytes``; a sum is
+    None ("cannot tell") when any of its operators' bytes is unknown."""
+    key = "kind" if by == "kind" else "group_ranks"
+    columns = [by, "operators", "ranks", "ops", "tensor_bytes", "wire_bytes", "unknown_bytes"]
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    data = frame.assign(group_ranks=[
+        "-".join(map(str, g)) if isinstance(g, tuple) else "cannot tell" if moving else "none (local)"
+        for g, moving in zip(frame["group_ranks"], frame["moves_data"])])
+
+    def total(values: pd.Series):
+        return None if values.isna().any() else int(values.sum())
+
+    out = (data.groupby(key, dropna=False, sort=False)
+           .agg(operators=("name", "size"), ranks=("rank", "nunique"),
+                ops=("op", lambda s: ", ".join(sorted(set(s)))),
+                tensor_bytes=("tensor_bytes", total), wire_bytes=("wire_bytes", total),
+                unknown_bytes=("wire_bytes", lambda b: int(b.isna().sum())))
+           .reset_index().rename(columns={key: by}))
+    if by == "kind":
+        order = {k: i for i, k in enumerate(KINDS)}
+        out = out.sort_values(by, key=lambda s: s.map(lambda k: order.get(k, len(order)))).reset_index(drop=True)
+    for column in ("tensor_bytes", "wire_bytes"):
+        out[column] = out[column].astype(object)
+    return out[columns]
+
+
+def stated_world(ir: IRFile) -> int | None:
+    """The world size the file itself states: the ``dev_num`` / ``rank_size`` of an operator over
+    the world group (a mirror operator of a weight repeated on every rank says ``group_ranks:
+    "WORLD_GROUP", dev_num: I64(8)``), or the length of its rank list (``group: "nccl_world_group",
+    group_rank_ids: (0, ..., 7)``). None when no operator states it, or two disagree."""
+    sizes = set()
+    for node in ir.nodes():
+        attrs = node.primitive_attrs
+        if attrs.get("group") in WORLD_GROUPS or attrs.get("group_ranks") in WORLD_GROUPS:
+            for key in ("dev_num", "rank_size"):
+                value = attrs.get(key)
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                    sizes.add(value)
+            for key in ("group_rank_ids", "rank_list"):  # after the gradient graph: the world's rank list
+                value = attrs.get(key)
+                if isinstance(value, tuple) and value and all(isinstance(v, int) for v in value):
+                    sizes.add(len(value))
+    return sizes.pop() if len(sizes) == 1 else None
+
+
+def ranks_named(ir: IRFile) -> set[int]:
+    """Every rank an operator of the file names: its group's rank list, a Send's or Receive's peer."""
+    named: set[int] = set()
+    for node in ir.nodes():
+        if node.index is None or not is_comm(node):
+            continue
+        ranks = group_ranks(node, RankContext())
+        named.update(ranks or ())
+        peer = _peer(node) if node.op in PIPELINE_OPS else None
+        if peer is not None:
+            named.add(peer)
+    return named
+
+
+def with_world(rows: list[dict], world: tuple[int, ...]) -> list[dict]:
+    """Comm rows of a rank analysed before the world was known: the world group's ranks filled in."""
+    for row in rows:
+        if row["group_ranks"] is None and row["group"] in WORLD_GROUPS and row["op"] not in PIPELINE_OPS:
+            row["group_ranks"] = world
+            if row["moves_data"]:
+                row["group_size"] = len(world)
     return rows

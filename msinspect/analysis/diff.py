@@ -1,8 +1,11 @@
 """What differs between two ranks: pipeline stage, operators present in one only, shapes,
 strategies, communication groups and parameter slices.
 
-Operators are aligned by instance name, op type, scope and direction (forward / gradient), and
-repeated ones (one per micro-batch) by their order in the file.
+Operators are aligned by what survives renames and hashes: instance name (with MindSpore's hash
+digits and ``-opN`` ordinals left out), op type, scope, direction (forward / gradient) and the
+parameter an operator takes as its first input (the weight an ``Assign`` or ``ZerosLike``
+updates); communication by its op, kind and the operators it sits between. Repeated ones (one per
+micro-batch) go by their order in the file. What cannot be aligned is counted, not compared.
 """
 from __future__ import annotations
 
@@ -24,6 +27,9 @@ FULL_ROOT_LIMIT = 64
 
 
 _ORDINAL = re.compile(r"-op\d+$")
+#: The hash MindSpore puts in generated instance names (``forward_op_7137408040802222932``,
+#: ``redistribution_op_2668879223615121903AllGather_``): differs between ranks and runs.
+_HASH = re.compile(r"\d{6,}")
 
 
 def _keyed(rows: list[dict], fields: tuple[str, ...]) -> dict[tuple, dict]:
@@ -35,8 +41,8 @@ def _keyed(rows: list[dict], fields: tuple[str, ...]) -> dict[tuple, dict]:
     seen: dict[tuple, int] = {}
     out = {}
     for row in rows:
-        base = tuple(_ORDINAL.sub("", row[f]) if f == "name" and isinstance(row[f], str) else row[f]
-                     for f in fields)
+        base = tuple(_HASH.sub("#", _ORDINAL.sub("", row[f])) if f == "name" and isinstance(row[f], str)
+                     else row.get(f) for f in fields)
         n = seen.get(base, 0)
         seen[base] = n + 1
         out[base + (n,)] = row
@@ -58,6 +64,10 @@ class RankDiff:
     """Whether a's file was read whole (False only under ``lenient``)."""
     b_complete: bool = True
     """Whether b's file was read whole (False only under ``lenient``)."""
+    pipelined: bool | None = None
+    """Whether the job has a pipeline (Send / Receive in a file read); None when unknown."""
+    unaligned: dict = field(default_factory=dict)
+    """Per section: how many of each rank's operators found no partner, so were not compared."""
     skipped: list = field(default_factory=list)
     """Under ``lenient``: every span skipped in either file."""
     only: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -94,11 +104,14 @@ class RankDiff:
         return {"a": self.a, "b": self.b, "a_file": self.a_file, "b_file": self.b_file,
                 "a_stage_ranks": self.a_stage, "b_stage_ranks": self.b_stage, "same_stage": self.same_stage,
                 "a_complete": self.a_complete, "b_complete": self.b_complete,
-                "complete": self.a_complete and self.b_complete,
+                "complete": self.a_complete and self.b_complete, "pipelined": self.pipelined,
+                "unaligned": self.unaligned,
                 **{s: records(getattr(self, s)) for s in self.SECTIONS}}
 
     def stage_line(self) -> str:
         """One line on the pipeline stages of the two ranks."""
+        if self.pipelined is False and self.same_stage is not None:
+            return f"no pipeline: both ranks run the whole network (ranks {_ranks(self.a_stage)})"
         if self.same_stage is None:
             return "pipeline stage: unknown (read a dump root to compare stages)"
         if self.same_stage:
@@ -117,6 +130,10 @@ class RankDiff:
                 if "scope" in shown:
                     shown["scope"] = [short_scope(v) for v in shown["scope"]]
                 lines.append(shown.to_string(index=False, max_colwidth=56))
+        for section, counts in self.unaligned.items():
+            if any(counts.values()):
+                lines.append(f"\nnot aligned, so not compared ({section}): "
+                             + ", ".join(f"{n} of {label}" for label, n in counts.items()))
         if self.identical:
             lines.append("\nno differences")
         return "\n".join(lines)
@@ -182,11 +199,14 @@ def diff_ranks(a: str | os.PathLike | RankDump, b: str | os.PathLike | RankDump,
     rank_a, rank_b = _as_rank(a), _as_rank(b)
     ra, rb, analysis = _results(rank_a, rank_b, stage, lenient)
     ctx_a, ctx_b = analysis.context(ra.rank), analysis.context(rb.rank)
-    result = RankDiff(rank_a.label, rank_b.label, ra.file, rb.file,
+    label_a, label_b = (rank_a.label, rank_b.label) if rank_a.label != rank_b.label \
+        else (f"{rank_a.label} (a)", f"{rank_b.label} (b)")  # two runs' rank_0: two columns, not one
+    result = RankDiff(label_a, label_b, ra.file, rb.file,
                       ctx_a.stage_ranks if analysis.stages else None, ctx_b.stage_ranks if analysis.stages else None,
                       ra.complete, rb.complete, ra.skipped + rb.skipped + [r.error for r in (ra, rb) if r.error])
 
-    op_fields = ("name", "op", "scope", "backward")
+    result.pipelined = any(r.pipelined for r in analysis.results) if analysis.results else None
+    op_fields = ("name", "op", "scope", "backward", "param")
     ops_a = _keyed([r for r in ra.ops if not r["plumbing"]], op_fields)
     ops_b = _keyed([r for r in rb.ops if not r["plumbing"]], op_fields)
     count_a = pd.Series([k[:-1] for k in ops_a]).value_counts() if ops_a else pd.Series(dtype=int)
@@ -195,35 +215,39 @@ def diff_ranks(a: str | os.PathLike | RankDump, b: str | os.PathLike | RankDump,
     for key in sorted(set(count_a.index) | set(count_b.index), key=str):
         na, nb = int(count_a.get(key, 0)), int(count_b.get(key, 0))
         if na != nb:
-            name, op, scope, backward = key
+            name, op, scope, backward, param = key
             sample = ops_a.get(key + (0,)) or ops_b.get(key + (0,))
-            only.append({"name": name, "op": op, "scope": scope, "gradient": backward,
-                         f"in {rank_a.label}": na, f"in {rank_b.label}": nb, "line": sample["line"]})
+            only.append({"name": name, "op": op, "scope": scope, "gradient": backward, "param": param,
+                         f"in {label_a}": na, f"in {label_b}": nb, "line": sample["line"]})
     result.only = pd.DataFrame(only)
 
     shapes, strategies = [], []
     for key in ops_a.keys() & ops_b.keys():
         x, y = ops_a[key], ops_b[key]
         if x["inputs"] != y["inputs"] or x["output"] != y["output"]:
-            shapes.append({"name": key[0], "op": key[1], "scope": key[2], "n": key[4],
-                           f"{rank_a.label} inputs": x["inputs"], f"{rank_b.label} inputs": y["inputs"],
-                           f"{rank_a.label} output": x["output"], f"{rank_b.label} output": y["output"],
+            shapes.append({"name": x["name"], "op": key[1], "scope": key[2], "param": key[4], "n": key[5],
+                           f"{label_a} inputs": x["inputs"], f"{label_b} inputs": y["inputs"],
+                           f"{label_a} output": x["output"], f"{label_b} output": y["output"],
                            "lines": f"{x['line']} / {y['line']}"})
         if x["in_strategy"] != y["in_strategy"]:
-            strategies.append({"name": key[0], "op": key[1], "scope": key[2], "n": key[4],
-                               rank_a.label: x["in_strategy"], rank_b.label: y["in_strategy"],
+            strategies.append({"name": x["name"], "op": key[1], "scope": key[2], "n": key[5],
+                               label_a: x["in_strategy"], label_b: y["in_strategy"],
                                "lines": f"{x['line']} / {y['line']}"})
     result.shapes = pd.DataFrame(sorted(shapes, key=lambda r: r["lines"]))
     result.strategies = pd.DataFrame(strategies)
 
-    comm_fields = ("name", "op", "kind", "producer")
+    comm_fields = ("name", "op", "kind", "producer", "consumers")
     ca, cb = _keyed(ra.comm, comm_fields), _keyed(rb.comm, comm_fields)
+    result.unaligned["communication"] = {label_a: len(ca.keys() - cb.keys()),
+                                         label_b: len(cb.keys() - ca.keys())}
+    result.unaligned["operators"] = {label_a: len(ops_a.keys() - ops_b.keys()),
+                                     label_b: len(ops_b.keys() - ops_a.keys())}
     comm = []
     for key in sorted(ca.keys() & cb.keys(), key=lambda k: ca[k]["line"]):
         x, y = ca[key], cb[key]
         if x["group_ranks"] != y["group_ranks"]:
-            comm.append({"name": key[0], "op": key[1], "kind": key[2], "after": key[3], "n": key[4],
-                         f"{rank_a.label} group": x["group_ranks"], f"{rank_b.label} group": y["group_ranks"],
+            comm.append({"name": x["name"], "op": key[1], "kind": key[2], "after": key[3], "n": key[5],
+                         f"{label_a} group": x["group_ranks"], f"{label_b} group": y["group_ranks"],
                          "lines": f"{x['line']} / {y['line']}"})
     result.comm = pd.DataFrame(comm)
 
@@ -235,7 +259,7 @@ def diff_ranks(a: str | os.PathLike | RankDump, b: str | os.PathLike | RankDump,
         tx = slice_text(x["slice"]) if x else "absent"
         ty = slice_text(y["slice"]) if y else "absent"
         if tx != ty or (x and y and x["rank_shape"] != y["rank_shape"]):
-            slices.append({"param": param, f"{rank_a.label}": tx, f"{rank_b.label}": ty,
+            slices.append({"param": param, f"{label_a}": tx, f"{label_b}": ty,
                            "global": (x or y)["global_shape"]})
     result.slices = pd.DataFrame(slices)
     return result

@@ -3,10 +3,14 @@
 "Real" means neither plumbing (``Load``, ``Depend`` ...) nor communication or redistribution:
 a communication operator sits *between* real operators, and so does a chain of them (the
 ``AllGather -> Reshape -> StridedSlice -> Reshape`` of one redistribution).
+
+Every walk here goes along *data edges* only (:func:`is_data_edge`, :func:`data_view`): the one
+definition of which edges carry a value.
 """
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
 
 import networkx as nx
 
@@ -26,6 +30,29 @@ def is_source(node: Node | None) -> bool:
     """A node whose output does not come from its inputs: a ``Receive`` reads its data from
     another rank (its input only orders it)."""
     return node is not None and node.op == "Receive"
+
+
+def is_data_edge(graph: nx.MultiDiGraph, source: str, target: str, key=None) -> bool:
+    """Whether the edge ``source -> target`` carries a value, not only an order: an input of an
+    ``UpdateState`` orders side effects, a ``Depend`` passes on its first input only (the others
+    order it), and a ``Receive`` takes its data from another rank (its input only orders it).
+    Takes networkx's ``filter_edge`` arguments (``key`` of a multigraph edge is ignored: every
+    edge between two nodes is the same input kind)."""
+    node = _node(graph, target)
+    if node is None:
+        return True
+    if node.op == "UpdateState" or is_source(node):
+        return False
+    if node.op in ("Depend", "Load"):
+        positions = [d.get("position") for d in graph.get_edge_data(source, target, default={}).values()] \
+            if key is None else [graph.edges[source, target, key].get("position")]
+        return 0 in positions
+    return True
+
+
+def data_view(graph: nx.MultiDiGraph) -> nx.MultiDiGraph:
+    """The graph with its data edges only (a read-only networkx view, no copy)."""
+    return nx.subgraph_view(graph, filter_edge=partial(is_data_edge, graph))
 
 
 def first_input(graph: nx.MultiDiGraph, key: str) -> str | None:
@@ -49,44 +76,47 @@ def producer(graph: nx.MultiDiGraph, key: str) -> str | None:
 
 
 def consumers(graph: nx.MultiDiGraph, key: str) -> list[str]:
-    """The nearest real operators downstream of ``key``, in file order.
-
-    Ordering edges are not data: ``UpdateState`` is skipped, and a ``Depend`` passes on only its
-    first input.
-    """
+    """The nearest real operators downstream of ``key`` along data edges, in file order."""
+    data = data_view(graph)
     found: list[str] = []
     seen = {key}
     queue = deque([key])
     while queue:
         current = queue.popleft()
-        for _, target, data in graph.out_edges(current, data=True):
-            if target in seen:
-                continue
-            node = _node(graph, target)
-            if node is None:
-                continue
-            if (node.op == "UpdateState" or is_source(node)
-                    or (node.op == "Depend" and data.get("position") != 0)):
+        for target in data.successors(current):
+            if target in seen or _node(graph, target) is None:
                 continue
             seen.add(target)
-            if _is_through(node):
+            if _is_through(_node(graph, target)):
                 queue.append(target)
             else:
                 found.append(target)
     return sorted(found, key=lambda k: graph.nodes[k].get("line", 0))
 
 
+def reaches_back(graph: nx.MultiDiGraph, start: str, target: str) -> bool:
+    """Whether ``start`` is ``target`` or reaches back to it along data edges through plumbing
+    and communication."""
+    if start == target:
+        return True
+    if not _is_through(_node(graph, start)):
+        return False
+    return path_between(graph, target, start) is not None
+
+
 def path_between(graph: nx.MultiDiGraph, source: str, target: str) -> list[str] | None:
-    """Walk back from ``target`` through plumbing and communication until ``source``.
+    """Walk back from ``target`` along data edges through plumbing and communication until
+    ``source``.
 
     Returns the keys passed on the way (nearest to ``target`` first; empty when ``source`` feeds
     ``target`` directly), or None when ``source`` is not reached that way.
     """
+    data = data_view(graph)
     seen = {target}
     queue = deque([(target, [])])
     while queue:
         current, trail = queue.popleft()
-        for upstream, _, _ in graph.in_edges(current, data=True):
+        for upstream in data.predecessors(current):
             if upstream == source:
                 return trail
             if upstream in seen:

@@ -1,23 +1,53 @@
 """One row per CNode of a file: the flat operator table that counts, shape checks and diffs use."""
 from __future__ import annotations
 
-from msinspect.analysis.ops import is_backward, is_comm, is_plumbing, scope_of, tensor_inputs
+import networkx as nx
+
 from msinspect.analysis.context import RankContext
+from msinspect.analysis.flow import first_input
+from msinspect.analysis.ops import is_backward, is_comm, is_plumbing, scope_of, tensor_inputs
+from msinspect.analysis.strategies import strategy_of
+from msinspect.graph import node_id
 from msinspect.model import IRFile
 
 OP_COLUMNS = [
     "rank", "name", "op", "scope", "line", "inputs", "output", "in_strategy", "backward", "comm",
-    "plumbing", "micro", "file",
+    "plumbing", "micro", "file", "param",
 ]
 
 
-def operator_rows(ir: IRFile, ctx: RankContext = RankContext()) -> list[dict]:
-    """Every CNode except ``Return``, in file order."""
+def parameter_read(graph: nx.MultiDiGraph, key: str) -> str | None:
+    """The parameter an operator is about: the one it takes as its first input (directly or
+    through ``Load`` / ``Depend``), else the ``mirror_user_id`` (the weight's name) MindSpore
+    writes on it or on the operators its first input passes through. What an ``Assign``,
+    ``ZerosLike`` or optimizer update is about, whatever its debug name."""
+    current = key
+    for _ in range(8):
+        data = graph.nodes[current]
+        if data.get("kind") == "parameter":
+            return data.get("name") or current
+        node = data.get("node")
+        if node is None:
+            return None
+        named = node.primitive_attrs.get("mirror_user_id") or node.cnode_primal_attrs.get("mirror_user_id")
+        if isinstance(named, str) and named:
+            return named
+        if current != key and node.op not in ("Load", "Depend", "Muls", "Cast", "Reshape"):
+            return None
+        current = first_input(graph, current)
+        if current is None:
+            return None
+    return None
+
+
+def operator_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGraph | None = None) -> list[dict]:
+    """Every CNode except ``Return``, in file order; ``param``: the parameter it takes as its
+    first input, when ``graph`` is given."""
     rows = []
     for node in ir.nodes():
         if node.index is None:
             continue
-        strategy = node.strategy
+        strategy = strategy_of(node)
         rows.append({
             "rank": ctx.rank, "name": node.instance_name or node.name, "op": node.op,
             "scope": scope_of(node), "line": node.line,
@@ -25,5 +55,6 @@ def operator_rows(ir: IRFile, ctx: RankContext = RankContext()) -> list[dict]:
             "output": node.output_shape, "in_strategy": strategy.in_strategy if strategy else None,
             "backward": is_backward(node), "comm": is_comm(node), "plumbing": is_plumbing(node),
             "micro": node.cnode_primal_attrs.get("micro"), "file": ir.path,
+            "param": parameter_read(graph, node_id(node)) if graph is not None else None,
         })
     return rows

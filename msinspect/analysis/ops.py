@@ -8,23 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from msinspect.analysis.vocabulary import (MIRROR_OPS, PIPELINE_OPS, REDISTRIBUTION_PREFIX,  # noqa: F401
+                                          VOCABULARY, is_listed, is_redistribution_step)
 from msinspect.model import Abstract, Node
 
 Shape = tuple[int, ...]
 
-#: Collective and point-to-point primitives, plus the parallel pass's virtual operators.
-COMM_OPS = frozenset({
-    "AllReduce", "AllGather", "ReduceScatter", "AlltoAll", "AllToAll", "AlltoAllV", "AllToAllv",
-    "Broadcast", "Send", "Receive", "NeighborExchange", "NeighborExchangeV2", "CollectiveScatter",
-    "CollectiveGather", "Reduce", "BatchISendIRecv", "_HostAllGather", "_HostReduceScatter",
-    "_MirrorOperator", "_MirrorMiniStepOperator", "_MirrorMicroStepOperator", "MirrorMicroStepOperator",
-    "_VirtualDiv",
-})
-MIRROR_OPS = frozenset({"_MirrorOperator", "_MirrorMiniStepOperator", "_MirrorMicroStepOperator",
-                        "MirrorMicroStepOperator"})
-PIPELINE_OPS = frozenset({"Send", "Receive"})
-#: Instance-name prefix of the reshaping operators a tensor redistribution inserts.
-REDISTRIBUTION_PREFIX = "redistribution_op_"
+#: The communication vocabulary lives in :mod:`msinspect.analysis.vocabulary`; these names are kept
+#: for the modules that import them from here.
+COMM_OPS = frozenset(VOCABULARY)
 #: Nodes that pass a value along (or only order side effects) without computing.
 PLUMBING_OPS = frozenset({"Load", "Depend", "UpdateState", "TupleGetItem", "MakeTuple", "_VirtualDataset",
                           "_VirtualOutput", "StopGradient", "stop_gradient"})
@@ -41,13 +33,14 @@ DTYPE_BYTES = {
 
 
 def is_redistribution(node: Node) -> bool:
-    """A reshaping operator inserted to move a tensor between layouts."""
-    return (node.instance_name or "").startswith(REDISTRIBUTION_PREFIX)
+    """An operator inserted to move a tensor between layouts (or the gradient of one)."""
+    return is_redistribution_step(node)
 
 
 def is_comm(node: Node) -> bool:
-    """A communication or redistribution operator of the parallel pass (or the user's own)."""
-    return node.op in COMM_OPS or is_redistribution(node)
+    """A communication or redistribution operator of the parallel pass (or the user's own): one
+    of :data:`~msinspect.analysis.vocabulary.VOCABULARY`, or a redistribution step."""
+    return is_listed(node)
 
 
 def is_plumbing(node: Node) -> bool:
@@ -75,17 +68,21 @@ def matches(node: Node, selector: str) -> bool:
     return selector_matches(node.instance_name or node.name, scope_of(node), selector)
 
 
-def selector_matches(name: str | None, scope: str | None, selector: str) -> bool:
-    """Whether ``selector`` names the operator ``name`` in ``scope``.
+def selector_matches(name: str | None, scope: str | None, selector: str, op: str | None = None) -> bool:
+    """Whether ``selector`` names the operator ``name`` in ``scope`` (of type ``op``, if given).
 
-    A selector is an instance name (``matmul``), a scope-qualified one whose scope ends with the
-    given parts (``layer1-Dense/matmul``), or a scope alone (``loss-CrossEntropyLoss``: any
-    operator in that scope or below).
+    A selector is an instance name (``matmul``), an op type when ``op`` is given (``MatMul``), a
+    scope-qualified name whose scope ends with the given parts (``layer1-Dense/matmul``, or
+    ``layer1-Dense/MatMul``), or a scope alone (``loss-CrossEntropyLoss``: any operator in that
+    scope or below).
     """
     scope = scope if isinstance(scope, str) else ""  # None, or NaN from a DataFrame
     name = name if isinstance(name, str) else None
+    op = op if isinstance(op, str) else None
     parts = selector.strip("/").split("/")
-    if len(parts) == 1 and name == selector:
+    if len(parts) == 1 and (name == selector or (op is not None and op == selector)):
+        return True
+    if len(parts) > 1 and op is not None and op == parts[-1] and _scope_endswith(scope, parts[:-1]):
         return True
     if len(parts) > 1 and name == parts[-1] and _scope_endswith(scope, parts[:-1]):
         return True

@@ -5,9 +5,10 @@ from __future__ import annotations
 import networkx as nx
 
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.flow import _is_through, is_source
+from msinspect.analysis.flow import _is_through, data_view, reaches_back
 from msinspect.analysis.layout import MATMUL_OPS, layout_of
 from msinspect.analysis.ops import as_shapes
+from msinspect.analysis.strategies import strategy_of
 from msinspect.graph import to_networkx
 from msinspect.model import IRFile, Node
 
@@ -28,46 +29,33 @@ def _transpose(node: Node) -> tuple[bool, bool]:
             bool(attrs.get("transpose_b", attrs.get("transpose_x2", False))))
 
 
-def _reaches(graph: nx.MultiDiGraph, start: str, target: str) -> bool:
-    """Whether ``start`` is ``target`` or reaches back to it through plumbing/communication."""
-    seen, stack = set(), [start]
-    while stack:
-        key = stack.pop()
-        if key == target:
-            return True
-        if key in seen:
-            continue
-        seen.add(key)
-        if _is_through(graph.nodes[key].get("node")):
-            stack.extend(u for u, _, _ in graph.in_edges(key, data=True))
-    return False
-
-
 def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str) -> tuple[Node, int] | None:
     """The first operator (in file order) with a strategy that reads the parameter, and which of
     its tensor inputs the parameter is."""
+    data = data_view(graph)
     frontier, seen, found = [param_key], {param_key}, []
     while frontier:
         key = frontier.pop()
-        for _, target, _ in graph.out_edges(key, data=True):
+        for target in data.successors(key):
             if target in seen:
                 continue
             seen.add(target)
             node = graph.nodes[target].get("node")
-            if node is None or is_source(node):
+            if node is None:
                 continue
             if _is_through(node):
                 frontier.append(target)
-            elif node.strategy is not None and node.strategy.in_strategy:
+            elif strategy_of(node) is not None and strategy_of(node).in_strategy:
                 found.append((node.line, target, node))
     for _, target, node in sorted(found, key=lambda t: t[0]):
-        edges = sorted((d["position"], u) for u, _, d in graph.in_edges(target, data=True))
+        edges = sorted((d["position"], u) for u, _, d in data.in_edges(target, data=True))
         tensor_index = 0
         for position, source in edges:
-            if position >= len(node.input_types) or node.input_types[position].kind not in ("Tensor", "Ref"):
+            # a tensor input; ``<null>`` is what step_parallel_end prints for a mirror operator's output
+            if position >= len(node.input_types) or node.input_types[position].kind not in ("Tensor", "Ref", "null"):
                 continue
-            if _reaches(graph, source, param_key):
-                if tensor_index < len(node.strategy.in_strategy):
+            if reaches_back(graph, source, param_key):
+                if tensor_index < len(strategy_of(node).in_strategy):
                     return node, tensor_index
                 break
             tensor_index += 1
@@ -94,12 +82,18 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
         node, index = hit
         own = param.abstract.shape if param.abstract else None
         origin = as_shapes(node.cnode_primal_attrs.get("origin_input_shapes"))
-        global_shape = own if is_global else (ref_shapes.get(param.name)
-                                              or (origin[index] if origin and index < len(origin) else None))
+        original = origin[index] if origin and index < len(origin) else None
+        # 2.10 cuts parameters in place at step_parallel_end (their abstracts show the rank's
+        # slice) while activations stay global: the consumer's origin_input_shapes say the whole
+        if original is not None:
+            global_shape, rank_shape = original, own
+        else:
+            global_shape = own if is_global else ref_shapes.get(param.name)
+            rank_shape = None if is_global else own
         rows.append({
             "rank": ctx.rank, "param": param.short_name, "global_shape": global_shape,
-            "rank_shape": None if is_global else own, "op": node.op, "consumer": node.name,
-            "in_strategy": node.strategy.in_strategy[index], "strategy": node.strategy.in_strategy,
+            "rank_shape": rank_shape, "op": node.op, "consumer": node.name,
+            "in_strategy": strategy_of(node).in_strategy[index], "strategy": strategy_of(node).in_strategy,
             "input_index": index, "transpose": _transpose(node), "file": ir.path, "line": param.line,
         })
     return rows

@@ -2,16 +2,107 @@
 and per-rank shapes."""
 from __future__ import annotations
 
+from typing import Any
+
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.layout import divided
 from msinspect.analysis.ops import as_shape, as_shapes, scope_of, tensor_inputs
-from msinspect.model import IRFile, Node
+from msinspect.model import IRFile, Node, Strategy
+from msinspect.stages import GLOBAL_SHAPE_STAGES, stage_of
+
+#: Stages of 2.10 known to keep the user's ``shard()`` attribute on primitives (every front-end
+#: pass up to ``validate``): there a strategy without it was the planner's.
+KEEPS_USER_ATTRIBUTE = GLOBAL_SHAPE_STAGES | {"validate"}
+#: The primitive attributes the user's ``shard()`` writes.
+USER_KEYS = ("in_strategy", "out_strategy", "in_layout", "out_layout")
 
 STRATEGY_COLUMNS = [
     "rank", "stage", "file", "line", "name", "op", "scope", "source_line", "in_strategy",
     "out_strategy", "set_by", "global_inputs", "global_output", "rank_inputs", "rank_output",
     "expected_rank_inputs", "shapes_ok", "micro", "graph",
 ]
+
+
+def _strategy_value(value: Any) -> tuple[tuple[int, ...], ...] | None:
+    """``((2, 1), (1))`` -> ((2, 1), (1,)); a lone ``(2, 4)`` is one input's; ``()`` (GetNext, an
+    operator with no tensor input to cut) is no input at all, not one empty input."""
+    if value is None:
+        return None
+    if isinstance(value, (tuple, list)) and all(isinstance(v, int) for v in value):
+        return (tuple(value),) if value else ()
+    if isinstance(value, (tuple, list)):
+        return tuple(tuple(v) if isinstance(v, (tuple, list)) else (v,) for v in value)
+    return None
+
+
+def layout_strategy(layout: Any) -> tuple[int, ...] | None:
+    """The strategy of one tensor cut with ``mindspore.parallel.Layout``: ``{'device_matrix': (2,
+    4), 'tensor_map': (1, -1)}`` -> (2, 1). A tensor-map entry names a device-matrix axis counted
+    from the right (-1: not cut; a tuple: cut along each of those axes)."""
+    if not isinstance(layout, dict):
+        return None
+    matrix, tensor_map = layout.get("device_matrix"), layout.get("tensor_map")
+    if not isinstance(matrix, (tuple, list)) or not isinstance(tensor_map, (tuple, list)):
+        return None
+    cuts = []
+    for entry in tensor_map:
+        axes = entry if isinstance(entry, (tuple, list)) else (entry,)
+        count = 1
+        for axis in axes:
+            if not isinstance(axis, int) or axis >= len(matrix):
+                return None
+            if axis >= 0:
+                count *= matrix[len(matrix) - 1 - axis]
+        cuts.append(count)
+    return tuple(cuts)
+
+
+def _layouts(value: Any) -> tuple[tuple[int, ...], ...] | None:
+    if isinstance(value, dict):
+        value = (value,)
+    if not isinstance(value, (tuple, list)):
+        return None
+    cuts = [layout_strategy(v) for v in value]
+    return tuple(cuts) if all(c is not None for c in cuts) else None
+
+
+def _from(attrs: dict) -> tuple | None:
+    """(in, out) strategies written in ``attrs``: ``in_strategy`` / ``out_strategy``, else the
+    Layouts ``in_layout`` / ``out_layout``; None when neither is there."""
+    ins = _strategy_value(attrs.get("in_strategy"))
+    outs = _strategy_value(attrs.get("out_strategy"))
+    if ins is None and attrs.get("in_layout") is not None:
+        ins = _layouts(attrs.get("in_layout"))
+    if outs is None and attrs.get("out_layout") is not None:
+        outs = _layouts(attrs.get("out_layout"))
+    return (ins, outs) if ins is not None or outs is not None else None
+
+
+def carries_user_attribute(node: Node) -> bool:
+    """Whether the user's ``shard()`` wrote its strategy (or Layout) on the primitive."""
+    return any(node.primitive_attrs.get(k) is not None for k in USER_KEYS)
+
+
+def keeps_user_attribute(ir: IRFile) -> bool:
+    """Whether a strategy without the user's attribute in ``ir`` can be told to be the planner's:
+    some operator of the file carries the attribute, or the stage is one known to keep it."""
+    return stage_of(ir.path) in KEEPS_USER_ATTRIBUTE or any(carries_user_attribute(n) for n in ir.nodes())
+
+
+def strategy_of(node: Node, keeps_user: bool = True) -> Strategy | None:
+    """The strategy of an operator, wherever MindSpore wrote it: the trailing braces (the one
+    used, after the parallel pass), else the primitive's ``in_strategy`` / ``in_layout`` (the
+    user's ``shard()``, alone before the parallel pass of a semi-auto job), else the node's
+    ``cnode_attrs``. Set by the user when the primitive carries the user's attribute, by the
+    planner when not and the file keeps that attribute (``keeps_user``), else unknown."""
+    found = _from(node.trailing_attrs) or _from(node.primitive_attrs) or _from(node.cnode_attrs)
+    if found is None:
+        return None
+    if node.op.startswith("_Virtual"):  # the parallel pass's own operators: never a shard() of the user's
+        user = False
+    else:
+        user = True if carries_user_attribute(node) else (False if keeps_user else None)
+    return Strategy(found[0], found[1], user)
 
 
 def node_key(node: Node) -> tuple[str | None, str, str]:
@@ -50,17 +141,22 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
     """
     is_global = shapes_are_global(ir.path)
     by_key = _index(reference) if reference is not None and not is_global else {}
+    # Later passes rename instances (tr_q, tr_k, tr_v all become tr_ctx): the n-th operator of a
+    # name pairs with the reference's n-th only when both files have as many of that name;
+    # otherwise its global shape cannot be told from the reference.
+    here = _index(ir) if by_key else {}
+    keeps_user = keeps_user_attribute(ir)
     seen: dict[tuple, int] = {}
     rows = []
     for node in ir.nodes():
-        strategy = node.strategy
+        strategy = strategy_of(node, keeps_user)
         if strategy is None:
             continue
         key = node_key(node)
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
         candidates = by_key.get(key, [])
-        ref = candidates[occurrence] if occurrence < len(candidates) else None
+        ref = candidates[occurrence] if candidates and len(candidates) == len(here.get(key, ())) else None
         count = len(strategy.in_strategy or ())
         g_in, g_out = global_shapes(node, is_global, ref, count)
         r_in = None if is_global else _abstract_inputs(node, count)
@@ -84,6 +180,6 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
 def _index(ir: IRFile) -> dict[tuple, list[Node]]:
     found: dict[tuple, list[Node]] = {}
     for node in ir.nodes():
-        if node.strategy is not None:
+        if strategy_of(node) is not None:
             found.setdefault(node_key(node), []).append(node)
     return found

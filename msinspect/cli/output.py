@@ -28,19 +28,19 @@ def stdout() -> Console:
 
 
 def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False,
-             lenient: bool = False) -> Dump:
+             lenient: bool = False, world: int | None = None) -> Dump:
     """Load the dump at ``path`` and analyse one file per rank, with a progress bar when there
     are several ranks and the output is not for a script; then say on stderr which ranks were
     read at which stage, and which could not be read and why. ``lenient``: read past what does
     not parse, and warn on stderr with every skipped span."""
     dump = load_dump(path)
     if quiet or len(dump.ranks) < 2:
-        analysis = dump.analyse(stage, jobs=jobs, lenient=lenient)
+        analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world)
     else:
         with Progress(TextColumn("analysing {task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=stderr(), transient=True) as progress:
             task = progress.add_task(str(path), total=len(dump.ranks))
-            analysis = dump.analyse(stage, jobs=jobs, lenient=lenient,
+            analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world,
                                     progress=lambda _label: progress.advance(task))
     warn_skipped(analysis.skipped)
     tell_plan(analysis.plan)
@@ -123,6 +123,12 @@ def stage_option(f):
     return click.option("--stage", default=None,
                         help="Stage file to read per rank (default: validate, else step_parallel_end, "
                              "execute, step_parallel_begin).")(f)
+
+
+def world_option(f):
+    return click.option("--world", type=click.IntRange(min=1), default=None,
+                        help="The job's rank count, when the dump holds some ranks only (default: the run "
+                             "record, the rank folders, or what the IR states).")(f)
 
 
 def jobs_option(f):

@@ -7,15 +7,15 @@ import click
 import pandas as pd
 
 from msinspect.cli.output import (analysed, emit, errors, jobs_option, json_option, lenient_option, plain,
-                                  stage_option, stdout)
+                                  stage_option, stdout, world_option)
 
 
-def summary_frame(dump, stage: str | None = None, lenient: bool = False) -> pd.DataFrame:
+def summary_frame(dump, stage: str | None = None, lenient: bool = False, world: int | None = None) -> pd.DataFrame:
     """Per rank: the file read, its status, strategies (user / planner), communication operators
-    per kind, bytes moved per step, and the ranks of its pipeline stage; ``other_stage`` and
+    per kind, bytes sent on the wire per step, and the ranks of its pipeline stage; ``other_stage`` and
     ``note`` flag a rank read at another stage than the rest, and ranks that could not be read
     get a row with status ``not read`` and the reason."""
-    analysis = dump.analyse(stage, lenient=lenient)
+    analysis = dump.analyse(stage, lenient=lenient, world=world)
     reads = {str(r.file): r for r in analysis.plan.read}
     rows = []
     for result in analysis.results:
@@ -30,8 +30,12 @@ def summary_frame(dump, stage: str | None = None, lenient: bool = False) -> pd.D
             "strategies": len(strategies),
             "user_set": int((strategies["set_by"] == "user").sum()) if not strategies.empty else 0,
             "comm": len(comm), "by_kind": ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) or "-",
-            "bytes_per_step": int(comm["bytes"].sum(min_count=1)) if not comm.empty and comm["bytes"].notna().any() else None,
-            "weights": len(result.params),
+            # bytes this rank sends per step; None when an operator's bytes cannot be told
+            "wire_bytes": (int(comm["wire_bytes"].sum()) if comm["wire_bytes"].notna().all() else None)
+            if not comm.empty else 0,
+            "wire_unknown": int(comm["wire_bytes"].isna().sum()) if not comm.empty else 0,
+            "weights": result.weights,  # every parameter with a value
+            "sharded_weights": len(result.params),  # those an operator with a strategy reads
             "stage_ranks": "-".join(map(str, ctx.stage_ranks)) if ctx.stage_ranks else None,
             "complete": result.complete,
             "other_stage": bool(read and read.other_stage), "note": read.note if read else None,
@@ -48,12 +52,13 @@ def summary_frame(dump, stage: str | None = None, lenient: bool = False) -> pd.D
 @json_option
 @jobs_option
 @lenient_option
-def summary(dump, stage, as_json, jobs, lenient):
+@world_option
+def summary(dump, stage, as_json, jobs, lenient, world):
     """One line per rank: which file was read, strategies (how many the user set), communication
-    operators by kind and the bytes they move per step, and the ranks of its pipeline stage."""
+    operators by kind and the bytes they send on the wire per step, and the ranks of its pipeline stage."""
     with errors():
-        dumped = analysed(dump, stage, jobs, quiet=as_json, lenient=lenient)
-        frame = summary_frame(dumped, stage, lenient)
+        dumped = analysed(dump, stage, jobs, quiet=as_json, lenient=lenient, world=world)
+        frame = summary_frame(dumped, stage, lenient, world)
     if as_json:
         click.echo(json.dumps([{k: plain(v) for k, v in r.items()} for r in frame.to_dict("records")], indent=2))
         return

@@ -51,7 +51,7 @@ def _node(key: str, data: dict, comm: dict | None, namespace: str | None = None)
             "outputsMetadata": _outputs(data.get("output_shapes") or (), data.get("dtypes") or ()),
             "inputsMetadata": [], "style": None, "config": None}
     if comm is not None:
-        for k in ("kind", "group", "group_ranks", "peer", "bytes", "producer", "consumers"):
+        for k in ("kind", "group", "group_ranks", "peer", "tensor_bytes", "wire_bytes", "producer", "consumers"):
             if comm.get(k) is not None and text(comm.get(k)) != "":
                 node["attrs"].append(_kv(f"comm {k}", comm[k]))
         node["style"] = dict(COMM_STYLE)

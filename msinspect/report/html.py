@@ -63,10 +63,10 @@ def _comm_summary(frame) -> dict:
     """Per kind and per group: operators, ranks and tensor bytes per step (summed over the ranks
     that run them; "cannot tell" where a row has no byte count)."""
     def summarise(rows):
-        missing = int(rows["bytes"].isna().sum())
+        missing = int(rows["tensor_bytes"].isna().sum())
         return {"ops": len(rows), "ranks": ranks_text(rows["rank"].dropna()),
-                "bytes": None if missing else int(rows["bytes"].sum()), "missing": missing,
-                "known": int(rows["bytes"].dropna().sum())}
+                "bytes": None if missing else int(rows["tensor_bytes"].sum()), "missing": missing,
+                "known": int(rows["tensor_bytes"].dropna().sum())}
 
     kinds = [{"kind": kind, **summarise(rows)} for kind, rows in frame.groupby("kind", sort=False)]
     groups = []

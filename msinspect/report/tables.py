@@ -18,7 +18,7 @@ import pandas as pd
 STRATEGY_SHOWN = ["name", "op", "scope", "micro", "set_by", "in_strategy", "out_strategy", "global_inputs",
                   "global_output", "rank_inputs", "rank_output", "shapes_ok"]
 COMM_SHOWN = ["name", "op", "kind", "producer", "consumers", "group", "group_ranks", "peer", "shape", "dtype",
-              "bytes", "scope", "micro"]
+              "tensor_bytes", "wire_bytes", "scope", "micro"]
 _INSTANCE = re.compile(r"-op\d+$")
 _REPEATED_CELL = re.compile(r"/\d+-")
 

@@ -14,7 +14,8 @@ def test_users_allreduce_over_the_world(manual):
     assert len(forward) == 8  # one per rank
     assert set(forward["group"]) == {"mccl_world_group"}
     assert set(forward["group_ranks"]) == {tuple(range(8))}
-    assert set(forward["bytes"]) == {4}  # a float32 scalar loss
+    assert set(forward["tensor_bytes"]) == {4}  # a float32 scalar loss
+    assert set(forward["wire_bytes"]) == {2 * 7 * 4 // 8}  # ring AllReduce: 2 (n - 1) / n * S, n = 8
     backward = comm[comm["kind"] == "backward"]
     assert len(backward) == 8
 

@@ -29,13 +29,15 @@ def test_allreduce_after_matmul_over_ranks_0_to_3(seed):
     assert allreduce["producer"] == "matmul"
     assert allreduce["group_ranks"] == (0, 1, 2, 3)
     assert allreduce["kind"] == "forward"
-    assert allreduce["bytes"] == 8 * 16 * 4
+    assert allreduce["tensor_bytes"] == 8 * 16 * 4  # the rank's (8, 16) float32 partial sum
+    assert allreduce["wire_bytes"] == 2 * 3 * (8 * 16 * 4) // 4  # ring AllReduce over 4 ranks
 
 
 def test_redistribution_strided_slice_8x16_to_8x4_before_relu(seed):
     comm = seed.comm()
     ss = comm[comm["op"] == "StridedSlice"].iloc[0]
-    assert ss["kind"] == "redistribution"
+    assert ss["kind"] == "local"  # a slice of the rank's own data: nothing on the wire
+    assert ss["wire_bytes"] == 0
     assert (ss["shape"], ss["out_shape"]) == ((8, 16), (8, 4))
     assert ss["consumers"] == ("relu",)
 

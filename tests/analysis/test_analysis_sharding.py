@@ -71,8 +71,14 @@ def test_every_per_rank_shape_is_global_divided_by_strategy(sharding):
 def test_redistribution_of_the_data_parallel_input(sharding):
     """x arrives cut (8, 1) by data parallel and must be re-laid out as (2, 4) for matmul."""
     comm = sharding.comm()
-    chain = comm[(comm["rank"] == 0) & (comm["kind"] == "redistribution") & (comm["consumers"] == ("matmul",))]
+    chain = comm[(comm["rank"] == 0) & comm["kind"].isin(["redistribution", "local"])
+                 & (comm["consumers"] == ("matmul",))]
     assert "AllGather" in set(chain["op"]) and "StridedSlice" in set(chain["op"])
     gather = chain[chain["op"] == "AllGather"].iloc[0]
+    assert gather["kind"] == "redistribution"
     assert gather["shape"] == (2, 32)  # 16 rows / 8 ranks
     assert gather["group_ranks"] == batch_group(0)
+    n = len(batch_group(0))
+    assert gather["wire_bytes"] == (n - 1) * 2 * 32 * 4  # ring AllGather: (n - 1) * S_in
+    sliced = chain[chain["op"] == "StridedSlice"]
+    assert set(sliced["kind"]) == {"local"} and set(sliced["wire_bytes"]) == {0}

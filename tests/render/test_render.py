@@ -125,8 +125,8 @@ def test_inserted_allreduce_highlighted_with_its_group(around_matmul, validate0)
 def test_redistribution_chain_and_parameters(around_matmul):
     dot = around_matmul
     chain = [dot.one("inputs0"), dot.one("AllGather (redistribution)")]
-    chain += dot.named("Reshape (redistribution)")[:1] + [dot.one("StridedSlice (redistribution)")]
-    chain += dot.named("Reshape (redistribution)")[1:] + [dot.one("matmul")]
+    chain += dot.named("Reshape (local)")[:1] + [dot.one("StridedSlice (local)")]
+    chain += dot.named("Reshape (local)")[1:] + [dot.one("matmul")]
     shapes = [dot.edge(a, b)["label"] for a, b in zip(chain, chain[1:])]
     assert shapes == ["(2, 32)", "(8, 32)", "(1, 8, 32)", "(1, 8, 8)", "(8, 8)"]
     assert dot.nodes[chain[2]]["fillcolor"] == "#fde0c5" and dot.nodes[chain[2]]["shape"] == "box"

@@ -14,19 +14,6 @@ from tests.zoo.zoo_manifest import ZOO, networks
 
 #: Entries that fail on an msinspect bug, not on a wrong expectation: (network, entry) -> the bug.
 KNOWN_BUGS: dict[tuple[str, str], str] = {
-    ("04_pipeline_hsdp_recompute", "expect.comm[4]"):
-        "msinspect.analysis.ops.COMM_OPS lacks _MicroStepAllGather (and _MiniStepAllGather), the "
-        "optimizer-parallel gather MindSpore inserts under pipeline parallel: comm() lists none",
-    ("04_pipeline_hsdp_recompute", "expect.comm[5]"):
-        "msinspect.analysis.ops.COMM_OPS lacks _MicroStepAllGather: comm() lists none",
-    ("05_expert_alltoall_16", "expect.strategy[0]"):
-        "Node.strategy reads only the trailing {in_strategy: ...} braces; a semi-auto "
-        "step_parallel_begin (2.10) prints the user's strategy only in primitive_attrs, so no "
-        "operator there has a strategy",
-    **{("10_layout_api_8", f"expect.strategy[{i}]"):
-       "msinspect does not read a strategy from primitive_attrs in_layout ({'device_matrix': (2, 4), "
-       "'tensor_map': (1, -1), ...}): operators cut with mindspore.parallel.Layout print no "
-       "trailing in_strategy, so none has a strategy" for i in range(5)},
 }
 
 

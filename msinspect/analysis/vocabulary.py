@@ -1,0 +1,194 @@
+"""MindSpore's communication vocabulary, in one place: every collective primitive of
+``mindspore/ops/operations/comm_ops.py`` and every operator the parallel pass inserts (mirror,
+micro-step and mini-step variants, virtual operators), with whether it moves data, the kind of
+communication it is, and the ring algorithm its wire bytes follow.
+
+Kinds (why the operator is there):
+
+- ``forward``: an operator's own communication (``forward_op_*``: the partial sums of a
+  row-parallel MatMul ...);
+- ``redistribution``: a collective moving a tensor between two layouts (``redistribution_op_*``);
+- ``backward``: communication of the gradient graph that is not gradient aggregation (the
+  gradient of a forward AllReduce, ``gradforward_op``; the ReduceScatter that is the gradient of a
+  redistribution AllGather, ``grad_redistribution_op_*``);
+- ``gradient``: gradient aggregation over the ranks holding the same parameter slice (the mirror
+  operators and the AllReduce they become, ``grad_mirror_*``);
+- ``optimizer``: optimizer parallel: gathering a parameter's slices before use
+  (``parallel_optimizer_allgather*``, ``_MicroStepAllGather``, ``_MiniStepAllGather``) and
+  scattering its gradient (``grad_parallel_optimizer_*``);
+- ``pipeline``: Send / Receive between pipeline stages;
+- ``local``: a redistribution step that computes on the rank's own data (``StridedSlice``,
+  ``Reshape``, ``Split``, ``Concat``, ``Transpose``, ``GetNext`` ... named ``redistribution_op_*``):
+  nothing on the wire;
+- ``virtual``: the parallel pass's bookkeeping operators (``_VirtualDiv`` ...): nothing on the wire;
+- ``user``: a collective the user's own code calls.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from msinspect.model import Node
+
+#: The kinds, in the order summaries list them.
+KINDS = ("forward", "redistribution", "backward", "gradient", "optimizer", "pipeline", "local", "virtual",
+         "user")
+
+
+@dataclass(frozen=True)
+class CommOp:
+    """One primitive of the vocabulary."""
+
+    name: str
+    moves_data: bool
+    """Whether it sends bytes between ranks (in the graph it is in, or in the gradient graph it
+    becomes: a mirror operator is the gradient's AllReduce)."""
+    kind: str | None
+    """Its kind whatever its instance name says (None: decided by the name, see :func:`kind_of`)."""
+    algorithm: str | None
+    """The ring formula of its wire bytes (see :func:`wire_bytes`); None: none known."""
+    doc: str
+
+
+_OPS = [
+    # collectives of comm_ops.py
+    CommOp("AllReduce", True, None, "allreduce", "reduce over the group, every rank gets the result"),
+    CommOp("AllGather", True, None, "allgather", "concatenate every rank's tensor along axis 0"),
+    CommOp("AllGatherV", True, None, "allgather", "AllGather of tensors of different sizes"),
+    CommOp("ReduceScatter", True, None, "reducescatter", "reduce over the group, rank i keeps part i"),
+    CommOp("ReduceScatterV", True, None, "reducescatter", "ReduceScatter of parts of different sizes"),
+    CommOp("AlltoAll", True, None, "alltoall", "split along one axis, send part i to rank i"),
+    CommOp("AllToAll", True, None, "alltoall", "AlltoAll (older spelling)"),
+    CommOp("AlltoAllV", True, None, "alltoall", "AlltoAll of parts of different sizes"),
+    CommOp("AllToAllv", True, None, "alltoall", "AlltoAllV (older spelling)"),
+    CommOp("Broadcast", True, None, None, "the root's tensor to every rank of the group"),
+    CommOp("Reduce", True, None, None, "reduce over the group to one rank"),
+    CommOp("CollectiveScatter", True, None, None, "the root's tensor split over the group"),
+    CommOp("CollectiveGather", True, None, None, "every rank's tensor gathered on the root"),
+    CommOp("NeighborExchange", True, None, None, "send to and receive from given ranks"),
+    CommOp("NeighborExchangeV2", True, None, None, "halo exchange with neighbour ranks"),
+    CommOp("BatchISendIRecv", True, None, None, "batched sends and receives"),
+    CommOp("Barrier", False, None, None, "synchronises the group, no data"),
+    CommOp("Send", True, "pipeline", "p2p", "the tensor to one rank (pipeline stages)"),
+    CommOp("Receive", True, "pipeline", "p2p", "a tensor from one rank (pipeline stages)"),
+    CommOp("_HostAllGather", True, None, "allgather", "AllGather on the host"),
+    CommOp("_HostReduceScatter", True, None, "reducescatter", "ReduceScatter on the host"),
+    # operators the parallel pass inserts
+    CommOp("_MirrorOperator", True, "gradient", "allreduce",
+           "identity forward; its gradient is AllReduce over the ranks holding the same slice"),
+    CommOp("_MirrorMiniStepOperator", True, "gradient", "allreduce",
+           "mirror operator under gradient accumulation (mini-steps)"),
+    CommOp("_MirrorMicroStepOperator", True, "gradient", "allreduce",
+           "mirror operator under pipeline parallel (micro-steps)"),
+    CommOp("MirrorMicroStepOperator", True, "gradient", "allreduce", "_MirrorMicroStepOperator (older name)"),
+    CommOp("_MicroStepAllGather", True, "optimizer", "allgather",
+           "optimizer parallel under pipeline: gathers a parameter's slices, its gradient is accumulated"
+           " over micro-steps and reduce-scattered"),
+    CommOp("_MiniStepAllGather", True, "optimizer", "allgather",
+           "optimizer parallel under gradient accumulation (mini-steps)"),
+    CommOp("_VirtualDiv", False, "virtual", None, "divides the gradient by the device count (no data moves)"),
+    CommOp("_VirtualAdd", False, "virtual", None, "bookkeeping add of the parallel pass"),
+    CommOp("_VirtualAssignAdd", False, "virtual", None, "accumulates a gradient locally in the backward"),
+    CommOp("_VirtualAccuGrad", False, "virtual", None, "local gradient accumulation"),
+    CommOp("_VirtualPipelineEnd", False, "virtual", None, "marks a pipeline stage's end"),
+]
+
+#: Every operator of the vocabulary, by primitive name.
+VOCABULARY: dict[str, CommOp] = {op.name: op for op in _OPS}
+#: Primitives that move data between ranks.
+MOVING = frozenset(op.name for op in _OPS if op.moves_data)
+#: Virtual operators that are listed with communication but move nothing.
+VIRTUAL = frozenset(op.name for op in _OPS if op.kind == "virtual")
+MIRROR_OPS = frozenset(op.name for op in _OPS if op.kind == "gradient")
+PIPELINE_OPS = frozenset({"Send", "Receive"})
+
+#: Instance-name prefix of the operators a tensor redistribution inserts.
+REDISTRIBUTION_PREFIX = "redistribution_op_"
+#: The same prefix on the gradient of a redistribution operator (written with and without ``_``).
+GRAD_REDISTRIBUTION_PREFIXES = ("grad_redistribution_op_", "gradredistribution_op_")
+#: Instance names of optimizer-parallel gathers (and ``grad_`` + it for their gradient).
+OPTIMIZER_MARKS = ("parallel_optimizer", "opt_shard")
+
+
+def is_listed(node: Node) -> bool:
+    """Whether the operator is listed with communication: a vocabulary primitive (the
+    ``_VirtualDataset`` / ``_VirtualOutput`` plumbing excepted), or a step of a redistribution."""
+    return node.op in VOCABULARY or is_redistribution_step(node)
+
+
+def is_redistribution_step(node: Node) -> bool:
+    """An operator a redistribution inserted (named ``redistribution_op_*`` or its gradient)."""
+    name = node.instance_name or ""
+    return name.startswith(REDISTRIBUTION_PREFIX) or name.startswith(GRAD_REDISTRIBUTION_PREFIXES)
+
+
+def moves_data(node: Node) -> bool:
+    """Whether the operator sends bytes between ranks (a local redistribution step does not)."""
+    return node.op in MOVING
+
+
+def kind_of(node: Node, backward: bool) -> str:
+    """Why the operator is there (see the module's docstring); ``backward``: whether it sits in
+    the gradient graph."""
+    name = (node.instance_name or "").lower()
+    entry = VOCABULARY.get(node.op)
+    if entry is None or not entry.moves_data:
+        if entry is not None and entry.kind:
+            return entry.kind
+        return "local"  # a redistribution step computing on the rank's own data
+    if entry.kind:
+        return entry.kind
+    if name.startswith(GRAD_REDISTRIBUTION_PREFIXES):
+        return "backward"
+    if name.startswith(REDISTRIBUTION_PREFIX):
+        return "redistribution"
+    if "mirror" in name:
+        return "gradient"
+    if any(mark in name for mark in OPTIMIZER_MARKS):
+        return "optimizer"
+    if name.startswith("forward_op_"):
+        return "forward"
+    if backward:
+        return "backward"
+    return "user"
+
+
+def group_size(node: Node, ranks: tuple[int, ...] | None) -> int | None:
+    """How many ranks take part: the group's rank list, else ``rank_size`` / ``dev_num``."""
+    if ranks:
+        return len(ranks)
+    for key in ("rank_size", "dev_num"):
+        value = node.primitive_attrs.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def wire_bytes(node: Node, tensor_bytes: int | None, n: int | None) -> int | None:
+    """Bytes one rank sends on the wire for the operator, by the ring algorithms, from the
+    tensor at the rank (``S``, the input) and the group size ``n``:
+
+    - AllReduce (and the mirror operators, whose gradient is one): ``2 (n - 1) / n * S``;
+    - AllGather (and the optimizer gathers): ``(n - 1) * S`` (S: the rank's slice, the input);
+    - ReduceScatter: ``(n - 1) / n * S`` (S: the whole input);
+    - AlltoAll: ``(n - 1) / n * S``;
+    - Send / Receive: ``S`` (Receive: the bytes it receives, so a pipeline pair counts both ends);
+    - operators that move nothing (local redistribution steps, virtual operators): 0.
+
+    None when the tensor's size or the group size is unknown, or the algorithm is not one of these.
+    """
+    entry = VOCABULARY.get(node.op)
+    if entry is None or not entry.moves_data:
+        return 0
+    if tensor_bytes is None:
+        return None
+    if entry.algorithm == "p2p" and node.op in PIPELINE_OPS:
+        return tensor_bytes
+    if n is None or n < 1:
+        return None
+    if entry.algorithm == "allreduce":
+        return 2 * (n - 1) * tensor_bytes // n
+    if entry.algorithm == "allgather":
+        return (n - 1) * tensor_bytes
+    if entry.algorithm in ("reducescatter", "alltoall"):
+        return (n - 1) * tensor_bytes // n
+    return None
