@@ -8,6 +8,7 @@ from collections import deque
 
 import networkx as nx
 
+from msinspect.analysis.flow import is_data_edge
 from msinspect.analysis.ops import is_backward, is_comm, is_plumbing, matches
 from msinspect.errors import MsInspectError
 from msinspect.graph import node_id
@@ -15,16 +16,6 @@ from msinspect.model import IRFile, Node
 
 
 # The lead points this at the analysis package's one definition of a data edge after merging.
-def _data_edge(graph: nx.MultiDiGraph, source: str, target: str, position: int | None) -> bool:
-    """Whether the edge carries data rather than only ordering side effects (monads)."""
-    target_op = graph.nodes[target].get("op")
-    if target_op == "UpdateState" or graph.nodes[source].get("op") == "UpdateState":
-        return False
-    if target_op in ("Depend", "Load") and position != 0:
-        return False
-    return True
-
-
 class View:
     """The file's graph as the picture sees it: which nodes are shown, which are walked through
     (collapsed plumbing), which are left out (the gradient graph unless asked)."""
@@ -51,7 +42,7 @@ class View:
 
     def carries_data(self, source: str, target: str, position: int | None) -> bool:
         """Whether the edge carries data rather than only ordering side effects (monads)."""
-        return _data_edge(self.graph, source, target, position)
+        return is_data_edge(self.graph, source, target)
 
     def free(self, key: str) -> bool:
         """Walking onto it costs no hop: communication sits between real operators, and parameters
@@ -85,7 +76,7 @@ class View:
                 position = data.get("position")
                 if element is not None and element != (position if upstream else _item_index(self.graph, target)):
                     continue
-                if self.excluded(other) or (data_only and not _data_edge(self.graph, source, target, position)):
+                if self.excluded(other) or (data_only and not is_data_edge(self.graph, source, target)):
                     continue
                 if not self.hidden(other):
                     found[(other, target, position)] = None
