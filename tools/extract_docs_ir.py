@@ -12,7 +12,8 @@ each line where it does so, and keeps one file per distinct text with every plac
 Each sample is sorted, from its text alone and never from what msinspect's parser makes of it:
 
 * ``complete/``: a whole dump as MindSpore printed it (a header, nothing elided, and the
-  subgraph count it states matches the ``subgraph @`` lines it shows): must parse strictly.
+  subgraph count it states matches the ``subgraph @`` lines it shows): must parse strictly. The
+  blank line the dumper writes at the end, which pages drop, is restored.
 * ``excerpt/``: a part of a dump: ``...`` elision lines, no header, or fewer subgraphs than it
   states. Must parse leniently with diagnostics exactly at the elision lines.
 * left out (listed in the manifest with the reason, no file): text a person edited by hand
@@ -323,6 +324,11 @@ def classify(sample: Sample) -> None:
     else:
         sample.kind, sample.reason = "complete", "whole dump: header, nothing elided" + (
             "" if analyze_fail else f", {shown} subgraphs as stated")
+        # MindSpore ends a dump with a blank line after its last block (DumpSubgraph writes "}"
+        # and two line ends); a page drops it. Restored, so that the file ends as the dumper's
+        # does and a copy cut at a line end can be told from a whole one.
+        sample.text = sample.text.rstrip("\n") + "\n\n\n"
+        sample.reason += "; the blank line the dumper writes at the end, which the page dropped, restored"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -332,17 +332,18 @@ _DUMP_NAME = re.compile(r"^(?:\d+_)?[^\W\d]\w*_\d+\.ir(?:\.gz)?$")
 
 
 def _completeness(path: str, text: str, ir: IRFile) -> list[Diagnostic]:
-    """What shows a dump file was cut that its counts cannot: a dump ends with the blank line its
-    dumper writes after every subgraph block ("}" then two line ends, DumpSubgraph /
-    DumpIRInSubgraph, in every release), and begins with its header. Both are asked only of
-    files named as MindSpore names its dumps (text copied from a page loses its blank lines)."""
+    """What shows a dump was cut that its counts cannot: a dump ends with the blank line its dumper
+    writes after every block ("}" then two line ends, DumpSubgraph / DumpIRInSubgraph; the
+    analyze_fail exporter ends the same way), in every release, so a headed file without it was
+    cut at a line end (or copied without it: then it cannot be shown whole either); and a file
+    named as MindSpore names its dumps begins with its header."""
     found = []
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
     if ir.family == "excerpt" and _DUMP_NAME.match(name) and ir.subgraphs:
         found.append(Diagnostic(1, 1, "named as a MindSpore dump file but has no '# IR entry' header: "
                                       "its beginning is missing (a documentation excerpt should not be "
                                       "named like a dump file)"))
-    if ir.family != "excerpt" and ir.kind == "graph" and _DUMP_NAME.match(name) and not text.endswith("\n\n"):
+    if ir.family != "excerpt" and not text.endswith("\n\n"):
         line = text.count("\n") + 1
         found.append(Diagnostic(line, 1, "the file ends inside its last block (MindSpore ends a dump with "
                                          "blank lines): truncated dump?"))
