@@ -204,14 +204,16 @@ def _rank_dump(folder: Path, names: list[str]) -> RankDump:
     return RankDump(folder, rank, sorted(files, key=_dump_order), sorted(unreadable, key=lambda u: _dump_order(u.path)))
 
 
-def load_dump(path: str | os.PathLike) -> Dump:
+def load_dump(path: str | os.PathLike, *, one_job: bool = True) -> Dump:
     """Find the IR files under ``path``: one file, a ``rank_N/`` folder, a folder of IR files, or a
     root with ``rank_N/`` folders at any depth. :class:`DumpNotFoundError` when there are none.
 
     Nothing is left out without a word: folders that cannot be listed, ``rank_N`` entries that
     are links leading nowhere, and IR files that cannot be read are kept in
     :attr:`Dump.unreadable` / :attr:`RankDump.unreadable`. Links to folders are followed (once
-    each). Two folders holding the same rank raise :class:`DuplicateRanksError`.
+    each). ``one_job`` (what the analyses need): the path is one job's dump, and two folders
+    holding the same rank raise :class:`DuplicateRanksError`; without it (``parse``, which reads
+    files, not ranks) any folders of IR files are found, several runs included.
     """
     root = Path(path)
     if not root.exists():
@@ -255,22 +257,31 @@ def load_dump(path: str | os.PathLike) -> Dump:
             f"{root}: no MindSpore IR files (.ir or .ir.gz) here or below; "
             "dumps are written with MS_DEV_SAVE_GRAPHS=2 into MS_DEV_SAVE_GRAPHS_PATH/rank_N/")
     ranks.sort(key=lambda r: (r.rank is None, r.rank if r.rank is not None else 0, str(r.path)))
-    _refuse_duplicates(root, ranks)
-    return Dump(root, ranks, sorted(unreadable, key=lambda u: str(u.path)))
+    dump = Dump(root, ranks, sorted(unreadable, key=lambda u: str(u.path)))
+    if one_job:
+        _refuse_duplicates(dump)
+    return dump
 
 
-def _refuse_duplicates(root: Path, ranks: list[RankDump]) -> None:
+def duplicate_ranks(dump: Dump) -> str | None:
+    """Which ranks the dump holds more than once, and where, in words; None when each once."""
     by_rank: dict[int, list[Path]] = {}
-    for rank in ranks:
+    for rank in dump.ranks:
         if rank.rank is not None:
             by_rank.setdefault(rank.rank, []).append(rank.path)
     twice = {n: paths for n, paths in by_rank.items() if len(paths) > 1}
+    if not twice:
+        return None
+    lines = [f"rank {n}: " + " and ".join(str(p) for p in paths) for n, paths in sorted(twice.items())]
+    return (f"{dump.path}: holds {len(twice)} rank(s) more than once (two runs, or a copy inside the dump?)"
+            ":\n  " + "\n  ".join(lines[:8]) + (f"\n  ... and {len(lines) - 8} more" if len(lines) > 8 else ""))
+
+
+def _refuse_duplicates(dump: Dump) -> None:
+    twice = duplicate_ranks(dump)
     if twice:
-        lines = [f"rank {n}: " + " and ".join(str(p) for p in paths) for n, paths in sorted(twice.items())]
-        raise DuplicateRanksError(
-            f"{root}: holds {len(twice)} rank(s) more than once (two runs, or a copy inside the dump?); "
-            "name the folder of one run:\n  " + "\n  ".join(lines[:8])
-            + (f"\n  ... and {len(lines) - 8} more" if len(lines) > 8 else ""))
+        head, _, rest = twice.partition(":\n")
+        raise DuplicateRanksError(f"{head}; name the folder of one run:\n{rest}")
 
 
 def _rank_of(folder: Path) -> int | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.conftest import FIXTURES
 
@@ -53,3 +54,20 @@ def test_wrong_paths(tmp_path):
 def test_help_lists_commands():
     run = msinspect("--help")
     assert run.returncode == 0 and "parse" in run.stdout and "scrub" in run.stdout
+
+
+def test_parse_reads_every_run_of_a_folder_that_holds_several(tmp_path):
+    """parse reads files, not ranks: two runs under one folder (rank_0 twice, as in fixtures/zoo)
+    are both read; an analysis, which needs one job, refuses the same folder naming both."""
+    import shutil
+
+    source = FIXTURES / "manual_parallel_8rank" / "rank_0"
+    for run in ("run_a", "run_b"):
+        shutil.copytree(source, tmp_path / run / "rank_0")
+    done = msinspect("parse", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr
+    paths = sorted(row["path"] for row in json.loads(done.stdout))
+    per_run = len(list(source.glob("*.ir.gz")))
+    assert len(paths) == 2 * per_run and {Path(p).parts[-3] for p in paths} == {"run_a", "run_b"}
+    refused = msinspect("summary", str(tmp_path))
+    assert refused.returncode == 2 and "run_a/rank_0" in refused.stderr and "run_b/rank_0" in refused.stderr

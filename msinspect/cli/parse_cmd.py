@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from msinspect.cli.reads import tell_unreadable
-from msinspect.dumps import Unreadable, load_dump, parse_many
+from msinspect.dumps import Unreadable, duplicate_ranks, load_dump, parse_many
 from msinspect.stages import is_ir_file, stage_of
 from msinspect.cli.exits import errors
 from msinspect.errors import MsInspectError
@@ -59,7 +59,11 @@ def parse(paths, as_json, lenient, stage, jobs):
     with errors():
         files, problems = [], []
         for path in paths:
-            dump = load_dump(path)
+            dump = load_dump(path, one_job=False)  # files, not ranks: several runs are fine
+            twice = duplicate_ranks(dump)
+            if twice:  # said, not refused: each file is read on its own
+                err.print(f"note: {twice}\n  each file is read on its own; an analysis needs the folder of one run",
+                          markup=False, highlight=False, soft_wrap=True)
             files += dump.files(stage) if stage else dump.files()
             problems += [p for p in dump.problems() if not stage or not is_ir_file(p.path) or stage_of(p.path) == stage]
         tell_unreadable(problems)
