@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+from pathlib import Path
 from typing import Any, Callable
 
 from msinspect.check import MAX_EVIDENCE, CheckReport, Outcome, check  # noqa: F401 (names helpers' users import)
@@ -77,9 +78,19 @@ class DumpAssertions:
     without its ``assert_`` (``strategy``, ``shape``, ``comm_after``, ``comm_before``, ``count``,
     ``no_redistribution``, ``spec``)."""
 
-    def __init__(self, dump: DumpLike):
+    def __init__(self, dump: DumpLike, root: str | os.PathLike | None = None):
         self.dump = as_dump(dump)
+        #: The folder a relative spec path is read from (the plugin gives pytest's rootdir);
+        #: None: the current folder.
+        self.root = Path(root) if root is not None else None
+
+    def spec(self, spec: str | os.PathLike | Spec) -> CheckReport:
+        """:func:`assert_spec` on the bound dump; a relative spec path is read from :attr:`root`."""
+        __tracebackhide__ = True
+        if self.root is not None and isinstance(spec, (str, os.PathLike)):
+            spec = self.root / spec  # an absolute spec stays itself
+        return assert_spec(self.dump, spec)
 
 
-for _name, _helper in {**ASSERTIONS, "assert_spec": assert_spec}.items():
+for _name, _helper in ASSERTIONS.items():
     setattr(DumpAssertions, _name.removeprefix("assert_"), _bound(_helper))

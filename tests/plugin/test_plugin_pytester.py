@@ -43,11 +43,28 @@ def test_one_pass_and_one_readable_failure(pytester):
     assert "msinspect/check.py" not in result.stdout.str()
 
 
-def test_unconfigured_dump_skips(pytester):
+def test_unconfigured_dump_fails_saying_what_to_pass(pytester):
     pytester.makepyfile(test_seed=SEED_TESTS)
-    result = pytester.runpytest(*plugin_args(), "-rs")
-    result.assert_outcomes(skipped=2)
-    result.stdout.fnmatch_lines(["*no msinspect dump configured: pass --msinspect-dumps PATH*"])
+    result = pytester.runpytest(*plugin_args())
+    # a CI job that forgot the dump must not pass while testing nothing
+    result.assert_outcomes(errors=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        "*ERROR at setup of test_matmul_as_the_seed_sets_it*",
+        f"no msinspect dump configured: pass --msinspect-dumps=PATH * or set msinspect_dumps = PATH "
+        f"in an ini file (pytest.ini) in {pytester.path}; to skip the tests that need a dump instead, "
+        f"pass --msinspect-skip-missing or set msinspect_skip_missing = true",
+    ])
+
+
+@pytest.mark.parametrize("opt_in", ["option", "ini"])
+def test_skipping_a_missing_dump_is_opted_into(pytester, opt_in):
+    pytester.makepyfile(test_seed=SEED_TESTS + "\ndef test_without_dump():\n    pass\n")
+    if opt_in == "ini":
+        pytester.makeini("[pytest]\nmsinspect_skip_missing = true\n")
+    result = pytester.runpytest(*plugin_args(), "-rs", *(["--msinspect-skip-missing"] if opt_in == "option" else []))
+    result.assert_outcomes(skipped=2, passed=1)
+    result.stdout.fnmatch_lines(["SKIPPED *no msinspect dump configured: pass --msinspect-dumps=PATH*"])
 
 
 def test_missing_dump_is_an_error(pytester):
