@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Iterable
 from msinspect.analysis.ops import selector_matches
 from msinspect.expectations.assertions import Layout, expect, verify
 from msinspect.expectations.base import ExpectationKind, assertion, register
-from msinspect.expectations.evidence import Outcome, evidence_of, kind_matches, rank_of, ranks_text, select
+from msinspect.expectations.evidence import Outcome, evidence_of, kind_matches, no_match, rank_of, ranks_text, select
 from msinspect.expectations.values import MAX_RANKS, shape_list
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class Comm(ExpectationKind):
         want = f"{v['kind']} {'after' if 'after' in v else 'before'} {anchor} in group(s) {want_groups}"
         anchors = select(ops[~ops["backward"] & ~ops["comm"]] if not ops.empty else ops, anchor, e.ranks)
         if anchors.empty:
-            return Outcome(e, False, want, f"no operator matching {anchor!r}")
+            return Outcome(e, False, want, no_match(ops, anchor))
         kinds = (comm[[kind_matches(o, n, v["kind"]) for o, n in zip(comm["op"], comm["name"])]]
                  if not comm.empty else comm)
         if e.ranks is not None:

@@ -3,6 +3,7 @@ show it (:class:`Evidence`), and the helpers every kind uses to pick rows of an 
 what it found."""
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -100,6 +101,38 @@ def select(frame: pd.DataFrame, selector: str, ranks) -> pd.DataFrame:
     if ranks is not None:
         frame = frame[frame["rank"].isin(ranks)]
     return frame
+
+
+def no_match(frame: pd.DataFrame, selector: str, tail: str = "") -> str:
+    """``no operator matching 'matmull'; did you mean matmul, matmul2?``: what a kind says when
+    ``selector`` picks none of the operators in ``frame``, with the instance names and op types
+    there that are close to it (:func:`close_to`)."""
+    names = frame["name"] if not frame.empty else ()
+    ops = frame["op"] if not frame.empty else ()
+    return f"no operator matching {selector!r}{tail}{close_to(selector, names, ops)}"
+
+
+def close_to(selector: str, names, ops) -> str:
+    """``; did you mean matmul, matmul2?``: the instance ``names`` closest to the selector's last
+    part (:func:`difflib.get_close_matches` over the names and the op types ``ops``, an op type
+    standing for its instances, since a selector names instances), or, where that part is an op
+    type, its instances; "" when nothing is close."""
+    instances: dict[str, list[str]] = {}  # op type: its instance names
+    for name, op in zip(names, ops):
+        if isinstance(name, str) and isinstance(op, str) and name not in instances.setdefault(op, []):
+            instances[op].append(name)
+    last = selector.strip("/").split("/")[-1]
+    if last in instances:
+        shown = sorted(instances[last])
+        more = f" and {len(shown) - 5} more" if len(shown) > 5 else ""
+        return f"; {last} is an op type, name an instance of it: {', '.join(shown[:5])}{more}"
+    words = sorted({n for named in instances.values() for n in named} | set(instances))
+    close = difflib.get_close_matches(last, words, n=5, cutoff=0.6)
+    if not close:  # case slips: "MATMUL" for matmul
+        lowered = {w.lower(): w for w in words}
+        close = [lowered[w] for w in difflib.get_close_matches(last.lower(), list(lowered), n=5, cutoff=0.6)]
+    shown = list(dict.fromkeys(n for w in close for n in (sorted(instances[w]) if w in instances else [w])))
+    return f"; did you mean {', '.join(shown[:5])}?" if shown else ""
 
 
 def layout_text(value) -> str:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from msinspect.expectations.assertions import expect, verify
 from msinspect.expectations.base import ExpectationKind, assertion, register
-from msinspect.expectations.evidence import Evidence, Outcome, ir_line
+from msinspect.expectations.evidence import Evidence, Outcome, close_to, ir_line
 
 if TYPE_CHECKING:
     from msinspect.check import Checker
@@ -41,10 +41,15 @@ class NoRedistribution(ExpectationKind):
         stage = e.stage or checker.spec.stage
         files = [pick_file(r, stage) for r in ranks]
         found_any, problems, evidence = 0, [], []
+        named, seen = {}, {first: False, second: False}  # instance name: op type; which end matched
         for rank, ir in zip(ranks, parse_many(files, jobs=checker.jobs)):
             graph = to_networkx(ir)
-            sources = [n for n in ir.nodes() if n.index is not None and not is_backward(n) and matches(n, first)]
-            targets = [n for n in ir.nodes() if n.index is not None and not is_backward(n) and matches(n, second)]
+            forward = [n for n in ir.nodes() if n.index is not None and not is_backward(n)]
+            named.update((n.instance_name, n.op) for n in forward if n.instance_name)
+            sources = [n for n in forward if matches(n, first)]
+            targets = [n for n in forward if matches(n, second)]
+            seen[first] |= bool(sources)
+            seen[second] |= bool(targets)
             for target in targets:
                 trails = [path_between(graph, node_id(s), node_id(target)) for s in sources]
                 trails = [t for t in trails if t is not None]
@@ -57,6 +62,10 @@ class NoRedistribution(ExpectationKind):
                     evidence += [Evidence(rank.rank, ir.path, c.line, ir_line(ir.path, c.line)) for c in comm]
                 elif len(evidence) < 1:
                     evidence.append(Evidence(rank.rank, ir.path, target.line, ir_line(ir.path, target.line)))
+        unmatched = [end for end in (first, second) if not seen[end]]
+        if unmatched:
+            return Outcome(e, False, want, " | ".join(
+                f"no operator matching {end!r}{close_to(end, named.keys(), named.values())}" for end in unmatched))
         if not found_any:
             return Outcome(e, False, want, f"{first} does not feed {second} on any rank")
         found = "between them: " + "; ".join(problems) if problems else f"direct on every rank ({found_any} edge(s))"

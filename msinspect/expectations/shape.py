@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from msinspect.expectations.assertions import Layout, expect, verify
 from msinspect.expectations.base import ExpectationKind, assertion, register
-from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, ranks_text, select
+from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, no_match, ranks_text, select
 from msinspect.expectations.values import shape_list
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class Shape(ExpectationKind):
             parts.append(f"output {v['output']}")
         want = ", ".join(parts)
         if rows.empty:
-            return Outcome(e, False, want, f"no operator matching {v['op']!r}")
+            return Outcome(e, False, want, no_match(ops, v["op"]))
 
         def wrong(r) -> bool:
             if "inputs" in v and tuple(r.inputs[: len(v["inputs"])]) != v["inputs"]:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from msinspect.expectations.assertions import Layout, expect, verify
 from msinspect.expectations.base import ExpectationKind, assertion, register
-from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, ranks_text, select
+from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, no_match, ranks_text, select
 from msinspect.expectations.values import shape_list
 
 if TYPE_CHECKING:
@@ -33,9 +33,10 @@ class Strategy(ExpectationKind):
     def check(self, checker: Checker, e: Expectation) -> Outcome:
         v = e.values
         want = layout_text(v["in_strategy"]) + (f", set by {v['source']}" if "source" in v else "")
-        rows = select(checker.analysis(e).strategies(), v["op"], e.ranks)
+        strategies = checker.analysis(e).strategies()
+        rows = select(strategies, v["op"], e.ranks)
         if rows.empty:
-            return Outcome(e, False, want, f"no operator matching {v['op']!r} has a strategy")
+            return Outcome(e, False, want, no_match(strategies, v["op"], " has a strategy"))
         bad = [(v["in_strategy"] != r.in_strategy
                 or ("source" in v and v["source"] != r.set_by)
                 or ("out_strategy" in v and v["out_strategy"] != r.out_strategy)) for r in rows.itertuples()]

@@ -157,6 +157,42 @@ def test_missing_operator(seed):
         assert_shape(seed, "matmul3", inputs=((8, 8),))
 
 
+# The seed's operators, read off the network script: MatMul instances matmul and matmul2, the ReLU
+# relu. A name that matches none of them gets the close ones (difflib), never a bare "not found".
+@pytest.mark.parametrize(("call", "found"), [
+    (lambda d: assert_strategy(d, "matmull", ((2, 4), (4, 1))),
+     "no operator matching 'matmull' has a strategy; did you mean matmul, matmul2?"),
+    (lambda d: assert_shape(d, "Matmul2", inputs=((8, 8),)), "no operator matching 'Matmul2'; did you mean matmul2"),
+    (lambda d: assert_comm_after(d, "AllReduce", "rleu", [[0, 1, 2, 3]]), "no operator matching 'rleu'; did you mean relu?"),
+    # an op type where an instance is asked for: its instances
+    (lambda d: assert_shape(d, "MatMul", inputs=((8, 8),)),
+     "no operator matching 'MatMul'; MatMul is an op type, name an instance of it: matmul, matmul2"),
+    (lambda d: assert_no_redistribution(d, "relu", "matmull2"), "no operator matching 'matmull2'; did you mean matmul2"),
+])
+def test_mistyped_operator_gets_did_you_mean(seed, call, found):
+    with pytest.raises(ExpectationFailed) as exc:
+        call(seed)
+    assert f"found:    {found}" in str(exc.value)
+
+
+def test_nothing_close_suggests_nothing(seed):
+    with pytest.raises(ExpectationFailed) as exc:
+        assert_shape(seed, "conv1", inputs=((8, 8),))
+    assert str(exc.value).splitlines()[2] == "  found:    no operator matching 'conv1'"
+
+
+def test_check_command_suggests_too(tmp_path):
+    from click.testing import CliRunner
+
+    from msinspect.cli import main
+
+    spec = tmp_path / "typo.toml"
+    spec.write_text('[[expect.comm]]\nkind = "AllReduce"\nafter = "matmu"\ngroups = [[0, 1, 2, 3]]\n', encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", str(spec), str(SEED)])
+    assert result.exit_code == 1, result.output
+    assert "found:    no operator matching 'matmu'; did you mean matmul, matmul2?" in result.output
+
+
 def test_spec_failure_lists_every_failed_expectation(sharding, tmp_path):
     spec = tmp_path / "wrong.toml"
     spec.write_text("""
