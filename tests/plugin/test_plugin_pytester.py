@@ -43,14 +43,24 @@ def test_one_pass_and_one_readable_failure(pytester):
     assert "msinspect/check.py" not in result.stdout.str()
 
 
+# no msinspect import: collecting it stays quick (no pandas)
+NEEDS_DUMP = '''
+def test_needs_the_dump(msinspect_dump):
+    pass
+
+def test_needs_the_helpers(msinspect_assert):
+    pass
+'''
+
+
 def test_unconfigured_dump_fails_saying_what_to_pass(pytester):
-    pytester.makepyfile(test_seed=SEED_TESTS)
+    pytester.makepyfile(test_seed=NEEDS_DUMP)
     result = pytester.runpytest(*plugin_args())
     # a CI job that forgot the dump must not pass while testing nothing
     result.assert_outcomes(errors=2)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([
-        "*ERROR at setup of test_matmul_as_the_seed_sets_it*",
+        "*ERROR at setup of test_needs_the_helpers*",
         f"no msinspect dump configured: pass --msinspect-dumps=PATH * or set msinspect_dumps = PATH "
         f"in an ini file (pytest.ini) in {pytester.path}; to skip the tests that need a dump instead, "
         f"pass --msinspect-skip-missing or set msinspect_skip_missing = true",
@@ -59,7 +69,7 @@ def test_unconfigured_dump_fails_saying_what_to_pass(pytester):
 
 @pytest.mark.parametrize("opt_in", ["option", "ini"])
 def test_skipping_a_missing_dump_is_opted_into(pytester, opt_in):
-    pytester.makepyfile(test_seed=SEED_TESTS + "\ndef test_without_dump():\n    pass\n")
+    pytester.makepyfile(test_seed=NEEDS_DUMP + "\ndef test_without_dump():\n    pass\n")
     if opt_in == "ini":
         pytester.makeini("[pytest]\nmsinspect_skip_missing = true\n")
     result = pytester.runpytest(*plugin_args(), "-rs", *(["--msinspect-skip-missing"] if opt_in == "option" else []))
