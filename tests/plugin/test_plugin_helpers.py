@@ -8,7 +8,7 @@ over the 4 ranks sharing a batch slice, groups 0-1-2-3 and 4-5-6-7 (worked by ha
 train_jobs/sharding_propagation.toml); the manual-parallel job calls ops.AllReduce once, which
 appears once forward and once as its gradient on every rank. Failing cases check that the message
 names the operator, the expected and found values, and IR lines that really show it (read back
-here with gzip, not with msinspect).
+here with gzip, not with msinspect). An operator name that is not there gets the close ones.
 """
 from __future__ import annotations
 
@@ -173,6 +173,18 @@ def test_mistyped_operator_gets_did_you_mean(seed, call, found):
     with pytest.raises(ExpectationFailed) as exc:
         call(seed)
     assert f"found:    {found}" in str(exc.value)
+
+
+def test_did_you_mean_on_the_zoo_transformer(load_msinspect_dump):
+    # fixtures/zoo/nets/gpt.py names its MatMuls q_matmul, k_matmul, v_matmul, out_matmul, ... and
+    # its two BatchMatMuls score_bmm and context_bmm (attributes of Attention)
+    dump = load_msinspect_dump(ROOT / "fixtures" / "zoo" / "01_semi_auto_tp4dp2")
+    with pytest.raises(ExpectationFailed) as exc:
+        assert_strategy(dump, "q_matmull", ((2, 1), (1, 4)), stage="step_parallel_end")
+    assert "has a strategy; did you mean q_matmul, " in str(exc.value)
+    with pytest.raises(ExpectationFailed) as exc:
+        assert_shape(dump, "BatchMatMul", inputs=((4, 2, 64, 64),), stage="step_parallel_end")
+    assert "BatchMatMul is an op type, name an instance of it: context_bmm, score_bmm" in str(exc.value)
 
 
 def test_nothing_close_suggests_nothing(seed):

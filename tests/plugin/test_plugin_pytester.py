@@ -108,7 +108,8 @@ def test_bound_failure(msinspect_assert):
 
 def test_help_lists_the_option(pytester):
     result = pytester.runpytest(*plugin_args(), "--help")
-    result.stdout.fnmatch_lines(["*--msinspect-dumps=PATH*", "*msinspect_dumps (string):*"])
+    result.stdout.fnmatch_lines(["*--msinspect-dumps=PATH*", "*--msinspect-skip-missing*",
+                                 "*msinspect_dumps (string):*", "*msinspect_skip_missing (bool):*"])
 
 
 def test_entry_point_loads_the_plugin(pytester):
