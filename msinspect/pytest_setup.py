@@ -33,11 +33,12 @@ def command_line(config: pytest.Config) -> list[str]:
     return [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *map(str, config.invocation_params.args)]
 
 
-def refuse(config: pytest.Config, chosen: Path | None, why: str) -> None:
+def refuse(config: pytest.Config, took: Path | None, why: str) -> None:
+    """Stop the run: ``took`` (the ini file pytest chose, else its rootdir) cannot be set right."""
     given = config.known_args_namespace.msinspect_dumps
     raise pytest.UsageError(
         f"{FLAG} {given}: pytest read {given} as a test path when it chose its rootdir and ini file "
-        f"(it does so before plugins are loaded), so it took {chosen or config.rootpath}; {why}. "
+        f"(it does so before plugins are loaded), so it took {took or config.rootpath}; {why}. "
         f"Write {FLAG}={given} (with '='), or set msinspect_dumps in the ini file.")
 
 
@@ -63,7 +64,7 @@ def repair(config: pytest.Config, args: list[str]) -> None:
         refuse(config, config.inipath, f"this pytest ({pytest.__version__}) cannot be set right ({exc})")
     acted = [key for key in ACTED_ON if key in wrong_cfg]
     wrong_addopts = list(config.getini("addopts"))
-    if "-p" in wrong_addopts or any(arg.startswith("-p") and len(arg) > 2 for arg in wrong_addopts):
+    if any(arg.startswith("-p") for arg in wrong_addopts):  # "-p name" or "-pname"
         acted.append("addopts -p")
     if acted:
         refuse(config, config.inipath, f"that file set {', '.join(acted)}, which pytest has acted on")

@@ -13,6 +13,8 @@ import shutil
 import pytest
 from plugin_helpers import PLUGIN_MODULE, SEED, entry_point_installed, plugin_args
 
+#: would deselect every test, and does not know the marker
+OTHER_INI = "[pytest]\naddopts = -k no_such_test\nmarkers =\n    other: x\n"
 PROJECT_INI = "[pytest]\naddopts = --strict-markers\nmarkers =\n    seed: checks of the seed dump\n"
 
 ROOT_TESTS = '''
@@ -51,8 +53,8 @@ def project(pytester, monkeypatch):
 
 @pytest.mark.parametrize(("how", "dump_folder_ini"), [("entry point", None), ("-p", "tox.ini")])
 def test_dumps_option_with_a_space_keeps_the_projects_ini(pytester, project, monkeypatch, how, dump_folder_ini):
-    if dump_folder_ini:  # an ini file above the dump that is not the project's
-        (pytester.path / "runs" / dump_folder_ini).write_text("[pytest]\nmarkers =\n    other: x\n", encoding="utf-8")
+    if dump_folder_ini:  # an ini file above the dump that is not the project's: its addopts must go too
+        (pytester.path / "runs" / dump_folder_ini).write_text(OTHER_INI, encoding="utf-8")
     result = pytester.runpytest(*load(how, monkeypatch), "--msinspect-dumps", "../runs/seed", "-s")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines([f"msinspect dumps: {project}/../runs/seed",
@@ -62,7 +64,7 @@ def test_dumps_option_with_a_space_keeps_the_projects_ini(pytester, project, mon
 
 def test_dumps_option_with_a_space_and_a_test_path(pytester, project):
     # pytest looks for an ini file above each path given, the dump's first
-    (pytester.path / "runs" / "tox.ini").write_text("[pytest]\nmarkers =\n    other: x\n", encoding="utf-8")
+    (pytester.path / "runs" / "tox.ini").write_text(OTHER_INI, encoding="utf-8")
     sub = project / "checks"
     sub.mkdir()
     (project / "test_root.py").rename(sub / "test_root.py")
