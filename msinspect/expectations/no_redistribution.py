@@ -41,7 +41,7 @@ class NoRedistribution(ExpectationKind):
         stage = e.stage or checker.spec.stage
         files = [pick_file(r, stage) for r in ranks]
         found_any, problems, evidence = 0, [], []
-        for rank, ir in zip(ranks, parse_many(files, jobs=checker.jobs)):
+        for rank, ir in zip(ranks, parse_many(files, jobs=checker.jobs, scheduler=checker.scheduler)):
             graph = to_networkx(ir)
             sources = [n for n in ir.nodes() if n.index is not None and not is_backward(n) and matches(n, first)]
             targets = [n for n in ir.nodes() if n.index is not None and not is_backward(n) and matches(n, second)]
