@@ -20,6 +20,7 @@ import contextlib
 import os
 import socket
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as local_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -39,6 +40,7 @@ class SchedulerError(MsInspectError):
     answer, it has no workers, or the workers cannot run msinspect's tasks."""
 
 
+#: What :func:`run_each` yields: the task's index, the task, its result or its msinspect error.
 Outcome = tuple[int, tuple, Any]
 
 
@@ -169,7 +171,8 @@ def _probe(address: str, timeout: float) -> None:
     try:
         answer = asyncio.run(asyncio.wait_for(identify(), timeout))
     except Exception as error:  # noqa: BLE001 - whatever the far end did, it is not our scheduler
-        reason = str(error).strip() or type(error).__name__
+        reason = "its answer is not Dask's protocol" if isinstance(error, MemoryError) else \
+            str(error).strip() or type(error).__name__
         answer = {"error": reason}
     if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
         said = answer.get("error") if isinstance(answer, dict) and "error" in answer else "another kind of server"
@@ -203,8 +206,33 @@ def _connect(address: str):
     return client
 
 
-def _on_dask(address: str, fn, tasks, name, kwargs) -> Iterator[Outcome]:
+def _finished(client, address: str, futures, timeout: float):
+    """The futures as they finish (``distributed.as_completed``); :class:`SchedulerError` rather
+    than waiting for ever when nothing finished for ``timeout`` seconds and the cluster has no
+    worker left to run what is pending."""
     from distributed import as_completed
+
+    arriving = as_completed(futures, loop=client.loop)
+    last = time.monotonic()
+    while not arriving.is_empty():
+        if arriving.has_ready():
+            yield from arriving.next_batch(block=False)
+            last = time.monotonic()
+            continue
+        time.sleep(0.05)
+        if time.monotonic() - last < timeout:
+            continue
+        try:
+            workers = len(client.nthreads())
+        except Exception as error:  # noqa: BLE001 - the scheduler went away
+            raise SchedulerError(f"lost the Dask scheduler at {address} while running: {error}") from None
+        if not workers:
+            raise SchedulerError(f"the Dask cluster at {address} has no worker left; "
+                                 f"{arriving.count()} task(s) did not run")
+        last = time.monotonic()  # still working: a large file takes its time
+
+
+def _on_dask(address: str, fn, tasks, name, kwargs) -> Iterator[Outcome]:
     from distributed.client import FutureCancelledError
 
     try:
@@ -217,7 +245,7 @@ def _on_dask(address: str, fn, tasks, name, kwargs) -> Iterator[Outcome]:
     try:
         for index, task in enumerate(tasks):  # pure=False: a file may change between two runs
             futures[client.submit(_in_folder, folder, fn, task, kwargs, pure=False)] = index
-        for future in as_completed(futures, loop=client.loop):
+        for future in _finished(client, address, list(futures), _timeout()):
             index = futures[future]
             try:
                 yield index, tasks[index], future.result()

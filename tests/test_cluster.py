@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -54,15 +55,15 @@ def cluster(tmp_path_factory):
                       "--no-dashboard", "--name", f"w{i}"], env, folder) for i in range(2)]
     try:
         deadline = time.monotonic() + 45
-        while True:
+        while True:  # the scheduler listens (a client made before would retry, then linger)
             try:
-                with distributed.Client(address, timeout=5, set_as_default=False) as client:
-                    client.wait_for_workers(2, timeout=max(1, deadline - time.monotonic()))
+                socket.create_connection(("127.0.0.1", int(address.rsplit(":", 1)[1])), timeout=1).close()
                 break
             except OSError:
-                if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
-                    raise
-                time.sleep(0.5)
+                assert time.monotonic() < deadline and procs[0].poll() is None, "the Dask scheduler did not start"
+                time.sleep(0.2)
+        with distributed.Client(address, timeout=30, set_as_default=False) as client:
+            client.wait_for_workers(2, timeout=max(1.0, deadline - time.monotonic()))
         yield address, folder / "worker-cache"
     finally:
         for proc in reversed(procs):
