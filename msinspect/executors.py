@@ -233,13 +233,10 @@ def _finished(client, address: str, futures, timeout: float):
 
 
 def _on_dask(address: str, fn, tasks, name, kwargs) -> Iterator[Outcome]:
+    client = _connect(address)  # first: says how to install Dask where it is missing
     from distributed.client import FutureCancelledError
+    from distributed.scheduler import KilledWorker
 
-    try:
-        from distributed.scheduler import KilledWorker
-    except ImportError:  # pragma: no cover - older distributed
-        from distributed import KilledWorker
-    client = _connect(address)
     folder = os.getcwd()
     futures = {}
     try:
