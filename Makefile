@@ -5,12 +5,12 @@ BIN    := $(VENV)/bin
 
 .PHONY: setup dot browser demo test bench fixtures zoo
 
-# The virtual environment, with msinspect and its train, dry-run and dev extras; re-made when
-# the package metadata changes. Idempotent.
+# The virtual environment, with msinspect and its train, dry-run, cluster (Dask, for --scheduler
+# and its test) and dev extras; re-made when the package metadata changes. Idempotent.
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[train,dryrun,dev]'
+	$(BIN)/pip install --quiet -e '.[train,dryrun,cluster,dev]'
 	touch $@
 
 # Graphviz's `dot` program draws `msinspect render`'s pictures (the .dot file is written without

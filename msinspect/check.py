@@ -71,10 +71,12 @@ class CheckReport:
 class Checker:
     """Evaluates expectations against one dump, reusing each stage's analysis."""
 
-    def __init__(self, spec: Spec, dump: Dump, jobs: int | None = None, lenient: bool = False):
+    def __init__(self, spec: Spec, dump: Dump, jobs: int | None = None, lenient: bool = False,
+                 scheduler: str | None = None):
         self.spec = spec
         self.dump = dump
         self.jobs = jobs
+        self.scheduler = scheduler
         self.lenient = lenient
         self.skipped: list[str] = []
         self.complete = True
@@ -83,7 +85,8 @@ class Checker:
     def analysis(self, e: Expectation):
         """The analysis of the stage ``e`` reads (its own, else the spec's), made once per stage
         by the dump; what it could not read is kept for the report."""
-        analysis = self.dump.analyse(e.stage or self.spec.stage, jobs=self.jobs, lenient=self.lenient)
+        analysis = self.dump.analyse(e.stage or self.spec.stage, jobs=self.jobs, lenient=self.lenient,
+                                     scheduler=self.scheduler)
         self.skipped += [s for s in analysis.skipped if s not in self.skipped]
         self.complete = self.complete and analysis.complete
         self.reads[e.stage or self.spec.stage] = analysis.plan
@@ -106,9 +109,10 @@ class Checker:
 
 
 def check(spec: str | os.PathLike | Spec, dump: str | os.PathLike | Dump, *, jobs: int | None = None,
-          lenient: bool = False) -> CheckReport:
+          lenient: bool = False, scheduler: str | None = None) -> CheckReport:
     """Check ``dump`` (a dump root, rank folder or file) against ``spec`` (a TOML path or Spec).
-    ``lenient``: check what can be read of files that do not parse whole (see ``analyse``)."""
+    ``lenient``: check what can be read of files that do not parse whole (see ``analyse``);
+    ``scheduler``: analyse on that Dask cluster (:mod:`msinspect.executors`)."""
     spec = spec if isinstance(spec, Spec) else load_spec(spec)
     dump = dump if isinstance(dump, Dump) else load_dump(dump)
-    return Checker(spec, dump, jobs, lenient).run()
+    return Checker(spec, dump, jobs, lenient, scheduler).run()

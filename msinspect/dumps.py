@@ -8,13 +8,13 @@ from __future__ import annotations
 import os
 import re
 import stat
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from msinspect.errors import DumpNotFoundError, IRParseError, MsInspectError
+from msinspect.errors import DumpNotFoundError, MsInspectError
+from msinspect.executors import run_each
 from msinspect.model import IRFile
 from msinspect.parser import parse_file
 from msinspect.stages import is_ir_file, stage_of
@@ -140,17 +140,18 @@ class Dump:
 
     # ---- analyses (msinspect.analysis), computed once per stage in a process pool
     def analyse(self, stage: str | None = None, *, jobs: int | None = None, progress=None,
-                lenient: bool = False, world: int | None = None):
+                lenient: bool = False, world: int | None = None, scheduler: str | None = None):
         """The :class:`~msinspect.analysis.collect.Analysis` of one file per rank: the ``stage``
         file, by default ``validate``, else ``step_parallel_end``, ``execute``,
         ``step_parallel_begin``. ``lenient``: read past what does not parse (see ``analyse``).
-        ``world``: the job's rank count, when the dump holds some ranks only."""
+        ``world``: the job's rank count, when the dump holds some ranks only. ``scheduler``: a Dask
+        scheduler to run on (:mod:`msinspect.executors`)."""
         from msinspect.analysis.collect import analyse
 
         cache = self.__dict__.setdefault("_analyses", {})
         if (stage, lenient, world) not in cache:
             cache[stage, lenient, world] = analyse(self, stage, jobs=jobs, progress=progress, lenient=lenient,
-                                                   world=world)
+                                                   world=world, scheduler=scheduler)
         return cache[stage, lenient, world]
 
     def strategies(self, stage: str | None = None):
@@ -290,37 +291,22 @@ def _rank_of(folder: Path) -> int | None:
 
 
 def parse_many(paths: Iterable[Path], *, lenient: bool = False, jobs: int | None = None,
-               progress: Callable[[Path], None] | None = None) -> list[IRFile]:
-    """Parse files in a process pool (``jobs`` workers, default: every core), in input order.
+               progress: Callable[[Path], None] | None = None, scheduler: str | None = None) -> list[IRFile]:
+    """Parse files in a process pool (``jobs`` workers, default: every core), or on the Dask
+    cluster of ``scheduler`` (see :mod:`msinspect.executors`); results in input order,
+    ``progress(path)`` called as each file's arrives.
 
-    In strict mode the first :class:`~msinspect.errors.IRParseError` is raised; it names its file
-    (msinspect's errors pickle back from the workers whole).
+    In strict mode the first :class:`~msinspect.errors.IRParseError` to arrive is raised; it names
+    its file (msinspect's errors pickle back from the workers whole).
     """
     paths = list(paths)
-    jobs = jobs or os.cpu_count() or 1
-    if jobs == 1 or len(paths) < 2:
-        results = []
-        for p in paths:
-            results.append(parse_file(p, lenient=lenient))
+    results: list[IRFile | None] = [None] * len(paths)
+    with closing(run_each(parse_file, [(p,) for p in paths], jobs=jobs, scheduler=scheduler,
+                          lenient=lenient)) as outcomes:
+        for index, (path,), outcome in outcomes:
+            if isinstance(outcome, MsInspectError):
+                raise outcome
+            results[index] = outcome
             if progress:
-                progress(p)
-        return results
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
-        futures = [pool.submit(parse_file, p, lenient=lenient) for p in paths]
-        results = []
-        for p, fut in zip(paths, futures):
-            results.append(pool_result(fut, p))
-            if progress:
-                progress(p)
-        return results
-
-
-def pool_result(future, path: str | os.PathLike):
-    """``future.result()``; a worker that died while reading ``path`` (killed, out of memory)
-    becomes an :class:`~msinspect.errors.IRParseError` naming the file, not ``BrokenProcessPool``."""
-    try:
-        return future.result()
-    except BrokenProcessPool:
-        raise IRParseError(path=str(path), line=0, column=0,
-                           message="the parser process died while reading this file "
-                                   "(killed, or out of memory)") from None
+                progress(path)
+    return results

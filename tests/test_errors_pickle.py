@@ -16,6 +16,7 @@ from msinspect.data import DataError
 from msinspect.dryrun import DryRunError, DryRunSetupError, Problem
 from msinspect.dumps import DuplicateRanksError, parse_many
 from msinspect.errors import DumpNotFoundError, IRParseError, MsInspectError
+from msinspect.executors import SchedulerError
 from msinspect.render import DotNotFoundError, OutputExistsError
 from msinspect.report.grid_svg import PngUnavailableError
 from msinspect.scrub import ScrubError
@@ -54,6 +55,7 @@ EXAMPLES = [
     PngUnavailableError("PNG output needs cairosvg"),
     SpecError("bad spec: ranks must be an integer"),
     DuplicateRanksError("rank 3 is in both runs/a/rank_3 and runs/a/copy/rank_3"),
+    SchedulerError("cannot reach the Dask scheduler at tcp://127.0.0.1:1: Connection refused"),
     ScrubError("dumps/scrubbed: inside the source"),
     DataError(Path("data/mnist"), "no train-images-idx3-ubyte"),
     DryRunError("ranks must be at least 1"),

@@ -3,8 +3,7 @@ results gathered into pandas DataFrames."""
 from __future__ import annotations
 
 import json
-import os
-from concurrent.futures import ProcessPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -16,8 +15,9 @@ from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, param_rows, slice_text, with_slices
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
-from msinspect.dumps import Dump, RankDump, pool_result
+from msinspect.dumps import Dump, RankDump
 from msinspect.errors import DumpNotFoundError, MsInspectError, shown_path
+from msinspect.executors import run_each
 from msinspect.graph import to_networkx
 from msinspect.parser import parse_file
 from msinspect.ranks_read import ReadPlan, plan_reads
@@ -255,9 +255,11 @@ def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
 
 def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
             progress: Callable[[str], None] | None = None, lenient: bool = False,
-            world: int | None = None) -> Analysis:
+            world: int | None = None, scheduler: str | None = None) -> Analysis:
     """Parse and analyse one file per rank (the ``stage`` file, or the best one) in a process pool
-    of ``jobs`` workers (default: every core).
+    of ``jobs`` workers (default: every core), or on the Dask cluster of ``scheduler``
+    (``tcp://HOST:PORT``, default ``MSINSPECT_SCHEDULER``; see :mod:`msinspect.executors`).
+    ``progress(label)`` is called as each rank's result arrives.
 
     Strict (default): the first file that does not parse raises its
     :class:`~msinspect.errors.IRParseError` (``file:line:col``). Lenient: every file is read past
@@ -281,30 +283,16 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
         reference = pick_reference(rank, path)
         ctx = RankContext(rank.rank, world)
         tasks.append((str(path), str(reference) if reference else None, ctx, rank.label))
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(tasks)))
-    results: list[RankResult] = []
-    if jobs == 1:
-        for task in tasks:
-            try:
-                results.append(_analyse(*task, lenient=lenient))
-            except MsInspectError as error:
+    results: list[RankResult | None] = [None] * len(tasks)
+    with closing(run_each(_analyse, tasks, jobs=jobs, scheduler=scheduler, lenient=lenient)) as outcomes:
+        for index, task, outcome in outcomes:  # as each rank's result arrives
+            if isinstance(outcome, MsInspectError):
                 if not lenient:
-                    raise
-                results.append(_unreadable(task, error))
+                    raise outcome
+                outcome = _unreadable(task, outcome)
+            results[index] = outcome
             if progress:
                 progress(task[3])
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(_analyse, *task, lenient=lenient) for task in tasks]
-            for task, future in zip(tasks, futures):
-                try:
-                    results.append(pool_result(future, task[0]))
-                except MsInspectError as error:
-                    if not lenient:
-                        raise
-                    results.append(_unreadable(task, error))
-                if progress:
-                    progress(task[3])
     if world is None:
         world = world_from_ir(results)
         if world is not None:

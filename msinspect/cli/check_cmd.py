@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from msinspect.cli.output import EXIT_FINDING, errors, jobs_option, json_option, lenient_option, stdout, warn_skipped
+from msinspect.cli.output import (EXIT_FINDING, errors, jobs_option, json_option, lenient_option,
+                                  scheduler_option, stdout, warn_skipped)
 from msinspect.cli.reads import tell_plan
 
 
@@ -16,8 +17,9 @@ from msinspect.cli.reads import tell_plan
 @json_option
 @click.option("--failed-only", is_flag=True, help="Print only the expectations that failed.")
 @jobs_option
+@scheduler_option
 @lenient_option
-def check(spec, dump, as_json, failed_only, jobs, lenient):
+def check(spec, dump, as_json, failed_only, jobs, scheduler, lenient):
     """Check DUMP (a dump root, rank folder or file) against the TOML expectation SPEC.
 
     Prints every expectation as PASS or FAIL with what was expected, what was found, and the IR
@@ -28,7 +30,7 @@ def check(spec, dump, as_json, failed_only, jobs, lenient):
     from msinspect.check import check as run_check
 
     with errors():
-        report = run_check(spec, dump, jobs=jobs, lenient=lenient)
+        report = run_check(spec, dump, jobs=jobs, lenient=lenient, scheduler=scheduler)
     warn_skipped(report.skipped)
     for plan in report.reads.values():
         tell_plan(plan)

@@ -19,7 +19,8 @@ EXIT_OK = 0
 #: A finding: a failed expectation, a shape mismatch, IR that does not parse, ranks that could
 #: not be read.
 EXIT_FINDING = 1
-#: Bad input: no such path, no IR files, a bad spec, an output that exists or is a folder.
+#: Bad input: no such path, no IR files, a bad spec, an output that exists or is a folder, a Dask
+#: scheduler that cannot be reached or used (``--scheduler``).
 EXIT_USAGE = 2
 #: A program msinspect needs is missing (Graphviz's ``dot``).
 EXIT_MISSING_TOOL = 3

@@ -28,19 +28,19 @@ def stdout() -> Console:
 
 
 def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False,
-             lenient: bool = False, world: int | None = None) -> Dump:
+             lenient: bool = False, world: int | None = None, scheduler: str | None = None) -> Dump:
     """Load the dump at ``path`` and analyse one file per rank, with a progress bar when there
     are several ranks and the output is not for a script; then say on stderr which ranks were
     read at which stage, and which could not be read and why. ``lenient``: read past what does
-    not parse, and warn on stderr with every skipped span."""
+    not parse, and warn on stderr with every skipped span. ``scheduler``: run on that Dask cluster."""
     dump = load_dump(path)
     if quiet or len(dump.ranks) < 2:
-        analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world)
+        analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world, scheduler=scheduler)
     else:
         with Progress(TextColumn("analysing {task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=stderr(), transient=True) as progress:
             task = progress.add_task(str(path), total=len(dump.ranks))
-            analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world,
+            analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world, scheduler=scheduler,
                                     progress=lambda _label: progress.advance(task))
     warn_skipped(analysis.skipped)
     tell_plan(analysis.plan)
@@ -133,6 +133,13 @@ def world_option(f):
 
 def jobs_option(f):
     return click.option("--jobs", type=click.IntRange(min=1), default=None, help="Processes (default: every core).")(f)
+
+
+def scheduler_option(f):
+    return click.option("--scheduler", envvar="MSINSPECT_SCHEDULER", show_envvar=True, default=None,
+                        metavar="tcp://HOST:PORT",
+                        help="Run each rank's parse and analysis on this Dask scheduler's workers, which must "
+                             "see the dump at the same path (needs msinspect[cluster]); --jobs is then not used.")(f)
 
 
 def rank_option(f):

@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from msinspect.cli.output import scheduler_option
 from msinspect.cli.reads import tell_unreadable
 from msinspect.dumps import Unreadable, duplicate_ranks, load_dump, parse_many
 from msinspect.stages import is_ir_file, stage_of
@@ -51,7 +52,8 @@ def unreadable_row(problem: Unreadable) -> dict:
 @click.option("--lenient", is_flag=True, help="Keep going past errors; report every unparsed span.")
 @click.option("--stage", help="Only files of this stage (e.g. step_parallel_end).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parser processes (default: every core).")
-def parse(paths, as_json, lenient, stage, jobs):
+@scheduler_option
+def parse(paths, as_json, lenient, stage, jobs, scheduler):
     """Parse IR files, rank_N/ folders or dump roots; print stage, subgraph, node and cnode
     counts and diagnostics per file. Exits 0 only when every file was read completely and the
     counts each file states hold."""
@@ -70,7 +72,7 @@ def parse(paths, as_json, lenient, stage, jobs):
         if not files:
             raise MsInspectError(f"no files of stage '{stage}' under {', '.join(paths)}")
         with err.status(f"parsing {len(files)} file(s)") if not as_json and len(files) > 1 else _null():
-            results = parse_many(files, lenient=lenient, jobs=jobs)
+            results = parse_many(files, lenient=lenient, jobs=jobs, scheduler=scheduler)
     rows = [summarize(ir) for ir in results] + [unreadable_row(p) for p in problems]
     if as_json:
         click.echo(json.dumps(rows, indent=2))

@@ -5,7 +5,8 @@ import sys
 
 import click
 
-from msinspect.cli.output import EXIT_FINDING, errors, jobs_option, lenient_option, stage_option, warn_skipped
+from msinspect.cli.output import (EXIT_FINDING, errors, jobs_option, lenient_option, scheduler_option,
+                                  stage_option, warn_skipped)
 from msinspect.cli.reads import tell_plan
 
 
@@ -20,8 +21,9 @@ from msinspect.cli.reads import tell_plan
 @click.option("--overwrite", is_flag=True, help="Replace the -o file if it exists.")
 @stage_option
 @jobs_option
+@scheduler_option
 @lenient_option
-def report(dump, out, spec, overwrite, stage, jobs, lenient):
+def report(dump, out, spec, overwrite, stage, jobs, scheduler, lenient):
     """Write one HTML file (CSS, JavaScript and pictures inline; it fetches nothing) that shows DUMP:
     the run and the ranks read, a sortable, filterable table of strategies with repeats collapsed,
     communication per kind and per group with a bar chart of bytes, each weight's device grid and,
@@ -37,11 +39,11 @@ def report(dump, out, spec, overwrite, stage, jobs, lenient):
             from msinspect.spec import load_spec
             loaded_spec = load_spec(spec)  # a bad spec stops before any dump is read
         loaded = load_dump(dump)
-        analysis = loaded.analyse(stage, jobs=jobs, lenient=lenient)
+        analysis = loaded.analyse(stage, jobs=jobs, lenient=lenient, scheduler=scheduler)
         outcome = None
         if loaded_spec is not None:
             from msinspect.check import check
-            outcome = check(loaded_spec, loaded, jobs=jobs, lenient=lenient)
+            outcome = check(loaded_spec, loaded, jobs=jobs, lenient=lenient, scheduler=scheduler)
         warn_skipped(analysis.skipped)
         if analysis.plan is not None:
             tell_plan(analysis.plan)

@@ -7,7 +7,7 @@ import click
 import pandas as pd
 
 from msinspect.cli.output import (analysed, emit, errors, jobs_option, json_option, lenient_option, plain,
-                                  stage_option, stdout, world_option)
+                                  scheduler_option, stage_option, stdout, world_option)
 
 
 def summary_frame(dump, stage: str | None = None, lenient: bool = False, world: int | None = None) -> pd.DataFrame:
@@ -51,13 +51,14 @@ def summary_frame(dump, stage: str | None = None, lenient: bool = False, world: 
 @stage_option
 @json_option
 @jobs_option
+@scheduler_option
 @lenient_option
 @world_option
-def summary(dump, stage, as_json, jobs, lenient, world):
+def summary(dump, stage, as_json, jobs, scheduler, lenient, world):
     """One line per rank: which file was read, strategies (how many the user set), communication
     operators by kind and the bytes they send on the wire per step, and the ranks of its pipeline stage."""
     with errors():
-        dumped = analysed(dump, stage, jobs, quiet=as_json, lenient=lenient, world=world)
+        dumped = analysed(dump, stage, jobs, quiet=as_json, lenient=lenient, world=world, scheduler=scheduler)
         frame = summary_frame(dumped, stage, lenient, world)
     if as_json:
         click.echo(json.dumps([{k: plain(v) for k, v in r.items()} for r in frame.to_dict("records")], indent=2))

@@ -9,7 +9,7 @@ import pandas as pd
 from msinspect.analysis.comm import KINDS, comm_totals
 from msinspect.analysis.diff import short_scope
 from msinspect.analysis.ops import selector_matches
-from msinspect.cli.output import (EXIT_FINDING, analysed, csv_option, emit, errors, jobs_option, json_option,
+from msinspect.cli.output import (EXIT_FINDING, analysed, csv_option, emit, errors, jobs_option, json_option, scheduler_option,
                                   lenient_option, only_ranks, rank_option, stage_option, stderr,
                                   world_option)
 
@@ -52,14 +52,15 @@ def op_option(f):
 @json_option
 @csv_option
 @jobs_option
+@scheduler_option
 @lenient_option
 @world_option
-def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, lenient, world):
+def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, scheduler, lenient, world):
     """Every operator with a strategy: in/out strategy, whether the user set it (shard) or the
     planner inferred it, global and per-rank shapes, per rank."""
     with errors():
         frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
-                         world=world).analyse(stage, lenient=lenient, world=world).strategies()
+                         world=world, scheduler=scheduler).analyse(stage, lenient=lenient, world=world).strategies()
     before = only_ranks(frame, ranks)
     frame = _only_ops(before, selector)
     _nothing_matched(selector, before, frame, "strategies")
@@ -82,15 +83,16 @@ def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, leni
 @json_option
 @csv_option
 @jobs_option
+@scheduler_option
 @lenient_option
 @world_option
-def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, lenient, world):
+def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, scheduler, lenient, world):
     """Every communication and redistribution operator: kind, the operators it sits between,
     group and its ranks, the tensor at the rank and the bytes it sends on the wire per step;
     or totals over the job --by kind/group."""
     with errors():
         frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
-                         world=world).analyse(stage, lenient=lenient, world=world).comm()
+                         world=world, scheduler=scheduler).analyse(stage, lenient=lenient, world=world).comm()
     frame = only_ranks(frame, ranks)
     before = frame
     if selector and not frame.empty:  # an operator the communication is next to, or its own name / op
@@ -124,15 +126,16 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, lenient,
 @json_option
 @csv_option
 @jobs_option
+@scheduler_option
 @lenient_option
 @world_option
-def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_csv, jobs, lenient, world):
+def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_csv, jobs, scheduler, lenient, world):
     """Per-rank shapes: for every operator input, the global shape divided by its strategy against
     the per-rank shape in the dump (exit 1 on any mismatch); or, with --params, which slice of
     each weight each rank holds ("which part of w does rank 5 hold": --params --param w --rank 5)."""
     with errors():
         analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
-                         world=world).analyse(stage, lenient=lenient, world=world)
+                         world=world, scheduler=scheduler).analyse(stage, lenient=lenient, world=world)
         frame = analysis.slices() if params or param else analysis.shapes()
     frame = only_ranks(frame, ranks)
     if params or param:

@@ -42,7 +42,7 @@ class NoRedistribution(ExpectationKind):
         files = [pick_file(r, stage) for r in ranks]
         found_any, problems, evidence = 0, [], []
         named, seen = {}, {first: False, second: False}  # instance name: op type; which end matched
-        for rank, ir in zip(ranks, parse_many(files, jobs=checker.jobs)):
+        for rank, ir in zip(ranks, parse_many(files, jobs=checker.jobs, scheduler=checker.scheduler)):
             graph = to_networkx(ir)
             forward = [n for n in ir.nodes() if n.index is not None and not is_backward(n)]
             named.update((n.instance_name, n.op) for n in forward if n.instance_name)

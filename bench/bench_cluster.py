@@ -1,0 +1,63 @@
+"""Dask vs local on the same dump: every rank's parse + analysis (``msinspect.analysis.collect.analyse``)
+in this process, in a local process pool, and on a Dask cluster of as many single-threaded worker
+processes (``distributed.LocalCluster`` on 127.0.0.1), with the parse cache off so that every run
+parses. Checks that the Dask results equal the local ones.
+Usage: python bench/bench_cluster.py [DUMP] [--workers N] [--repeat N]   (needs msinspect[cluster])
+
+Prints seconds per run (best of --repeat) and each ratio to the local pool of the same run.
+Machines are noisy: read the ratios. On one machine the cluster cannot beat the pool (same cores,
+plus sending tasks and rows over TCP); what it shows is the cost of going through Dask, which a
+cluster of many machines repays.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ["MSINSPECT_NO_CACHE"] = "1"  # before the workers start: they inherit it
+
+from timing import best_of  # noqa: E402
+from msinspect.analysis.collect import analyse  # noqa: E402
+from msinspect.dumps import load_dump  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dump", nargs="?", default=str(ROOT / "fixtures" / "zoo" / "01_semi_auto_tp4dp2"))
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    from distributed import LocalCluster
+
+    dump = load_dump(args.dump)
+    size = sum(f.stat().st_size for f in dump.files()) / 1e6
+    print(f"{args.dump}: {len(dump.ranks)} ranks, {size:.1f} MB of IR files; parse cache off; "
+          f"{args.workers} process(es); best of {args.repeat}")
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+        address = cluster.scheduler_address
+        local = analyse(dump, jobs=args.workers).results
+        remote = analyse(dump, scheduler=address).results
+        same = [asdict(r) for r in local] == [asdict(r) for r in remote]
+        times = {
+            "serial (this process)": best_of(lambda: analyse(dump, jobs=1), args.repeat),
+            f"local pool, {args.workers} processes": best_of(lambda: analyse(dump, jobs=args.workers), args.repeat),
+            f"Dask, {args.workers} workers x 1 thread": best_of(lambda: analyse(dump, scheduler=address), args.repeat),
+        }
+    pool = times[f"local pool, {args.workers} processes"]
+    print(f"{'how':<34} {'seconds':>8} {'s / rank':>9} {'/ pool':>7}")
+    for how, seconds in times.items():
+        print(f"{how:<34} {seconds:8.2f} {seconds / len(dump.ranks):9.3f} {seconds / pool:7.2f}")
+    print(f"Dask results equal the local ones: {'yes' if same else 'NO'}")
+    if not same:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

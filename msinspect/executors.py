@@ -1,0 +1,263 @@
+"""How per-file tasks run: in this process, in a local process pool, or on a Dask cluster.
+
+:func:`run_each` is the one loop every caller uses (``analyse`` and ``parse_many``): it submits
+``fn(*task, **kwargs)`` for every task and yields ``(index, task, outcome)`` as each finishes, so
+the caller aggregates as results arrive. ``outcome`` is the task's result, or the
+:class:`~msinspect.errors.MsInspectError` it raised (the caller decides whether to stop or to
+keep a partial result); any other exception is a bug and propagates.
+
+Where tasks run:
+
+- ``scheduler`` (``tcp://HOST:PORT``, or ``MSINSPECT_SCHEDULER``): on the workers of an existing
+  ``dask.distributed`` cluster, which must see the dump at the same path (shared storage) and
+  import the same msinspect. Dask is an extra (``pip install 'msinspect[cluster]'``) and is
+  imported only here, only then.
+- else ``jobs`` processes (default: every core); one job, or one task, runs in this process.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import as_completed as local_completed
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Callable, Iterator, Sequence
+
+from msinspect.errors import IRParseError, MsInspectError
+
+#: The environment variable naming a Dask scheduler when ``--scheduler`` is not given.
+SCHEDULER_ENV = "MSINSPECT_SCHEDULER"
+#: Seconds to wait for the scheduler to answer, and for it to have a worker, before giving up.
+CONNECT_TIMEOUT_ENV = "MSINSPECT_SCHEDULER_TIMEOUT"
+CONNECT_TIMEOUT = 10.0
+
+
+class SchedulerError(MsInspectError):
+    """The Dask scheduler cannot be used: Dask is not installed, the address is wrong or does not
+    answer, it has no workers, or the workers cannot run msinspect's tasks."""
+
+
+#: What :func:`run_each` yields: the task's index, the task, its result or its msinspect error.
+Outcome = tuple[int, tuple, Any]
+
+
+def scheduler_address(scheduler: str | None) -> str | None:
+    """The scheduler to use: ``scheduler``, else ``MSINSPECT_SCHEDULER``; None (run locally) when
+    neither names one."""
+    address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV)
+    return address.strip() or None if address else None
+
+
+def run_each(fn: Callable, tasks: Sequence[tuple], *, jobs: int | None = None, scheduler: str | None = None,
+             name: Callable[[tuple], str] = lambda task: str(task[0]), **kwargs) -> Iterator[Outcome]:
+    """Run ``fn(*task, **kwargs)`` for every task; yield ``(index, task, result or error)`` in the
+    order they finish. ``name(task)``: the file a task reads, for the error of a worker that died
+    while running it (killed, out of memory), which comes back as an
+    :class:`~msinspect.errors.IRParseError` naming that file."""
+    tasks = list(tasks)
+    address = scheduler_address(scheduler)
+    if address:
+        yield from _on_dask(address, fn, tasks, name, kwargs)
+        return
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(tasks)))
+    if jobs == 1:
+        yield from _in_process(fn, tasks, kwargs)
+    else:
+        yield from _in_pool(fn, tasks, jobs, name, kwargs)
+
+
+def _in_process(fn, tasks, kwargs) -> Iterator[Outcome]:
+    for index, task in enumerate(tasks):
+        try:
+            yield index, task, fn(*task, **kwargs)
+        except MsInspectError as error:
+            yield index, task, error
+
+
+def _died(path: str, where: str) -> IRParseError:
+    return IRParseError(path=path, line=0, column=0,
+                        message=f"the {where} died while reading this file (killed, or out of memory)")
+
+
+def _in_pool(fn, tasks, jobs, name, kwargs) -> Iterator[Outcome]:
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(fn, *task, **kwargs): i for i, task in enumerate(tasks)}
+        try:
+            for future in local_completed(futures):
+                index = futures[future]
+                try:
+                    yield index, tasks[index], future.result()
+                except MsInspectError as error:
+                    yield index, tasks[index], error
+                except BrokenProcessPool:
+                    yield index, tasks[index], _died(name(tasks[index]), "parser process")
+        finally:  # the caller stopped early (strict mode, an error): drop what has not started
+            for future in futures:
+                future.cancel()
+
+
+# ---- Dask
+
+_CWD_LOCK = threading.Lock()
+
+
+def _in_folder(folder: str, fn: Callable, args: tuple, kwargs: dict):
+    """On a Dask worker: run ``fn`` with the client's working folder as the current one, so that
+    relative paths name the same files as on the client, and every path in the results is the
+    one the user gave. The folder is process-wide, so tasks of one worker process take turns
+    (parsing holds Python's lock anyway: give workers one thread and several processes).
+
+    A msinspect error is returned, not raised: it travels by its own pickling, whole, where Dask
+    would also send the exceptions it was raised from (a Lark exception that does not travel)
+    and, failing, a bare ``Exception`` with the error's repr."""
+    with _CWD_LOCK:
+        before = os.getcwd()
+        try:
+            os.chdir(folder)
+        except OSError:  # this machine has no such folder: absolute paths still work
+            before = None
+        try:
+            return fn(*args, **kwargs)
+        except MsInspectError as error:
+            return error
+        finally:
+            if before is not None:
+                os.chdir(before)
+
+
+def _timeout() -> float:
+    try:
+        return float(os.environ.get(CONNECT_TIMEOUT_ENV, CONNECT_TIMEOUT))
+    except ValueError:
+        raise SchedulerError(f"{CONNECT_TIMEOUT_ENV}={os.environ[CONNECT_TIMEOUT_ENV]!r}: "
+                             "expected a number of seconds") from None
+
+
+def _probe(address: str, timeout: float) -> None:
+    """:class:`SchedulerError` now when ``address`` is not a scheduler address, nothing listens
+    there, or what answers is not a Dask scheduler (a dashboard's port, a web server): said at
+    once, where a Dask client would retry until its timeout, or fail reading the answer, and then
+    hang in its own clean-up."""
+    import asyncio
+
+    from distributed.comm import connect, get_address_host_port, normalize_address
+
+    try:
+        address = normalize_address(address)
+        host, port = get_address_host_port(address)
+    except ValueError as error:
+        raise SchedulerError(f"--scheduler {address}: not a Dask scheduler address ({error}); "
+                             "expected tcp://HOST:PORT") from None
+    if address.startswith("tcp://"):
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+        except OSError as error:
+            reason = "timed out" if isinstance(error, TimeoutError) else error.strerror or str(error)
+            raise SchedulerError(f"cannot reach the Dask scheduler at {address}: {reason}\n"
+                                 "  (is 'dask scheduler' running there, and is the port open to this machine?)"
+                                 ) from None
+
+    async def identify():
+        comm = await connect(address, timeout=timeout)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            await comm.close()
+
+    try:
+        answer = asyncio.run(asyncio.wait_for(identify(), timeout))
+    except Exception as error:  # noqa: BLE001 - whatever the far end did, it is not our scheduler
+        reason = "its answer is not Dask's protocol" if isinstance(error, MemoryError) else \
+            str(error).strip() or type(error).__name__
+        answer = {"error": reason}
+    if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
+        said = answer.get("error") if isinstance(answer, dict) and "error" in answer else "another kind of server"
+        raise SchedulerError(f"{address} did not answer as a Dask scheduler within {timeout:g} s ({said}); "
+                             "give the scheduler's port (8786 by default), not its dashboard's")
+
+
+def _connect(address: str):
+    """A :class:`distributed.Client` of the scheduler at ``address`` with at least one worker, or
+    :class:`SchedulerError` within the timeout."""
+    try:
+        import distributed
+    except ImportError:
+        raise SchedulerError(f"--scheduler {address}: running on a Dask cluster needs Dask; "
+                             "install it with: pip install 'msinspect[cluster]'") from None
+    timeout = _timeout()
+    _probe(address, timeout)
+    try:
+        client = distributed.Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError, ValueError, TypeError) as error:
+        reason = str(error).strip() or type(error).__name__
+        raise SchedulerError(f"cannot reach the Dask scheduler at {address} within {timeout:g} s: {reason}\n"
+                             f"  (start one with 'dask scheduler', or set {CONNECT_TIMEOUT_ENV} to wait longer)"
+                             ) from None
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (OSError, TimeoutError) as error:
+        client.close()
+        raise SchedulerError(f"the Dask scheduler at {address} has no workers (waited {timeout:g} s); "
+                             f"start some with 'dask worker {address}'") from error
+    return client
+
+
+def _finished(client, address: str, futures, timeout: float):
+    """The futures as they finish (``distributed.as_completed``); :class:`SchedulerError` rather
+    than waiting for ever when nothing finished for ``timeout`` seconds and the cluster has no
+    worker left to run what is pending."""
+    from distributed import as_completed
+
+    arriving = as_completed(futures, loop=client.loop)
+    last = time.monotonic()
+    while not arriving.is_empty():
+        if arriving.has_ready():
+            yield from arriving.next_batch(block=False)
+            last = time.monotonic()
+            continue
+        time.sleep(0.05)
+        if time.monotonic() - last < timeout:
+            continue
+        try:
+            workers = len(client.nthreads())
+        except Exception as error:  # noqa: BLE001 - the scheduler went away
+            raise SchedulerError(f"lost the Dask scheduler at {address} while running: {error}") from None
+        if not workers:
+            raise SchedulerError(f"the Dask cluster at {address} has no worker left; "
+                                 f"{arriving.count()} task(s) did not run")
+        last = time.monotonic()  # still working: a large file takes its time
+
+
+def _on_dask(address: str, fn, tasks, name, kwargs) -> Iterator[Outcome]:
+    client = _connect(address)  # first: says how to install Dask where it is missing
+    from distributed.client import FutureCancelledError
+    from distributed.scheduler import KilledWorker
+
+    folder = os.getcwd()
+    futures = {}
+    try:
+        for index, task in enumerate(tasks):  # pure=False: a file may change between two runs
+            futures[client.submit(_in_folder, folder, fn, task, kwargs, pure=False)] = index
+        for future in _finished(client, address, list(futures), _timeout()):
+            index = futures[future]
+            try:
+                yield index, tasks[index], future.result()
+            except MsInspectError as error:
+                yield index, tasks[index], error
+            except KilledWorker:
+                yield index, tasks[index], _died(name(tasks[index]), "Dask worker")
+            except ImportError as error:
+                raise SchedulerError(f"the Dask workers of {address} cannot import msinspect ({error}); "
+                                     "install the same msinspect on every worker") from None
+            except (FutureCancelledError, OSError) as error:
+                raise SchedulerError(f"lost the Dask scheduler at {address} while running: "
+                                     f"{str(error).strip() or type(error).__name__}") from None
+    finally:
+        with contextlib.suppress(Exception):
+            client.cancel(list(futures))
+        with contextlib.suppress(Exception):
+            client.close()

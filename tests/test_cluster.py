@@ -1,0 +1,149 @@
+"""``--scheduler``: the per-rank work of ``summary`` and ``check`` runs on a real Dask cluster (a
+``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1) and gives what a local run gives;
+errors keep their file:line:col; a scheduler that cannot be reached is a clear error; no process
+is left behind."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import psutil
+import pytest
+
+from msinspect.processes import free_port, kill_group, tagged_processes
+from tests.conftest import FIXTURES, ROOT
+from tests.test_cli_parse import msinspect
+
+if os.environ.get("CI"):  # CI installs the cluster extra: there the test runs, never skips
+    import distributed
+else:
+    distributed = pytest.importorskip("distributed", reason="needs the cluster extra: pip install 'msinspect[cluster]'")
+
+# An 8-rank dry run (rank_0 .. rank_7) and its spec, named relative to the checkout: the workers
+# run in a folder of their own, and the paths in the results must still be the ones given.
+DUMP = "fixtures/sharding_propagation_dryrun_8rank"
+SPEC = "train_jobs/sharding_propagation.toml"
+TAG = "MSINSPECT_TEST_CLUSTER"
+
+
+def _start(args: list[str], env: dict, cwd) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "dask", *args], env=env, cwd=cwd, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A scheduler and two single-threaded workers, in a folder of their own, importing this
+    checkout's msinspect and keeping parsed files in a cache of their own; the address, and that
+    cache. Torn down with every process it started, which the teardown asserts."""
+    folder = tmp_path_factory.mktemp("cluster")
+    tag = uuid.uuid4().hex
+    env = {**os.environ, TAG: tag, "MSINSPECT_PARSE_CACHE_DIR": str(folder / "worker-cache"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env.pop("MSINSPECT_SCHEDULER", None)
+    address = f"tcp://127.0.0.1:{free_port()}"
+    procs = [_start(["scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
+                     "--no-dashboard"], env, folder)]
+    procs += [_start(["worker", address, "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny",
+                      "--no-dashboard", "--name", f"w{i}"], env, folder) for i in range(2)]
+    try:
+        deadline = time.monotonic() + 45
+        while True:  # the scheduler listens (a client made before would retry, then linger)
+            try:
+                socket.create_connection(("127.0.0.1", int(address.rsplit(":", 1)[1])), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and procs[0].poll() is None, "the Dask scheduler did not start"
+                time.sleep(0.2)
+        with distributed.Client(address, timeout=30, set_as_default=False) as client:
+            client.wait_for_workers(2, timeout=max(1.0, deadline - time.monotonic()))
+        yield address, folder / "worker-cache"
+    finally:
+        for proc in reversed(procs):
+            kill_group(proc.pid, grace=10)
+            proc.wait(timeout=10)
+        assert tagged_processes(TAG, tag) == [], "a Dask process outlived the test"
+        assert not any(psutil.pid_exists(p.pid) for p in procs)
+
+
+def _same_locally_and_on(address: str, *args: str) -> tuple[str, str]:
+    local = msinspect(*args, "--json", cwd=ROOT)
+    remote = msinspect(*args, "--json", "--scheduler", address, cwd=ROOT)
+    assert local.returncode == remote.returncode == 0, (local.stderr, remote.stderr)
+    return local.stdout, remote.stdout
+
+
+def test_summary_and_check_on_the_cluster_match_a_local_run(cluster):
+    address, worker_cache = cluster
+    local, remote = _same_locally_and_on(address, "summary", DUMP)
+    rows = json.loads(remote)
+    # 8 ranks (rank_0 .. rank_7 under the dump), each read whole
+    assert [r["rank"] for r in rows] == [f"rank_{n}" for n in range(8)]
+    assert all(r["complete"] for r in rows)
+    assert remote == local
+    local, remote = _same_locally_and_on(address, "check", SPEC, DUMP)
+    report = json.loads(remote)
+    assert report["failed"] == 0 and report["passed"] > 0
+    assert remote == local
+    # the parsing happened on the workers: they wrote their own cache (at least one file per rank)
+    assert len([p for p in worker_cache.rglob("*") if p.is_file()]) >= 8
+
+
+def test_progress_arrives_from_the_futures(cluster):
+    from msinspect import load_dump
+
+    address, _ = cluster
+    seen = []
+    analysis = load_dump(ROOT / DUMP).analyse(scheduler=address, progress=seen.append)
+    assert sorted(seen) == sorted(f"rank_{n}" for n in range(8))
+    assert [r.label for r in analysis.results] == [f"rank_{n}" for n in range(8)]  # in rank order
+
+
+def test_a_parse_error_on_a_worker_keeps_file_line_column(cluster, tmp_path):
+    address, _ = cluster
+    root = tmp_path / "dump"
+    shutil.copytree(FIXTURES / "sharding_propagation_dryrun_8rank", root)
+    bad = next((root / "rank_3").glob("*validate*"))
+    bad.chmod(0o644)
+    text = gzip.decompress(bad.read_bytes()).decode()
+    at = text.index("PrimFunc_MatMul(") + len("PrimFunc_MatMul(")  # where the '?' goes
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    bad.write_bytes(gzip.compress((text[:at] + "?" + text[at:]).encode()))
+    remote = msinspect("summary", root, "--scheduler", address)
+    assert remote.returncode == 1, remote.stderr
+    assert f"error: {bad}:{line}:{column}: unexpected '?" in remote.stderr
+    assert "Traceback" not in remote.stderr and "internal error" not in remote.stderr
+    # --lenient reads past it on the workers as it does locally: same rows, same warning
+    lenient = msinspect("summary", root, "--json", "--lenient", "--scheduler", address)
+    assert lenient.returncode == 0, lenient.stderr
+    assert f"{bad}:{line}:{column}: unexpected '?" in lenient.stderr
+    assert [r["complete"] for r in json.loads(lenient.stdout)] == [n != 3 for n in range(8)]
+    local = msinspect("summary", root, "--json", "--lenient", "--jobs", "2")
+    assert (lenient.stdout, lenient.stderr) == (local.stdout, local.stderr)
+
+
+def test_a_scheduler_that_does_not_answer_is_a_clear_error():
+    address = f"tcp://127.0.0.1:{free_port()}"  # nothing listens there
+    started = time.monotonic()
+    run = msinspect("summary", ROOT / DUMP, "--scheduler", address)
+    assert run.returncode == 2
+    assert run.stderr.strip().startswith(f"error: cannot reach the Dask scheduler at {address}: Connection refused")
+    assert "Traceback" not in run.stderr
+    assert time.monotonic() - started < 60  # said, not retried until some long timeout
+
+
+def test_a_bad_address_from_the_environment_is_a_clear_error():
+    run = subprocess.run([sys.executable, "-m", "msinspect.cli", "check", ROOT / SPEC,
+                          ROOT / DUMP], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "MSINSPECT_SCHEDULER": "localhost"})
+    assert run.returncode == 2
+    assert "not a Dask scheduler address (missing port number" in run.stderr
+    assert "Traceback" not in run.stderr
