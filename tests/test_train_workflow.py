@@ -7,10 +7,12 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from msinspect.cli import main
 from msinspect.errors import MsInspectError
 from msinspect.train import JOBS
-from msinspect.train.launcher import JobResult, TrainError
+from msinspect.train.launcher import JobResult, TrainError, TrainInterrupted
 from msinspect.train.workflow import ALL_MODES, COLUMNS, check_run, modes_of, validate
 from tests.conftest import FIXTURES
 
@@ -66,3 +68,18 @@ def test_modes_and_a_spec_are_validated_before_anything_runs(tmp_path):
     bad.write_text("[job]\nranks = 'eight'\n")
     with pytest.raises(MsInspectError):
         validate("manual_parallel", bad)
+
+
+# ---- how `msinspect train` ends when its run does not (the launchers' one handler, cli/exits.py)
+@pytest.mark.parametrize("error, code, said", [
+    (TrainInterrupted(Path("runs/x")), 130, "partial run in runs/x"),
+    (TrainError("msrun is not installed"), 1, "error: msrun is not installed"),
+])
+def test_train_ends_with_the_tables_code(monkeypatch, tmp_path, error, code, said):
+    def fail(*_args, **_kwargs):
+        raise error
+
+    monkeypatch.setattr("msinspect.train.run_job", fail)
+    result = CliRunner().invoke(main, ["train", "sharding_propagation", "--out", str(tmp_path)])
+    assert result.exit_code == code, result.output
+    assert said in result.output

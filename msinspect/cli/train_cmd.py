@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from msinspect.cli.exits import exit_code
-from msinspect.errors import MsInspectError
+from msinspect.cli.exits import errors, launcher_errors
 
 MODE_CHOICES = ("recursive_pipeline", "sharding_propagation", "manual_parallel", "all")
 
@@ -41,21 +40,21 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
                                TimeElapsedColumn)
     from rich.table import Table
 
-    from msinspect.data import DataError
-    from msinspect.spec import SpecError
-    from msinspect.train import TrainError, TrainInterrupted, run_job
+    from msinspect.train import TrainInterrupted, run_job
     from msinspect.train.workflow import COLUMNS, check_run, validate
 
     err = Console(stderr=True, soft_wrap=True)  # paths and messages stay on one line
     if spec is not None and mode == "all":
         raise click.UsageError("--spec needs one mode, not 'all'")
-    try:
+    with errors():
         modes = validate(mode, spec)  # a bad spec fails before any process starts
-    except SpecError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
-        sys.exit(2)
     out = Console(width=None if sys.stdout.isatty() else 120)
-    done = []
+
+    def interrupted(exc: KeyboardInterrupt) -> None:
+        where = f"; partial run in {exc.run_dir}" if isinstance(exc, TrainInterrupted) else ""
+        err.print(f"[bold red]interrupted:[/] every process was stopped{where}")
+
+    finished = []
     for m in modes:
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                       MofNCompleteColumn(), TimeElapsedColumn(),
@@ -65,30 +64,18 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
             def on_progress(desc, done, total, task=task):
                 progress.update(task, description=desc, completed=done, total=total or None)
 
-            try:
+            with launcher_errors(interrupted):  # the one table: the same error exits alike in every command
                 result = run_job(m, ranks=ranks, epochs=epochs, batch_size=batch_size, data=data,
                                  num_samples=num_samples, out_root=out_root, timeout=timeout,
                                  jobs=jobs, on_progress=on_progress)
-            except DataError as exc:
-                err.print(f"[bold red]error:[/] training data: {exc}")
-                sys.exit(2)
-            except TrainInterrupted as exc:
-                err.print(f"[bold red]interrupted:[/] every process was stopped; partial run in {exc.run_dir}")
-                sys.exit(130)
-            except TrainError as exc:
-                err.print(f"[bold red]error:[/] {exc}")
-                sys.exit(1)
-            except MsInspectError as exc:  # DryRunSetupError and friends carry their own fix
-                err.print(f"[bold red]error:[/] {m}: {exc}", markup=True, highlight=False)
-                sys.exit(exit_code(exc))  # the one table: the same error exits alike in every command
         status = "[green]ok[/]" if result.ok else "[red]failed[/]"
         err.print(f"{m}: {status} in {result.wall_seconds:.1f} s: {result.message}")
         err.print(f"  run folder: {result.run_dir}")
         trained = check_run(m, result, spec=spec, check=not no_check)
         if trained.check_error is not None:
             err.print(f"[bold red]error:[/] checking {m}: {trained.check_error}")
-        done.append(trained)
-    for t in done:
+        finished.append(trained)
+    for t in finished:
         if t.report is not None and not t.report.ok:
             err.print(f"[bold red]{t.mode}: expectations failed[/] (spec {t.spec}, dumps {t.result.run_dir})")
             err.print(t.report.format(only_failed=True), markup=False, highlight=False)
@@ -96,10 +83,10 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
     table = Table(title="msinspect train")
     for col in COLUMNS:
         table.add_column(col, no_wrap=col == "mode")
-    for t in done:
+    for t in finished:
         table.add_row(*t.row().values())
     out.print(table)
-    if any(not t.result.real for t in done):
+    if any(not t.result.real for t in finished):
         out.print("Dry runs compile MindSpore's planner for every rank and compute nothing: "
                   "they have no losses.")
-    sys.exit(0 if all(t.ok for t in done) else 1)
+    sys.exit(0 if all(t.ok for t in finished) else 1)
