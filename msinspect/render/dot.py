@@ -12,7 +12,7 @@ from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.ops import COMM_OPS, is_comm, is_plumbing
 from msinspect.errors import MsInspectError
 from msinspect.graph import lint, node_id, to_networkx
-from msinspect.model import IRFile, Node, NodeKind
+from msinspect.model import IRFile, Node, NodeKind, format_node
 from msinspect.render.labels import comm_label, edge_label, esc, label_lines, op_label, param_label
 from msinspect.render.view import View, neighbourhood, pick_seeds, with_parameters
 
@@ -127,7 +127,8 @@ def _add_node(dot: graphviz.Digraph, key: str, ident: str, graph: nx.MultiDiGrap
               selected: set[str], context: RankContext, where: str) -> None:
     data = graph.nodes[key]
     node: Node | None = data.get("node")
-    tooltip = graphviz.nohtml(esc(f"{key} (line {data.get('line', 0)})"))
+    # a node as every message names it (where, then what); a parameter by its key and line
+    tooltip = graphviz.nohtml(esc(format_node(node) if node is not None else f"{key} (line {data.get('line', 0)})"))
     if node is None:
         dot.node(ident, param_label(key, data, where), tooltip=tooltip, **_STYLE_PARAM)
     elif node.index is None:
