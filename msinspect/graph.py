@@ -1,17 +1,20 @@
 """An :class:`~msinspect.model.IRFile` as a networkx ``MultiDiGraph``: the only module that builds
-networkx graphs from the model.
+networkx graphs from the model, and :func:`lint`, the references that name nothing.
 
-One graph node per IR node (CNodes, ``Return`` nodes, and the parameters they read), keyed
-``"<subgraph>/%3"``, ``"<subgraph>/Return"`` or ``"param:<name>"``; one edge per input, from the
-producer to the consumer, with the input's ``position``.
+One graph node per IR node (CNodes, ``Return`` nodes, and the parameters of the file and of its
+subgraphs), keyed ``"<subgraph>/%3"``, ``"<subgraph>/Return"`` or ``"param:<name>"``, its
+``kind`` a :class:`~msinspect.model.NodeKind`; one edge per input that names a node or a
+parameter of the file, from the producer to the consumer, with the input's ``position``. An
+input that names nothing gets no edge and no made-up node: :func:`lint` reports it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator
 
 import networkx as nx
 
-from msinspect.model import FreeVarRef, IRFile, Node, NodeRef, ParamRef
+from msinspect.model import FreeVarRef, IRFile, Node, NodeKind, NodeRef, ParamRef, describe_node, where
 
 
 def node_id(node: Node) -> str:
@@ -22,7 +25,7 @@ def node_id(node: Node) -> str:
 def _attrs(node: Node) -> dict:
     strategy = node.strategy
     return {
-        "kind": "return" if node.index is None else "cnode",
+        "kind": node.kind,
         "graph": node.graph,
         "op": node.op,
         "name": node.name,
@@ -41,42 +44,112 @@ def _attrs(node: Node) -> dict:
     }
 
 
+@dataclass(frozen=True)
+class Finding:
+    """Something :func:`lint` found wrong in a file that parsed: where, and what."""
+
+    path: str
+    line: int
+    what: str
+    target: str | None = None
+    """The graph key of the node whose operand it is."""
+    position: int | None = None
+    """Which operand."""
+    operand: str | None = None
+    """The graph key the operand would have (``g/%1``, ``param:para4_w``), None for a free
+    variable that names no parameter."""
+
+    def format(self) -> str:
+        return f"{where(self.path, self.line)}: {self.what}"
+
+
+class _Names:
+    """Every name an operand of one file may take: node keys, parameters, debug names."""
+
+    def __init__(self, ir: IRFile):
+        self.keys = {f"{n.graph}/{n.ref}" for n in ir.nodes()}
+        self.file_params = {p.name for p in ir.params}
+        self.graph_params = {g.name: set(g.params) for g in ir.subgraphs}
+        self.by_debug = {(n.graph, n.debug_name): f"{n.graph}/{n.ref}" for n in ir.nodes()}
+
+    def source_of(self, value, node: Node) -> str | None:
+        """The graph key an operand names, ``None`` when it names nothing."""
+        if isinstance(value, NodeRef):
+            key = f"{node.graph}/%{value.index}"
+            return key if key in self.keys else None
+        if isinstance(value, ParamRef):
+            return self._param(value.name, node.graph)
+        if isinstance(value, FreeVarRef):
+            return self._param(value.name, value.graph) or self.by_debug.get((value.graph, value.name))
+        return None
+
+    def _param(self, name: str, graph: str) -> str | None:
+        if name in self.file_params or name in self.graph_params.get(graph, ()):
+            return f"param:{name}"
+        return None
+
+
+def _is_reference(value) -> bool:
+    return isinstance(value, (NodeRef, ParamRef, FreeVarRef))
+
+
+def _shown(value) -> str:
+    if isinstance(value, NodeRef):
+        return f"%{value.index}"
+    if isinstance(value, ParamRef):
+        return f"%{value.name}"
+    return f"$(@{value.graph}:{value.name})"
+
+
+def _key(value, node: Node) -> str | None:
+    if isinstance(value, NodeRef):
+        return f"{node.graph}/%{value.index}"
+    if isinstance(value, ParamRef) or value.name.startswith("para"):
+        return f"param:{value.name}"
+    return None
+
+
 def to_networkx(ir: IRFile) -> nx.MultiDiGraph:
     """Build the data-flow graph of one parsed file."""
     graph = nx.MultiDiGraph(path=ir.path, stage=ir.stage, entry=ir.entry)
     for param in ir.params:
-        graph.add_node(f"param:{param.name}", kind="parameter", name=param.short_name, has_default=param.has_default,
-                       op="Parameter", graph=None, line=param.line,
+        graph.add_node(f"param:{param.name}", kind=NodeKind.PARAMETER, name=param.short_name,
+                       has_default=param.has_default, op="Parameter", graph=None, line=param.line,
                        output_shapes=(param.abstract.shape,) if param.abstract else (),
                        dtypes=(param.abstract.dtype,) if param.abstract else ())
-    by_debug: dict[tuple[str, str], str] = {}
+    for sub in ir.subgraphs:
+        for name in sub.params:
+            if f"param:{name}" not in graph:
+                graph.add_node(f"param:{name}", kind=NodeKind.PARAMETER, name=ParamRef(name).short_name,
+                               has_default=False, op="Parameter", graph=sub.name, line=sub.line,
+                               output_shapes=(), dtypes=())
     for node in ir.nodes():
-        key = node_id(node)
-        graph.add_node(key, **_attrs(node))
-        by_debug[(node.graph, node.debug_name)] = key
+        graph.add_node(node_id(node), **_attrs(node))
+    names = _Names(ir)
     for node in ir.nodes():
         target = node_id(node)
         for position, value in enumerate(node.inputs):
-            source = _source_of(value, node, by_debug)
-            if source is None:
-                continue
-            if source not in graph:
-                graph.add_node(source, kind="parameter", name=source.split("_", 1)[-1], op="Parameter",
-                               graph=None, line=0, output_shapes=(), dtypes=())
-            graph.add_edge(source, target, position=position)
+            source = names.source_of(value, node)
+            if source is not None:
+                graph.add_edge(source, target, position=position)
     return graph
 
 
-def _source_of(value, node: Node, by_debug: dict) -> str | None:
-    if isinstance(value, NodeRef):
-        return f"{node.graph}/%{value.index}"
-    if isinstance(value, ParamRef):
-        return f"param:{value.name}"
-    if isinstance(value, FreeVarRef):
-        if value.name.startswith("para"):
-            return f"param:{value.name}"
-        return by_debug.get((value.graph, value.name))
-    return None
+def lint(ir: IRFile) -> list[Finding]:
+    """What a file that parsed still gets wrong: every operand that names no node of its
+    subgraph, no parameter of the file or of its subgraph, no node or parameter of the graph a
+    free variable names. One finding per operand, in file order. An excerpt (headerless
+    documentation text) names nodes it leaves out, so its findings say what was left out."""
+    names = _Names(ir)
+    found = []
+    for node in ir.nodes():
+        for position, value in enumerate(node.inputs):
+            if _is_reference(value) and names.source_of(value, node) is None:
+                found.append(Finding(ir.path, node.line,
+                                     f"operand {position} of {describe_node(node)}: "
+                                     f"{_shown(value)} names nothing in this file",
+                                     node_id(node), position, _key(value, node)))
+    return found
 
 
 def find_nodes(graph: nx.MultiDiGraph, *, name: str | None = None, op: str | None = None,
@@ -84,7 +157,7 @@ def find_nodes(graph: nx.MultiDiGraph, *, name: str | None = None, op: str | Non
     """Keys of the IR nodes matching every criterion given: instance (or best) name, op type
     (``MatMul``; a ``PrimFunc_`` prefix is ignored), and scope prefix."""
     for key, data in graph.nodes(data=True):
-        if data.get("kind") == "parameter":
+        if data.get("kind") == NodeKind.PARAMETER:
             continue
         if name is not None and name not in (data.get("instance_name"), data.get("name"), data.get("debug_name")):
             continue

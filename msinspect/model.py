@@ -7,6 +7,7 @@ their own small classes below.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Union
 
 Shape = tuple[int, ...]
@@ -105,6 +106,32 @@ class Abstract:
 
 
 # ------------------------------------------------------------------ nodes and graphs
+class NodeKind(str, Enum):
+    """What a node of the IR (and of its networkx graph) is: a small fixed set, as in torch.fx.
+
+    The parser makes every kind but ``parameter``, which only the graph has (the model keeps
+    parameters as :class:`Parameter`). Constants are no nodes: the IR writes them inline as
+    operands. A member equals its value, so ``node.kind == "call_primitive"`` holds.
+    """
+
+    PARAMETER = "parameter"
+    """A parameter of the file (an input or a weight) or of a subgraph."""
+    CALL_PRIMITIVE = "call_primitive"
+    """``%3(out) = MatMul(%1, %2)``: applies a primitive."""
+    CALL_GRAPH = "call_graph"
+    """``call @g(...)`` or ``@g(...)``: calls a subgraph named in the line."""
+    CALL_VALUE = "call_value"
+    """``%5(...)``, ``%para3_f(...)``, ``$(@g:x)(...)``: calls a function held by a node,
+    parameter or free variable (the graphs it may be are in :attr:`Node.callee_graphs`)."""
+    RETURN = "return"
+    """``Return(%7)``: a subgraph's output."""
+    UNPARSED = "unparsed"
+    """A node lenient reading kept without understanding it (:attr:`Node.raw` holds its text)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True, slots=True)
 class Strategy:
     """How an operator's tensors are cut across devices."""
@@ -135,9 +162,8 @@ class Node:
     """The name in parentheses after the number (``out``, ``CNode_12``), or ``Return``."""
     op: str
     """The primitive's name (``MatMul``, with any ``PrimFunc_`` prefix removed), ``call`` ..."""
-    callee_kind: str
-    """``primitive``, ``call`` (``call @g``), ``graph`` (``@g(...)``), ``node``, ``param``,
-    ``free_var``, ``return``, or ``unparsed`` (lenient reading kept a node it could not parse)."""
+    kind: NodeKind
+    """What the node does: :class:`NodeKind` (never ``parameter``: parameters are no CNodes)."""
     callee: Any
     """The raw callee: primitive name as written, a :class:`GraphRef`, :class:`NodeRef` ..."""
     inputs: tuple[Any, ...]
@@ -174,6 +200,8 @@ class Node:
     """The graphs a call may go to: ``call @g`` / ``@g``, or the hint of ``%5[@FuncUnion(@g1, @g2)]``."""
     raw: str | None = None
     """For an ``unparsed`` node: its text as written (line and annotation lines)."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """What analyses attach to the node (as ``torch.fx.Node.meta``); the parser leaves it empty."""
 
     @property
     def ref(self) -> str:
@@ -210,6 +238,32 @@ class Node:
         if len(self.output_types) == 1:
             return self.output_types[0].shape
         return None
+
+
+def where(path: str | None, line: int, *, rank: int | None = None) -> str:
+    """``rank 3: file.ir:12``: how every message locates a line of a dump (no file: ``line 12``)."""
+    place = f"{path}:{line}" if path else f"line {line}"
+    return place if rank is None else f"rank {rank}: {place}"
+
+
+def format_node(node: Node, path: str | None = None, *, rank: int | None = None) -> str:
+    """How msinspect names a node in every message: where it is, then what it is.
+
+    ``file.ir:12: %3 MatMul matmul (call_primitive) in @graph``; the instance name is left out
+    when there is none, the graph when the node is not in one yet.
+    """
+    return f"{where(path, node.line, rank=rank)}: {describe_node(node)}"
+
+
+def describe_node(node: Node) -> str:
+    """What a node is, without where: ``%3 MatMul matmul (call_primitive) in @graph``."""
+    what = [node.ref, node.op]
+    if node.instance_name and node.instance_name != node.op:
+        what.append(node.instance_name)
+    what.append(f"({node.kind})")
+    if node.graph:
+        what.append(f"in @{node.graph}")
+    return " ".join(what)
 
 
 def _as_strategy(value: Any) -> tuple[tuple[int, ...], ...] | None:

@@ -1,18 +1,20 @@
 """Process utilities shared by the two launchers (:mod:`msinspect.dryrun.launcher`,
 :mod:`msinspect.train.launcher`): a free port, a new run folder, finding and killing the
-processes of a run by a tag in their environment (psutil), stopping a process group, and turning
-termination signals into :class:`KeyboardInterrupt` while a run is under way."""
+processes of a run by a tag in their environment (psutil; the dry run's watchdog uses the same),
+stopping a process group, turning termination signals into :class:`KeyboardInterrupt` while a run
+is under way, and the reason a worker's log gives for its failure."""
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
 import os
+import re
 import signal
 import socket
 import threading
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator, Pattern
 
 import psutil
 
@@ -131,3 +133,48 @@ def signals_as_interrupt(signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGH
         for sig, old in previous.items():
             with contextlib.suppress(ValueError, OSError):
                 signal.signal(sig, old)
+
+
+#: What :func:`failure_reason` says of a log that is not there.
+NO_LOG = "no log written"
+
+# A Python exception line (``ValueError: ...``, ``mindspore.X.FooError``, ``KeyboardInterrupt``),
+# or a script's own ``error: ...`` line.
+_PY_EXCEPTION = re.compile(r"^(?:(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b:?\s*(.*)|error:.*)$")
+# MindSpore's log lines at error level; the message follows a ``----`` banner on the next lines.
+_MS_ERROR = re.compile(r"^\[(?:ERROR|CRITICAL)\]")
+
+
+def failure_reason(log: Path | None, *, hints: Iterable[tuple[Pattern, str]] = (),
+                   ignore: Pattern | None = None, max_len: int = 300) -> str:
+    """The most telling error of a worker's log, cut to ``max_len`` characters.
+
+    The advice of the first of ``hints`` (``(pattern, advice)``) whose pattern a line matches;
+    else the last Python exception line; else the first MindSpore ``[ERROR]`` / ``[CRITICAL]``
+    line with the message under it. Errors that ``ignore`` matches (what a run is expected to
+    print, e.g. a dry run's device errors after compiling) are passed over, unless nothing else is
+    found for an exception. ``""`` when the log tells nothing, :data:`NO_LOG` when there is no
+    log, ``log unreadable: ...`` when it cannot be read.
+    """
+    if log is None or not Path(log).is_file():
+        return NO_LOG
+    try:
+        lines = Path(log).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        return f"log unreadable: {exc}"
+    for pattern, hint in hints:
+        if any(pattern.search(line) for line in lines):
+            return hint
+    exception = None
+    for line in lines:
+        stripped = line.strip()
+        if _PY_EXCEPTION.match(stripped) and not stripped.startswith("Traceback"):
+            exception = stripped
+    if exception and not (ignore and ignore.search(exception)):
+        return exception[:max_len]
+    for i, line in enumerate(lines):
+        if _MS_ERROR.match(line) and not (ignore and ignore.search(" ".join(lines[i:i + 6]))):
+            detail = [l.strip() for l in lines[i + 1:i + 8] if l.strip() and not l.startswith("---")]
+            text = line.split("] ", 2)[-1] + (": " + detail[0] if detail else "")
+            return text[:max_len]
+    return exception[:max_len] if exception else ""

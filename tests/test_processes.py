@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from msinspect.errors import MsInspectError
-from msinspect.processes import (free_port, group_alive, kill_group, kill_tagged, new_run_dir,
+from msinspect.processes import (NO_LOG, failure_reason, free_port, group_alive, kill_group, kill_tagged, new_run_dir,
                                  signals_as_interrupt, tagged_processes)
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
@@ -115,3 +115,33 @@ def test_signals_as_interrupt_only_inside_the_block():
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(5)  # the handler raises before this ends
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+# ---- the reason a worker's log gives (both launchers read their logs with the one function)
+def test_failure_reason_is_the_last_exception_of_a_training_log(tmp_path):
+    log = tmp_path / "worker_3.log"
+    log.write_text("epoch: 1 step: 1, loss is 2.30\nTraceback (most recent call last):\n  File \"train.py\", line 9\n"
+                   "RuntimeError: first\nDuring handling ...\nmindspore._c_expression.CommError: Init HCCL failed\n")
+    assert failure_reason(log) == "mindspore._c_expression.CommError: Init HCCL failed"
+
+
+def test_failure_reason_reads_a_scripts_own_error_line(tmp_path):
+    log = tmp_path / "worker_0.log"
+    log.write_text("msinspect-job: loading data\nerror: no MNIST files under /data\n")
+    assert failure_reason(log) == "error: no MNIST files under /data"
+
+
+def test_failure_reason_gives_mindspores_error_with_the_message_under_its_banner(tmp_path):
+    log = tmp_path / "worker_0.log"
+    # MindSpore's format: [LEVEL] ME(pid,thread,python):time [file:line] Function] message
+    log.write_text("[WARNING] ME(7,1,python):2026-01-01-00:00:00.000.000 [a.cc:1] Warn] w\n"
+                   "[ERROR] ME(7,1,python):2026-01-01-00:00:00.000.000 [b.cc:2] Init] collective init failed\n"
+                   "----------------------------------------------------\n- Framework Error Message:\n")
+    assert failure_reason(log) == "Init] collective init failed: - Framework Error Message:"
+
+
+def test_failure_reason_of_no_log_and_of_a_quiet_log(tmp_path):
+    assert failure_reason(tmp_path / "missing.log") == NO_LOG
+    quiet = tmp_path / "quiet.log"
+    quiet.write_text("epoch: 1 step: 1, loss is 2.30\n")
+    assert failure_reason(quiet) == ""

@@ -19,11 +19,11 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from msinspect.stages import TRAIN_DRYRUN_PASSES
+from regen_common import Failed, refuse_uncommitted, replace_when_all_built
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
@@ -54,25 +54,11 @@ FIXTURE_RECIPES = (
 )
 
 
-class Failed(Exception):
-    """A step failed; the message says which and where to look."""
-
-
 def run(cmd: list[str]) -> None:
     print("+", " ".join(str(c) for c in cmd), flush=True)
     code = subprocess.call([str(c) for c in cmd], cwd=REPO)
     if code != 0:
         raise Failed(f"exit status {code}: {' '.join(str(c) for c in cmd)}")
-
-
-def uncommitted_fixture_changes() -> str:
-    """``git status --porcelain fixtures/``; raises Failed when git cannot answer."""
-    try:
-        out = subprocess.run(["git", "status", "--porcelain", "--", "fixtures/"], cwd=REPO,
-                             capture_output=True, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise Failed(f"cannot ask git about fixtures/ ({exc}); use --force to regenerate anyway")
-    return out.stdout
 
 
 def train(fixture: Fixture, runs_root: Path) -> Path:
@@ -120,16 +106,6 @@ def scrub(fixture: Fixture, run_dir: Path, runs_root: Path) -> Path:
     return dest
 
 
-def replace(new_dirs: dict[str, Path]) -> None:
-    """Put every ``NAME.new`` in place of ``NAME``; the old folders are removed (git has them)."""
-    for name, new in new_dirs.items():
-        old = FIXTURES / name
-        if old.exists():
-            shutil.rmtree(old)
-        new.rename(old)
-        print(f"replaced fixtures/{name}", flush=True)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--force", action="store_true",
@@ -144,33 +120,19 @@ def main(argv: list[str] | None = None) -> int:
     recipes = [f for f in FIXTURE_RECIPES if not args.only or f.name in args.only]
     try:
         if not args.force:
-            changes = uncommitted_fixture_changes()
-            if changes:
-                print("error: fixtures/ has uncommitted changes; commit or restore them first "
-                      "(or --force):\n" + changes, file=sys.stderr)
-                return 2
+            refuse_uncommitted([FIXTURES], "fixtures/")
     except Failed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
-    runs_root = Path(tempfile.mkdtemp(prefix="msinspect-fixtures-"))
-    print(f"run root: {runs_root}", flush=True)
-    new_dirs: dict[str, Path] = {}
-    try:
-        runs = {f.name: train(f, runs_root) for f in recipes}
-        for f in recipes:
-            new_dirs[f.name] = scrub(f, runs[f.name], runs_root)
-    except (Failed, OSError) as exc:
-        for f in recipes:
-            shutil.rmtree(FIXTURES / f"{f.name}.new", ignore_errors=True)
-        print(f"error: {exc}\nnothing in fixtures/ was changed; the runs are kept in {runs_root}",
-              file=sys.stderr)
+    by_name = {f.name: f for f in recipes}
+
+    def build(name: str, runs_root: Path) -> Path:
+        return scrub(by_name[name], train(by_name[name], runs_root), runs_root)
+
+    if not replace_when_all_built(FIXTURES, list(by_name), build, prefix="msinspect-fixtures-",
+                                  keep_runs=args.keep_runs):
         return 1
-    replace(new_dirs)
-    if args.keep_runs:
-        print(f"runs kept in {runs_root}")
-    else:
-        shutil.rmtree(runs_root, ignore_errors=True)
     print("done. Review with `git status fixtures/` and `git diff --stat fixtures/`, then run "
           "`python -m pytest tests/parser tests/test_dumps.py tests/test_graph.py`; "
           "`git checkout -- fixtures/` restores the committed fixtures.")

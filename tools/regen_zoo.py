@@ -32,7 +32,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,8 @@ try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
+
+from regen_common import Failed, refuse_uncommitted, replace_when_all_built  # noqa: E402  (beside this file)
 
 REPO = Path(__file__).resolve().parents[1]
 ZOO = REPO / "fixtures" / "zoo"
@@ -73,10 +74,6 @@ class Net:
             lo, _, hi = part.strip().partition("-")
             ranks.update(range(int(lo), int(hi or lo) + 1))
         return sorted(ranks)
-
-
-class Failed(Exception):
-    """A step failed; the message says which and where to look."""
 
 
 def load_manifest(path: Path = MANIFEST) -> list[Net]:
@@ -204,16 +201,6 @@ def run_or_fail(cmd: list) -> None:
         raise Failed(f"exit status {code}: {' '.join(str(c) for c in cmd)}")
 
 
-def uncommitted(paths: list[Path]) -> str:
-    """``git status --porcelain`` of the given paths; raises Failed when git cannot answer."""
-    try:
-        out = subprocess.run(["git", "status", "--porcelain", "--", *map(str, paths)], cwd=REPO,
-                             capture_output=True, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise Failed(f"cannot ask git about fixtures/zoo/ ({exc}); use --force to regenerate anyway")
-    return out.stdout
-
-
 def keep_full(output: Path, root: Path, dest: Path) -> Path:
     """Move a network's whole output to ``dest`` (a dry run's rank_N/ and logs/, a script's working
     folder with ``ir/`` or ``rank_0/om/``) with the run's own log beside it; return ``dest``."""
@@ -259,49 +246,32 @@ def main(argv: list[str] | None = None) -> int:
                       file=sys.stderr)
                 return 2
         if not args.force:
-            changes = uncommitted([ZOO / n.name for n in nets])
-            if changes:
-                print("error: fixtures/zoo/ has uncommitted changes in folders to replace; commit or "
-                      "restore them first (or --force):\n" + changes, file=sys.stderr)
-                return 2
+            refuse_uncommitted([ZOO / n.name for n in nets], "fixtures/zoo/ (the folders to replace)")
     except Failed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
-    runs_root = Path(tempfile.mkdtemp(prefix="msinspect-zoo-"))
-    print(f"run root: {runs_root}", flush=True)
-    new_dirs: dict[str, Path] = {}
+    by_name = {n.name: n for n in nets}
     timings: dict[str, float] = {}
-    try:
-        for net in nets:
-            root = runs_root / net.name
-            root.mkdir()
-            start = time.monotonic()
-            output = run_dryrun(net, root) if net.mode == "dryrun" else run_python(net, root)
-            timings[net.name] = time.monotonic() - start
-            if args.full is not None:  # at once, network by network: the rest may take long
-                output = keep_full(output, root, args.full / net.name)
-                print(f"full output: {output}", flush=True)
-            new_dirs[net.name] = scrub(net, output, root)
-    except (Failed, OSError) as exc:
-        for net in nets:
-            shutil.rmtree(ZOO / f"{net.name}.new", ignore_errors=True)
-        print(f"error: {exc}\nnothing in fixtures/zoo/ was changed; the runs are kept in {runs_root}",
-              file=sys.stderr)
+
+    def build(name: str, runs_root: Path) -> Path:
+        net = by_name[name]
+        root = runs_root / name
+        root.mkdir()
+        start = time.monotonic()
+        output = run_dryrun(net, root) if net.mode == "dryrun" else run_python(net, root)
+        timings[name] = time.monotonic() - start
+        if args.full is not None:  # at once, network by network: the rest may take long
+            output = keep_full(output, root, args.full / name)
+            print(f"full output: {output}", flush=True)
+        return scrub(net, output, root)
+
+    if not replace_when_all_built(ZOO, list(by_name), build, prefix="msinspect-zoo-", keep_runs=args.keep_runs):
         return 1
-    for name, new in new_dirs.items():
-        old = ZOO / name
-        if old.exists():
-            shutil.rmtree(old)
-        new.rename(old)
     print(f"\n{'network':32} {'run s':>7} {'kept files':>10} {'kept KB':>8}")
     for net in nets:
         kept = [p for p in (ZOO / net.name).rglob("*") if p.is_file()]
         print(f"{net.name:32} {timings[net.name]:7.0f} {len(kept):10} {size_of(ZOO / net.name) / 1024:8.0f}")
-    if args.keep_runs:
-        print(f"run root kept: {runs_root}")
-    else:
-        shutil.rmtree(runs_root, ignore_errors=True)
     print("done. Review with `git status fixtures/zoo/`, then run `python -m pytest tests/zoo`; "
           "`git checkout -- fixtures/zoo/` restores the committed zoo.")
     return 0

@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from msinspect.cli.exits import launcher_errors
+
 
 @click.command("dryrun", context_settings={"ignore_unknown_options": False})
 @click.argument("script", type=click.Path(exists=True, dir_okay=False))
@@ -34,29 +36,23 @@ def dryrun(script, script_args, ranks, only, jobs, out_root, keep_all_passes, ti
     from rich.console import Console
     from rich.table import Table
 
-    from msinspect.dryrun import (NOTHING_COMPUTED, DryRunError, DryRunInterrupted, DryRunSetupError,
-                                  run_dryrun)
+    from msinspect.dryrun import NOTHING_COMPUTED, DryRunInterrupted, run_dryrun
     from msinspect.dryrun.progress import RankProgress
 
     console = Console(stderr=True)
-    try:
+
+    def interrupted(exc: KeyboardInterrupt) -> None:
+        if isinstance(exc, DryRunInterrupted):  # the run had begun: what it did
+            _print_summary(console, exc.report, Table, NOTHING_COMPUTED)
+        console.print("[yellow]interrupted: every scheduler and worker process was stopped[/]")
+
+    with launcher_errors(interrupted):
         from msinspect.dryrun.launcher import select_ranks
         total = len(select_ranks(only, ranks))
         with RankProgress(total, console=console) as progress:
             report = run_dryrun(script, ranks, out_root=out_root, only=only, jobs=jobs,
                                 script_args=script_args, keep_all_passes=keep_all_passes,
                                 timeout=timeout, on_update=progress.update, allow_accelerator=force)
-    except DryRunSetupError as exc:
-        for p in exc.problems:
-            console.print(f"[red]error:[/] {p.what}\n  fix: {p.fix}")
-        sys.exit(2)
-    except DryRunError as exc:
-        console.print(f"[red]error:[/] {exc}")
-        sys.exit(2)
-    except DryRunInterrupted as exc:
-        _print_summary(console, exc.report, Table, NOTHING_COMPUTED)
-        console.print("[yellow]interrupted: every scheduler and worker process was stopped[/]")
-        sys.exit(130)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:

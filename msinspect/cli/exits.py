@@ -10,14 +10,14 @@ from __future__ import annotations
 import contextlib
 import sys
 import traceback
-from typing import Iterator
+from typing import Callable, Iterator
 
 import click
 
 #: 0 fine.
 EXIT_OK = 0
 #: A finding: a failed expectation, a shape mismatch, IR that does not parse, ranks that could
-#: not be read.
+#: not be read, a training job that failed.
 EXIT_FINDING = 1
 #: Bad input: no such path, no IR files, a bad spec, an output that exists or is a folder, a Dask
 #: scheduler that cannot be reached or used (``--scheduler``).
@@ -34,9 +34,10 @@ def exit_code(error: BaseException) -> int:
     """The exit code of a msinspect error: the one table, first match wins."""
     from msinspect.errors import IRParseError, MsInspectError
     from msinspect.render import DotNotFoundError
+    from msinspect.train.launcher import TrainError
 
     for kind, code in ((IRParseError, EXIT_FINDING), (DotNotFoundError, EXIT_MISSING_TOOL),
-                       (MsInspectError, EXIT_USAGE)):
+                       (TrainError, EXIT_FINDING), (MsInspectError, EXIT_USAGE)):
         if isinstance(error, kind):
             return code
     return EXIT_INTERNAL
@@ -119,3 +120,16 @@ def errors() -> Iterator[None]:
         yield
     except MsInspectError as error:
         sys.exit(report(error))
+
+
+@contextlib.contextmanager
+def launcher_errors(on_interrupt: Callable[[KeyboardInterrupt], None]) -> Iterator[None]:
+    """Around a launcher's run (``dryrun``, ``train``): an interruption, after which the launcher
+    has stopped every process it started, prints what the run left (``on_interrupt``) and exits
+    :data:`EXIT_INTERRUPTED`; a msinspect error ends as in every command (:func:`errors`)."""
+    with errors():
+        try:
+            yield
+        except KeyboardInterrupt as interrupted:
+            on_interrupt(interrupted)
+            sys.exit(EXIT_INTERRUPTED)

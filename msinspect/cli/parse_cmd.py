@@ -15,7 +15,8 @@ from msinspect.dumps import Unreadable, duplicate_ranks, load_dump, parse_many
 from msinspect.stages import is_ir_file, stage_of
 from msinspect.cli.exits import errors
 from msinspect.errors import MsInspectError
-from msinspect.model import IRFile
+from msinspect.graph import lint
+from msinspect.model import IRFile, where
 
 
 def summarize(ir: IRFile) -> dict:
@@ -36,6 +37,7 @@ def summarize(ir: IRFile) -> dict:
             {"line": d.line, "column": d.column, "end_line": d.end_line, "message": d.message}
             for d in ir.diagnostics
         ],
+        "findings": [{"line": f.line, "what": f.what} for f in lint(ir)],
     }
 
 
@@ -43,7 +45,8 @@ def unreadable_row(problem: Unreadable) -> dict:
     """A folder or file that could not be read, as a row of the report (status ``unreadable``)."""
     counts = dict.fromkeys(("subgraphs", "stated_subgraphs", "nodes", "cnodes", "stated_cnodes", "params", "lines"))
     return {"path": str(problem.path), "stage": stage_of(problem.path) if is_ir_file(problem.path) else None,
-            "family": None, "status": "unreadable", **counts, "reason": problem.reason, "diagnostics": []}
+            "family": None, "status": "unreadable", **counts, "reason": problem.reason, "diagnostics": [],
+            "findings": []}
 
 
 @click.command()
@@ -78,6 +81,7 @@ def parse(paths, as_json, lenient, stage, jobs, scheduler):
         click.echo(json.dumps(rows, indent=2))
     else:
         _print_table(rows)
+        _warn_findings(rows, err)
     sys.exit(0 if all(r["status"] != "incomplete" for r in rows) else 1)
 
 
@@ -109,5 +113,28 @@ def _print_table(rows) -> None:
     console.print(table)
     for r in rows:
         for d in r["diagnostics"]:
-            where = f"{r['path']}:{d['line']}:{d['column']}" if d["line"] else r["path"]
-            console.print(f"[red]{where}:[/] {d['message']}", highlight=False, soft_wrap=True)
+            place = f"{r['path']}:{d['line']}:{d['column']}" if d["line"] else r["path"]
+            console.print(f"[red]{place}:[/] {d['message']}", highlight=False, soft_wrap=True)
+
+
+#: The most findings printed per file; ``--json`` lists every one.
+MAX_FINDINGS = 10
+
+
+def _warn_findings(rows, err: Console) -> None:
+    """What :func:`msinspect.graph.lint` found, as warnings: they leave the exit status alone (the
+    file was read whole), but the graph has no edge for such an operand."""
+    for r in rows:
+        found = r["findings"]
+        if not found:
+            continue
+        if r["family"] == "excerpt":  # an excerpt leaves out what its nodes take: one line says so
+            err.print(f"note: {r['path']}: {len(found)} operand(s) name a node or parameter the excerpt leaves out "
+                      f"(first at line {found[0]['line']}); the graph has no edge for them",
+                      markup=False, highlight=False, soft_wrap=True)
+            continue
+        for f in found[:MAX_FINDINGS]:
+            err.print(f"warning: {where(r['path'], f['line'])}: {f['what']}", markup=False, highlight=False, soft_wrap=True)
+        if len(found) > MAX_FINDINGS:
+            err.print(f"warning: {r['path']}: {len(found) - MAX_FINDINGS} more such operand(s) (--json lists them)",
+                      markup=False, highlight=False, soft_wrap=True)

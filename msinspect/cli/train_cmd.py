@@ -6,17 +6,9 @@ from pathlib import Path
 
 import click
 
-from msinspect.cli.exits import exit_code
-from msinspect.errors import MsInspectError
+from msinspect.cli.exits import errors, launcher_errors
 
 MODE_CHOICES = ("recursive_pipeline", "sharding_propagation", "manual_parallel", "all")
-
-
-def _check(spec: Path, run_dir: Path):
-    """The expectation report of the run's dumps against ``spec``."""
-    from msinspect.check import check
-
-    return check(spec, run_dir)
 
 
 @click.command("train")
@@ -48,24 +40,21 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
                                TimeElapsedColumn)
     from rich.table import Table
 
-    from msinspect.data import DataError
-    from msinspect.train import JOBS, MODES, TrainError, TrainInterrupted, run_job
+    from msinspect.train import TrainInterrupted, run_job
+    from msinspect.train.workflow import COLUMNS, check_run, validate
 
     err = Console(stderr=True, soft_wrap=True)  # paths and messages stay on one line
-    if spec is not None:
-        from msinspect.spec import SpecError, load_spec
-
-        if mode == "all":
-            raise click.UsageError("--spec needs one mode, not 'all'")
-        try:
-            load_spec(spec)  # a bad spec fails before any process starts
-        except SpecError as exc:
-            err.print(f"[bold red]error:[/] {exc}")
-            sys.exit(2)
+    if spec is not None and mode == "all":
+        raise click.UsageError("--spec needs one mode, not 'all'")
+    with errors():
+        modes = validate(mode, spec)  # a bad spec fails before any process starts
     out = Console(width=None if sys.stdout.isatty() else 120)
-    modes = ("manual_parallel", "sharding_propagation", "recursive_pipeline") if mode == "all" else (mode,)
-    assert set(modes) <= set(MODES)
-    rows, failed, reports = [], False, []
+
+    def interrupted(exc: KeyboardInterrupt) -> None:
+        where = f"; partial run in {exc.run_dir}" if isinstance(exc, TrainInterrupted) else ""
+        err.print(f"[bold red]interrupted:[/] every process was stopped{where}")
+
+    finished = []
     for m in modes:
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                       MofNCompleteColumn(), TimeElapsedColumn(),
@@ -75,59 +64,29 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
             def on_progress(desc, done, total, task=task):
                 progress.update(task, description=desc, completed=done, total=total or None)
 
-            try:
+            with launcher_errors(interrupted):  # the one table: the same error exits alike in every command
                 result = run_job(m, ranks=ranks, epochs=epochs, batch_size=batch_size, data=data,
                                  num_samples=num_samples, out_root=out_root, timeout=timeout,
                                  jobs=jobs, on_progress=on_progress)
-            except DataError as exc:
-                err.print(f"[bold red]error:[/] training data: {exc}")
-                sys.exit(2)
-            except TrainInterrupted as exc:
-                err.print(f"[bold red]interrupted:[/] every process was stopped; partial run in {exc.run_dir}")
-                sys.exit(130)
-            except TrainError as exc:
-                err.print(f"[bold red]error:[/] {exc}")
-                sys.exit(1)
-            except MsInspectError as exc:  # DryRunSetupError and friends carry their own fix
-                err.print(f"[bold red]error:[/] {m}: {exc}", markup=True, highlight=False)
-                sys.exit(exit_code(exc))  # the one table: the same error exits alike in every command
         status = "[green]ok[/]" if result.ok else "[red]failed[/]"
         err.print(f"{m}: {status} in {result.wall_seconds:.1f} s: {result.message}")
         err.print(f"  run folder: {result.run_dir}")
-        failed |= not result.ok
-        expect = "-"
-        if no_check:
-            expect = "not checked"
-        elif not result.ok:
-            expect = "not checked (run failed)"
-        else:
-            try:
-                report = _check(spec or JOBS[m].spec, result.run_dir)
-            except MsInspectError as exc:  # an unreadable dump is a failed check, said plainly
-                err.print(f"[bold red]error:[/] checking {m}: {exc}")
-                failed, expect = True, "check failed (see above)"
-                report = None
-            if report is not None:
-                expect = f"{len(report.passed)} passed, {len(report.failed)} failed"
-            if report is not None and not report.ok:
-                failed = True
-                reports.append((m, report.format(only_failed=True), result.run_dir, spec or JOBS[m].spec))
-        loss = (f"{result.loss_first:.4f} -> {result.loss_last:.4f}"
-                if result.real and result.loss_first is not None else
-                ("n/a (nothing computed)" if not result.real else "-"))
-        rows.append((m, str(result.ranks), "real" if result.real else "dry run", loss,
-                     f"{result.wall_seconds:.0f} s", expect))
-    for m, text, run_dir, spec_path in reports:
-        err.print(f"[bold red]{m}: expectations failed[/] (spec {spec_path}, dumps {run_dir})")
-        err.print(text, markup=False, highlight=False)
-        err.print(f"look closer: msinspect check {spec_path} {run_dir}; msinspect diff / render on the ranks named")
+        trained = check_run(m, result, spec=spec, check=not no_check)
+        if trained.check_error is not None:
+            err.print(f"[bold red]error:[/] checking {m}: {trained.check_error}")
+        finished.append(trained)
+    for t in finished:
+        if t.report is not None and not t.report.ok:
+            err.print(f"[bold red]{t.mode}: expectations failed[/] (spec {t.spec}, dumps {t.result.run_dir})")
+            err.print(t.report.format(only_failed=True), markup=False, highlight=False)
+            err.print(f"look closer: msinspect check {t.spec} {t.result.run_dir}; msinspect diff / render on the ranks named")
     table = Table(title="msinspect train")
-    for col in ("mode", "ranks", "run", "loss first -> last", "wall", "expectations"):
+    for col in COLUMNS:
         table.add_column(col, no_wrap=col == "mode")
-    for row in rows:
-        table.add_row(*row)
+    for t in finished:
+        table.add_row(*t.row().values())
     out.print(table)
-    if any(r[2] == "dry run" for r in rows):
+    if any(not t.result.real for t in finished):
         out.print("Dry runs compile MindSpore's planner for every rank and compute nothing: "
                   "they have no losses.")
-    sys.exit(1 if failed else 0)
+    sys.exit(0 if all(t.ok for t in finished) else 1)

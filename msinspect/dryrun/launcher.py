@@ -114,7 +114,9 @@ atexit.register(_kill_all_groups)
 # all and any process still carrying the run's tag.
 _WATCHDOG_PROGRAM = r"""
 import os, signal, sys, time
-tag, me = sys.argv[1], str(os.getpid())
+tag, variable = sys.argv[1], sys.argv[2]
+sys.path.insert(0, sys.argv[3])  # msinspect, as the launcher found it (installed or a checkout)
+from msinspect.processes import kill_tagged  # the launchers' own scan (psutil)
 groups, done = set(), False
 for line in sys.stdin:
     line = line.strip()
@@ -131,23 +133,18 @@ if not done:
             except OSError:
                 pass
         time.sleep(2 if sig == signal.SIGTERM else 0)
-    needle = ("MSINSPECT_DRYRUN_TAG=" + tag).encode()
-    for pid in os.listdir("/proc"):
-        if pid.isdigit() and pid != me:
-            try:
-                with open("/proc/%s/environ" % pid, "rb") as fh:
-                    if needle in fh.read().split(b"\0"):
-                        os.kill(int(pid), signal.SIGKILL)
-            except OSError:
-                pass
+    kill_tagged(variable, tag)
 """
 
 
 class _Watchdog:
     def __init__(self, python: str, tag: str):
+        """``python`` runs the watchdog: one that imports msinspect and psutil (the launcher's own)."""
         self._lock = threading.Lock()
         env = {k: v for k, v in os.environ.items() if k != TAG_VARIABLE}
-        self.proc = subprocess.Popen([python, "-c", _WATCHDOG_PROGRAM, tag], stdin=subprocess.PIPE,
+        package_root = str(Path(processes.__file__).resolve().parent.parent)
+        self.proc = subprocess.Popen([python, "-c", _WATCHDOG_PROGRAM, tag, TAG_VARIABLE, package_root],
+                                     stdin=subprocess.PIPE,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                                      start_new_session=True, text=True)
 
@@ -415,7 +412,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
     env[TAG_VARIABLE] = tag
     env["MSINSPECT_DEVICE_TARGET"] = "GPU"
     cancel = threading.Event()
-    watchdog = _Watchdog(python or sys.executable, tag)
+    watchdog = _Watchdog(sys.executable, tag)  # the launcher's own: it has msinspect and psutil
     runners = [_RankRunner(rank=r, rank_size=ranks, script=script, script_args=script_args, run_dir=run_dir,
                            python=python or sys.executable, cwd=Path(cwd) if cwd else Path.cwd(), env=env,
                            keep_all_passes=keep_all_passes, timeout=timeout, cancel=cancel, on_update=on_update,

@@ -11,6 +11,7 @@ import enum
 import re
 from pathlib import Path
 
+from msinspect import processes
 from msinspect.stages import files_of_stage
 
 NOTHING_COMPUTED = (
@@ -195,8 +196,6 @@ def find_pass_files(ir_dir: Path, stage: str) -> list[Path]:
 _EXPECTED_AFTER_COMPILE = re.compile(
     r"SetDevice|cudaHostAlloc|SyncStream|CUDA driver version|no CUDA-capable device|"
     r"WaitTaskFinishOnDevice|CUDA_ERROR_NO_DEVICE|cuda_driver|Cuda error", re.I)
-_PY_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b:?\s*(.*)$")
-_MS_ERROR = re.compile(r"^\[(?:ERROR|CRITICAL)\]")
 _HINTS = (
     (re.compile(r"Invalid communication backend: CPU|Dryrun is not supported on CPU"),
      "the script sets the device target to CPU; a dry run needs it unset (or GPU): "
@@ -207,32 +206,9 @@ _HINTS = (
 
 
 def failure_reason(log: Path | None, *, max_len: int = 300) -> str:
-    """The most telling error line of a worker log (a Python exception, else MindSpore's [ERROR])."""
-    if log is None or not log.is_file():
-        return "no log written"
-    try:
-        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError as exc:
-        return f"log unreadable: {exc}"
-    for pattern, hint in _HINTS:
-        if any(pattern.search(line) for line in lines):
-            return hint
-    exception = None
-    for line in lines:
-        stripped = line.strip()
-        if _PY_EXCEPTION.match(stripped) and not stripped.startswith("Traceback"):
-            exception = stripped
-    if exception and not _EXPECTED_AFTER_COMPILE.search(exception):
-        return exception[:max_len]
-    for i, line in enumerate(lines):
-        if _MS_ERROR.match(line) and not _EXPECTED_AFTER_COMPILE.search(" ".join(lines[i:i + 6])):
-            # MindSpore puts the message on the following lines after a "----" banner.
-            detail = [l.strip() for l in lines[i + 1:i + 8] if l.strip() and not l.startswith("---")]
-            text = line.split("] ", 2)[-1] + (": " + detail[0] if detail else "")
-            return text[:max_len]
-    if exception:
-        return exception[:max_len]
-    return ""
+    """The most telling error line of a dry-run worker's log: :func:`msinspect.processes.failure_reason`
+    with the dry run's hints, passing over the device errors every dry run prints after compiling."""
+    return processes.failure_reason(log, hints=_HINTS, ignore=_EXPECTED_AFTER_COMPILE, max_len=max_len)
 
 
 def format_summary(report: DryRunReport) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from msinspect.analysis.ops import selector_matches
+from msinspect.model import Node, where
 from msinspect.parser.reading import read_text
 
 if TYPE_CHECKING:
@@ -30,8 +31,13 @@ class Evidence:
     text: str
 
     def format(self) -> str:
-        where = f"rank {self.rank}: " if self.rank is not None else ""
-        return f"{where}{self.file}:{self.line}: {self.text}"
+        """``rank 3: file.ir:12: <the line as written>``: located as every message locates a line."""
+        return f"{where(self.file, self.line, rank=self.rank)}: {self.text}"
+
+    @classmethod
+    def of_node(cls, rank: int | None, path: str, node: Node) -> Evidence:
+        """The node's own line, as written."""
+        return cls(rank, path, node.line, ir_line(path, node.line))
 
 
 @dataclass

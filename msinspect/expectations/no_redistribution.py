@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from msinspect.expectations.assertions import expect, verify
 from msinspect.expectations.base import ExpectationKind, assertion, register
-from msinspect.expectations.evidence import Evidence, Outcome, close_to, ir_line
+from msinspect.expectations.evidence import Evidence, Outcome, close_to
 
 if TYPE_CHECKING:
     from msinspect.check import Checker
@@ -59,9 +59,9 @@ class NoRedistribution(ExpectationKind):
                 comm = [graph.nodes[k]["node"] for k in min(trails, key=len) if is_comm(graph.nodes[k]["node"])]
                 if comm:
                     problems.append(f"rank {rank.rank}: {', '.join(c.name for c in comm)}")
-                    evidence += [Evidence(rank.rank, ir.path, c.line, ir_line(ir.path, c.line)) for c in comm]
+                    evidence += [Evidence.of_node(rank.rank, ir.path, c) for c in comm]
                 elif len(evidence) < 1:
-                    evidence.append(Evidence(rank.rank, ir.path, target.line, ir_line(ir.path, target.line)))
+                    evidence.append(Evidence.of_node(rank.rank, ir.path, target))
         unmatched = [end for end in (first, second) if not seen[end]]
         if unmatched:
             return Outcome(e, False, want, " | ".join(

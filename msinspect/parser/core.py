@@ -292,7 +292,7 @@ def _parse_window(path: str, text: str, start: int, end: int, lines_before: int,
 def _unparsed(raw: str, line: int):
     """What can still be read of an item that did not parse: a node (number, name, op, instance
     name, the nodes and parameters it takes, so graphs keep their edges), or a subgraph's name."""
-    from msinspect.model import Node, NodeRef, ParamRef
+    from msinspect.model import Node, NodeKind, NodeRef, ParamRef
 
     first = raw.split("\n", 1)[0]
     head = _NODE_HEAD.match(first)
@@ -310,7 +310,7 @@ def _unparsed(raw: str, line: int):
                        for m in _REFS.finditer(rest[callee.end() if callee else 0:]))
         node = Node(graph="", index=int(head.group(1)) if head else None,
                     debug_name=head.group(2) if head else "Return", op=op if head else "Return",
-                    callee_kind="unparsed", callee=None, inputs=inputs, line=line,
+                    kind=NodeKind.UNPARSED, callee=None, inputs=inputs, line=line,
                     instance_name=instance.group(1).strip() if instance else None, raw=raw)
         for text in raw.split("\n")[1:]:
             text = text.strip()

@@ -16,6 +16,7 @@ from msinspect.model import (
     FreeVarRef,
     GraphRef,
     Node,
+    NodeKind,
     NodeRef,
     Parameter,
     ParamRef,
@@ -190,10 +191,10 @@ class IRTransformer(Transformer):
         return node
 
     def return_stmt(self, c):
-        return self._statement(self._line(c[0]), None, "Return", "return", "Return", "Return", c[1:])
+        return self._statement(self._line(c[0]), None, "Return", NodeKind.RETURN, "Return", "Return", c[1:])
 
     def _statement(self, line, index, debug_name, kind, callee, op, rest):
-        node = Node(graph="", index=index, debug_name=debug_name, op=op, callee_kind=kind,
+        node = Node(graph="", index=index, debug_name=debug_name, op=op, kind=kind,
                     callee=callee, inputs=(), line=line)
         parts = []
         for part in rest:
@@ -259,26 +260,26 @@ class IRTransformer(Transformer):
             if hint and _KERNEL_PARAM.match(name):
                 # kernel graphs call a parameter holding a function by its debug name:
                 # Parameter_1015[@FuncUnion(@g1, @g2)](...)
-                return ("param", name, "call", hint)
-            return ("primitive", PrimitiveValue(name, c[1]), op, ())
-        return ("primitive", name, op, ())
+                return (NodeKind.CALL_VALUE, name, "call", hint)
+            return (NodeKind.CALL_PRIMITIVE, PrimitiveValue(name, c[1]), op, ())
+        return (NodeKind.CALL_PRIMITIVE, name, op, ())
 
     def call_callee(self, c):
         graph = GraphRef(str(c[0])[1:])
-        return ("call", graph, "call", (graph.name,))
+        return (NodeKind.CALL_GRAPH, graph, "call", (graph.name,))
 
     def graph_callee(self, c):
         graph = GraphRef(str(c[0])[1:])
-        return ("graph", graph, "call", (graph.name,))
+        return (NodeKind.CALL_GRAPH, graph, "call", (graph.name,))
 
     def node_callee(self, c):
-        return ("node", NodeRef(_index(c[0], str(c[0])[1:])), "call", _hint(c))
+        return (NodeKind.CALL_VALUE, NodeRef(_index(c[0], str(c[0])[1:])), "call", _hint(c))
 
     def param_callee(self, c):
-        return ("param", ParamRef(str(c[0])[1:]), "call", _hint(c))
+        return (NodeKind.CALL_VALUE, ParamRef(str(c[0])[1:]), "call", _hint(c))
 
     def free_var_callee(self, c):
-        return ("free_var", _free_var(str(c[0])), "call", _hint(c))
+        return (NodeKind.CALL_VALUE, _free_var(str(c[0])), "call", _hint(c))
 
     def graph_hint(self, c):
         """``[@g]`` or ``[@FuncUnion(@g1, @g2)]``: the graphs the called value may be."""

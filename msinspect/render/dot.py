@@ -11,8 +11,8 @@ from msinspect.analysis.comm import group_ranks, kind_of
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.ops import COMM_OPS, is_comm, is_plumbing
 from msinspect.errors import MsInspectError
-from msinspect.graph import node_id, to_networkx
-from msinspect.model import IRFile, Node
+from msinspect.graph import lint, node_id, to_networkx
+from msinspect.model import IRFile, Node, NodeKind, format_node
 from msinspect.render.labels import comm_label, edge_label, esc, label_lines, op_label, param_label
 from msinspect.render.view import View, neighbourhood, pick_seeds, with_parameters
 
@@ -44,7 +44,7 @@ def render(ir: IRFile, *, around: str | None = None, depth: int = 2, graph_name:
     if depth < 0:
         raise MsInspectError(f"depth must be 0 or more, not {depth}")
     context = context or RankContext()
-    graph = to_networkx(ir)
+    graph = with_left_out(to_networkx(ir), ir)
     view = View(graph, include_backward, include_plumbing)
     if around is None and graph_name is None:
         graph_name = ir.entry or (ir.subgraphs[0].name if ir.subgraphs else None)
@@ -59,6 +59,23 @@ def render(ir: IRFile, *, around: str | None = None, depth: int = 2, graph_name:
     keys = with_parameters(view, keys)
     return _draw(ir, graph, view, keys, set(seed_keys) if around is not None else set(), context,
                  _title(ir, around, graph_name, depth, context))
+
+
+def with_left_out(graph: nx.MultiDiGraph, ir: IRFile) -> nx.MultiDiGraph:
+    """The graph with what the file's operands name but the file leaves out (an excerpt's
+    earlier nodes and undeclared weights, :func:`msinspect.graph.lint`'s findings) drawn as
+    inputs: ``%1 (not in this file)``, or the weight's name. The picture's own copy: the graph
+    itself makes up nothing."""
+    findings = [f for f in lint(ir) if f.operand is not None]
+    if not findings:
+        return graph
+    graph = graph.copy()
+    for f in findings:
+        if f.operand not in graph:
+            graph.add_node(f.operand, kind=NodeKind.PARAMETER, name=f.operand.split("_", 1)[-1], op="Parameter",
+                           graph=None, line=0, output_shapes=(), dtypes=(), left_out=True)
+        graph.add_edge(f.operand, f.target, position=f.position)
+    return graph
 
 
 def _title(ir: IRFile, around: str | None, graph_name: str | None, depth: int, context: RankContext) -> str:
@@ -110,7 +127,8 @@ def _add_node(dot: graphviz.Digraph, key: str, ident: str, graph: nx.MultiDiGrap
               selected: set[str], context: RankContext, where: str) -> None:
     data = graph.nodes[key]
     node: Node | None = data.get("node")
-    tooltip = graphviz.nohtml(esc(f"{key} (line {data.get('line', 0)})"))
+    # a node as every message names it (where, then what); a parameter by its key and line
+    tooltip = graphviz.nohtml(esc(format_node(node) if node is not None else f"{key} (line {data.get('line', 0)})"))
     if node is None:
         dot.node(ident, param_label(key, data, where), tooltip=tooltip, **_STYLE_PARAM)
     elif node.index is None:

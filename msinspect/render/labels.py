@@ -6,7 +6,7 @@ import graphviz
 import networkx as nx
 
 from msinspect.analysis.ops import as_shape
-from msinspect.model import Abstract, GraphRef, Node
+from msinspect.model import Abstract, GraphRef, Node, NodeKind
 
 
 def esc(text: object) -> str:
@@ -44,7 +44,7 @@ def label_lines(*lines: str | None) -> str:
 def op_label(node: Node, where: str) -> str:
     ins, outs = _shapes(node.input_types), _shapes(node.output_types)
     origin = as_shape(node.cnode_primal_attrs.get("origin_output_shape"))
-    callee = node.callee.name if node.callee_kind in ("call", "graph") and isinstance(node.callee, GraphRef) else None
+    callee = node.callee.name if node.kind == NodeKind.CALL_GRAPH and isinstance(node.callee, GraphRef) else None
     return label_lines(
         node.name,
         node.op if node.op != node.name else None,

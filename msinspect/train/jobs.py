@@ -43,7 +43,7 @@ JOBS: dict[str, Job] = {
 """Every job, by mode name."""
 
 MODES = tuple(JOBS)
-"""The mode names, in the order ``all`` runs them."""
+"""The mode names (``all`` runs them in :data:`msinspect.train.workflow.ALL_MODES` order)."""
 
 
 def jobs_dir() -> Path:

@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 from msinspect import processes
 from msinspect.data import DataError, resolve_data
 from msinspect.errors import MsInspectError
-from msinspect.processes import free_port, kill_tagged, signals_as_interrupt
+from msinspect.processes import NO_LOG, failure_reason, free_port, kill_tagged, signals_as_interrupt
 from msinspect.stages import TRAIN_DRYRUN_PASSES
 from msinspect.train.jobs import JOBS, Job
 
@@ -203,22 +203,6 @@ def parse_losses(log: Path) -> tuple[list[tuple[int, int, str]], list[str]]:
     return steps, means
 
 
-def failure_reason(log: Path) -> str:
-    """The last Python exception or MindSpore error line of a log, or ''."""
-    try:
-        lines = log.read_text(errors="replace").splitlines()
-    except OSError:
-        return ""
-    for line in reversed(lines):
-        s = line.strip()
-        if re.match(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)\b", s) or s.startswith("error:"):
-            return s[:300]
-    for line in reversed(lines):
-        if line.startswith("[ERROR]") or line.startswith("[CRITICAL]"):
-            return line[:300]
-    return ""
-
-
 # --------------------------------------------------------------------------- the entry point
 def run_job(mode: str, *, ranks: int = 8, epochs: int | None = None, batch_size: int | None = None,
             data: Path | str | None = None, out_root: Path | str = "runs",
@@ -348,8 +332,10 @@ def _run_real(job: Job, ranks: int, args: list[str], config: dict, out_root, tim
     result.epoch_means = [float(v) for v in means0]
     result.identical_across_ranks = all(p == per_rank[0] for p in per_rank[1:])
     if proc.returncode != 0:
-        bad = next((r for r in range(ranks) if failure_reason(logs / f"worker_{r}.log")), 0)
-        why = failure_reason(logs / f"worker_{bad}.log") or failure_reason(logs / "msrun.log")
+        told = {r: failure_reason(logs / f"worker_{r}.log") for r in range(ranks)}
+        bad = next((r for r, why in told.items() if why and why != NO_LOG), 0)
+        why = told[bad] if told[bad] not in ("", NO_LOG) else failure_reason(logs / "msrun.log")
+        why = "" if why == NO_LOG else why
         result.message = (f"msrun exited with {proc.returncode}; rank {bad}: {why or 'see its log'} "
                           f"({logs / f'worker_{bad}.log'})")
     elif not result.step_losses:

@@ -107,7 +107,7 @@ def test_totals_over_the_job_per_kind(pipeline_hsdp):
 
 
 def _node(op: str, name: str | None) -> Node:
-    return Node(graph="g", index=1, debug_name="x", op=op, callee_kind="primitive", callee=op, inputs=(),
+    return Node(graph="g", index=1, debug_name="x", op=op, kind="call_primitive", callee=op, inputs=(),
                 line=1, instance_name=name)
 
 

@@ -51,7 +51,7 @@ def test_layout_api_gives_the_strategy_of_its_device_matrix():
 
 
 def _node(**attrs) -> Node:
-    return Node(graph="g", index=1, debug_name="x", op=attrs.pop("op", "MatMul"), callee_kind="primitive",
+    return Node(graph="g", index=1, debug_name="x", op=attrs.pop("op", "MatMul"), kind="call_primitive",
                 callee="MatMul", inputs=(), line=1, **attrs)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from msinspect import IRParseError, parse_file
-from msinspect.model import FreeVarRef, GraphRef, NodeRef, ParamRef, PrimitiveValue, TensorValue
+from msinspect.model import FreeVarRef, GraphRef, NodeRef, ParamRef, PrimitiveValue, TensorValue, format_node
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -49,7 +49,7 @@ def shown(value):
 def node_view(node, keys) -> dict:
     strategy = node.strategy
     every = {
-        "index": node.index, "op": node.op, "callee_kind": node.callee_kind, "line": node.line,
+        "index": node.index, "op": node.op, "kind": node.kind.value, "line": node.line,
         "callee_graphs": list(node.callee_graphs), "instance_name": node.instance_name,
         "inputs": shown(node.inputs), "scope": node.scope, "primitive_attrs": shown(node.primitive_attrs),
         "strategy": shown(strategy.in_strategy) if strategy else None,
@@ -91,7 +91,7 @@ def test_golden(case):
         assert (graph.name, list(graph.params)) == (wanted["name"], wanted["params"])
         assert len(graph.nodes) == len(wanted["nodes"])
         for node, wanted_node in zip(graph.nodes, wanted["nodes"]):
-            assert node_view(node, wanted_node) == wanted_node
+            assert node_view(node, wanted_node) == wanted_node, format_node(node, str(path))
 
 
 def test_every_golden_input_has_its_expectation():

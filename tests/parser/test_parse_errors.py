@@ -66,7 +66,7 @@ def test_lenient_costs_one_node_and_keeps_what_can_be_read_of_it():
     assert len(skipped) == 1 and skipped[0].line == at + 1 and skipped[0].text == lines[at]
     # every subgraph and every node is still there: the broken one is kept as an 'unparsed' node
     assert len(ir.subgraphs) == ir.stated_subgraphs and ir.cnode_count == parse_text(raw).cnode_count
-    broken = [n for n in ir.nodes() if n.callee_kind == "unparsed"]
+    broken = [n for n in ir.nodes() if n.kind == "unparsed"]
     assert len(broken) == 1 and broken[0].line == at + 1 and broken[0].index == 1
     assert broken[0].raw.split("\n")[0] == lines[at]
     op = original.split(" = ", 1)[1].split("(", 1)[0].removeprefix("PrimFunc_")

@@ -46,7 +46,7 @@ def test_tensor_constant():
 
 def test_call_and_strategy_braces():
     node = one_node("%0(y) = call @inner(%para1_x) {instance name: f} {in_strategy: ((8, 1)), out_strategy: ((1, 8))}")
-    assert (node.callee_kind, node.callee, node.instance_name) == ("call", GraphRef("inner"), "f")
+    assert (node.kind, node.callee, node.instance_name) == ("call_graph", GraphRef("inner"), "f")
     assert node.strategy.in_strategy == ((8, 1),)
     assert node.strategy.out_strategy == ((1, 8),)
     assert node.strategy.user_set is False
