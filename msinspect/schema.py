@@ -57,8 +57,7 @@ FIELDS: tuple[Field, ...] = (
     Field("micro", "int|null", "the micro-batch of a pipeline operator", "strategies, comm"),
     Field("source_line", "str|null", "the network script's line the operator comes from", "strategies"),
     # strategies
-    Field("in_strategy", "list[list[int]]|null", "the input strategy, one list per input (shapes --params: "
-          "the strategy of the input that reads the weight, one list)", "strategies, shapes --params"),
+    Field("in_strategy", "list[list[int]]|null", "the input strategy, one list per input", "strategies"),
     Field("out_strategy", "list[list[int]]|null", "the output strategy where one is set", "strategies"),
     Field("set_by", "str", "who set the strategy: `user` (shard), `planner`, or `unknown` where the file "
           "cannot tell", "strategies"),
@@ -74,7 +73,8 @@ FIELDS: tuple[Field, ...] = (
     # shapes
     Field("input", "int", "the input's position (0 = first)", "shapes"),
     Field("global_shape", "list[int]|null", "the input's (or weight's) global shape", "shapes, shapes --params"),
-    Field("strategy", "list[int]|null", "the input's strategy (its row of `in_strategy`)", "shapes"),
+    Field("strategy", "list[int]|null", "the input's strategy (its row of `in_strategy`; shapes --params: of "
+          "the input that reads the weight)", "shapes, shapes --params"),
     Field("expected_rank_shape", "list[int]|null", "`global_shape` divided by `strategy`", "shapes"),
     Field("rank_shape", "list[int]|null", "the per-rank shape found in the dump (the input's, or the weight's)",
           "shapes, shapes --params"),

@@ -10,7 +10,7 @@ from msinspect.cli.output import (EXIT_FINDING, csv_option, errors, jobs_option,
 from msinspect.cli.reads import tell_plan
 
 #: ``check --csv``: one row per expectation (evidence as JSON text).
-CSV_COLUMNS = ["entry", "kind", "target", "stage", "basis", "passed", "expected", "found", "evidence"]
+CSV_COLUMNS = ["entry", "kind", "target", "basis", "stage", "passed", "expected", "found", "evidence"]
 
 
 @click.command()

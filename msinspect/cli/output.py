@@ -4,7 +4,7 @@ table, JSON or CSV (:mod:`msinspect.schema`), and the one console factory.
 Every console the CLI prints with comes from :func:`console`: Rich markup, emoji codes and
 highlighting are off, so no text read from an IR file, a spec or a path is ever read as markup
 (``[const vector]``, ``[/x]``) or an emoji (``:100:`` in ``path:100:5``); styles are given as
-``style=`` or :class:`rich.text.Text` spans, never as ``[red]...[/]`` in a string. One width rule:
+``style=`` or :class:`rich.text.Text` spans, never as markup tags in a string. One width rule:
 a terminal's own width, else at least :data:`PIPE_WIDTH` columns."""
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False
     if quiet or len(dump.ranks) < 2:
         analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world)
     else:
-        with Progress(TextColumn("analysing {task.description}"), BarColumn(), MofNCompleteColumn(),
+        with Progress(TextColumn("analysing {task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=stderr(), transient=True) as progress:
             task = progress.add_task(str(path), total=len(dump.ranks))
             analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world,

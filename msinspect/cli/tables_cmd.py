@@ -133,8 +133,10 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
     if params or param:
         if param:
             frame = frame[frame["param"] == param]
+        # the strategy of the one input that reads the weight: `strategy`, as in the rows of shapes
+        frame = frame.rename(columns={"in_strategy": "strategy"})
         emit(frame, as_json=as_json, as_csv=as_csv, title="parameter slices",
-             columns=["rank", "param", "global_shape", "rank_shape", "consumer", "in_strategy", "device_matrix",
+             columns=["rank", "param", "global_shape", "rank_shape", "consumer", "strategy", "device_matrix",
                       "tensor_map", "slice_text"])
         return
     before = frame

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from msinspect.cli.exits import exit_code
+from msinspect.cli.output import console, styled
 from msinspect.errors import MsInspectError
 
 MODE_CHOICES = ("recursive_pipeline", "sharding_propagation", "manual_parallel", "all")
@@ -43,7 +44,6 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
     the compile-only planner dry run, which computes nothing. Exits non-zero when a job fails or
     an expectation fails.
     """
-    from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
                                TimeElapsedColumn)
     from rich.table import Table
@@ -51,7 +51,7 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
     from msinspect.data import DataError
     from msinspect.train import JOBS, MODES, TrainError, TrainInterrupted, run_job
 
-    err = Console(stderr=True, soft_wrap=True)  # paths and messages stay on one line
+    err = console(stderr=True)  # paths and messages stay on one line; nothing read as markup
     if spec is not None:
         from msinspect.spec import SpecError, load_spec
 
@@ -60,14 +60,14 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
         try:
             load_spec(spec)  # a bad spec fails before any process starts
         except SpecError as exc:
-            err.print(f"[bold red]error:[/] {exc}")
+            err.print(styled(("error:", "bold red"), f" {exc}"))
             sys.exit(2)
-    out = Console(width=None if sys.stdout.isatty() else 120)
+    out = console()
     modes = ("manual_parallel", "sharding_propagation", "recursive_pipeline") if mode == "all" else (mode,)
     assert set(modes) <= set(MODES)
     rows, failed, reports = [], False, []
     for m in modes:
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+        with Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(),
                       MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as progress:
             task = progress.add_task(f"{m}: preparing", total=None)
@@ -80,19 +80,19 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
                                  num_samples=num_samples, out_root=out_root, timeout=timeout,
                                  jobs=jobs, on_progress=on_progress)
             except DataError as exc:
-                err.print(f"[bold red]error:[/] training data: {exc}")
+                err.print(styled(("error:", "bold red"), f" training data: {exc}"))
                 sys.exit(2)
             except TrainInterrupted as exc:
-                err.print(f"[bold red]interrupted:[/] every process was stopped; partial run in {exc.run_dir}")
+                err.print(styled(("interrupted:", "bold red"), f" every process was stopped; partial run in {exc.run_dir}"))
                 sys.exit(130)
             except TrainError as exc:
-                err.print(f"[bold red]error:[/] {exc}")
+                err.print(styled(("error:", "bold red"), f" {exc}"))
                 sys.exit(1)
             except MsInspectError as exc:  # DryRunSetupError and friends carry their own fix
-                err.print(f"[bold red]error:[/] {m}: {exc}", markup=True, highlight=False)
+                err.print(styled(("error:", "bold red"), f" {m}: {exc}"))
                 sys.exit(exit_code(exc))  # the one table: the same error exits alike in every command
-        status = "[green]ok[/]" if result.ok else "[red]failed[/]"
-        err.print(f"{m}: {status} in {result.wall_seconds:.1f} s: {result.message}")
+        status = ("ok", "green") if result.ok else ("failed", "red")
+        err.print(styled(f"{m}: ", status, f" in {result.wall_seconds:.1f} s: {result.message}"))
         err.print(f"  run folder: {result.run_dir}")
         failed |= not result.ok
         expect = "-"
@@ -104,7 +104,7 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
             try:
                 report = _check(spec or JOBS[m].spec, result.run_dir)
             except MsInspectError as exc:  # an unreadable dump is a failed check, said plainly
-                err.print(f"[bold red]error:[/] checking {m}: {exc}")
+                err.print(styled(("error:", "bold red"), f" checking {m}: {exc}"))
                 failed, expect = True, "check failed (see above)"
                 report = None
             if report is not None:
@@ -118,8 +118,8 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
         rows.append((m, str(result.ranks), "real" if result.real else "dry run", loss,
                      f"{result.wall_seconds:.0f} s", expect))
     for m, text, run_dir, spec_path in reports:
-        err.print(f"[bold red]{m}: expectations failed[/] (spec {spec_path}, dumps {run_dir})")
-        err.print(text, markup=False, highlight=False)
+        err.print(styled((f"{m}: expectations failed", "bold red"), f" (spec {spec_path}, dumps {run_dir})"))
+        err.print(text)
         err.print(f"look closer: msinspect check {spec_path} {run_dir}; msinspect diff / render on the ranks named")
     table = Table(title="msinspect train")
     for col in ("mode", "ranks", "run", "loss first -> last", "wall", "expectations"):
