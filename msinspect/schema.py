@@ -47,7 +47,8 @@ FIELDS: tuple[Field, ...] = (
           "every file read whole", "summary, strategies, comm, shapes, shapes --params, check"),
     Field("other_stage", "bool", "the rank was read at another stage than the rest (see `note`)",
           "summary, strategies, comm, shapes, shapes --params, check (`ranks_read`)"),
-    Field("note", "str|null", "why a rank was read at another stage, or not read", "summary, check (`ranks_read`)"),
+    Field("note", "str|null", "why a rank was read at another stage, or not read; dryrun: that nothing was "
+          "computed", "summary, check (`ranks_read`), dryrun"),
     # operators
     Field("name", "str", "the operator's instance name (`matmul`)", "strategies, comm, shapes"),
     Field("op", "str", "the operator's type (`MatMul`)", "strategies, comm, shapes, shapes --params"),
@@ -152,6 +153,23 @@ FIELDS: tuple[Field, ...] = (
     Field("found", "str", "what the dump shows, in words", "check"),
     Field("evidence", "list[dict]", "IR lines that show it: `rank`, `file`, `line`, `text`", "check"),
     Field("text", "str", "the IR line", "check (`evidence`)"),
+    # dryrun
+    Field("script", "str", "the script run", "dryrun"),
+    Field("run_dir", "str", "the run folder the ranks' IR went to", "dryrun"),
+    Field("rank_size", "int", "the simulated ranks", "dryrun"),
+    Field("interrupted", "bool", "stopped by Ctrl-C", "dryrun"),
+    Field("wall_seconds", "float", "wall time in seconds (the run's, or the rank's)", "dryrun"),
+    Field("ranks", "list[dict]", "dryrun: one per rank: `rank`, `state`, `reason`, `ir_dir`, `log`, "
+          "`scheduler_log`, `step_parallel_end`, `exit_code`, `wall_seconds`, `peak_rss_bytes`, `pids`; "
+          "check: in `ranks_read`", "dryrun, check (`ranks_read`)"),
+    Field("state", "str", "where the rank ended: `queued`, `running`, `ok`, `failed`, `timed out`, `cancelled`", "dryrun"),
+    Field("ir_dir", "str|null", "the rank's IR folder", "dryrun"),
+    Field("log", "str|null", "the rank's log", "dryrun"),
+    Field("scheduler_log", "str|null", "the scheduler's log", "dryrun"),
+    Field("step_parallel_end", "list[str]", "the rank's complete step_parallel_end files", "dryrun"),
+    Field("exit_code", "int|null", "the rank's process exit code", "dryrun"),
+    Field("peak_rss_bytes", "int|null", "the rank's peak resident memory", "dryrun"),
+    Field("pids", "list[int]", "the rank's processes", "dryrun"),
     Field("ranks_read", "list[dict]", "per stage analysed: `stage`, `read_count`, `not_read_count`, "
           "`other_stage_count`, `ranks` (`rank`, `rank_label`, `folder`, `file`, `stage`, `read`, "
           "`other_stage`, `note`)", "check (JSON)"),
@@ -180,6 +198,8 @@ def plain(value: Any, field: str | None = None) -> Any:
     schema types ``int`` (pandas turns an int column with a gap into floats) -> int."""
     if is_missing(value):
         return None
+    if isinstance(value, enum.Enum):  # before str and int: a str enum is its value
+        return plain(value.value)
     if isinstance(value, (bool, str, int)):
         return value
     if isinstance(value, float):
@@ -193,8 +213,6 @@ def plain(value: Any, field: str | None = None) -> Any:
         return sorted(plain(v) for v in value)
     if isinstance(value, PurePath):
         return str(value)
-    if isinstance(value, enum.Enum):
-        return plain(value.value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: plain(getattr(value, f.name), f.name) for f in dataclasses.fields(value)}
     if hasattr(value, "item") and hasattr(value, "dtype") and getattr(value, "ndim", 0) == 0:
@@ -245,3 +263,7 @@ def to_csv(rows: pd.DataFrame | Iterable[dict], columns: list[str] | None = None
     out = io.StringIO()
     cells.to_csv(out, index=False, lineterminator="\n")
     return out.getvalue()
+
+
+if __name__ == "__main__":  # python -m msinspect.schema: the table for the README
+    print(markdown_table())

@@ -152,4 +152,43 @@ def test_check_csv_one_row_per_expectation():
 
 def test_readme_documents_the_schema():
     readme = (ROOT / "README.md").read_text()
-    assert markdown_table() in readme
+    assert markdown_table() in readme, "README's schema table is stale: paste `python -m msinspect.schema`"
+
+
+def test_dryrun_json_follows_the_schema(tmp_path):
+    """``dryrun --json`` prints ``DryRunReport.to_dict()`` through the schema's converter: paths as
+    text, the rank's state as its word, ints as ints (a report of one failed and one finished rank,
+    as run_dryrun makes them; running it needs MindSpore, in tests/dryrun)."""
+    from msinspect.dryrun.report import DryRunReport, RankResult, RankState
+    from msinspect.schema import to_json
+
+    end = tmp_path / "rank_0" / "step_parallel_end_0133.ir"
+    ranks = [RankResult(rank=0, state=RankState.OK, ir_dir=tmp_path / "rank_0", log=tmp_path / "rank_0.log",
+                        step_parallel_end=[end], exit_code=0, wall_seconds=12.5, peak_rss_bytes=700 * 2**20,
+                        pids=[4242]),
+             RankResult(rank=1, state=RankState.TIMED_OUT, reason="no IR after 600 s", wall_seconds=600.0)]
+    data = json.loads(to_json(DryRunReport(script=tmp_path / "net.py", run_dir=tmp_path, rank_size=2,
+                                           ranks=ranks, wall_seconds=612.0).to_dict()))
+    assert data["ok"] is False and data["rank_size"] == 2
+    assert [(r["rank"], r["state"], r["step_parallel_end"]) for r in data["ranks"]] == \
+        [(0, "ok", [str(end)]), (1, "timed out", [])]
+    wrong = {(k, repr(v)) for obj in [data, *data["ranks"]] for k, v in obj.items()
+             if k not in BY_NAME or not _matches(v, BY_NAME[k].type)}
+    assert not wrong, sorted(wrong)
+
+
+def test_a_spec_says_who_set_a_strategy_with_set_by(tmp_path):
+    """The spec names the fact as the output does (`set_by`); `source`, its older name, is still
+    read; both at once is a bad spec. sharding_propagation's matmul is sharded by the user."""
+    def spec(extra: str):
+        path = tmp_path / "s.toml"
+        path.write_text(f'[[expect.strategy]]\nop = "matmul"\nin_strategy = [[2, 4], [4, 1]]\n{extra}\n')
+        return msinspect("check", path, SP, "--json", "--jobs", "2")
+
+    assert spec('set_by = "user"').returncode == 0
+    run = spec('set_by = "planner"')
+    (outcome,) = json.loads(run.stdout)["outcomes"]
+    assert run.returncode == 1 and outcome["found"].startswith("((2, 4), (4, 1)), set by user")
+    assert spec('source = "planner"').returncode == 1
+    run = spec('set_by = "user"\nsource = "user"')
+    assert run.returncode == 2 and "set_by and source are one key" in run.stderr
