@@ -103,3 +103,23 @@ def test_every_cli_console_comes_from_the_factory():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and "[/]" in node.value:
                 markup.append(f"{path.name}:{node.lineno}")
     assert made_elsewhere == [] and markup == []
+
+
+def test_dryrun_summary_prints_a_reason_as_it_is(tmp_path):
+    """A rank's reason quotes the IR (``ir_verdict``: ``IR not readable by msinspect:
+    file:line:col: message``); the summary table ``dryrun`` prints must show it whole (the table
+    folds long cells: compare without the folds)."""
+    from rich.table import Table
+
+    from msinspect.cli.dryrun_cmd import _print_summary
+    from msinspect.cli.output import console
+    from msinspect.dryrun.report import DryRunReport, RankResult, RankState
+
+    reason = "IR not readable by msinspect: rank_0/step_parallel_end_0001.ir:100:19: unexpected '[/x]'"
+    ranks = [RankResult(rank=0, state=RankState.FAILED, reason=reason, log=tmp_path / "logs" / "rank_0.log")]
+    report = DryRunReport(script=tmp_path / "net.py", run_dir=tmp_path, rank_size=1, ranks=ranks)
+    out = console()
+    out.width = 400  # one line per row
+    with out.capture() as captured:
+        _print_summary(out, report, Table, "nothing was computed")
+    assert f"{reason}  (log: logs/rank_0.log)" in captured.get()
