@@ -35,10 +35,11 @@ class Field:
 _ALL = "summary, strategies, comm, shapes, shapes --params, check, parse"
 FIELDS: tuple[Field, ...] = (
     # who and where
-    Field("rank", "int|null", "the rank's number, N of its `rank_N` folder; null for a file outside one", _ALL),
+    Field("rank", "int|null", "the rank's number, N of its `rank_N` folder; null for a file outside one",
+          _ALL + ", dryrun"),
     Field("rank_label", "str", "the rank's folder name as printed (`rank_3`)", "summary, check (`ranks_read`)"),
     Field("file", "str|null", "the IR file read, as found under the path given; null for a rank not read",
-          _ALL + ", diff"),
+          _ALL),
     Field("line", "int", "1-based line of the operator (or of the evidence) in `file`",
           "strategies, comm, shapes, shapes --params, check (`evidence`)"),
     Field("stage", "str|null", "the stage of `file`, from its name (`validate`, `step_parallel_end` ...)",
