@@ -29,6 +29,7 @@ COMMANDS = {
     "summary": ("summary", SP),
     "strategies": ("strategies", SP),
     "comm": ("comm", SP),
+    "comm (pipeline)": ("comm", RP),  # Send / Receive: peer, micro
     "comm --by kind": ("comm", SP, "--by", "kind"),
     "comm --by group": ("comm", SP, "--by", "group"),
     "shapes": ("shapes", SP),
