@@ -163,7 +163,8 @@ FIELDS: tuple[Field, ...] = (
     Field("ranks", "list[dict]", "dryrun: one per rank: `rank`, `state`, `reason`, `ir_dir`, `log`, "
           "`scheduler_log`, `step_parallel_end`, `exit_code`, `wall_seconds`, `peak_rss_bytes`, `pids`; "
           "check: in `ranks_read`", "dryrun, check (`ranks_read`)"),
-    Field("state", "str", "where the rank ended: `queued`, `running`, `ok`, `failed`, `timed out`, `cancelled`", "dryrun"),
+    Field("state", "str", "where the rank ended: `queued`, `running`, `ok`, `failed`, `timed out`, `cancelled`",
+          "dryrun"),
     Field("ir_dir", "str|null", "the rank's IR folder", "dryrun"),
     Field("log", "str|null", "the rank's log", "dryrun"),
     Field("scheduler_log", "str|null", "the scheduler's log", "dryrun"),

@@ -83,7 +83,8 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
                 err.print(styled(("error:", "bold red"), f" training data: {exc}"))
                 sys.exit(2)
             except TrainInterrupted as exc:
-                err.print(styled(("interrupted:", "bold red"), f" every process was stopped; partial run in {exc.run_dir}"))
+                err.print(styled(("interrupted:", "bold red"),
+                                 f" every process was stopped; partial run in {exc.run_dir}"))
                 sys.exit(130)
             except TrainError as exc:
                 err.print(styled(("error:", "bold red"), f" {exc}"))
