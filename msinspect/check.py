@@ -43,8 +43,10 @@ class CheckReport:
         return not self.failed
 
     def to_dict(self) -> dict:
-        return {"spec": str(self.spec.path), "dump": str(self.dump), "passed": len(self.passed),
-                "failed": len(self.failed), "complete": self.complete,
+        """The report in the output schema (:mod:`msinspect.schema`): counts, one outcome per
+        expectation, the ranks read per stage."""
+        return {"spec": str(self.spec.path), "dump": str(self.dump), "ok": self.ok,
+                "passed_count": len(self.passed), "failed_count": len(self.failed), "complete": self.complete,
                 "outcomes": [o.to_dict() for o in self.outcomes],
                 "ranks_read": [plan.to_dict() for plan in self.reads.values()]}
 

@@ -45,7 +45,7 @@ class RankRead:
         return self.file is not None
 
     def to_dict(self) -> dict:
-        return {"rank": self.rank, "label": self.label, "folder": str(self.folder),
+        return {"rank": self.rank, "rank_label": self.label, "folder": str(self.folder),
                 "file": str(self.file) if self.file else None, "stage": self.stage, "read": self.read,
                 "other_stage": self.other_stage, "note": self.note}
 
@@ -77,8 +77,8 @@ class ReadPlan:
         return not self.not_read
 
     def to_dict(self) -> dict:
-        return {"stage": self.stage, "read": len(self.read), "not_read": len(self.not_read),
-                "other_stage": len(self.other_stage), "ranks": [r.to_dict() for r in self.ranks]}
+        return {"stage": self.stage, "read_count": len(self.read), "not_read_count": len(self.not_read),
+                "other_stage_count": len(self.other_stage), "ranks": [r.to_dict() for r in self.ranks]}
 
     def format(self) -> list[str]:
         """Lines for a person: what was read, then each rank read at another stage or not read."""

@@ -8,7 +8,7 @@
     [[expect.strategy]]            # the operator's in_strategy (and who set it)
     op = "matmul"                  # instance name, "scope-suffix/name", or a scope
     in_strategy = [[2, 4], [4, 1]]
-    source = "user"                # or "planner" (optional)
+    set_by = "user"                # or "planner" (optional; `source` is its older name)
 
     [[expect.shape]]               # per-rank shapes of the operator's tensor inputs / output
     op = "matmul"

@@ -45,10 +45,10 @@ def test_comm_csv_and_per_group_summary():
     assert run.returncode == 0, run.stderr
     rows = list(csv.DictReader(io.StringIO(run.stdout)))
     forward = [r for r in rows if r["kind"] == "forward" and r["producer"] == "matmul"]
-    assert len(forward) == 1 and forward[0]["group_ranks"] == "(4, 5, 6, 7)"
+    assert len(forward) == 1 and forward[0]["group_ranks"] == "[4, 5, 6, 7]"  # JSON text, not a Python repr
     run = msinspect("comm", SP, "--rank", "6", "--by", "group", "--json")
-    groups = {r["group"]: r["operators"] for r in json.loads(run.stdout)}
-    assert set(groups) == {"4-5-6-7", "2-6", "0-1-2-3-4-5-6-7", "none (local)"}
+    groups = {(tuple(r["group_ranks"]) if r["group_ranks"] else None, r["moves_data"]) for r in json.loads(run.stdout)}
+    assert groups == {((4, 5, 6, 7), True), ((2, 6), True), (tuple(range(8)), True), (None, False)}
 
 
 def test_which_part_of_w_does_rank_5_hold():
@@ -87,7 +87,7 @@ def test_check_passes_and_fails_with_exit_codes(tmp_path):
     assert run.returncode == 1
     assert "FAIL expect.strategy[0] strategy relu" in run.stdout and "found:    ((2, 1))" in run.stdout
     run = msinspect("check", bad, SP, "--json")
-    assert json.loads(run.stdout)["failed"] == 1
+    assert json.loads(run.stdout)["failed_count"] == 1
 
 
 def test_errors_wrong_path_empty_folder_bad_spec(tmp_path):

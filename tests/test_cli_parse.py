@@ -66,7 +66,7 @@ def test_parse_reads_every_run_of_a_folder_that_holds_several(tmp_path):
         shutil.copytree(source, tmp_path / run / "rank_0")
     done = msinspect("parse", str(tmp_path), "--json")
     assert done.returncode == 0, done.stderr
-    paths = sorted(row["path"] for row in json.loads(done.stdout))
+    paths = sorted(row["file"] for row in json.loads(done.stdout))
     per_run = len(list(source.glob("*.ir.gz")))
     assert len(paths) == 2 * per_run and {Path(p).parts[-3] for p in paths} == {"run_a", "run_b"}
     refused = msinspect("summary", str(tmp_path))

@@ -44,7 +44,7 @@ def test_comm_and_shapes_read_the_stage_asked_for(rank0):
     run = msinspect("shapes", rank0, "--stage", "step_parallel_begin", "--op", "lm_matmul", "--json")
     rows = json.loads(run.stdout)
     assert [r["strategy"] for r in rows] == [[2, 1], [1, 4]]
-    assert all(r["found"] is None for r in rows)  # global shapes only before the parallel pass
+    assert all(r["rank_shape"] is None for r in rows)  # global shapes only before the parallel pass
 
 
 def test_op_matches_an_op_type_and_a_scope(rank0):

@@ -59,9 +59,9 @@ def test_unreadable_rank_folder_is_reported_and_exits_1(dump):
         (dump / "rank_3").chmod(0o755)
     assert run.returncode == 1, run.stderr
     rows = _json(run)
-    assert [r["rank"] for r in rows if r["status"] != "not read"] == [f"rank_{n}" for n in (0, 1, 2, 4, 5, 6, 7)]
+    assert [r["rank"] for r in rows if r["status"] != "not read"] == [0, 1, 2, 4, 5, 6, 7]
     (missing,) = [r for r in rows if r["status"] == "not read"]
-    assert missing["rank"] == "rank_3" and "Permission denied" in missing["note"]
+    assert (missing["rank"], missing["rank_label"]) == (3, "rank_3") and "Permission denied" in missing["note"]
     assert f"could not read rank_3: {dump / 'rank_3'}: cannot be read: Permission denied" in run.stderr
     assert "read 7 rank(s) at validate" in run.stderr
     assert all(r["stage_ranks"] is None for r in rows)  # no pipeline stage claimed from 7 of 8 ranks
@@ -102,7 +102,7 @@ def test_broken_validate_file_is_flagged_not_silently_replaced(dump, kind):
     (problem,) = loaded.rank(3).unreadable
     assert problem.path == target and "cannot be followed" in problem.reason
     run = msinspect("summary", dump, "--json", "--jobs", "2")
-    rows = {r["rank"]: r for r in _json(run)}
+    rows = {r["rank_label"]: r for r in _json(run)}
     assert rows["rank_3"]["stage"] == "step_parallel_end" and rows["rank_3"]["other_stage"] is True
     assert VALIDATE in rows["rank_3"]["note"] and "cannot be followed" in rows["rank_3"]["note"]
     assert all(rows[f"rank_{n}"]["stage"] == "validate" and not rows[f"rank_{n}"]["other_stage"]
@@ -111,7 +111,7 @@ def test_broken_validate_file_is_flagged_not_silently_replaced(dump, kind):
     run = msinspect("parse", dump, "--json", "--jobs", "2")
     assert run.returncode == 1
     (bad,) = [r for r in _json(run) if r["status"] == "unreadable"]
-    assert bad["path"] == str(target)
+    assert bad["file"] == str(target)
 
 
 # ---------------------------------------------------------------- a rank missing the stage the others are read at
@@ -119,7 +119,7 @@ def test_rank_missing_the_common_stage_is_flagged(dump):
     (dump / "rank_4" / VALIDATE).unlink()
     run = msinspect("summary", dump, "--json", "--jobs", "2")
     assert run.returncode == 0, run.stderr
-    rows = {r["rank"]: r for r in _json(run)}
+    rows = {r["rank_label"]: r for r in _json(run)}
     assert rows["rank_4"]["stage"] == "step_parallel_end" and rows["rank_4"]["other_stage"] is True
     assert "no 'validate' IR file" in rows["rank_4"]["note"]
     # a job without a pipeline: no pipeline stages made up from files of two stages
@@ -136,7 +136,7 @@ def test_rank_missing_the_asked_stage_is_not_read_and_exits_1(dump):
     (dump / "rank_4" / VALIDATE).unlink()
     run = msinspect("summary", dump, "--stage", "validate", "--json", "--jobs", "2")
     assert run.returncode == 1, run.stderr
-    rows = {r["rank"]: r for r in _json(run)}
+    rows = {r["rank_label"]: r for r in _json(run)}
     assert sorted(rank for rank, r in rows.items() if r["stage"] == "validate") == \
         [f"rank_{n}" for n in (0, 1, 2, 3, 5, 6, 7)]
     assert rows["rank_4"]["status"] == "not read" and "no 'validate' IR file" in rows["rank_4"]["note"]

@@ -223,8 +223,9 @@ class Analysis:
         return self._flag(frame)
 
     def shapes(self) -> pd.DataFrame:
-        """One row per operator input: global shape, strategy, the per-rank shape that follows,
-        the one found in the dump, and whether they agree."""
+        """One row per operator input: global shape, strategy, the per-rank shape that follows
+        (``expected_rank_shape``), the one found in the dump (``rank_shape``), and whether they agree
+        (``ok``; None: cannot tell)."""
         rows = []
         for row in self.strategies().to_dict("records"):
             g_in, r_in, exp = row["global_inputs"], row["rank_inputs"], row["expected_rank_inputs"]
@@ -232,16 +233,16 @@ class Analysis:
                 rows.append({
                     "rank": row["rank"], "name": row["name"], "op": row["op"], "input": i,
                     "global_shape": g_in[i] if g_in and i < len(g_in) else None, "strategy": strategy,
-                    "expected": exp[i] if exp and i < len(exp) else None,
-                    "found": r_in[i] if r_in and i < len(r_in) else None,
-                    "file": row["file"], "line": row["line"], "scope": row["scope"],
+                    "expected_rank_shape": exp[i] if exp and i < len(exp) else None,
+                    "rank_shape": r_in[i] if r_in and i < len(r_in) else None,
+                    "stage": row["stage"], "file": row["file"], "line": row["line"], "scope": row["scope"],
                     "complete": row.get("complete", True),
                 })
         frame = pd.DataFrame(rows, columns=["rank", "name", "op", "input", "global_shape", "strategy",
-                                            "expected", "found", "ok", "file", "line", "scope",
-                                            "complete"])
+                                            "expected_rank_shape", "rank_shape", "ok", "stage", "file", "line",
+                                            "scope", "complete"])
         frame["ok"] = [None if e is None or f is None else e == f
-                       for e, f in zip(frame["expected"], frame["found"])]
+                       for e, f in zip(frame["expected_rank_shape"], frame["rank_shape"])]
         return self._flag(frame)
 
 

@@ -1,12 +1,12 @@
 """``msinspect dryrun``: compile-only dry run of a MindSpore script as N simulated ranks."""
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from msinspect.cli.exits import launcher_errors
+from msinspect.cli.output import console as make_console, styled, to_json
 
 
 @click.command("dryrun", context_settings={"ignore_unknown_options": False})
@@ -33,18 +33,17 @@ def dryrun(script, script_args, ranks, only, jobs, out_root, keep_all_passes, ti
     The script must call mindspore.communication.init() and must not set the device target to
     CPU (leave it unset). Run `msinspect setup-dryrun` once first.
     """
-    from rich.console import Console
     from rich.table import Table
 
     from msinspect.dryrun import NOTHING_COMPUTED, DryRunInterrupted, run_dryrun
     from msinspect.dryrun.progress import RankProgress
 
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
 
     def interrupted(exc: KeyboardInterrupt) -> None:
         if isinstance(exc, DryRunInterrupted):  # the run had begun: what it did
             _print_summary(console, exc.report, Table, NOTHING_COMPUTED)
-        console.print("[yellow]interrupted: every scheduler and worker process was stopped[/]")
+        console.print("interrupted: every scheduler and worker process was stopped", style="yellow")
 
     with launcher_errors(interrupted):
         from msinspect.dryrun.launcher import select_ranks
@@ -54,24 +53,25 @@ def dryrun(script, script_args, ranks, only, jobs, out_root, keep_all_passes, ti
                                 script_args=script_args, keep_all_passes=keep_all_passes,
                                 timeout=timeout, on_update=progress.update, allow_accelerator=force)
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2))
+        click.echo(to_json(report.to_dict()))
     else:
         _print_summary(console, report, Table, NOTHING_COMPUTED)
     sys.exit(0 if report.ok else 1)
 
 
 def _print_summary(console, report, Table, note) -> None:
-    console.print(f"[bold]{note}[/]")
+    console.print(note, style="bold")
     table = Table(title=f"{report.script.name}: {len(report.ranks)} of {report.rank_size} ranks")
     for col in ("rank", "result", "wall s", "peak MB", "step_parallel_end / reason"):
         table.add_column(col, overflow="fold")
     for r in report.ranks:
         style = "green" if r.ok else "red"
-        detail = (str(r.step_parallel_end[0].relative_to(report.run_dir)) + (
-            f" (+{len(r.step_parallel_end) - 1})" if len(r.step_parallel_end) > 1 else "")
-                  if r.ok else f"{r.reason}  [dim](log: {r.log.relative_to(report.run_dir) if r.log else '-'})[/]")
+        detail = (styled(str(r.step_parallel_end[0].relative_to(report.run_dir)) + (
+            f" (+{len(r.step_parallel_end) - 1})" if len(r.step_parallel_end) > 1 else ""))
+                  if r.ok else styled(f"{r.reason}  ",
+                                      (f"(log: {r.log.relative_to(report.run_dir) if r.log else '-'})", "dim")))
         peak = f"{r.peak_rss_bytes / 2**20:.0f}" if r.peak_rss_bytes else "-"
-        table.add_row(str(r.rank), f"[{style}]{r.state.value}[/]", f"{r.wall_seconds:.1f}", peak, detail)
+        table.add_row(str(r.rank), styled((r.state.value, style)), f"{r.wall_seconds:.1f}", peak, detail)
     console.print(table)
     n_ok = sum(r.ok for r in report.ranks)
     console.print(f"{n_ok}/{len(report.ranks)} ranks wrote complete strategy IR in {report.wall_seconds:.1f} s; "

@@ -1,30 +1,49 @@
 """What the analysis subcommands share: loading a dump with progress, printing a DataFrame as a rich
-table, JSON or CSV, and turning msinspect's errors into messages and exit codes."""
-from __future__ import annotations
+table, JSON or CSV (:mod:`msinspect.schema`), and the one console factory.
 
-import json
-import sys
+Every console the CLI prints with comes from :func:`console`: Rich markup, emoji codes and
+highlighting are off, so no text read from an IR file, a spec or a path is ever read as markup
+(``[const vector]``, ``[/x]``) or an emoji (``:100:`` in ``path:100:5``); styles are given as
+``style=`` or :class:`rich.text.Text` spans, never as markup tags in a string. One width rule:
+a terminal's own width, else at least :data:`PIPE_WIDTH` columns."""
+from __future__ import annotations
 
 import click
 import pandas as pd
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from msinspect.cli.exits import EXIT_FINDING, EXIT_USAGE, errors  # noqa: F401 (the one table lives there)
 from msinspect.cli.reads import tell_plan
 from msinspect.dumps import Dump, load_dump
+from msinspect.schema import is_missing, plain, records, to_csv, to_json  # noqa: F401 (plain: the one JSON converter)
+
+#: Columns of output that is not a terminal (a pipe, a file, a test).
+PIPE_WIDTH = 160
+
+
+def console(*, stderr: bool = False) -> Console:
+    """The one console factory: no markup, no emoji codes, no highlighting; stderr soft-wraps
+    (paths and messages stay on one line); a pipe gets at least :data:`PIPE_WIDTH` columns."""
+    made = Console(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=stderr)
+    if not made.is_terminal:
+        made.width = max(made.width, PIPE_WIDTH)
+    return made
 
 
 def stderr() -> Console:
-    return Console(stderr=True, soft_wrap=True, highlight=False)
+    return console(stderr=True)
 
 
 def stdout() -> Console:
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
-    return console
+    return console()
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """Text from plain parts and ``(text, style)`` pairs: the text is never read as markup."""
+    return Text.assemble(*parts)
 
 
 def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False,
@@ -37,7 +56,7 @@ def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False
     if quiet or len(dump.ranks) < 2:
         analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world, scheduler=scheduler)
     else:
-        with Progress(TextColumn("analysing {task.description}"), BarColumn(), MofNCompleteColumn(),
+        with Progress(TextColumn("analysing {task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=stderr(), transient=True) as progress:
             task = progress.add_task(str(path), total=len(dump.ranks))
             analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world, scheduler=scheduler,
@@ -51,11 +70,11 @@ def warn_skipped(skipped: list[str]) -> None:
     """Under ``--lenient``: say on stderr that results are partial, and list every skipped span."""
     if not skipped:
         return
-    console = stderr()
-    console.print(f"[bold yellow]warning:[/] read with --lenient; {len(skipped)} span(s) skipped or unreadable, "
-                  "rows from those files carry complete=false:", soft_wrap=True)
+    err = stderr()
+    err.print(styled(("warning:", "bold yellow"), f" read with --lenient; {len(skipped)} span(s) skipped or "
+                     "unreadable, rows from those files carry complete=false:"))
     for line in skipped:
-        console.print(f"  {line}", markup=False, soft_wrap=True)
+        err.print(f"  {line}")
 
 
 def lenient_option(f):
@@ -66,7 +85,7 @@ def lenient_option(f):
 
 def cell(value) -> str:
     """A table cell: ``-`` for nothing, tuples as written in the IR."""
-    if value is None or (isinstance(value, float) and pd.isna(value)):
+    if is_missing(value):
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -77,38 +96,24 @@ def cell(value) -> str:
     return str(value)
 
 
-def plain(value):
-    """A JSON-ready value (NaN -> None, numpy scalars -> Python)."""
-    if isinstance(value, float) and pd.isna(value):
-        return None
-    if hasattr(value, "item") and not isinstance(value, (tuple, list)):
-        return value.item()
-    if isinstance(value, tuple):
-        return [plain(v) for v in value]
-    return value
-
-
-def records(frame: pd.DataFrame) -> list[dict]:
-    return [{k: plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
-
-
 def emit(frame: pd.DataFrame, *, as_json: bool, as_csv: bool, title: str, columns: list[str] | None = None,
-         styles: dict[str, str] | None = None) -> None:
-    """Print ``frame``: every column as JSON or CSV, or ``columns`` as a rich table."""
+         styles: dict[str, str] | None = None, shown: pd.DataFrame | None = None) -> None:
+    """Print ``frame``: every column as JSON or CSV (:mod:`msinspect.schema`), or ``columns`` as a
+    rich table (of ``shown``, the same rows made for a person, when given)."""
     if as_json:
-        click.echo(json.dumps(records(frame), indent=2))
+        click.echo(to_json(frame))
         return
     if as_csv:
-        frame.to_csv(sys.stdout, index=False)
+        click.echo(to_csv(frame), nl=False)
         return
-    console = stdout()
-    shown = [c for c in (columns or list(frame.columns)) if c in frame.columns]
+    frame = frame if shown is None else shown
+    shown_columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
     table = Table(title=f"{title} ({len(frame)} row{'s' if len(frame) != 1 else ''})")
-    for column in shown:
+    for column in shown_columns:
         table.add_column(column, overflow="fold", style=(styles or {}).get(column))
-    for row in frame[shown].itertuples(index=False):
+    for row in frame[shown_columns].itertuples(index=False):
         table.add_row(*(cell(v) for v in row))
-    console.print(table)
+    stdout().print(table)
 
 
 def json_option(f):
@@ -116,7 +121,8 @@ def json_option(f):
 
 
 def csv_option(f):
-    return click.option("--csv", "as_csv", is_flag=True, help="Print every column as CSV.")(f)
+    return click.option("--csv", "as_csv", is_flag=True,
+                        help="Print every column as CSV (lists as JSON text, empty cell: missing).")(f)
 
 
 def stage_option(f):

@@ -8,16 +8,10 @@ import pandas as pd
 
 from msinspect.analysis.comm import KINDS, comm_totals
 from msinspect.analysis.diff import short_scope
-from msinspect.analysis.ops import selector_matches
+from msinspect.analysis.select import comm_of, rows_of
 from msinspect.cli.output import (EXIT_FINDING, analysed, csv_option, emit, errors, jobs_option, json_option, scheduler_option,
                                   lenient_option, only_ranks, rank_option, stage_option, stderr,
                                   world_option)
-
-
-def _only_ops(frame: pd.DataFrame, selector: str | None, column: str = "name") -> pd.DataFrame:
-    if not selector or frame.empty:
-        return frame
-    return frame[[selector_matches(n, s, selector, o) for n, s, o in zip(frame[column], frame["scope"], frame["op"])]]
 
 
 def _nothing_matched(selector: str | None, before: pd.DataFrame, after: pd.DataFrame, what: str) -> None:
@@ -26,7 +20,7 @@ def _nothing_matched(selector: str | None, before: pd.DataFrame, after: pd.DataF
         reason = (f"none of the {len(before)} {what} read matches it" if not before.empty
                   else f"the dump has no {what} at this stage")
         stderr().print(f"no {what} for --op {selector!r}: {reason} (an instance name, op type, "
-                       f"scope, or scope/name)", markup=False)
+                       f"scope, or scope/name)")
         sys.exit(EXIT_FINDING)
 
 
@@ -62,11 +56,11 @@ def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, sche
         frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
                          world=world, scheduler=scheduler).analyse(stage, lenient=lenient, world=world).strategies()
     before = only_ranks(frame, ranks)
-    frame = _only_ops(before, selector)
+    frame = rows_of(before, selector)
     _nothing_matched(selector, before, frame, "strategies")
     if set_by:
         frame = frame[frame["set_by"] == set_by]
-    emit(frame if as_json or as_csv else _short(frame), as_json=as_json, as_csv=as_csv, title="strategies",
+    emit(frame, as_json=as_json, as_csv=as_csv, title="strategies", shown=_short(frame),
          columns=["rank", "name", "op", "scope", "in_strategy", "set_by", "global_inputs", "rank_inputs",
                   "rank_output", "line"],
          styles={"set_by": "cyan"})
@@ -95,18 +89,19 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, schedule
                          world=world, scheduler=scheduler).analyse(stage, lenient=lenient, world=world).comm()
     frame = only_ranks(frame, ranks)
     before = frame
-    if selector and not frame.empty:  # an operator the communication is next to, or its own name / op
-        keep = [selector_matches(n, s, selector, o) or selector_matches(p, ps, selector)
-                or any(selector_matches(c, cs, selector) for c, cs in zip(cc, ccs))
-                for n, s, o, p, ps, cc, ccs in zip(frame["name"], frame["scope"], frame["op"], frame["producer"],
-                                                   frame["producer_scope"], frame["consumers"],
-                                                   frame["consumer_scopes"])]
-        frame = frame[keep]
+    frame = comm_of(frame, selector)  # its own name / op, or an operator it sits next to
     _nothing_matched(selector, before, frame, "communication operators")
     if kind:
         frame = frame[frame["kind"] == kind]
     if by:
-        emit(comm_totals(frame, by), as_json=as_json, as_csv=as_csv, title=f"communication per {by}, whole job")
+        totals = comm_totals(frame, by)
+        shown = totals
+        if by == "group":  # a person reads a group as 0-1-2-3, and why a group is missing
+            shown = totals.assign(group_ranks=["-".join(map(str, g)) if isinstance(g, tuple)
+                                               else "cannot tell" if moving else "none (local)"
+                                               for g, moving in zip(totals["group_ranks"], totals["moves_data"])])
+        emit(totals, as_json=as_json, as_csv=as_csv, title=f"communication per {by}, whole job", shown=shown,
+             columns=[c for c in totals.columns if c != "moves_data"])
         return
     emit(frame, as_json=as_json, as_csv=as_csv, title="communication",
          columns=["rank", "name", "op", "kind", "producer", "consumers", "group_ranks", "shape", "out_shape", "dtype",
@@ -141,19 +136,22 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
     if params or param:
         if param:
             frame = frame[frame["param"] == param]
+        # the strategy of the one input that reads the weight: `strategy`, as in the rows of shapes
+        frame = frame.rename(columns={"in_strategy": "strategy"})
         emit(frame, as_json=as_json, as_csv=as_csv, title="parameter slices",
-             columns=["rank", "param", "global_shape", "rank_shape", "consumer", "in_strategy", "device_matrix",
+             columns=["rank", "param", "global_shape", "rank_shape", "consumer", "strategy", "device_matrix",
                       "tensor_map", "slice_text"])
         return
     before = frame
-    frame = _only_ops(frame, selector)
+    frame = rows_of(frame, selector)
     _nothing_matched(selector, before, frame, "operator inputs")
     bad = frame[frame["ok"] == False]  # noqa: E712 (None means "cannot tell")
     if mismatches:
         frame = bad
-    emit(frame if as_json or as_csv else _short(frame), as_json=as_json, as_csv=as_csv, title="per-rank shapes",
-         columns=["rank", "name", "op", "input", "global_shape", "strategy", "expected", "found", "ok", "line"])
+    emit(frame, as_json=as_json, as_csv=as_csv, title="per-rank shapes", shown=_short(frame),
+         columns=["rank", "name", "op", "input", "global_shape", "strategy", "expected_rank_shape", "rank_shape",
+                  "ok", "line"])
     if not bad.empty:
         if not (as_json or as_csv):
-            stderr().print(f"[bold red]{len(bad)} per-rank shape(s) differ from global shape / strategy[/]")
+            stderr().print(f"{len(bad)} per-rank shape(s) differ from global shape / strategy", style="bold red")
         sys.exit(EXIT_FINDING)

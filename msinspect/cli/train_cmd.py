@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from msinspect.cli.exits import errors, launcher_errors
+from msinspect.cli.output import console, styled
 
 MODE_CHOICES = ("recursive_pipeline", "sharding_propagation", "manual_parallel", "all")
 
@@ -35,7 +36,6 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
     the compile-only planner dry run, which computes nothing. Exits non-zero when a job fails or
     an expectation fails.
     """
-    from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
                                TimeElapsedColumn)
     from rich.table import Table
@@ -43,20 +43,20 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
     from msinspect.train import TrainInterrupted, run_job
     from msinspect.train.workflow import COLUMNS, check_run, validate
 
-    err = Console(stderr=True, soft_wrap=True)  # paths and messages stay on one line
+    err = console(stderr=True)  # paths and messages stay on one line; nothing read as markup
     if spec is not None and mode == "all":
         raise click.UsageError("--spec needs one mode, not 'all'")
     with errors():
         modes = validate(mode, spec)  # a bad spec fails before any process starts
-    out = Console(width=None if sys.stdout.isatty() else 120)
+    out = console()
 
     def interrupted(exc: KeyboardInterrupt) -> None:
         where = f"; partial run in {exc.run_dir}" if isinstance(exc, TrainInterrupted) else ""
-        err.print(f"[bold red]interrupted:[/] every process was stopped{where}")
+        err.print(styled(("interrupted:", "bold red"), f" every process was stopped{where}"))
 
     finished = []
     for m in modes:
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+        with Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(),
                       MofNCompleteColumn(), TimeElapsedColumn(),
                       console=err, transient=True) as progress:
             task = progress.add_task(f"{m}: preparing", total=None)
@@ -68,17 +68,17 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
                 result = run_job(m, ranks=ranks, epochs=epochs, batch_size=batch_size, data=data,
                                  num_samples=num_samples, out_root=out_root, timeout=timeout,
                                  jobs=jobs, on_progress=on_progress)
-        status = "[green]ok[/]" if result.ok else "[red]failed[/]"
-        err.print(f"{m}: {status} in {result.wall_seconds:.1f} s: {result.message}")
+        status = ("ok", "green") if result.ok else ("failed", "red")
+        err.print(styled(f"{m}: ", status, f" in {result.wall_seconds:.1f} s: {result.message}"))
         err.print(f"  run folder: {result.run_dir}")
         trained = check_run(m, result, spec=spec, check=not no_check)
         if trained.check_error is not None:
-            err.print(f"[bold red]error:[/] checking {m}: {trained.check_error}")
+            err.print(styled(("error:", "bold red"), f" checking {m}: {trained.check_error}"))
         finished.append(trained)
     for t in finished:
         if t.report is not None and not t.report.ok:
-            err.print(f"[bold red]{t.mode}: expectations failed[/] (spec {t.spec}, dumps {t.result.run_dir})")
-            err.print(t.report.format(only_failed=True), markup=False, highlight=False)
+            err.print(styled((f"{t.mode}: expectations failed", "bold red"), f" (spec {t.spec}, dumps {t.result.run_dir})"))
+            err.print(t.report.format(only_failed=True))
             err.print(f"look closer: msinspect check {t.spec} {t.result.run_dir}; msinspect diff / render on the ranks named")
     table = Table(title="msinspect train")
     for col in COLUMNS:

@@ -8,6 +8,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from .report import RankResult, RankState
 
@@ -59,7 +60,7 @@ class RankProgress:
             now = time.monotonic()
             for result, n_files in running[:16]:
                 elapsed = now - self._started.get(result.rank, now)
-                table.add_row(str(result.rank), f"[{_STYLE[result.state]}]{result.state.value}",
+                table.add_row(str(result.rank), Text(result.state.value, style=_STYLE[result.state]),
                               f"{elapsed:5.1f} s", str(n_files))
             if len(running) > 16:
                 table.add_row("...", f"{len(running) - 16} more", "", "")

@@ -97,14 +97,8 @@ class DryRunReport:
         raise KeyError(rank)
 
     def to_dict(self) -> dict:
-        def conv(value):
-            if isinstance(value, Path):
-                return str(value)
-            if isinstance(value, enum.Enum):
-                return value.value
-            if isinstance(value, list):
-                return [conv(v) for v in value]
-            return value
+        """The report in the output schema (:mod:`msinspect.schema`)."""
+        from msinspect.schema import plain as conv
 
         return {
             "script": str(self.script), "run_dir": str(self.run_dir), "rank_size": self.rank_size,

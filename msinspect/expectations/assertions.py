@@ -53,20 +53,14 @@ def headline(e: Expectation) -> str:
     return f"{e.kind} {e.target}{stage}{ranks}{basis}"
 
 
-def _plain(value: Any) -> Any:
-    """Tuples to lists, recursively: the form the spec reader validates."""
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def expect(helper: str, kind: str, values: dict[str, Any], stage: str | None,
            ranks: Iterable[int] | None, basis: str | None) -> Expectation:
     """The expectation a spec entry with these keys would give (validated the same way);
     ValueError, naming ``helper``, for a malformed argument."""
+    from msinspect.schema import plain
     from msinspect.spec import expectation_from
 
-    raw = {k: _plain(v) for k, v in values.items() if v is not None}
+    raw = {k: plain(v) for k, v in values.items() if v is not None}  # tuples -> lists: as a spec holds them
     ranks = None if ranks is None else list(ranks)
     if ranks == []:
         raise ValueError(f"{helper}: ranks must name at least one rank (or be None for every rank)")

@@ -19,26 +19,30 @@ if TYPE_CHECKING:
 class Strategy(ExpectationKind):
     name = "strategy"
     required = frozenset({"op", "in_strategy"})
-    optional = frozenset({"out_strategy", "source"})
-    text_keys = ("op", "source")
+    optional = frozenset({"out_strategy", "set_by", "source"})
+    text_keys = ("op", "set_by", "source")
 
     def validate(self, values):
         values["in_strategy"] = shape_list(values["in_strategy"], "in_strategy")
         if "out_strategy" in values:
             values["out_strategy"] = shape_list(values["out_strategy"], "out_strategy")
-        if values.get("source") not in (None, "user", "planner"):
-            raise ValueError('source must be "user" or "planner"')
+        if "source" in values:  # the older name of set_by, still read
+            if "set_by" in values:
+                raise ValueError("set_by and source are one key (source is its older name): give set_by only")
+            values["set_by"] = values["source"]
+        if values.get("set_by") not in (None, "user", "planner"):
+            raise ValueError(f'{"source" if "source" in values else "set_by"} must be "user" or "planner"')
         return values
 
     def check(self, checker: Checker, e: Expectation) -> Outcome:
         v = e.values
-        want = layout_text(v["in_strategy"]) + (f", set by {v['source']}" if "source" in v else "")
+        want = layout_text(v["in_strategy"]) + (f", set by {v['set_by']}" if "set_by" in v else "")
         strategies = checker.analysis(e).strategies()
         rows = select(strategies, v["op"], e.ranks)
         if rows.empty:
             return Outcome(e, False, want, no_match(strategies, v["op"], " has a strategy"))
         bad = [(v["in_strategy"] != r.in_strategy
-                or ("source" in v and v["source"] != r.set_by)
+                or ("set_by" in v and v["set_by"] != r.set_by)
                 or ("out_strategy" in v and v["out_strategy"] != r.out_strategy)) for r in rows.itertuples()]
         found = sorted({f"{layout_text(r.in_strategy)}, set by {r.set_by}" for r in rows.itertuples()})
         shown = rows[bad] if any(bad) else rows

@@ -46,7 +46,7 @@ def test_per_rank_shapes_follow_from_global_and_strategy(seed):
     """Global shapes come from step_parallel_begin, per-rank ones from execute."""
     shapes = seed.shapes()
     relu = shapes[shapes["name"] == "relu"].iloc[0]
-    assert (relu["global_shape"], relu["strategy"], relu["found"]) == ((16, 16), (2, 4), (8, 4))
+    assert (relu["global_shape"], relu["strategy"], relu["rank_shape"]) == ((16, 16), (2, 4), (8, 4))
     assert shapes["ok"].tolist() == [True] * len(shapes)
     rows = seed.strategies()
     assert rows[rows["name"] == "relu"].iloc[0]["rank_output"] == (8, 4)

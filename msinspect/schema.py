@@ -1,0 +1,271 @@
+"""The one output schema of ``--json`` and ``--csv``: every field a command writes, its type and
+meaning, and the one converter from analysis values (numpy scalars, NaN, tuples, paths) to JSON
+values and CSV cells.
+
+Rules (issue 11): the same fact has the same name in every command; ``rank`` is an int (null when
+a file has no rank number), ``rank_label`` the folder's name; ints stay ints; missing is JSON
+``null`` and an empty CSV cell; booleans are ``true`` / ``false`` in both; lists and dicts in a CSV
+cell are JSON text (``[[2, 1], [1, 4]]``), never Python reprs; no key depends on the data.
+The README's "Output schema" table is :func:`markdown_table` (a test keeps them equal).
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import io
+import json
+import math
+from pathlib import PurePath
+from typing import Any, Iterable
+
+import pandas as pd
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+    name: str
+    """The key in ``--json`` and the column in ``--csv``."""
+    type: str
+    """``int``, ``str``, ``bool``, ``float``, ``list[...]``, ``dict``; ``|null`` where it may be missing."""
+    meaning: str
+    commands: str
+    """The commands that write it (``every table`` = summary, strategies, comm, shapes, slices)."""
+
+
+_ALL = "summary, strategies, comm, shapes, shapes --params, check, parse"
+FIELDS: tuple[Field, ...] = (
+    # who and where
+    Field("rank", "int|null", "the rank's number, N of its `rank_N` folder; null for a file outside one",
+          _ALL + ", dryrun"),
+    Field("rank_label", "str", "the rank's folder name as printed (`rank_3`)", "summary, check (`ranks_read`)"),
+    Field("file", "str|null", "the IR file read, as found under the path given; null for a rank not read",
+          _ALL),
+    Field("line", "int", "1-based line of the operator (or of the evidence) in `file`",
+          "strategies, comm, shapes, shapes --params, check (`evidence`)"),
+    Field("stage", "str|null", "the stage of `file`, from its name (`validate`, `step_parallel_end` ...)",
+          "summary, strategies, comm, check, parse"),
+    Field("complete", "bool", "false for a row from a file read in part (`--lenient`); at the top of `check`: "
+          "every file read whole", "summary, strategies, comm, shapes, shapes --params, check"),
+    Field("other_stage", "bool", "the rank was read at another stage than the rest (see `note`)",
+          "summary, strategies, comm, shapes, shapes --params, check (`ranks_read`)"),
+    Field("note", "str|null", "why a rank was read at another stage, or not read; dryrun: that nothing was "
+          "computed", "summary, check (`ranks_read`), dryrun"),
+    # operators
+    Field("name", "str", "the operator's instance name (`matmul`)", "strategies, comm, shapes"),
+    Field("op", "str", "the operator's type (`MatMul`)", "strategies, comm, shapes, shapes --params"),
+    Field("scope", "str|null", "the operator's scope (`Default/network-WithLossCell/_backbone-Net`)",
+          "strategies, comm, shapes"),
+    Field("graph", "str", "the subgraph holding the operator", "strategies, comm"),
+    Field("micro", "int|null", "the micro-batch of a pipeline operator", "strategies, comm"),
+    Field("source_line", "str|null", "the network script's line the operator comes from", "strategies"),
+    # strategies
+    Field("in_strategy", "list[list[int]]|null", "the input strategy, one list per input", "strategies"),
+    Field("out_strategy", "list[list[int]]|null", "the output strategy where one is set", "strategies"),
+    Field("set_by", "str", "who set the strategy: `user` (shard), `planner`, or `unknown` where the file "
+          "cannot tell", "strategies"),
+    Field("global_inputs", "list[list[int]|null]|null", "each input's global shape", "strategies"),
+    Field("global_output", "list[int]|null", "the output's global shape", "strategies"),
+    Field("rank_inputs", "list[list[int]|null]|null", "each input's per-rank shape found in the dump; null "
+          "before the parallel pass", "strategies"),
+    Field("rank_output", "list[int]|null", "the output's per-rank shape found in the dump", "strategies"),
+    Field("expected_rank_inputs", "list[list[int]|null]|null", "each input's global shape divided by its "
+          "strategy", "strategies"),
+    Field("shapes_ok", "bool|null", "every `rank_inputs` equals `expected_rank_inputs`; null: cannot tell",
+          "strategies"),
+    # shapes
+    Field("input", "int", "the input's position (0 = first)", "shapes"),
+    Field("global_shape", "list[int]|null", "the input's (or weight's) global shape", "shapes, shapes --params"),
+    Field("strategy", "list[int]|null", "the input's strategy (its row of `in_strategy`; shapes --params: of "
+          "the input that reads the weight)", "shapes, shapes --params"),
+    Field("expected_rank_shape", "list[int]|null", "`global_shape` divided by `strategy`", "shapes"),
+    Field("rank_shape", "list[int]|null", "the per-rank shape found in the dump (the input's, or the weight's)",
+          "shapes, shapes --params"),
+    Field("ok", "bool|null", "shapes: `rank_shape` equals `expected_rank_shape` (null: cannot tell); "
+          "check, dryrun: no failure", "shapes, check, dryrun"),
+    # slices
+    Field("param", "str", "the weight's name", "shapes --params"),
+    Field("consumer", "str", "the operator that reads the weight (its instance name)", "shapes --params"),
+    Field("device_matrix", "list[int]|null", "MindSpore's device matrix of that input (repeated-calculation "
+          "axis on the right)", "shapes --params"),
+    Field("tensor_map", "list[int]|null", "MindSpore's tensor map of the weight", "shapes --params"),
+    Field("slice", "list[list[int]]|null", "the part of the weight the rank holds: [start, stop] per "
+          "dimension; null: cannot tell", "shapes --params"),
+    Field("slice_text", "str", "`slice` as `[8:16, 0:16]`, or `cannot tell`", "shapes --params"),
+    # communication
+    Field("kind", "str", "comm: the communication kind (`forward`, `redistribution`, `backward`, `gradient`, "
+          "`optimizer`, `pipeline`, `local`, `virtual`, `user`); check: the expectation kind",
+          "comm, comm --by kind, check"),
+    Field("moves_data", "bool", "the operator puts data on the wire", "comm, comm --by group"),
+    Field("producer", "str|null", "the operator whose output it takes (past Load / Depend)", "comm"),
+    Field("producer_scope", "str|null", "the producer's scope", "comm"),
+    Field("consumers", "list[str]", "the operators that take its output", "comm"),
+    Field("consumer_scopes", "list[str|null]", "their scopes", "comm"),
+    Field("group", "str|null", "the communication group's name", "comm"),
+    Field("group_ranks", "list[int]|null", "the group's ranks; null where nothing tells them (or, in "
+          "`--by group`, for operators that move nothing: see `moves_data`)", "comm, comm --by group"),
+    Field("group_size", "int|null", "the group's rank count", "comm"),
+    Field("peer", "int|null", "the other rank of a Send / Receive", "comm"),
+    Field("shape", "list[int]|null", "the tensor it takes (Send / Receive: their `shape` attribute)", "comm"),
+    Field("out_shape", "list[int]|null", "the tensor it gives", "comm"),
+    Field("dtype", "str|null", "the tensor's element type (`Float32`)", "comm"),
+    Field("tensor_bytes", "int|null", "bytes of the tensor at the rank; null: cannot tell (summed in `--by`)",
+          "comm, comm --by"),
+    Field("wire_bytes", "int|null", "bytes the rank sends for it per step (README: the formulas); null: cannot "
+          "tell; summary and `--by`: the sum, null when any is unknown", "summary, comm, comm --by"),
+    Field("operators", "int", "communication operators counted", "comm --by"),
+    Field("rank_count", "int", "ranks they are on", "comm --by"),
+    Field("ops", "list[str]", "their operator types", "comm --by"),
+    Field("unknown_bytes", "int", "operators whose bytes cannot be told", "comm --by"),
+    # summary
+    Field("family", "str|null", "the IR family (`2.10`, `1.x`, `excerpt`)", "summary, parse"),
+    Field("status", "str", "`complete`, `incomplete`, `excerpt`; summary: `not read`; parse: `unreadable`",
+          "summary, parse"),
+    Field("strategies", "int|null", "operators with a strategy", "summary"),
+    Field("set_by_user", "int|null", "of those, set by the user", "summary"),
+    Field("comm", "int|null", "communication operators", "summary"),
+    Field("by_kind", "dict|null", "communication operators per kind (`{\"forward\": 2}`)", "summary"),
+    Field("wire_unknown", "int|null", "communication operators whose wire bytes cannot be told", "summary"),
+    Field("weights", "int|null", "parameters with a value", "summary"),
+    Field("sharded_weights", "int|null", "those an operator with a strategy reads", "summary"),
+    Field("stage_ranks", "list[int]|null", "the ranks of the rank's pipeline stage; null: cannot tell", "summary"),
+    # parse
+    Field("subgraphs", "int|null", "subgraphs read", "parse"),
+    Field("stated_subgraphs", "int|null", "subgraphs the file states (`# Total subgraphs`)", "parse"),
+    Field("nodes", "int|null", "numbered nodes read", "parse"),
+    Field("cnodes", "int|null", "cnodes read", "parse"),
+    Field("stated_cnodes", "int|null", "cnodes the file states (`Total number of cnodes`)", "parse"),
+    Field("params", "int|null", "parameters read", "parse"),
+    Field("lines", "int|null", "lines in the file", "parse"),
+    Field("diagnostics", "list[dict]", "what could not be read: `line`, `column`, `end_line`, `message`", "parse"),
+    Field("reason", "str|null", "why the file or folder could not be read; dryrun: why a rank failed",
+          "parse, dryrun"),
+    # check
+    Field("spec", "str", "the spec file", "check"),
+    Field("dump", "str", "the dump checked", "check"),
+    Field("passed_count", "int", "expectations that passed", "check"),
+    Field("failed_count", "int", "expectations that failed", "check"),
+    Field("outcomes", "list[dict]", "one per expectation: `entry`, `kind`, `target`, `stage`, `basis`, `passed`, "
+          "`expected`, `found`, `evidence`", "check (JSON)"),
+    Field("entry", "str", "the spec entry (`expect.strategy[0]`)", "check"),
+    Field("target", "str", "what the expectation is about (an operator, an edge ...)", "check"),
+    Field("basis", "str|null", "where the expected value comes from, as the spec says", "check"),
+    Field("passed", "bool", "the expectation holds", "check"),
+    Field("expected", "str", "what the spec expects, in words", "check"),
+    Field("found", "str", "what the dump shows, in words", "check"),
+    Field("evidence", "list[dict]", "IR lines that show it: `rank`, `file`, `line`, `text`", "check"),
+    Field("text", "str", "the IR line", "check (`evidence`)"),
+    # dryrun
+    Field("script", "str", "the script run", "dryrun"),
+    Field("run_dir", "str", "the run folder the ranks' IR went to", "dryrun"),
+    Field("rank_size", "int", "the simulated ranks", "dryrun"),
+    Field("interrupted", "bool", "stopped by Ctrl-C", "dryrun"),
+    Field("wall_seconds", "float", "wall time in seconds (the run's, or the rank's)", "dryrun"),
+    Field("ranks", "list[dict]", "dryrun: one per rank: `rank`, `state`, `reason`, `ir_dir`, `log`, "
+          "`scheduler_log`, `step_parallel_end`, `exit_code`, `wall_seconds`, `peak_rss_bytes`, `pids`; "
+          "check: in `ranks_read`", "dryrun, check (`ranks_read`)"),
+    Field("state", "str", "where the rank ended: `queued`, `running`, `ok`, `failed`, `timed out`, `cancelled`",
+          "dryrun"),
+    Field("ir_dir", "str|null", "the rank's IR folder", "dryrun"),
+    Field("log", "str|null", "the rank's log", "dryrun"),
+    Field("scheduler_log", "str|null", "the scheduler's log", "dryrun"),
+    Field("step_parallel_end", "list[str]", "the rank's complete step_parallel_end files", "dryrun"),
+    Field("exit_code", "int|null", "the rank's process exit code", "dryrun"),
+    Field("peak_rss_bytes", "int|null", "the rank's peak resident memory", "dryrun"),
+    Field("pids", "list[int]", "the rank's processes", "dryrun"),
+    Field("ranks_read", "list[dict]", "per stage analysed: `stage`, `read_count`, `not_read_count`, "
+          "`other_stage_count`, `ranks` (`rank`, `rank_label`, `folder`, `file`, `stage`, `read`, "
+          "`other_stage`, `note`)", "check (JSON)"),
+)
+
+BY_NAME = {f.name: f for f in FIELDS}
+
+
+def markdown_table() -> str:
+    """The README's table of every field."""
+    lines = ["| field | type | meaning | commands |", "|---|---|---|---|"]
+    lines += [f"| `{f.name}` | {f.type.replace('|', ' or ')} | {f.meaning.replace('|', '/')} | {f.commands} |"
+              for f in FIELDS]
+    return "\n".join(lines)
+
+
+def is_missing(value: Any) -> bool:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def plain(value: Any, field: str | None = None) -> Any:
+    """A JSON value: NaN / NA -> None, numpy scalars -> Python, tuples and sets -> lists, paths ->
+    str, enums -> their value, dicts and dataclasses -> dicts, recursively; a float of a field the
+    schema types ``int`` (pandas turns an int column with a gap into floats) -> int."""
+    if is_missing(value):
+        return None
+    if isinstance(value, enum.Enum):  # before str and int: a str enum is its value
+        return plain(value.value)
+    if isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        kind = BY_NAME[field].type if field in BY_NAME else ""
+        return int(value) if kind.startswith("int") and value.is_integer() else value
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(plain(v) for v in value)
+    if isinstance(value, PurePath):
+        return str(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name), f.name) for f in dataclasses.fields(value)}
+    if hasattr(value, "item") and hasattr(value, "dtype") and getattr(value, "ndim", 0) == 0:
+        return plain(value.item(), field)  # numpy scalar
+    if hasattr(value, "tolist"):
+        return plain(value.tolist(), field)  # numpy array
+    return value
+
+
+def record(row: dict) -> dict:
+    """One row (a dict) as JSON values, each field converted by its schema type."""
+    return {str(k): plain(v, k) for k, v in row.items()}
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    """A DataFrame as a list of JSON objects, one per row, every column."""
+    return [record(row) for row in frame.to_dict("records")]
+
+
+def to_json(value: Any) -> str:
+    """``value`` (a DataFrame, a list of rows or any mapping) as indented JSON text."""
+    if isinstance(value, pd.DataFrame):
+        value = records(value)
+    elif isinstance(value, dict):
+        value = record(value)
+    elif isinstance(value, list):
+        value = [record(v) if isinstance(v, dict) else plain(v) for v in value]
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def csv_cell(value: Any, field: str | None = None) -> str:
+    """A CSV cell: empty for missing, ``true`` / ``false``, lists and dicts as JSON text."""
+    value = plain(value, field)
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def to_csv(rows: pd.DataFrame | Iterable[dict], columns: list[str] | None = None) -> str:
+    """Rows (a DataFrame or dicts) as CSV text with a header of every column (``columns`` when the
+    rows may be none)."""
+    frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows), columns=columns)
+    cells = pd.DataFrame({c: [csv_cell(v, c) for v in frame[c]] for c in frame.columns}, columns=list(frame.columns))
+    out = io.StringIO()
+    cells.to_csv(out, index=False, lineterminator="\n")
+    return out.getvalue()
+
+
+if __name__ == "__main__":  # python -m msinspect.schema: the table for the README
+    print(markdown_table())
