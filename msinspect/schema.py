@@ -137,6 +137,8 @@ FIELDS: tuple[Field, ...] = (
     Field("params", "int|null", "parameters read", "parse"),
     Field("lines", "int|null", "lines in the file", "parse"),
     Field("diagnostics", "list[dict]", "what could not be read: `line`, `column`, `end_line`, `message`", "parse"),
+    Field("findings", "list[dict]", "operands that name no node or parameter (`msinspect.graph.lint`): "
+          "`line`, `what`", "parse"),
     Field("reason", "str|null", "why the file or folder could not be read; dryrun: why a rank failed",
           "parse, dryrun"),
     # check
