@@ -95,8 +95,8 @@ class RankDump:
     def node(self, name: str, stage: str | None = None):
         """The operator with that instance name (or ``scope/name`` selector) in the ``stage`` file,
         by default the stage the analyses read (``validate``, else ``step_parallel_end`` ...)."""
-        from msinspect.analysis.collect import pick_file
         from msinspect.analysis.ops import matches
+        from msinspect.selection import pick_file
 
         ir = parse_file(pick_file(self, stage))
         if "/" not in name:
@@ -138,20 +138,17 @@ class Dump:
             return [f for r in self.ranks for f in r.files]
         return [r.file(stage) for r in self.ranks if r.stage_files(stage)]
 
-    # ---- analyses (msinspect.analysis), computed once per stage in a process pool
+    # ---- the analyses, for API users: each call runs msinspect.analysis.analyse (no memory here;
+    # what is kept between calls is the explicit per-rank cache of msinspect.cache)
     def analyse(self, stage: str | None = None, *, jobs: int | None = None, progress=None,
-                lenient: bool = False, world: int | None = None):
-        """The :class:`~msinspect.analysis.collect.Analysis` of one file per rank: the ``stage``
-        file, by default ``validate``, else ``step_parallel_end``, ``execute``,
-        ``step_parallel_begin``. ``lenient``: read past what does not parse (see ``analyse``).
-        ``world``: the job's rank count, when the dump holds some ranks only."""
-        from msinspect.analysis.collect import analyse
+                lenient: bool = False, world: int | None = None, cache=None):
+        """:func:`msinspect.analysis.analyse` of this dump: one file per rank, the ``stage`` file,
+        by default ``validate``, else ``step_parallel_end``, ``execute``, ``step_parallel_begin``.
+        Each call analyses again (ranks already analysed come back from the on-disk cache); keep
+        the :class:`~msinspect.analysis.collect.Analysis` it returns to ask it several things."""
+        from msinspect.analysis import analyse
 
-        cache = self.__dict__.setdefault("_analyses", {})
-        if (stage, lenient, world) not in cache:
-            cache[stage, lenient, world] = analyse(self, stage, jobs=jobs, progress=progress, lenient=lenient,
-                                                   world=world)
-        return cache[stage, lenient, world]
+        return analyse(self, stage, jobs=jobs, progress=progress, lenient=lenient, world=world, cache=cache)
 
     def strategies(self, stage: str | None = None):
         """DataFrame: one row per operator with a strategy, per rank (see ``analysis.strategies``)."""
