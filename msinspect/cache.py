@@ -89,12 +89,13 @@ class Store:
     all, read back or dropped when damaged, the least recently used removed past the bound."""
 
     def __init__(self, folder):
+        """``folder``: a path, or a function giving it (read at each use, e.g. from the environment)."""
         self._folder = folder
 
     @property
     def folder(self) -> Path:
-        """Where the entries are (read from the environment at each use)."""
-        return Path(self._folder())
+        """Where the entries are."""
+        return Path(self._folder() if callable(self._folder) else self._folder)
 
     def _entry(self, name: str) -> Path:
         return self.folder / name[:2] / f"{name}.pickle"

@@ -79,11 +79,18 @@ class Checker:
         self.skipped: list[str] = []
         self.complete = True
         self.reads: dict = {}
+        self.analyses: dict = {}
+        """Stage -> its analysis, made once per stage for every expectation that reads it."""
 
     def analysis(self, e: Expectation):
-        """The analysis of the stage ``e`` reads (its own, else the spec's), made once per stage
-        by the dump; what it could not read is kept for the report."""
-        analysis = self.dump.analyse(e.stage or self.spec.stage, jobs=self.jobs, lenient=self.lenient)
+        """The analysis of the stage ``e`` reads (its own, else the spec's), made once per stage;
+        what it could not read is kept for the report."""
+        from msinspect.analysis import analyse
+
+        stage = e.stage or self.spec.stage
+        if stage not in self.analyses:
+            self.analyses[stage] = analyse(self.dump, stage, jobs=self.jobs, lenient=self.lenient)
+        analysis = self.analyses[stage]
         self.skipped += [s for s in analysis.skipped if s not in self.skipped]
         self.complete = self.complete and analysis.complete
         self.reads[e.stage or self.spec.stage] = analysis.plan

@@ -143,6 +143,19 @@ class RankGroups:
                 return group.name
         return None
 
+    def columns(self, labels) -> dict[str, list]:
+        """Per rank label (a table's rows): ``group`` (its name, None when in none), ``group_odd``
+        (what differs from its group-mates; None when nothing) and ``group_distinct`` (what
+        distinguishes its group from the others)."""
+        by_label = {label: g for g in self.groups for label in g.ranks}
+        out: dict[str, list] = {"group": [], "group_odd": [], "group_distinct": []}
+        for label in labels:
+            group = by_label.get(label)
+            out["group"].append(group.name if group else None)
+            out["group_odd"].append(group.odd.get(label) if group else None)
+            out["group_distinct"].append(group.distinct if group else None)
+        return out
+
     def lines(self) -> list[str]:
         """For a person: one line per group, then its odd ranks, then the ranks in no group."""
         out = []

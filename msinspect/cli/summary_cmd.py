@@ -6,16 +6,18 @@ import json
 import click
 import pandas as pd
 
+from msinspect.analysis.groups import rank_groups
 from msinspect.cli.output import (analysed, emit, errors, jobs_option, json_option, lenient_option, plain,
                                   stage_option, stdout, world_option)
 
 
-def summary_frame(dump, stage: str | None = None, lenient: bool = False, world: int | None = None) -> pd.DataFrame:
+def summary_frame(dump, stage: str | None = None, lenient: bool = False, world: int | None = None,
+                  analysis=None) -> pd.DataFrame:
     """Per rank: the file read, its status, strategies (user / planner), communication operators
     per kind, bytes sent on the wire per step, and the ranks of its pipeline stage; ``other_stage`` and
     ``note`` flag a rank read at another stage than the rest, and ranks that could not be read
     get a row with status ``not read`` and the reason."""
-    analysis = dump.analyse(stage, lenient=lenient, world=world)
+    analysis = analysis or dump.analyse(stage, lenient=lenient, world=world)
     reads = {str(r.file): r for r in analysis.plan.read}
     rows = []
     for result in analysis.results:
@@ -57,14 +59,20 @@ def summary(dump, stage, as_json, jobs, lenient, world):
     """One line per rank: which file was read, strategies (how many the user set), communication
     operators by kind and the bytes they send on the wire per step, and the ranks of its pipeline stage."""
     with errors():
-        dumped = analysed(dump, stage, jobs, quiet=as_json, lenient=lenient, world=world)
-        frame = summary_frame(dumped, stage, lenient, world)
+        analysis = analysed(dump, stage, jobs, quiet=as_json, lenient=lenient, world=world)
+        frame = summary_frame(analysis.dump, stage, lenient, world, analysis=analysis)
+        groups = rank_groups(analysis)
+        for column, values in groups.columns(frame["rank"]).items():
+            frame[column] = values
     if as_json:
         click.echo(json.dumps([{k: plain(v) for k, v in r.items()} for r in frame.to_dict("records")], indent=2))
         return
     flags = [c for c in ("other_stage", "note") if frame[c].notna().any() and frame[c].astype(bool).any()]
     emit(frame, as_json=False, as_csv=False, title=f"summary of {dump}",
-         columns=[c for c in frame.columns if c not in ("other_stage", "note") or c in flags])
+         columns=[c for c in frame.columns if c not in ("other_stage", "note", "group_odd", "group_distinct")
+                  or c in flags])
+    for line in groups.lines():
+        stdout().print(line, markup=False, emoji=False)
     stages = sorted(set(frame["stage_ranks"].dropna()))
     if len(stages) > 1:
         stdout().print(f"pipeline stages (ranks holding the same weights): {', '.join(stages)}")

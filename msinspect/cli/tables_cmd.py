@@ -59,7 +59,7 @@ def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, leni
     planner inferred it, global and per-rank shapes, per rank."""
     with errors():
         frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
-                         world=world).analyse(stage, lenient=lenient, world=world).strategies()
+                         world=world).strategies()
     before = only_ranks(frame, ranks)
     frame = _only_ops(before, selector)
     _nothing_matched(selector, before, frame, "strategies")
@@ -90,7 +90,7 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, lenient,
     or totals over the job --by kind/group."""
     with errors():
         frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
-                         world=world).analyse(stage, lenient=lenient, world=world).comm()
+                         world=world).comm()
     frame = only_ranks(frame, ranks)
     before = frame
     if selector and not frame.empty:  # an operator the communication is next to, or its own name / op
@@ -131,8 +131,7 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
     the per-rank shape in the dump (exit 1 on any mismatch); or, with --params, which slice of
     each weight each rank holds ("which part of w does rank 5 hold": --params --param w --rank 5)."""
     with errors():
-        analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
-                         world=world).analyse(stage, lenient=lenient, world=world)
+        analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient, world=world)
         frame = analysis.slices() if params or param else analysis.shapes()
     frame = only_ranks(frame, ranks)
     if params or param:
