@@ -15,7 +15,7 @@ from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, param_rows, slice_text, with_slices
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
 from msinspect import cache as caches
-from msinspect.analysis.groups import Signature, signature_of
+from msinspect.analysis.groups import Signature, held_weights, signature_of
 from msinspect.dumps import Dump, pool_result
 from msinspect.errors import MsInspectError, shown_path
 from msinspect.graph import to_networkx
@@ -99,7 +99,7 @@ def _compute(path: str, reference: str | None, ctx: RankContext, label: str, len
     for rows in (result.strategies, result.comm, result.params, result.ops):
         for row in rows:
             row["complete"] = result.complete
-    result.signature = signature_of(result)
+    result.signature = signature_of(result, held_weights(ir))
     return result
 
 

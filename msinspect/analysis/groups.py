@@ -11,7 +11,8 @@ its compact rows, so the main process never needs a graph) leaves those out and 
 - ``shapes``: the per-rank shapes of the operators with a strategy;
 - ``comm``: the inserted communication by op, kind, group size, shape and dtype.
 
-Ranks holding the same weights are group-mates (the same pipeline stage). Among them, the
+Ranks whose files hold the same weights (``: has_default`` parameters, by name) are group-mates:
+the same pipeline stage. Among them, the
 signature most of them share (more than half) is the group's; a rank with another one is *odd*
 and flagged with what differs (a different op, a different strategy: often the bug a user
 hunts). Where no signature holds more than half, each is a group of its own. Groups are named
@@ -47,6 +48,8 @@ class Signature:
 
     parts: tuple[tuple[str, str], ...]
     """``(part, digest)`` for each of :data:`PARTS`."""
+    holds: str = ""
+    """Digest of the names of the weights the file holds: ranks of one pipeline stage share it."""
 
     @property
     def digest(self) -> str:
@@ -79,13 +82,24 @@ def _items(result: RankResult, part: str) -> Counter:
     raise ValueError(part)
 
 
-def signature_of(result: RankResult) -> Signature:
-    """The signature of an analysed rank (computed where it was analysed)."""
-    parts = []
-    for part in PARTS:
-        items = sorted(_items(result, part).items(), key=repr)
-        parts.append((part, hashlib.sha256(repr(items).encode("utf-8", "surrogatepass")).hexdigest()[:16]))
-    return Signature(tuple(parts))
+_PARA = re.compile(r"^para\d+_")
+
+
+def held_weights(ir) -> frozenset[str]:
+    """The names of the weights a parsed file holds (its parameters with a value), less the
+    ``paraN_`` number MindSpore puts before them."""
+    return frozenset(_PARA.sub("", p.name) for p in ir.params if p.has_default)
+
+
+def _digest(value) -> str:
+    return hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def signature_of(result: RankResult, held: frozenset[str] = frozenset()) -> Signature:
+    """The signature of an analysed rank (made where it was analysed, from its rows and the
+    weights its file holds)."""
+    parts = tuple((part, _digest(sorted(_items(result, part).items(), key=repr))) for part in PARTS)
+    return Signature(parts, _digest(sorted(held)))
 
 
 def structural_name(name) -> str | None:
@@ -267,7 +281,7 @@ def rank_groups(analysis: Analysis) -> RankGroups:
     """The rank groups of an analysis (see the module's docstring)."""
     odd_stage = {str(r.file) for r in analysis.plan.other_stage} if analysis.plan else set()
     ungrouped: dict[str, str] = {}
-    mates: dict[frozenset, list[RankResult]] = {}
+    mates: dict[str, list[RankResult]] = {}
     for result in analysis.results:
         if result.error:
             ungrouped[result.label] = f"cannot tell: not read ({result.error})"
@@ -278,7 +292,7 @@ def rank_groups(analysis: Analysis) -> RankGroups:
         elif result.signature is None:
             ungrouped[result.label] = "cannot tell: no signature"
         else:
-            mates.setdefault(_weights(result), []).append(result)
+            mates.setdefault(result.signature.holds, []).append(result)
     if analysis.plan:
         for missing in analysis.plan.not_read:
             ungrouped[missing.label] = f"cannot tell: not read ({missing.note})"

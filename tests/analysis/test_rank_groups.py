@@ -8,8 +8,10 @@
   rank r on stage r // 4): embedding and blocks 0-1 on ranks 0-3, blocks 2-3 and the head on
   ranks 4-7, dp 2 x tp 2 inside each stage. Stage 0 and stage 1 hold other weights and other
   operators, so at least one group per stage, and no group spans both.
-- a copy of zoo 01 where rank 5's first ``q_matmul`` is given another strategy in the IR text:
-  rank 5 is flagged, and what differs names q_matmul and both strategies.
+- a copy of zoo 01 where rank 5's first ``q_matmul`` is given another strategy in the IR text,
+  and rank 2's first Transpose is made another operator: both are flagged, rank 5 with
+  q_matmul and both strategies, rank 2 with one operator more of the new type and one Transpose
+  fewer; the group is still ranks 0-7.
 """
 from __future__ import annotations
 
@@ -61,12 +63,12 @@ def tp4dp2_copy(tmp_path):
     return copy
 
 
-def _restrategise(path, old: str, new: str) -> None:
-    """Give the first ``q_matmul`` of the file the strategy ``new`` in place of ``old`` (both braces)."""
+def _edit_first(path, marker: str, old: str, new: str, times: int) -> None:
+    """On the first line of the file holding ``marker``, put ``new`` in place of ``old`` (found ``times``)."""
     lines = gzip.decompress(path.read_bytes()).decode().split("\n")
-    at = next(i for i, line in enumerate(lines) if "{instance name: q_matmul}" in line)
-    assert lines[at].count(f"in_strategy: {old}") == 2
-    lines[at] = lines[at].replace(f"in_strategy: {old}", f"in_strategy: {new}")
+    at = next(i for i, line in enumerate(lines) if marker in line)
+    assert lines[at].count(old) == times
+    lines[at] = lines[at].replace(old, new)
     path.write_bytes(gzip.compress("\n".join(lines).encode()))
 
 
@@ -77,11 +79,14 @@ def test_a_rank_with_another_strategy_is_flagged(tp4dp2_copy, tmp_path):
     assert len(results.entries()) == 8
     assert [g.odd for g in before.groups] == [{}]
     (validate,) = (tp4dp2_copy / "rank_5").glob("*_validate_*.ir.gz")
-    _restrategise(validate, "((2, 1), (1, 4))", "((2, 4), (4, 1))")
+    _edit_first(validate, "{instance name: q_matmul}", "in_strategy: ((2, 1), (1, 4))", "in_strategy: ((2, 4), (4, 1))", 2)
+    (validate,) = (tp4dp2_copy / "rank_2").glob("*_validate_*.ir.gz")
+    _edit_first(validate, "= PrimFunc_Transpose(", "= PrimFunc_Transpose(", "= PrimFunc_TransposeView(", 1)
     after = rank_groups(analyse(dump, cache=results))   # a changed file is never served stale
-    assert len(results.entries()) == 9
+    assert len(results.entries()) == 10
     (group,) = after.groups
-    assert group.ranks == SPMD_RANKS and list(group.odd) == ["rank_5"]
+    assert group.ranks == SPMD_RANKS and list(group.odd) == ["rank_2", "rank_5"]
+    assert "operators: 1 more (TransposeView); 1 fewer (Transpose)" in group.odd["rank_2"]
     (what,) = group.odd["rank_5"]
     assert what.startswith("q_matmul (MatMul): in ((2, 4), (4, 1)) (user) where the others have in ((2, 1), (1, 4)) (user)")
     assert any("odd: rank_5 differs from its group-mates: q_matmul (MatMul)" in line for line in after.lines())
