@@ -63,8 +63,6 @@ _PARSE_CODE = ("msinspect.model", "msinspect.parser.core", "msinspect.parser.tra
 def _salt() -> bytes:
     """What else an entry depends on: msinspect's version, the grammar's text and the source of
     the parser and the model (a checkout's version does not change with its code)."""
-    import importlib.util
-
     try:
         version = metadata.version("msinspect")
     except metadata.PackageNotFoundError:
@@ -72,8 +70,15 @@ def _salt() -> bytes:
     digest = hashlib.sha256(version.encode())
     digest.update(resources.files("msinspect.grammars").joinpath("mindspore_ir.lark").read_bytes())
     for module in _PARSE_CODE:
-        digest.update(Path(importlib.util.find_spec(module).origin).read_bytes())
+        digest.update(_source(module).read_bytes())
     return digest.digest()
+
+
+def _source(module: str) -> Path:
+    """The source file of one of msinspect's modules, or the folder of a package, found without
+    importing it (a run answered from the cache never loads the parser)."""
+    path = Path(__file__).resolve().parent.joinpath(*module.split(".")[1:])
+    return path if path.is_dir() else path.with_suffix(".py")
 
 
 def key(text: str, lenient: bool) -> str:
@@ -205,14 +210,10 @@ _ANALYSIS_CODE = ("msinspect.analysis", "msinspect.graph", "msinspect.stages", "
 
 @lru_cache(maxsize=1)
 def _analysis_salt() -> bytes:
-    import importlib.util
-
     digest = hashlib.sha256(_salt())
     for module in _ANALYSIS_CODE:
-        spec = importlib.util.find_spec(module)
-        sources = ([Path(spec.origin)] if not spec.submodule_search_locations
-                   else sorted(Path(spec.submodule_search_locations[0]).glob("*.py")))
-        for source in sources:
+        found = _source(module)
+        for source in sorted(found.glob("*.py")) if found.is_dir() else [found]:
             digest.update(source.name.encode() + b"\0" + source.read_bytes())
     return digest.digest()
 

@@ -16,7 +16,6 @@ from typing import Callable, Iterable
 
 from msinspect.errors import DumpNotFoundError, IRParseError, MsInspectError
 from msinspect.model import IRFile
-from msinspect.parser import parse_file
 from msinspect.stages import is_ir_file, stage_of
 
 _RANK_DIR = re.compile(r"^rank_(\d+)$")
@@ -90,12 +89,15 @@ class RankDump:
 
     def load(self, stage: str, *, lenient: bool = False) -> IRFile:
         """Parse the newest file of that stage."""
+        from msinspect.parser import parse_file
+
         return parse_file(self.file(stage), lenient=lenient)
 
     def node(self, name: str, stage: str | None = None):
         """The operator with that instance name (or ``scope/name`` selector) in the ``stage`` file,
         by default the stage the analyses read (``validate``, else ``step_parallel_end`` ...)."""
         from msinspect.analysis.ops import matches
+        from msinspect.parser import parse_file
         from msinspect.selection import pick_file
 
         ir = parse_file(pick_file(self, stage))
@@ -293,6 +295,8 @@ def parse_many(paths: Iterable[Path], *, lenient: bool = False, jobs: int | None
     In strict mode the first :class:`~msinspect.errors.IRParseError` is raised; it names its file
     (msinspect's errors pickle back from the workers whole).
     """
+    from msinspect.parser import parse_file  # Lark is loaded when something is parsed
+
     paths = list(paths)
     jobs = jobs or os.cpu_count() or 1
     if jobs == 1 or len(paths) < 2:

@@ -18,8 +18,6 @@ from msinspect import cache as caches
 from msinspect.analysis.groups import Signature, held_weights, signature_of
 from msinspect.dumps import Dump, pool_result
 from msinspect.errors import MsInspectError, shown_path
-from msinspect.graph import to_networkx
-from msinspect.parser import parse_file
 from msinspect.ranks_read import ReadPlan, plan_reads
 from msinspect.selection import pick_file, pick_reference, world_of  # noqa: F401 (their home is selection)
 
@@ -84,6 +82,9 @@ def _analyse(path: str, reference: str | None, ctx: RankContext, label: str,
 
 
 def _compute(path: str, reference: str | None, ctx: RankContext, label: str, lenient: bool) -> RankResult:
+    from msinspect.graph import to_networkx  # a run answered from the cache loads neither Lark nor the builder
+    from msinspect.parser import parse_file
+
     ir = parse_file(path, lenient=lenient)
     ref = parse_file(reference, lenient=lenient) if reference else None
     graph = to_networkx(ir)

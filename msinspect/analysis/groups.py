@@ -16,7 +16,8 @@ the same pipeline stage. Among them, the
 signature most of them share (more than half) is the group's; a rank with another one is *odd*
 and flagged with what differs (a different op, a different strategy: often the bug a user
 hunts). Where no signature holds more than half, each is a group of its own. Groups are named
-A, B, ... by their lowest rank; each says what distinguishes it from the others.
+A, B, ... by their lowest rank; each says what distinguishes it from the others (from the groups
+before and after it when there are more than :data:`COMPARE_ALL`).
 
 A rank read at another stage than the rest, read in part (``--lenient``) or not read at all is
 in no group, with the reason: its graph cannot be compared.
@@ -32,6 +33,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # collect imports this module (signature_of runs in its workers)
     from msinspect.analysis.collect import Analysis, RankResult
 
+#: Up to this many groups, each is told apart from every other; beyond, from its neighbours.
+COMPARE_ALL = 8
 #: The parts of a signature, in the order differences are told.
 PARTS = ("weights", "ops", "strategies", "shapes", "comm")
 
@@ -174,7 +177,9 @@ class RankGroups:
         """For a person: one line per group, then its odd ranks, then the ranks in no group."""
         out = []
         for group in self.groups:
-            out.append(group.heading() + (": " + "; ".join(group.distinct) if group.distinct else ""))
+            shown = group.distinct[:3] + ([f"and {len(group.distinct) - 3} other groups"]
+                                          if len(group.distinct) > 3 else [])
+            out.append(group.heading() + (": " + "; ".join(shown) if shown else ""))
             out += [f"  odd: {label} differs from its group-mates: {'; '.join(what)}"
                     for label, what in group.odd.items()]
         out += [f"in no group: {label}: {why}" for label, why in self.ungrouped.items()]
@@ -196,7 +201,7 @@ def span_text(numbers: list[int | None], labels: list[str]) -> str:
             runs.append([n, n])
     parts = [f"{a}-{b}" if b > a else str(a) for a, b in runs]
     parts += [label for n, label in zip(numbers, labels) if n is None]
-    return ("ranks " if len(known) != 1 or len(parts) > 1 else "rank ") + ", ".join(parts)
+    return ("rank " if len(numbers) == 1 else "ranks ") + ", ".join(parts)
 
 
 def _letters(i: int) -> str:
@@ -317,8 +322,10 @@ def rank_groups(analysis: Analysis) -> RankGroups:
         group = RankGroup(_letters(i), [r.label for r in members], [r.rank for r in members],
                           stages.pop() if len(stages) == 1 else None, pipelined, odd=odd)
         groups.append((group, norm))
-    for group, norm in groups:
-        for other, other_norm in groups:
+    for i, (group, norm) in enumerate(groups):
+        # every other group when there are a few; else the groups before and after it (bounded work)
+        near = groups if len(groups) <= COMPARE_ALL else groups[max(0, i - 1):i + 2]
+        for other, other_norm in near:
             if other is not group:
                 parts = norm.signature.differing(other_norm.signature)
                 group.distinct.append(f"vs group {other.name}: "
