@@ -72,7 +72,7 @@ def summary(dump, stage, as_json, jobs, lenient, world):
          columns=[c for c in frame.columns if c not in ("other_stage", "note", "group_odd", "group_distinct")
                   or c in flags])
     for line in groups.lines():
-        stdout().print(line, markup=False, emoji=False)
+        stdout().print(line, markup=False, emoji=False, soft_wrap=True)
     stages = sorted(set(frame["stage_ranks"].dropna()))
     if len(stages) > 1:
         stdout().print(f"pipeline stages (ranks holding the same weights): {', '.join(stages)}")

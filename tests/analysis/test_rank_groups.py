@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 
 import pytest
@@ -90,3 +91,17 @@ def test_a_rank_with_another_strategy_is_flagged(tp4dp2_copy, tmp_path):
     (what,) = group.odd["rank_5"]
     assert what.startswith("q_matmul (MatMul): in ((2, 4), (4, 1)) (user) where the others have in ((2, 1), (1, 4)) (user)")
     assert any("odd: rank_5 differs from its group-mates: q_matmul (MatMul)" in line for line in after.lines())
+
+
+def test_summary_prints_the_groups_and_its_json_carries_them():
+    """The recursive-pipeline fixture: 2 pipeline stages of 4 ranks (MindSpore: rank r on stage r // 4)."""
+    from tests.test_cli_parse import msinspect as run_cli
+
+    dump = FIXTURES / "recursive_pipeline_dryrun_8rank"
+    shown = run_cli("summary", dump)
+    assert shown.returncode == 0, shown.stderr
+    assert "ranks 0-3: group A (pipeline stage 0): vs group B: weights" in shown.stdout
+    assert "ranks 4-7: group B (pipeline stage 1): vs group A: weights" in shown.stdout
+    rows = json.loads(run_cli("summary", dump, "--json").stdout)
+    assert [(r["rank"], r["group"]) for r in rows] == [(f"rank_{n}", "AB"[n // 4]) for n in range(8)]
+    assert all(r["group_odd"] is None and r["group_distinct"][0].startswith("vs group ") for r in rows)
