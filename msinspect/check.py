@@ -71,7 +71,8 @@ class CheckReport:
 class Checker:
     """Evaluates expectations against one dump, reusing each stage's analysis."""
 
-    def __init__(self, spec: Spec, dump: Dump, jobs: int | None = None, lenient: bool = False):
+    def __init__(self, spec: Spec, dump: Dump, jobs: int | None = None, lenient: bool = False,
+                 analyses: dict | None = None):
         self.spec = spec
         self.dump = dump
         self.jobs = jobs
@@ -79,8 +80,9 @@ class Checker:
         self.skipped: list[str] = []
         self.complete = True
         self.reads: dict = {}
-        self.analyses: dict = {}
-        """Stage -> its analysis, made once per stage for every expectation that reads it."""
+        self.analyses: dict = dict(analyses or {})
+        """Stage (None: the default one) -> its analysis, made once per stage for every
+        expectation that reads it, or given by the caller who made it."""
 
     def analysis(self, e: Expectation):
         """The analysis of the stage ``e`` reads (its own, else the spec's), made once per stage;
@@ -113,9 +115,11 @@ class Checker:
 
 
 def check(spec: str | os.PathLike | Spec, dump: str | os.PathLike | Dump, *, jobs: int | None = None,
-          lenient: bool = False) -> CheckReport:
+          lenient: bool = False, analyses: dict | None = None) -> CheckReport:
     """Check ``dump`` (a dump root, rank folder or file) against ``spec`` (a TOML path or Spec).
-    ``lenient``: check what can be read of files that do not parse whole (see ``analyse``)."""
+    ``lenient``: check what can be read of files that do not parse whole (see ``analyse``).
+    ``analyses``: stage (None: the default) -> the analysis of ``dump`` already made at it, in
+    the same mode (not made again)."""
     spec = spec if isinstance(spec, Spec) else load_spec(spec)
     dump = dump if isinstance(dump, Dump) else load_dump(dump)
-    return Checker(spec, dump, jobs, lenient).run()
+    return Checker(spec, dump, jobs, lenient, analyses).run()

@@ -41,7 +41,7 @@ def report(dump, out, spec, overwrite, stage, jobs, lenient):
         outcome = None
         if loaded_spec is not None:
             from msinspect.check import check
-            outcome = check(loaded_spec, loaded, jobs=jobs, lenient=lenient)
+            outcome = check(loaded_spec, loaded, jobs=jobs, lenient=lenient, analyses={stage: analysis})
         warn_skipped(analysis.skipped)
         if analysis.plan is not None:
             tell_plan(analysis.plan)
