@@ -10,6 +10,9 @@ the N folders). Each size runs in a fresh process, so peaks do not carry over. W
 the caches are off (MSINSPECT_NO_CACHE=1): every rank is parsed and analysed, as on a first run.
 Goals (issue 13): seconds per rank within 1.3x from 8 to 1,024 ranks; main peak RSS sub-linear.
 Machines are noisy: read the ratios.
+
+Measured here (2 cores, caches off): 8 ranks 0.164 s/rank, 64 0.053, 256 0.041, 1,024 0.042
+(the pool's start weighs on 8 ranks only); main peak RSS 84, 88, 104, 168 MB.
 """
 from __future__ import annotations
 
