@@ -19,7 +19,8 @@ from pathlib import Path
 
 from timing import best_of
 
-from msinspect.analysis.collect import analyse, pick_file
+from msinspect.analysis.collect import analyse
+from msinspect.selection import pick_file
 from msinspect.dumps import load_dump, parse_many
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""The user's cache folder, and the on-disk cache of parsed IR files.
+"""The user's cache folder, and the on-disk caches of parsed IR files and of analysed ranks.
 
 One rule for where msinspect keeps things: ``$XDG_CACHE_HOME/msinspect`` when ``XDG_CACHE_HOME``
 is an absolute path, else ``~/.cache/msinspect``. The dry-run environment, the MNIST subset and the
@@ -12,6 +12,13 @@ read back (cut short, corrupt, from another Python) is removed and the file pars
 cache is bounded (``MSINSPECT_PARSE_CACHE_MB``, 2048 MB by default): when a write takes it past
 the bound, the entries used least recently go first. ``MSINSPECT_NO_CACHE=1`` (the CLI's
 ``--no-cache``) turns it off; ``msinspect cache clear`` empties it.
+
+Analysed ranks (:class:`~msinspect.analysis.collect.RankResult`: the compact rows one rank's
+file gives) are kept the same way in :data:`RESULTS` (``results/`` of the cache folder, or of
+``$MSINSPECT_PARSE_CACHE_DIR``), under the same bound, switch and ``cache clear``: keyed by the
+content of the file and of its reference file, their paths (rows name them), the rank, the
+world and the mode, msinspect's version, the grammar and the source of the parser, the model,
+the graph builder and every analysis module (:func:`result_key`).
 """
 from __future__ import annotations
 
@@ -56,8 +63,6 @@ _PARSE_CODE = ("msinspect.model", "msinspect.parser.core", "msinspect.parser.tra
 def _salt() -> bytes:
     """What else an entry depends on: msinspect's version, the grammar's text and the source of
     the parser and the model (a checkout's version does not change with its code)."""
-    import importlib.util
-
     try:
         version = metadata.version("msinspect")
     except metadata.PackageNotFoundError:
@@ -65,8 +70,15 @@ def _salt() -> bytes:
     digest = hashlib.sha256(version.encode())
     digest.update(resources.files("msinspect.grammars").joinpath("mindspore_ir.lark").read_bytes())
     for module in _PARSE_CODE:
-        digest.update(Path(importlib.util.find_spec(module).origin).read_bytes())
+        digest.update(_source(module).read_bytes())
     return digest.digest()
+
+
+def _source(module: str) -> Path:
+    """The source file of one of msinspect's modules, or the folder of a package, found without
+    importing it (a run answered from the cache never loads the parser)."""
+    path = Path(__file__).resolve().parent.joinpath(*module.split(".")[1:])
+    return path if path.is_dir() else path.with_suffix(".py")
 
 
 def key(text: str, lenient: bool) -> str:
@@ -77,84 +89,152 @@ def key(text: str, lenient: bool) -> str:
     return digest.hexdigest()
 
 
-def _entry(name: str) -> Path:
-    return parsed_dir() / name[:2] / f"{name}.pickle"
+class Store:
+    """One on-disk cache: entries ``<folder>/<2 hex>/<name>.pickle``, each written whole or not at
+    all, read back or dropped when damaged, the least recently used removed past the bound."""
+
+    def __init__(self, folder):
+        """``folder``: a path, or a function giving it (read at each use, e.g. from the environment)."""
+        self._folder = folder
+
+    @property
+    def folder(self) -> Path:
+        """Where the entries are."""
+        return Path(self._folder() if callable(self._folder) else self._folder)
+
+    def _entry(self, name: str) -> Path:
+        return self.folder / name[:2] / f"{name}.pickle"
+
+    def load(self, name: str):
+        """The value kept under ``name``, or None (absent, or unreadable and now removed)."""
+        path = self._entry(name)
+        try:
+            with open(path, "rb") as f:
+                value = pickle.load(f)
+        except FileNotFoundError:
+            return None
+        except Exception:  # noqa: BLE001 - any damage to an entry means: compute again
+            path.unlink(missing_ok=True)
+            return None
+        try:
+            os.utime(path)  # recently used: kept longest when the cache is trimmed
+        except OSError:
+            pass
+        return value
+
+    def store(self, name: str, value) -> None:
+        """Keep ``value`` under ``name`` (written whole or not at all), then trim the cache. A
+        cache that cannot be written is no cache, never an error."""
+        path = self._entry(name)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        except OSError:
+            return
+        try:
+            with os.fdopen(handle, "wb") as f:
+                pickle.dump(value, f, protocol=_PICKLE_PROTOCOL)
+            os.replace(tmp, path)
+        except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
+            Path(tmp).unlink(missing_ok=True)
+            return
+        self.trim()
+
+    def entries(self) -> list[tuple[Path, os.stat_result]]:
+        """Every entry with its stat, least recently used first."""
+        found = []
+        for path in self.folder.glob("*/*.pickle"):
+            try:
+                found.append((path, path.stat()))
+            except OSError:
+                continue
+        return sorted(found, key=lambda item: item[1].st_mtime)
+
+    def trim(self, limit: int | None = None) -> int:
+        """Remove the least recently used entries until the cache is within ``limit`` bytes; the
+        number of entries removed."""
+        limit = limit_bytes() if limit is None else limit
+        found = self.entries()
+        total = sum(st.st_size for _, st in found)
+        removed = 0
+        for path, st in found:
+            if total <= limit:
+                break
+            path.unlink(missing_ok=True)
+            total -= st.st_size
+            removed += 1
+        return removed
+
+    def clear(self) -> tuple[int, int]:
+        """Empty the cache: ``(entries, bytes)`` removed."""
+        found = self.entries()
+        for path, _ in found:
+            path.unlink(missing_ok=True)
+        return len(found), sum(st.st_size for _, st in found)
 
 
-def load(name: str):
-    """The parsed file kept under ``name``, or None (absent, or unreadable and now removed)."""
-    path = _entry(name)
-    try:
-        with open(path, "rb") as f:
-            value = pickle.load(f)
-    except FileNotFoundError:
-        return None
-    except Exception:  # noqa: BLE001 - any damage to an entry means: parse again
-        path.unlink(missing_ok=True)
-        return None
-    try:
-        os.utime(path)  # recently used: kept longest when the cache is trimmed
-    except OSError:
-        pass
-    return value
+def results_dir() -> Path:
+    """The folder of analysed ranks: ``results/`` beside the parsed files' folders (of
+    ``$MSINSPECT_PARSE_CACHE_DIR`` when set, else of the cache folder)."""
+    own = os.environ.get("MSINSPECT_PARSE_CACHE_DIR", "")
+    return Path(own) / "results" if own else cache_root() / "results"
 
 
-def store(name: str, value) -> None:
-    """Keep ``value`` under ``name`` (written whole or not at all), then trim the cache. A cache
-    that cannot be written is no cache, never an error."""
-    path = _entry(name)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    except OSError:
-        return
-    try:
-        with os.fdopen(handle, "wb") as f:
-            pickle.dump(value, f, protocol=_PICKLE_PROTOCOL)
-        os.replace(tmp, path)
-    except (OSError, pickle.PicklingError, RecursionError):
-        Path(tmp).unlink(missing_ok=True)
-        return
-    trim()
+#: The parsed IR files.
+PARSED = Store(parsed_dir)
+#: The analysed ranks (see the module's docstring).
+RESULTS = Store(results_dir)
 
 
 def limit_bytes() -> int:
+    """The bound of each cache, in bytes (``MSINSPECT_PARSE_CACHE_MB``)."""
     try:
         return max(0, int(os.environ.get("MSINSPECT_PARSE_CACHE_MB", DEFAULT_LIMIT_MB))) << 20
     except ValueError:
         return DEFAULT_LIMIT_MB << 20
 
 
-def entries() -> list[tuple[Path, os.stat_result]]:
-    """Every entry with its stat, least recently used first."""
-    found = []
-    for path in parsed_dir().glob("*/*.pickle"):
-        try:
-            found.append((path, path.stat()))
-        except OSError:
-            continue
-    return sorted(found, key=lambda item: item[1].st_mtime)
-
-
-def trim(limit: int | None = None) -> int:
-    """Remove the least recently used entries until the cache is within ``limit`` bytes; the
-    number of entries removed."""
-    limit = limit_bytes() if limit is None else limit
-    found = entries()
-    total = sum(st.st_size for _, st in found)
-    removed = 0
-    for path, st in found:
-        if total <= limit:
-            break
-        path.unlink(missing_ok=True)
-        total -= st.st_size
-        removed += 1
-    return removed
+# the parsed files' cache, as functions (what the parser and `msinspect cache` call)
+load, store, entries, trim = PARSED.load, PARSED.store, PARSED.entries, PARSED.trim
 
 
 def clear() -> tuple[int, int]:
-    """Empty the cache of parsed files: ``(entries, bytes)`` removed."""
-    found = entries()
-    for path, _ in found:
-        path.unlink(missing_ok=True)
-    return len(found), sum(st.st_size for _, st in found)
+    """Empty the cache of parsed files and of analysed ranks: ``(entries, bytes)`` removed."""
+    parsed, results = PARSED.clear(), RESULTS.clear()
+    return parsed[0] + results[0], parsed[1] + results[1]
+
+
+#: What an analysed rank depends on besides the parse: every module of these packages and these modules.
+_ANALYSIS_CODE = ("msinspect.analysis", "msinspect.graph", "msinspect.stages", "msinspect.selection")
+
+
+@lru_cache(maxsize=1)
+def _analysis_salt() -> bytes:
+    digest = hashlib.sha256(_salt())
+    for module in _ANALYSIS_CODE:
+        found = _source(module)
+        for source in sorted(found.glob("*.py")) if found.is_dir() else [found]:
+            digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    return digest.digest()
+
+
+def file_digest(path: str | os.PathLike) -> bytes:
+    """SHA-256 of a file's bytes as stored (a ``.ir.gz`` by its compressed bytes)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.digest()
+
+
+def result_key(path: str, reference: str | None, options: tuple) -> str:
+    """The name of one rank's analysed result: the content (and path) of its file and reference
+    file, and ``options`` (rank, world, mode: anything the rows depend on), salted with the code
+    (see the module's docstring). OSError when a file cannot be read."""
+    digest = hashlib.sha256(_analysis_salt())
+    for item in (path, reference):
+        digest.update(repr(item).encode("utf-8", "surrogatepass") + b"\0")
+        if item is not None:
+            digest.update(file_digest(item))
+    digest.update(repr(options).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()

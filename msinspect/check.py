@@ -74,7 +74,7 @@ class Checker:
     """Evaluates expectations against one dump, reusing each stage's analysis."""
 
     def __init__(self, spec: Spec, dump: Dump, jobs: int | None = None, lenient: bool = False,
-                 scheduler: str | None = None):
+                 scheduler: str | None = None, analyses: dict | None = None):
         self.spec = spec
         self.dump = dump
         self.jobs = jobs
@@ -83,12 +83,20 @@ class Checker:
         self.skipped: list[str] = []
         self.complete = True
         self.reads: dict = {}
+        self.analyses: dict = dict(analyses or {})
+        """Stage (None: the default one) -> its analysis, made once per stage for every
+        expectation that reads it, or given by the caller who made it."""
 
     def analysis(self, e: Expectation):
-        """The analysis of the stage ``e`` reads (its own, else the spec's), made once per stage
-        by the dump; what it could not read is kept for the report."""
-        analysis = self.dump.analyse(e.stage or self.spec.stage, jobs=self.jobs, lenient=self.lenient,
-                                     scheduler=self.scheduler)
+        """The analysis of the stage ``e`` reads (its own, else the spec's), made once per stage;
+        what it could not read is kept for the report."""
+        from msinspect.analysis import analyse
+
+        stage = e.stage or self.spec.stage
+        if stage not in self.analyses:
+            self.analyses[stage] = analyse(self.dump, stage, jobs=self.jobs, lenient=self.lenient,
+                                            scheduler=self.scheduler)
+        analysis = self.analyses[stage]
         self.skipped += [s for s in analysis.skipped if s not in self.skipped]
         self.complete = self.complete and analysis.complete
         self.reads[e.stage or self.spec.stage] = analysis.plan
@@ -111,10 +119,12 @@ class Checker:
 
 
 def check(spec: str | os.PathLike | Spec, dump: str | os.PathLike | Dump, *, jobs: int | None = None,
-          lenient: bool = False, scheduler: str | None = None) -> CheckReport:
+          lenient: bool = False, scheduler: str | None = None, analyses: dict | None = None) -> CheckReport:
     """Check ``dump`` (a dump root, rank folder or file) against ``spec`` (a TOML path or Spec).
     ``lenient``: check what can be read of files that do not parse whole (see ``analyse``);
-    ``scheduler``: analyse on that Dask cluster (:mod:`msinspect.executors`)."""
+    ``scheduler``: analyse on that Dask cluster (:mod:`msinspect.executors`).
+    ``analyses``: stage (None: the default) -> the analysis of ``dump`` already made at it, in
+    the same mode (not made again)."""
     spec = spec if isinstance(spec, Spec) else load_spec(spec)
     dump = dump if isinstance(dump, Dump) else load_dump(dump)
-    return Checker(spec, dump, jobs, lenient, scheduler).run()
+    return Checker(spec, dump, jobs, lenient, scheduler, analyses).run()

@@ -16,7 +16,6 @@ from typing import Callable, Iterable
 from msinspect.errors import DumpNotFoundError, MsInspectError
 from msinspect.executors import run_each
 from msinspect.model import IRFile
-from msinspect.parser import parse_file
 from msinspect.stages import is_ir_file, stage_of
 
 _RANK_DIR = re.compile(r"^rank_(\d+)$")
@@ -90,13 +89,16 @@ class RankDump:
 
     def load(self, stage: str, *, lenient: bool = False) -> IRFile:
         """Parse the newest file of that stage."""
+        from msinspect.parser import parse_file
+
         return parse_file(self.file(stage), lenient=lenient)
 
     def node(self, name: str, stage: str | None = None):
         """The operator with that instance name (or ``scope/name`` selector) in the ``stage`` file,
         by default the stage the analyses read (``validate``, else ``step_parallel_end`` ...)."""
-        from msinspect.analysis.collect import pick_file
         from msinspect.analysis.ops import matches
+        from msinspect.parser import parse_file
+        from msinspect.selection import pick_file
 
         ir = parse_file(pick_file(self, stage))
         if "/" not in name:
@@ -138,21 +140,19 @@ class Dump:
             return [f for r in self.ranks for f in r.files]
         return [r.file(stage) for r in self.ranks if r.stage_files(stage)]
 
-    # ---- analyses (msinspect.analysis), computed once per stage in a process pool
+    # ---- the analyses, for API users: each call runs msinspect.analysis.analyse (no memory here;
+    # what is kept between calls is the explicit per-rank cache of msinspect.cache)
     def analyse(self, stage: str | None = None, *, jobs: int | None = None, progress=None,
-                lenient: bool = False, world: int | None = None, scheduler: str | None = None):
-        """The :class:`~msinspect.analysis.collect.Analysis` of one file per rank: the ``stage``
-        file, by default ``validate``, else ``step_parallel_end``, ``execute``,
-        ``step_parallel_begin``. ``lenient``: read past what does not parse (see ``analyse``).
-        ``world``: the job's rank count, when the dump holds some ranks only. ``scheduler``: a Dask
-        scheduler to run on (:mod:`msinspect.executors`)."""
-        from msinspect.analysis.collect import analyse
+                lenient: bool = False, world: int | None = None, scheduler: str | None = None, cache=None):
+        """:func:`msinspect.analysis.analyse` of this dump: one file per rank, the ``stage`` file,
+        by default ``validate``, else ``step_parallel_end``, ``execute``, ``step_parallel_begin``.
+        Each call analyses again (ranks already analysed come back from the on-disk cache); keep
+        the :class:`~msinspect.analysis.collect.Analysis` it returns to ask it several things.
+        ``scheduler``: a Dask scheduler to run on (:mod:`msinspect.executors`)."""
+        from msinspect.analysis import analyse
 
-        cache = self.__dict__.setdefault("_analyses", {})
-        if (stage, lenient, world) not in cache:
-            cache[stage, lenient, world] = analyse(self, stage, jobs=jobs, progress=progress, lenient=lenient,
-                                                   world=world, scheduler=scheduler)
-        return cache[stage, lenient, world]
+        return analyse(self, stage, jobs=jobs, progress=progress, lenient=lenient, world=world,
+                       scheduler=scheduler, cache=cache)
 
     def strategies(self, stage: str | None = None):
         """DataFrame: one row per operator with a strategy, per rank (see ``analysis.strategies``)."""
@@ -299,6 +299,8 @@ def parse_many(paths: Iterable[Path], *, lenient: bool = False, jobs: int | None
     In strict mode the first :class:`~msinspect.errors.IRParseError` to arrive is raised; it names
     its file (msinspect's errors pickle back from the workers whole).
     """
+    from msinspect.parser import parse_file  # Lark is loaded when something is parsed
+
     paths = list(paths)
     results: list[IRFile | None] = [None] * len(paths)
     with closing(run_each(parse_file, [(p,) for p in paths], jobs=jobs, scheduler=scheduler,

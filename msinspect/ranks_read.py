@@ -110,7 +110,7 @@ def _broken(rank: RankDump, stage: str) -> str:
 def plan_reads(dump: Dump, stage: str | None = None) -> ReadPlan:
     """Choose the file of every rank (see the module docstring). :class:`DumpNotFoundError` when
     no rank can be read at all."""
-    from msinspect.analysis.collect import pick_file
+    from msinspect.selection import pick_file
     from msinspect.stages import PREFERRED_STAGES
 
     if stage is None:

@@ -128,6 +128,13 @@ FIELDS: tuple[Field, ...] = (
     Field("weights", "int|null", "parameters with a value", "summary"),
     Field("sharded_weights", "int|null", "those an operator with a strategy reads", "summary"),
     Field("stage_ranks", "list[int]|null", "the ranks of the rank's pipeline stage; null: cannot tell", "summary"),
+    Field("rank_group", "str|null", "the rank's group (ranks whose graphs are the same up to rank-specific "
+          "values: group names, rank lists, peers, slice offsets); null: in no group (read in part, at another "
+          "stage, or not read)", "summary"),
+    Field("rank_group_odd", "list[str]|null", "what sets this rank apart from its group-mates in structure "
+          "(an operator, a strategy); null: nothing", "summary"),
+    Field("rank_group_distinct", "list[str]|null", "what distinguishes the rank's group from the other groups",
+          "summary"),
     # parse
     Field("subgraphs", "int|null", "subgraphs read", "parse"),
     Field("stated_subgraphs", "int|null", "subgraphs the file states (`# Total subgraphs`)", "parse"),

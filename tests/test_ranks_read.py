@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from msinspect.analysis.collect import world_of
+from msinspect.selection import world_of
 from msinspect.dumps import load_dump
 from msinspect.errors import MsInspectError
 from tests.conftest import FIXTURES

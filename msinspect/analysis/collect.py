@@ -2,26 +2,24 @@
 results gathered into pandas DataFrames."""
 from __future__ import annotations
 
-import json
 from contextlib import closing
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 import pandas as pd
 
 from msinspect.analysis.comm import COMM_COLUMNS, comm_rows, ranks_named, stated_world, with_world
-from msinspect.analysis.context import RankContext, shapes_are_global
+from msinspect.analysis.context import RankContext
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, param_rows, slice_text, with_slices
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
-from msinspect.dumps import Dump, RankDump
-from msinspect.errors import DumpNotFoundError, MsInspectError, shown_path
+from msinspect import cache as caches
+from msinspect.analysis.groups import Signature, held_weights, signature_of
+from msinspect.dumps import Dump
+from msinspect.errors import MsInspectError, shown_path
 from msinspect.executors import run_each
-from msinspect.graph import to_networkx
-from msinspect.parser import parse_file
 from msinspect.ranks_read import ReadPlan, plan_reads
-from msinspect.stages import PREFERRED_STAGES, REFERENCE_STAGES
+from msinspect.selection import pick_reference, world_of
 
 
 @dataclass
@@ -54,50 +52,8 @@ class RankResult:
     """Under ``lenient``: each skipped span or count that did not hold, as ``file:line:col: message``."""
     error: str | None = None
     """Under ``lenient``: why the rank's file could not be read at all (no rows then)."""
-
-
-def pick_file(rank: RankDump, stage: str | None) -> Path:
-    """The file of ``stage``, or of the first of :data:`PREFERRED_STAGES` the rank has, else its
-    newest file."""
-    if stage:
-        return rank.file(stage)
-    have = rank.stages()
-    for candidate in PREFERRED_STAGES:
-        if candidate in have:
-            return rank.file(candidate)
-    if not rank.files:
-        raise DumpNotFoundError(f"{rank.path}: no IR files")
-    return rank.files[-1]
-
-
-def pick_reference(rank: RankDump, path: Path) -> Path | None:
-    """A pre-parallel file of the same rank, for global shapes, when ``path`` shows per-rank ones."""
-    if shapes_are_global(str(path)):
-        return None
-    have = rank.stages()
-    for candidate in REFERENCE_STAGES:
-        if candidate in have:
-            return rank.file(candidate)
-    return None
-
-
-def world_of(dump: Dump) -> tuple[int, ...] | None:
-    """Every rank of the job: from the run record (``config.json`` ``ranks``) beside the dump,
-    else the ``rank_N`` folders found when they are 0..N-1."""
-    for folder in (dump.path, dump.path.parent):
-        record = Path(folder) / "config.json"
-        if record.is_file():
-            try:
-                ranks = json.loads(record.read_text(encoding="utf-8")).get("ranks")
-            except (OSError, ValueError):
-                ranks = None
-            if isinstance(ranks, int) and ranks > 0:
-                return tuple(range(ranks))
-    numbers = sorted({r.rank for r in dump.ranks if r.rank is not None}  # with ranks that could not be read
-                     | {u.rank for u in dump.unreadable if u.rank is not None})
-    if numbers and numbers == list(range(len(numbers))) and len(numbers) > 1:
-        return tuple(numbers)
-    return None
+    signature: Signature | None = None
+    """What the rank's graph is less its rank-specific values (:mod:`msinspect.analysis.groups`)."""
 
 
 def _skipped(ir) -> list[str]:
@@ -107,7 +63,28 @@ def _skipped(ir) -> list[str]:
 
 
 def _analyse(path: str, reference: str | None, ctx: RankContext, label: str,
-             lenient: bool = False) -> RankResult:
+             lenient: bool = False, cache: caches.Store | None = None) -> RankResult:
+    """The task of one rank (run in a worker): its result from ``cache`` when kept there, else
+    the file parsed and analysed, its graph let go, and the compact result kept in ``cache``."""
+    name = None
+    if cache is not None:
+        try:
+            name = caches.result_key(path, reference, (ctx, label, lenient))
+        except OSError:
+            name = None  # cannot be read: the parse says why
+        found = cache.load(name) if name else None
+        if isinstance(found, RankResult):
+            return found
+    result = _compute(path, reference, ctx, label, lenient)
+    if name:
+        cache.store(name, result)
+    return result
+
+
+def _compute(path: str, reference: str | None, ctx: RankContext, label: str, lenient: bool) -> RankResult:
+    from msinspect.graph import to_networkx  # a run answered from the cache loads neither Lark nor the builder
+    from msinspect.parser import parse_file
+
     ir = parse_file(path, lenient=lenient)
     ref = parse_file(reference, lenient=lenient) if reference else None
     graph = to_networkx(ir)
@@ -123,6 +100,7 @@ def _analyse(path: str, reference: str | None, ctx: RankContext, label: str,
     for rows in (result.strategies, result.comm, result.params, result.ops):
         for row in rows:
             row["complete"] = result.complete
+    result.signature = signature_of(result, held_weights(ir))
     return result
 
 
@@ -256,7 +234,8 @@ def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
 
 def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
             progress: Callable[[str], None] | None = None, lenient: bool = False,
-            world: int | None = None, scheduler: str | None = None) -> Analysis:
+            world: int | None = None, scheduler: str | None = None,
+            cache: caches.Store | bool | None = None) -> Analysis:
     """Parse and analyse one file per rank (the ``stage`` file, or the best one) in a process pool
     of ``jobs`` workers (default: every core), or on the Dask cluster of ``scheduler``
     (``tcp://HOST:PORT``, default ``MSINSPECT_SCHEDULER``; see :mod:`msinspect.executors`).
@@ -270,7 +249,14 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
 
     ``world``: the job's rank count, as the user states it; else the run record, the rank folders
     when they are 0..N-1, or the size the IR states over the world group (a dump of some ranks
-    only)."""
+    only).
+
+    ``cache``: where each rank's result is kept between runs (:data:`msinspect.cache.RESULTS`, the
+    default unless ``MSINSPECT_NO_CACHE`` is set), another :class:`~msinspect.cache.Store`, or
+    False for none."""
+    if cache is None or cache is True:
+        cache = caches.RESULTS if caches.enabled() else None
+    cache = cache or None
     if world is not None:
         present = [r.rank for r in dump.ranks if r.rank is not None]
         if world < 1 or (present and max(present) >= world):
@@ -285,7 +271,8 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
         ctx = RankContext(rank.rank, world)
         tasks.append((str(path), str(reference) if reference else None, ctx, rank.label))
     results: list[RankResult | None] = [None] * len(tasks)
-    with closing(run_each(_analyse, tasks, jobs=jobs, scheduler=scheduler, lenient=lenient)) as outcomes:
+    with closing(run_each(_analyse, tasks, jobs=jobs, scheduler=scheduler, lenient=lenient,
+                               cache=cache)) as outcomes:
         for index, task, outcome in outcomes:  # as each rank's result arrives
             if isinstance(outcome, MsInspectError):
                 if not lenient:

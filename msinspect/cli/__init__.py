@@ -67,8 +67,8 @@ class LazyGroup(click.Group):
                     "70 internal error (a bug: please report it).")
 @click.version_option(package_name="msinspect")
 @click.option("--debug", is_flag=True, help="On an error, also print the Python traceback.")
-@click.option("--no-cache", is_flag=True, help="Parse every file again; neither read nor write the cache of "
-                                              "parsed files (also: MSINSPECT_NO_CACHE=1).")
+@click.option("--no-cache", is_flag=True, help="Parse and analyse every file again; neither read nor write the caches "
+                                              "of parsed files and analysed ranks (also: MSINSPECT_NO_CACHE=1).")
 def main(debug: bool, no_cache: bool) -> None:
     """Inspect MindSpore IR dumps: what the auto-parallel planner did, per rank."""
     if no_cache:

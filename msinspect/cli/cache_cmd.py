@@ -1,4 +1,4 @@
-"""``msinspect cache``: where the cache of parsed files is, how big, and emptying it."""
+"""``msinspect cache``: where the caches of parsed files and analysed ranks are, how big, and emptying them."""
 from __future__ import annotations
 
 import click
@@ -15,17 +15,20 @@ def info() -> None:
     """Where the cache is, its entries and size, and its bound."""
     from msinspect import cache as parsed
 
-    found = parsed.entries()
-    size = sum(st.st_size for _, st in found)
     state = "on" if parsed.enabled() else "off (MSINSPECT_NO_CACHE)"
-    click.echo(f"{parsed.parsed_dir()}: {len(found)} parsed files, {size / 2**20:.1f} MB "
-               f"of {parsed.limit_bytes() / 2**20:.0f} MB; cache {state}")
+    for store, what in ((parsed.PARSED, "parsed files"), (parsed.RESULTS, "analysed ranks")):
+        found = store.entries()
+        size = sum(st.st_size for _, st in found)
+        click.echo(f"{store.folder}: {len(found)} {what}, {size / 2**20:.1f} MB "
+                   f"of {parsed.limit_bytes() / 2**20:.0f} MB; cache {state}")
 
 
 @cache.command()
 def clear() -> None:
-    """Remove every parsed file kept."""
+    """Remove every parsed file and analysed rank kept."""
     from msinspect import cache as parsed
 
-    count, size = parsed.clear()
-    click.echo(f"removed {count} parsed files ({size / 2**20:.1f} MB) from {parsed.parsed_dir()}")
+    count, size = parsed.PARSED.clear()
+    click.echo(f"removed {count} parsed files ({size / 2**20:.1f} MB) from {parsed.PARSED.folder}")
+    count, size = parsed.RESULTS.clear()
+    click.echo(f"removed {count} analysed ranks ({size / 2**20:.1f} MB) from {parsed.RESULTS.folder}")

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from msinspect.cli.exits import EXIT_FINDING, EXIT_USAGE, errors  # noqa: F401 (the one table lives there)
 from msinspect.cli.reads import tell_plan
-from msinspect.dumps import Dump, load_dump
+from msinspect.dumps import load_dump
 from msinspect.schema import is_missing, plain, records, to_csv, to_json  # noqa: F401 (plain: the one JSON converter)
 
 #: Columns of output that is not a terminal (a pipe, a file, a test).
@@ -47,11 +47,13 @@ def styled(*parts: str | tuple[str, str]) -> Text:
 
 
 def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False,
-             lenient: bool = False, world: int | None = None, scheduler: str | None = None) -> Dump:
-    """Load the dump at ``path`` and analyse one file per rank, with a progress bar when there
-    are several ranks and the output is not for a script; then say on stderr which ranks were
-    read at which stage, and which could not be read and why. ``lenient``: read past what does
-    not parse, and warn on stderr with every skipped span. ``scheduler``: run on that Dask cluster."""
+             lenient: bool = False, world: int | None = None, scheduler: str | None = None):
+    """Load the dump at ``path`` and analyse one file per rank (:func:`msinspect.analysis.analyse`),
+    with a progress bar when there are several ranks and the output is not for a script; then say
+    on stderr which ranks were read at which stage, and which could not be read and why; the
+    :class:`~msinspect.analysis.collect.Analysis` (its dump: ``.dump``). ``lenient``: read past
+    what does not parse, and warn on stderr with every skipped span. ``scheduler``: run on that
+    Dask cluster."""
     dump = load_dump(path)
     if quiet or len(dump.ranks) < 2:
         analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world, scheduler=scheduler)
@@ -63,7 +65,7 @@ def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False
                                     progress=lambda _label: progress.advance(task))
     warn_skipped(analysis.skipped)
     tell_plan(analysis.plan)
-    return dump
+    return analysis
 
 
 def warn_skipped(skipped: list[str]) -> None:

@@ -43,7 +43,8 @@ def report(dump, out, spec, overwrite, stage, jobs, scheduler, lenient):
         outcome = None
         if loaded_spec is not None:
             from msinspect.check import check
-            outcome = check(loaded_spec, loaded, jobs=jobs, lenient=lenient, scheduler=scheduler)
+            outcome = check(loaded_spec, loaded, jobs=jobs, lenient=lenient, scheduler=scheduler,
+                            analyses={stage: analysis})
         warn_skipped(analysis.skipped)
         if analysis.plan is not None:
             tell_plan(analysis.plan)

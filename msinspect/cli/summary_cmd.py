@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from msinspect.analysis.groups import rank_groups
 from msinspect.analysis.summary import summary_frame
 from msinspect.cli.output import (analysed, csv_option, emit, errors, jobs_option, json_option, lenient_option,
                                   scheduler_option,
@@ -29,8 +30,11 @@ def summary(dump, stage, as_json, as_csv, jobs, scheduler, lenient, world):
     operators by kind and the bytes they send on the wire per step, and the ranks of its pipeline stage."""
     with errors():
         analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
-                            world=world, scheduler=scheduler).analyse(stage, lenient=lenient, world=world)
+                            world=world, scheduler=scheduler)
         frame = summary_frame(analysis)
+        groups = rank_groups(analysis)
+        for column, values in groups.columns(frame["rank_label"]).items():
+            frame[column] = values
     if as_json or as_csv:
         emit(frame, as_json=as_json, as_csv=as_csv, title="")
         return
@@ -40,8 +44,11 @@ def summary(dump, stage, as_json, as_csv, jobs, scheduler, lenient, world):
                  for kinds in frame["by_kind"]],
         stage_ranks=[_ranks_text(r) for r in frame["stage_ranks"]])
     flags = [c for c in ("other_stage", "note") if frame[c].notna().any() and frame[c].astype(bool).any()]
+    hidden = ("rank_label", "rank_group_odd", "rank_group_distinct")  # the group lines below say them
     emit(frame, as_json=False, as_csv=False, title=f"summary of {dump}", shown=shown,
-         columns=[c for c in frame.columns if c != "rank_label" and (c not in ("other_stage", "note") or c in flags)])
+         columns=[c for c in frame.columns if c not in hidden and (c not in ("other_stage", "note") or c in flags)])
     stages = sorted(set(shown["stage_ranks"].dropna()))
+    for line in groups.lines():
+        stdout().print(line, soft_wrap=True)
     if len(stages) > 1:
         stdout().print(f"pipeline stages (ranks holding the same weights): {', '.join(stages)}")

@@ -54,7 +54,7 @@ def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, sche
     planner inferred it, global and per-rank shapes, per rank."""
     with errors():
         frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
-                         world=world, scheduler=scheduler).analyse(stage, lenient=lenient, world=world).strategies()
+                         world=world, scheduler=scheduler).strategies()
     before = only_ranks(frame, ranks)
     frame = rows_of(before, selector)
     _nothing_matched(selector, before, frame, "strategies")
@@ -86,7 +86,7 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, schedule
     or totals over the job --by kind/group."""
     with errors():
         frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
-                         world=world, scheduler=scheduler).analyse(stage, lenient=lenient, world=world).comm()
+                         world=world, scheduler=scheduler).comm()
     frame = only_ranks(frame, ranks)
     before = frame
     frame = comm_of(frame, selector)  # its own name / op, or an operator it sits next to
@@ -129,8 +129,8 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
     the per-rank shape in the dump (exit 1 on any mismatch); or, with --params, which slice of
     each weight each rank holds ("which part of w does rank 5 hold": --params --param w --rank 5)."""
     with errors():
-        analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
-                         world=world, scheduler=scheduler).analyse(stage, lenient=lenient, world=world)
+        analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient, world=world,
+                            scheduler=scheduler)
         frame = analysis.slices() if params or param else analysis.shapes()
     frame = only_ranks(frame, ranks)
     if params or param:

@@ -29,7 +29,7 @@ class NoRedistribution(ExpectationKind):
         return " -> ".join(values["between"])
 
     def check(self, checker: Checker, e: Expectation) -> Outcome:
-        from msinspect.analysis.collect import pick_file
+        from msinspect.selection import pick_file
         from msinspect.analysis.flow import path_between
         from msinspect.analysis.ops import is_backward, is_comm, matches
         from msinspect.dumps import parse_many

@@ -46,7 +46,7 @@ def render_dump(path: str | Path, *, around: str | None = None, graph_name: str 
     file; ``stage`` picks the file (default: the one analyses read, see
     :func:`~msinspect.analysis.collect.pick_file`). The job's ranks, when the dump tells them,
     complete the groups of world-group collectives."""
-    from msinspect.analysis.collect import pick_file, world_of
+    from msinspect.selection import pick_file, world_of
     from msinspect.dumps import load_dump
     from msinspect.parser import parse_file
 

@@ -1,0 +1,55 @@
+"""Which file of a rank the analyses read, and how many ranks the job has: facts about a dump's
+files, chosen before anything is parsed (no analysis is imported here)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from msinspect.dumps import Dump, RankDump
+from msinspect.errors import DumpNotFoundError
+from msinspect.stages import GLOBAL_SHAPE_STAGES, PREFERRED_STAGES, REFERENCE_STAGES, stage_of
+
+
+def pick_file(rank: RankDump, stage: str | None) -> Path:
+    """The file of ``stage``, or of the first of :data:`~msinspect.stages.PREFERRED_STAGES` the
+    rank has, else its newest file."""
+    if stage:
+        return rank.file(stage)
+    have = rank.stages()
+    for candidate in PREFERRED_STAGES:
+        if candidate in have:
+            return rank.file(candidate)
+    if not rank.files:
+        raise DumpNotFoundError(f"{rank.path}: no IR files")
+    return rank.files[-1]
+
+
+def pick_reference(rank: RankDump, path: Path) -> Path | None:
+    """A pre-parallel file of the same rank, for global shapes, when ``path`` shows per-rank ones
+    (its stage is not one of :data:`~msinspect.stages.GLOBAL_SHAPE_STAGES`)."""
+    if stage_of(path) in GLOBAL_SHAPE_STAGES:
+        return None
+    have = rank.stages()
+    for candidate in REFERENCE_STAGES:
+        if candidate in have:
+            return rank.file(candidate)
+    return None
+
+
+def world_of(dump: Dump) -> tuple[int, ...] | None:
+    """Every rank of the job: from the run record (``config.json`` ``ranks``) beside the dump,
+    else the ``rank_N`` folders found when they are 0..N-1."""
+    for folder in (dump.path, dump.path.parent):
+        record = Path(folder) / "config.json"
+        if record.is_file():
+            try:
+                ranks = json.loads(record.read_text(encoding="utf-8")).get("ranks")
+            except (OSError, ValueError):
+                ranks = None
+            if isinstance(ranks, int) and ranks > 0:
+                return tuple(range(ranks))
+    numbers = sorted({r.rank for r in dump.ranks if r.rank is not None}  # with ranks that could not be read
+                     | {u.rank for u in dump.unreadable if u.rank is not None})
+    if numbers and numbers == list(range(len(numbers))) and len(numbers) > 1:
+        return tuple(numbers)
+    return None

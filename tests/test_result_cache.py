@@ -1,0 +1,61 @@
+"""The cache of analysed ranks: a second analysis answers from it without parsing or analysing,
+a damaged entry is dropped and computed again, the mode is part of the key, and
+MSINSPECT_NO_CACHE turns it off. (A changed file is never served stale:
+tests/analysis/test_rank_groups.py changes a rank's strategy between two cached analyses.)"""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import msinspect
+from msinspect import cache
+from msinspect.analysis import analyse, collect
+from tests.conftest import FIXTURES
+
+DUMP = FIXTURES / "sharding_propagation_dryrun_8rank"
+
+
+def _tables(analysis):
+    return analysis.strategies().drop(columns=["other_stage"]), analysis.comm().drop(columns=["other_stage"])
+
+
+def test_a_second_analysis_answers_from_the_cache(tmp_path, monkeypatch):
+    store = cache.Store(tmp_path / "results")
+    dump = msinspect.load_dump(DUMP)
+    first = analyse(dump, cache=store, jobs=1)
+    assert len(store.entries()) == len(dump.ranks) == 8
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("parsed and analysed again")
+
+    monkeypatch.setattr(collect, "_compute", no_work)
+    second = analyse(dump, cache=store, jobs=1)
+    for a, b in zip(_tables(first), _tables(second)):
+        pd.testing.assert_frame_equal(a, b)
+    assert [r.signature for r in second.results] == [r.signature for r in first.results]
+    with pytest.raises(AssertionError, match="parsed and analysed again"):
+        analyse(dump, cache=store, jobs=1, lenient=True)   # another mode: another entry
+
+
+def test_a_damaged_entry_is_dropped_and_computed_again(tmp_path):
+    store = cache.Store(tmp_path / "results")
+    dump = msinspect.load_dump(DUMP)
+    first = analyse(dump, cache=store, jobs=1)
+    entries = [path for path, _ in store.entries()]
+    entries[0].write_bytes(entries[0].read_bytes()[:50])       # cut short
+    entries[1].write_bytes(b"not a pickle")
+    again = analyse(dump, cache=store, jobs=1)
+    for a, b in zip(_tables(first), _tables(again)):
+        pd.testing.assert_frame_equal(a, b)
+    assert all(cache.Store(tmp_path / "results").load(p.stem) is not None for p in entries)
+
+
+def test_no_cache_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("MSINSPECT_PARSE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MSINSPECT_NO_CACHE", "1")
+    analyse(msinspect.load_dump(DUMP), jobs=1)
+    assert cache.RESULTS.folder == tmp_path / "cache" / "results"
+    assert cache.RESULTS.entries() == [] and cache.PARSED.entries() == []
+    monkeypatch.delenv("MSINSPECT_NO_CACHE")
+    analyse(msinspect.load_dump(DUMP), jobs=1)
+    assert len(cache.RESULTS.entries()) == 8
