@@ -2,85 +2,24 @@
 and per-rank shapes."""
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.layout import divided
 from msinspect.analysis.ops import as_shape, as_shapes, scope_of, tensor_inputs
-from msinspect.model import IRFile, Node, Strategy
+from msinspect.model import (IRFile, Node, Strategy, carries_user_attribute,  # noqa: F401
+                             layout_strategy)
 from msinspect.stages import GLOBAL_SHAPE_STAGES, stage_of
 
 #: Stages of 2.10 known to keep the user's ``shard()`` attribute on primitives (every front-end
 #: pass up to ``validate``): there a strategy without it was the planner's.
 KEEPS_USER_ATTRIBUTE = GLOBAL_SHAPE_STAGES | {"validate"}
-#: The primitive attributes the user's ``shard()`` writes.
-USER_KEYS = ("in_strategy", "out_strategy", "in_layout", "out_layout")
 
 STRATEGY_COLUMNS = [
     "rank", "stage", "file", "line", "name", "op", "scope", "source_line", "in_strategy",
     "out_strategy", "set_by", "global_inputs", "global_output", "rank_inputs", "rank_output",
     "expected_rank_inputs", "shapes_ok", "micro", "graph",
 ]
-
-
-def _strategy_value(value: Any) -> tuple[tuple[int, ...], ...] | None:
-    """``((2, 1), (1))`` -> ((2, 1), (1,)); a lone ``(2, 4)`` is one input's; ``()`` (GetNext, an
-    operator with no tensor input to cut) is no input at all, not one empty input."""
-    if value is None:
-        return None
-    if isinstance(value, (tuple, list)) and all(isinstance(v, int) for v in value):
-        return (tuple(value),) if value else ()
-    if isinstance(value, (tuple, list)):
-        return tuple(tuple(v) if isinstance(v, (tuple, list)) else (v,) for v in value)
-    return None
-
-
-def layout_strategy(layout: Any) -> tuple[int, ...] | None:
-    """The strategy of one tensor cut with ``mindspore.parallel.Layout``: ``{'device_matrix': (2,
-    4), 'tensor_map': (1, -1)}`` -> (2, 1). A tensor-map entry names a device-matrix axis counted
-    from the right (-1: not cut; a tuple: cut along each of those axes)."""
-    if not isinstance(layout, dict):
-        return None
-    matrix, tensor_map = layout.get("device_matrix"), layout.get("tensor_map")
-    if not isinstance(matrix, (tuple, list)) or not isinstance(tensor_map, (tuple, list)):
-        return None
-    cuts = []
-    for entry in tensor_map:
-        axes = entry if isinstance(entry, (tuple, list)) else (entry,)
-        count = 1
-        for axis in axes:
-            if not isinstance(axis, int) or axis >= len(matrix):
-                return None
-            if axis >= 0:
-                count *= matrix[len(matrix) - 1 - axis]
-        cuts.append(count)
-    return tuple(cuts)
-
-
-def _layouts(value: Any) -> tuple[tuple[int, ...], ...] | None:
-    if isinstance(value, dict):
-        value = (value,)
-    if not isinstance(value, (tuple, list)):
-        return None
-    cuts = [layout_strategy(v) for v in value]
-    return tuple(cuts) if all(c is not None for c in cuts) else None
-
-
-def _from(attrs: dict) -> tuple | None:
-    """(in, out) strategies written in ``attrs``: ``in_strategy`` / ``out_strategy``, else the
-    Layouts ``in_layout`` / ``out_layout``; None when neither is there."""
-    ins = _strategy_value(attrs.get("in_strategy"))
-    outs = _strategy_value(attrs.get("out_strategy"))
-    if ins is None and attrs.get("in_layout") is not None:
-        ins = _layouts(attrs.get("in_layout"))
-    if outs is None and attrs.get("out_layout") is not None:
-        outs = _layouts(attrs.get("out_layout"))
-    return (ins, outs) if ins is not None or outs is not None else None
-
-
-def carries_user_attribute(node: Node) -> bool:
-    """Whether the user's ``shard()`` wrote its strategy (or Layout) on the primitive."""
-    return any(node.primitive_attrs.get(k) is not None for k in USER_KEYS)
 
 
 def keeps_user_attribute(ir: IRFile) -> bool:
@@ -90,19 +29,13 @@ def keeps_user_attribute(ir: IRFile) -> bool:
 
 
 def strategy_of(node: Node, keeps_user: bool = True) -> Strategy | None:
-    """The strategy of an operator, wherever MindSpore wrote it: the trailing braces (the one
-    used, after the parallel pass), else the primitive's ``in_strategy`` / ``in_layout`` (the
-    user's ``shard()``, alone before the parallel pass of a semi-auto job), else the node's
-    ``cnode_attrs``. Set by the user when the primitive carries the user's attribute, by the
-    planner when not and the file keeps that attribute (``keeps_user``), else unknown."""
-    found = _from(node.trailing_attrs) or _from(node.primitive_attrs) or _from(node.cnode_attrs)
-    if found is None:
-        return None
-    if node.op.startswith("_Virtual"):  # the parallel pass's own operators: never a shard() of the user's
-        user = False
-    else:
-        user = True if carries_user_attribute(node) else (False if keeps_user else None)
-    return Strategy(found[0], found[1], user)
+    """The operator's strategy (:attr:`Node.strategy <msinspect.model.Node.strategy>`, the one
+    definition); who set it is unknown, not the planner, when the file cannot tell
+    (``keeps_user`` False: a file after the passes that drop the user's attribute)."""
+    strategy = node.strategy
+    if strategy is None or keeps_user or strategy.user_set or node.op.startswith("_Virtual"):
+        return strategy
+    return replace(strategy, user_set=None)
 
 
 def node_key(node: Node) -> tuple[str | None, str, str]:
