@@ -22,7 +22,7 @@ def _node(graph: nx.MultiDiGraph, key: str) -> Node | None:
     return graph.nodes[key].get("node")
 
 
-def _is_through(node: Node | None) -> bool:
+def is_through(node: Node | None) -> bool:
     return node is not None and not is_source(node) and (is_plumbing(node) or is_comm(node))
 
 
@@ -69,7 +69,7 @@ def producer(graph: nx.MultiDiGraph, key: str) -> str | None:
     current = first_input(graph, key)
     while current is not None and current not in seen:
         seen.add(current)
-        if not _is_through(_node(graph, current)):
+        if not is_through(_node(graph, current)):
             return current
         current = first_input(graph, current)
     return None
@@ -87,7 +87,7 @@ def consumers(graph: nx.MultiDiGraph, key: str) -> list[str]:
             if target in seen or _node(graph, target) is None:
                 continue
             seen.add(target)
-            if _is_through(_node(graph, target)):
+            if is_through(_node(graph, target)):
                 queue.append(target)
             else:
                 found.append(target)
@@ -99,7 +99,7 @@ def reaches_back(graph: nx.MultiDiGraph, start: str, target: str) -> bool:
     and communication."""
     if start == target:
         return True
-    if not _is_through(_node(graph, start)):
+    if not is_through(_node(graph, start)):
         return False
     return path_between(graph, target, start) is not None
 
@@ -122,7 +122,7 @@ def path_between(graph: nx.MultiDiGraph, source: str, target: str) -> list[str] 
             if upstream in seen:
                 continue
             seen.add(upstream)
-            if _is_through(_node(graph, upstream)):
+            if is_through(_node(graph, upstream)):
                 queue.append((upstream, trail + [upstream]))
     return None
 

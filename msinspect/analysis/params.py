@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.flow import _is_through, data_view, reaches_back
+from msinspect.analysis.flow import is_through, data_view, reaches_back
 from msinspect.analysis.layout import MATMUL_OPS, layout_of
 from msinspect.analysis.ops import as_shapes
 from msinspect.analysis.strategies import strategy_of
@@ -43,7 +43,7 @@ def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str) -> tuple[Nod
             node = graph.nodes[target].get("node")
             if node is None:
                 continue
-            if _is_through(node):
+            if is_through(node):
                 frontier.append(target)
             elif strategy_of(node) is not None and strategy_of(node).in_strategy:
                 found.append((node.line, target, node))

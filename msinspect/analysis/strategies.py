@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import networkx as nx
+
+from msinspect.analysis.align import align
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.layout import divided
 from msinspect.analysis.ops import as_shape, as_shapes, scope_of, tensor_inputs
+from msinspect.graph import node_id, to_networkx
 from msinspect.model import (IRFile, Node, Strategy, carries_user_attribute,  # noqa: F401
                              layout_strategy)
 from msinspect.stages import GLOBAL_SHAPE_STAGES, stage_of
@@ -38,11 +42,6 @@ def strategy_of(node: Node, keeps_user: bool = True) -> Strategy | None:
     return replace(strategy, user_set=None)
 
 
-def node_key(node: Node) -> tuple[str | None, str, str]:
-    """How the same operator is recognised in two files of one rank: name, op type and scope."""
-    return (node.instance_name, node.op, scope_of(node))
-
-
 def _abstract_inputs(node: Node, count: int) -> tuple | None:
     shapes = [a.shape for a in tensor_inputs(node)][:count]
     return tuple(shapes) if shapes and all(s is not None for s in shapes) else None
@@ -66,30 +65,32 @@ def global_shapes(node: Node, ir_is_global: bool, reference: Node | None, count:
     return None, None
 
 
-def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile | None = None) -> list[dict]:
-    """Every node with an ``in_strategy``/``out_strategy`` in ``ir``.
+def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile | None = None,
+                  graph: nx.MultiDiGraph | None = None) -> list[dict]:
+    """Every node with a strategy in ``ir``.
 
     ``reference`` is a pre-parallel file of the same rank, used for global shapes when ``ir``
-    shows per-rank ones but does not record the originals (2.2 era).
+    shows per-rank ones but does not record the originals (``origin_input_shapes``). Later passes
+    rename instances (at ``validate`` q_transpose, k_transpose and v_transpose all print as
+    v_transpose), so an operator is paired with its counterpart in the reference by its place
+    among its data neighbours (:func:`msinspect.analysis.align.align`), never by name;
+    ``reference_line`` says which line it was paired with. One that cannot be paired gets no
+    global shape ("cannot tell"), never another operator's. ``graph``: ``ir``'s graph, if built.
     """
     is_global = shapes_are_global(ir.path)
-    by_key = _index(reference) if reference is not None and not is_global else {}
-    # Later passes rename instances (tr_q, tr_k, tr_v all become tr_ctx): the n-th operator of a
-    # name pairs with the reference's n-th only when both files have as many of that name;
-    # otherwise its global shape cannot be told from the reference.
-    here = _index(ir) if by_key else {}
     keeps_user = keeps_user_attribute(ir)
-    seen: dict[tuple, int] = {}
+    found = [(node, strategy_of(node, keeps_user)) for node in ir.nodes()]
+    found = [(node, strategy) for node, strategy in found if strategy is not None]
+    counterpart: dict[str, Node] = {}
+    if reference is not None and not is_global and any(
+            node.cnode_primal_attrs.get("origin_input_shapes") is None for node, _ in found):
+        graph = graph if graph is not None else to_networkx(ir)
+        ref_graph = to_networkx(reference)
+        pairs = align(ref_graph, graph, [node_id(node) for node, _ in found]).pairs
+        counterpart = {key: ref_graph.nodes[ref]["node"] for key, ref in pairs.items()}
     rows = []
-    for node in ir.nodes():
-        strategy = strategy_of(node, keeps_user)
-        if strategy is None:
-            continue
-        key = node_key(node)
-        occurrence = seen.get(key, 0)
-        seen[key] = occurrence + 1
-        candidates = by_key.get(key, [])
-        ref = candidates[occurrence] if candidates and len(candidates) == len(here.get(key, ())) else None
+    for node, strategy in found:
+        ref = counterpart.get(node_id(node))
         count = len(strategy.in_strategy or ())
         g_in, g_out = global_shapes(node, is_global, ref, count)
         r_in = None if is_global else _abstract_inputs(node, count)
@@ -106,13 +107,6 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
             "set_by": strategy.source, "global_inputs": g_in, "global_output": g_out,
             "rank_inputs": r_in, "rank_output": r_out, "expected_rank_inputs": expected,
             "shapes_ok": ok, "micro": node.cnode_primal_attrs.get("micro"), "graph": node.graph,
+            "reference_line": ref.line if ref is not None else None,
         })
     return rows
-
-
-def _index(ir: IRFile) -> dict[tuple, list[Node]]:
-    found: dict[tuple, list[Node]] = {}
-    for node in ir.nodes():
-        if strategy_of(node) is not None:
-            found.setdefault(node_key(node), []).append(node)
-    return found
