@@ -93,7 +93,8 @@ def _neighbours(graph: nx.MultiDiGraph) -> _Neighbours:
 def _start(graph: nx.MultiDiGraph, key: str) -> tuple:
     data = graph.nodes[key]
     if data.get("kind") == "parameter":
-        return ("param", data.get("name"))
+        # a reference to a node the file does not hold (an excerpt's %1) names nothing that lasts
+        return ("param", data.get("name")) if "has_default" in data else ("dangling",)
     return ("op", data.get("op"), data.get("scope") or "")
 
 
