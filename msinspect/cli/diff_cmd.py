@@ -92,8 +92,6 @@ def diff(left, right, stage, as_json, as_csv, exit_code, lenient):
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     if as_json:
-        stages = {"left_stage": stages["a_stage"], "right_stage": stages["b_stage"],
-                  "other_stage": stages["other_stage"]}
         click.echo(json.dumps({**result.to_dict(), **stages}, indent=2, default=plain))
     elif as_csv:
         result.rows().map(_csv_cell).to_csv(sys.stdout, index=False)
