@@ -127,7 +127,7 @@ class RankDiff:
 
     def rows(self) -> pd.DataFrame:
         """Every section's rows in one table, with a ``section`` column (for CSV)."""
-        frames = [getattr(self, s).assign(section=s) for s in SECTIONS if not getattr(self, s).empty]
+        frames = [getattr(self, s).astype(object).assign(section=s) for s in SECTIONS if not getattr(self, s).empty]
         columns = ["section"] + list(dict.fromkeys(c for s in SECTIONS for c in COLUMNS[s]))
         if not frames:
             return pd.DataFrame(columns=columns)

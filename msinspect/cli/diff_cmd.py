@@ -1,6 +1,7 @@
 """``msinspect diff LEFT RIGHT``: what differs between two ranks."""
 from __future__ import annotations
 
+import csv
 import json
 import sys
 
@@ -57,9 +58,9 @@ def format_diff(result) -> str:
 
 
 def _csv_cell(value):
-    """Lists, tuples and dicts as JSON text; missing as an empty cell."""
+    """Lists, tuples, dicts and booleans as JSON text; missing as an empty cell."""
     value = plain(value)
-    if isinstance(value, (list, dict)):
+    if isinstance(value, (list, dict, bool)):
         return json.dumps(value)
     return value
 
@@ -94,7 +95,11 @@ def diff(left, right, stage, as_json, as_csv, exit_code, lenient):
     if as_json:
         click.echo(json.dumps({**result.to_dict(), **stages}, indent=2, default=plain))
     elif as_csv:
-        result.rows().map(_csv_cell).to_csv(sys.stdout, index=False)
+        rows = result.rows()
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(rows.columns)
+        for row in rows.itertuples(index=False):
+            writer.writerow(["" if (v := _csv_cell(c)) is None else v for c in row])
     else:
         stdout().print(format_diff(result), markup=False, soft_wrap=True)
     sys.exit(1 if exit_code and not result.identical else 0)

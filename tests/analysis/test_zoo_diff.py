@@ -141,3 +141,4 @@ def test_cli_json_warnings_and_csv(tmp_path):
     assert len([r for r in comm if r["kind"] == "forward"]) == 8
     assert {json.dumps(json.loads(r["left_group"])) for r in comm} == {"[0, 1, 2, 3]"}
     assert {r["right_group"] for r in comm} == {"[4, 5, 6, 7]"}
+    assert all(r["left_line"].isdigit() and r["n"].isdigit() for r in comm)  # ints stay ints
