@@ -32,6 +32,11 @@ def tp4dp2_0_4():
     return diff_ranks(TP4DP2 / "rank_0", TP4DP2 / "rank_4")
 
 
+@pytest.fixture(scope="module")
+def pipeline_0_4():
+    return diff_ranks(ZOO / "04_pipeline_hsdp_recompute" / "rank_0", ZOO / "04_pipeline_hsdp_recompute" / "rank_4")
+
+
 def test_no_pipeline_is_not_the_same_stage(tp4dp2_0_4):
     line = stage_line(tp4dp2_0_4)
     assert "same pipeline stage" not in line and "no pipeline" in line
@@ -61,8 +66,8 @@ def test_hash_named_communication_is_aligned():
     assert a.keys() == b.keys()
 
 
-def test_updates_of_different_weights_are_not_paired():
-    d = diff_ranks(ZOO / "04_pipeline_hsdp_recompute" / "rank_0", ZOO / "04_pipeline_hsdp_recompute" / "rank_4")
+def test_updates_of_different_weights_are_not_paired(pipeline_0_4):
+    d = pipeline_0_4
     assert "different pipeline stages" in stage_line(d)
     assert d.shapes.empty or not d.shapes["op"].isin(["Assign", "Muls", "ZerosLike"]).any()
     only = d.only
@@ -116,8 +121,8 @@ def test_a_copy_without_its_run_record_is_warned_about(tmp_path):
     assert any("only one side has a run record" in w for w in d.warnings)
 
 
-def test_json_keys_do_not_depend_on_the_labels(tp4dp2_0_4):
-    other = diff_ranks(ZOO / "04_pipeline_hsdp_recompute" / "rank_0", ZOO / "04_pipeline_hsdp_recompute" / "rank_4")
+def test_json_keys_do_not_depend_on_the_labels(tp4dp2_0_4, pipeline_0_4):
+    other = pipeline_0_4
     assert tp4dp2_0_4.to_dict().keys() == other.to_dict().keys()
     for section in tp4dp2_0_4.SECTIONS:
         assert list(getattr(tp4dp2_0_4, section).columns) == list(getattr(other, section).columns)
