@@ -194,7 +194,9 @@ class Node:
     @property
     def strategy(self) -> Strategy | None:
         """The strategy of the operator, wherever MindSpore wrote it (:func:`strategy_of`), with
-        whether the user set it; read once, then kept."""
+        whether the user set it; read once, then kept. A node does not know its file, so
+        ``user_set`` is True or False here; the analyses, which know the file, make it None where
+        the file cannot tell (:func:`msinspect.analysis.strategies.strategy_of`)."""
         if self._strategy is False:
             self._strategy = strategy_of(self)
         return self._strategy

@@ -22,7 +22,7 @@ KEEPS_USER_ATTRIBUTE = GLOBAL_SHAPE_STAGES | {"validate"}
 STRATEGY_COLUMNS = [
     "rank", "stage", "file", "line", "name", "op", "scope", "source_line", "in_strategy",
     "out_strategy", "set_by", "global_inputs", "global_output", "rank_inputs", "rank_output",
-    "expected_rank_inputs", "shapes_ok", "micro", "graph",
+    "expected_rank_inputs", "shapes_ok", "micro", "graph", "reference_line",
 ]
 
 
