@@ -12,13 +12,15 @@ Weisfeiler-Lehman refinement, run on both graphs with one shared palette so that
 Parameters start from their name (weights keep their names), operators from op type and scope.
 
 Two operators are paired when, at some round, each is the only one of its colour in its graph:
-nothing else in either graph looks the same that far. Everything else is reported as not
-aligned, never guessed.
+nothing else in either graph looks the same that far. Repeats that nothing around them tells
+apart (an operator's copies, one per micro-batch) may be paired in file order when both graphs
+have as many of them under one name (``repeats``). Everything else is reported as not aligned,
+never guessed.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Hashable, Iterable
 
 import networkx as nx
 
@@ -137,7 +139,8 @@ def _refine(sides, wanted: list[str], uses: bool) -> dict[str, str]:
     return pairs
 
 
-def align(reference: nx.MultiDiGraph, later: nx.MultiDiGraph, keys: Iterable[str] | None = None) -> Alignment:
+def align(reference: nx.MultiDiGraph, later: nx.MultiDiGraph, keys: Iterable[str] | None = None,
+          repeats: Callable[[nx.MultiDiGraph, str], Hashable] | None = None) -> Alignment:
     """Pair the operators ``keys`` of ``later`` (default: every real operator) with their
     counterparts in ``reference`` (both built by :func:`msinspect.graph.to_networkx`).
 
@@ -159,5 +162,26 @@ def align(reference: nx.MultiDiGraph, later: nx.MultiDiGraph, keys: Iterable[str
     for ref in pairs.values():
         claimed[ref] = claimed.get(ref, 0) + 1
     pairs = {k: r for k, r in pairs.items() if claimed[r] == 1}
+    if repeats is not None:
+        pairs.update(_in_order(reference, later, [k for k in sides[0][1].nodes if k not in set(pairs.values())],
+                               [k for k in wanted if k not in pairs], repeats))
     unaligned = sorted((k for k in wanted if k not in pairs), key=lambda k: later.nodes[k].get("line", 0))
     return Alignment(pairs, unaligned)
+
+
+def _in_order(reference, later, free_ref: list[str], free_later: list[str], repeats) -> dict[str, str]:
+    """Repeats that nothing around them tells apart (the copies of an operator, one per
+    micro-batch): paired in file order when both graphs have as many left of one ``repeats``
+    key."""
+    groups: dict[Hashable, tuple[list[str], list[str]]] = {}
+    for graph, keys, side in ((reference, free_ref, 0), (later, free_later, 1)):
+        for key in keys:
+            if graph.nodes[key].get("kind") == "cnode":
+                groups.setdefault(repeats(graph, key), ([], []))[side].append(key)
+    pairs = {}
+    for ref_keys, later_keys in groups.values():
+        if later_keys and len(ref_keys) == len(later_keys):
+            by_line = [sorted(ks, key=lambda k, g=g: g.nodes[k].get("line", 0))
+                       for ks, g in ((ref_keys, reference), (later_keys, later))]
+            pairs.update(zip(by_line[1], by_line[0]))
+    return pairs

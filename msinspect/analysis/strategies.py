@@ -42,6 +42,12 @@ def strategy_of(node: Node, keeps_user: bool = True) -> Strategy | None:
     return replace(strategy, user_set=None)
 
 
+def _repeat_key(graph: nx.MultiDiGraph, key: str) -> tuple:
+    """What the copies of one operator (one per micro-batch) share: instance name, op, scope."""
+    data = graph.nodes[key]
+    return data.get("instance_name"), data.get("op"), data.get("scope") or ""
+
+
 def _abstract_inputs(node: Node, count: int) -> tuple | None:
     shapes = [a.shape for a in tensor_inputs(node)][:count]
     return tuple(shapes) if shapes and all(s is not None for s in shapes) else None
@@ -86,7 +92,7 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
             node.cnode_primal_attrs.get("origin_input_shapes") is None for node, _ in found):
         graph = graph if graph is not None else to_networkx(ir)
         ref_graph = to_networkx(reference)
-        pairs = align(ref_graph, graph, [node_id(node) for node, _ in found]).pairs
+        pairs = align(ref_graph, graph, [node_id(node) for node, _ in found], repeats=_repeat_key).pairs
         counterpart = {key: ref_graph.nodes[ref]["node"] for key, ref in pairs.items()}
     rows = []
     for node, strategy in found:
