@@ -158,7 +158,10 @@ def _plain(value):
 
 # ---------------------------------------------------------------- which ranks, which runs
 def _results(a: RankDump, b: RankDump, stage: str | None,
-             lenient: bool = False) -> tuple[RankResult, RankResult, Analysis]:
+             lenient: bool = False) -> tuple[RankResult, RankResult, Analysis, Analysis]:
+    """Each side's result and the analysis it belongs to. Two rank folders of one dump root: the
+    whole root (pipeline stages, device grid); two of one folder otherwise: those two ranks;
+    sides in different folders: each with its own run (its own world)."""
     root = a.path.parent
     if a.path.is_dir() and b.path.is_dir() and root == b.path.parent and a.rank is not None:
         try:
@@ -167,9 +170,13 @@ def _results(a: RankDump, b: RankDump, stage: str | None,
             dump = None
         if dump is not None and len(dump.ranks) <= FULL_ROOT_LIMIT and {a.path, b.path} <= {r.path for r in dump.ranks}:
             analysis = dump.analyse(stage, lenient=lenient)
-            return _result_of(analysis, a), _result_of(analysis, b), analysis
-    analysis = analyse(Dump(root, [a, b]), stage, lenient=lenient)
-    return _result_of(analysis, a), _result_of(analysis, b), analysis
+            return _result_of(analysis, a), _result_of(analysis, b), analysis, analysis
+    if run_folder(a) == run_folder(b):
+        analysis = analyse(Dump(root, [a, b]), stage, lenient=lenient)
+        return _result_of(analysis, a), _result_of(analysis, b), analysis, analysis
+    left = analyse(Dump(run_folder(a), [a]), stage, lenient=lenient)
+    right = analyse(Dump(run_folder(b), [b]), stage, lenient=lenient)
+    return _result_of(left, a), _result_of(right, b), left, right
 
 
 def _result_of(analysis: Analysis, rank: RankDump) -> RankResult:
@@ -323,15 +330,16 @@ def diff_ranks(left: str | os.PathLike | RankDump, right: str | os.PathLike | Ra
     """Compare two ranks: two ``rank_N`` folders (or any two folders or files of IR).
     ``lenient``: compare what can be read of files that do not parse whole (see ``analyse``)."""
     rank_l, rank_r = _as_rank(left), _as_rank(right)
-    lr, rr, analysis = _results(rank_l, rank_r, stage, lenient)
-    ctx_l, ctx_r = analysis.context(lr.rank), analysis.context(rr.rank)
+    lr, rr, analysis_l, analysis_r = _results(rank_l, rank_r, stage, lenient)
+    ctx_l, ctx_r = analysis_l.context(lr.rank), analysis_r.context(rr.rank)
     label_l, label_r = rank_l.label, rank_r.label
     result = RankDiff(label_l, label_r, rank_l.rank, rank_r.rank, lr.file, rr.file,
-                      ctx_l.stage_ranks if analysis.stages else None, ctx_r.stage_ranks if analysis.stages else None,
+                      ctx_l.stage_ranks if analysis_l.stages else None, ctx_r.stage_ranks if analysis_r.stages else None,
                       lr.complete, rr.complete,
                       skipped=lr.skipped + rr.skipped + [r.error for r in (lr, rr) if r.error])
     result.warnings = run_warnings(rank_l, rank_r, lr, rr, (label_l, label_r))
-    result.pipelined = any(r.pipelined for r in analysis.results) if analysis.results else None
+    results = analysis_l.results + (analysis_r.results if analysis_r is not analysis_l else [])
+    result.pipelined = any(r.pipelined for r in results) if results else None
 
     real, left_alone, right_alone = _pair_operators(lr, rr, lenient)
     comm_ops, comm_left, comm_right = _comm_ops(lr, rr)

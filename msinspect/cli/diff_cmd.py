@@ -24,8 +24,11 @@ TITLES = {
 def stage_line(result) -> str:
     """One line on the pipeline stages of the two ranks."""
     left, right = result.left_label, result.right_label
-    if result.pipelined is False and result.same_stage is not None:
+    if result.pipelined is False and result.same_stage:
         return f"no pipeline: both ranks run the whole network (ranks {rank_span(result.left_stage_ranks)})"
+    if result.pipelined is False and result.same_stage is False:
+        return (f"no pipeline: each rank runs the whole network of its own job ({left}: ranks "
+                f"{rank_span(result.left_stage_ranks)}; {right}: ranks {rank_span(result.right_stage_ranks)})")
     if result.same_stage is None:
         return "pipeline stage: unknown (read a dump root to compare stages)"
     if result.same_stage:

@@ -10,5 +10,10 @@ def short_scope(scope, parts: int = 2) -> str:
 
 
 def rank_span(ranks) -> str:
-    """``0-3`` for ranks (0, 1, 2, 3); ``?`` when unknown."""
-    return "-".join(map(str, ranks)) if ranks else "?"
+    """``0-3`` for ranks (0, 1, 2, 3), ``0, 4`` for (0, 4); ``?`` when unknown."""
+    if not ranks:
+        return "?"
+    ranks = list(ranks)
+    if len(ranks) > 1 and ranks == list(range(ranks[0], ranks[0] + len(ranks))):
+        return f"{ranks[0]}-{ranks[-1]}"
+    return ", ".join(map(str, ranks))

@@ -110,6 +110,9 @@ def test_two_runs_are_warned_about():
     text = "\n".join(d.warnings)
     assert "different run folders" in text and "run records differ" in text
     assert "worlds differ (rank_0: 8 ranks, rank_0: 64)" in text
+    # each side is read with its own run's world: 8 ranks, and 64 (no pipeline in either job)
+    assert d.left_stage_ranks == tuple(range(8)) and d.right_stage_ranks == tuple(range(64))
+    assert "each rank runs the whole network of its own job" in stage_line(d)
     d = diff_ranks(TP4DP2 / "rank_0", ZOO / "10_layout_api_8" / "rank_0")
     assert any("run records differ" in w for w in d.warnings)
     assert not any("worlds differ" in w for w in d.warnings)  # 8 ranks each
