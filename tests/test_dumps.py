@@ -97,3 +97,13 @@ def test_a_folder_of_several_runs_is_refused_with_each_run_and_its_ranks():
     assert len(load_dump(zoo, one_job=False).ranks) > 10
     # one run of it is a dump
     assert [r.rank for r in load_dump(zoo / "01_semi_auto_tp4dp2").ranks] == list(range(8))
+
+
+def test_every_analysis_command_refuses_several_runs_and_lists_them():
+    from tests.test_cli_parse import msinspect
+
+    zoo = FIXTURES / "zoo"
+    for command in ("summary", "shapes"):
+        run = msinspect(command, zoo)
+        assert run.returncode == 2 and "holds 10 runs" in run.stderr and "Traceback" not in run.stderr
+        assert f"{zoo / '04_pipeline_hsdp_recompute'} (8 rank(s): rank_0-rank_7)" in run.stderr
