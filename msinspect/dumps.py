@@ -37,6 +37,11 @@ class DuplicateRanksError(MsInspectError):
     inside the dump): the dump is ambiguous, so nothing is merged."""
 
 
+class SeveralRunsError(DuplicateRanksError):
+    """The folder holds several runs (``runs/``, the model zoo): the analyses read one job, so
+    nothing is merged; the message lists every run found with its folder and rank count."""
+
+
 @dataclass(frozen=True)
 class Unreadable:
     """A folder or IR file of a dump that could not be read, and why."""
@@ -260,8 +265,61 @@ def load_dump(path: str | os.PathLike, *, one_job: bool = True) -> Dump:
     ranks.sort(key=lambda r: (r.rank is None, r.rank if r.rank is not None else 0, str(r.path)))
     dump = Dump(root, ranks, sorted(unreadable, key=lambda u: str(u.path)))
     if one_job:
-        _refuse_duplicates(dump)
+        _refuse_several_runs(dump)
     return dump
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run found under a folder: the folder holding its ``rank_N/`` folders (or a folder of IR
+    files without a rank number, a run of its own)."""
+
+    path: Path
+    ranks: tuple[int | None, ...]
+    """The rank numbers found there (None for a folder of IR files without one)."""
+
+    def format(self) -> str:
+        if self.ranks == (None,):
+            return f"{self.path} (IR files, no rank folders)"
+        return f"{self.path} ({len(self.ranks)} rank(s): {_spans(self.ranks)})"
+
+
+def runs_of(dump: Dump) -> list[Run]:
+    """The runs under the dump, in path order: the ``rank_N`` folders found, grouped by the folder
+    that holds them (one run writes every ``rank_N/`` into one folder), and each folder of IR
+    files without a rank number. One entry for a dump of one job."""
+    by_parent: dict[Path, list[int | None]] = {}
+    loose: list[Path] = []
+    for rank in dump.ranks:
+        if rank.rank is None:
+            loose.append(rank.path)
+        else:
+            by_parent.setdefault(rank.path.parent, []).append(rank.rank)
+    for item in dump.unreadable:  # a rank_N that cannot be read still belongs to its run
+        if item.rank is not None and item.path.parent in by_parent:
+            by_parent[item.path.parent].append(item.rank)
+    runs = [Run(folder, tuple(sorted(set(ranks)))) for folder, ranks in by_parent.items()]
+    runs += [Run(folder, (None,)) for folder in loose if folder not in by_parent]
+    return sorted(runs, key=lambda r: str(r.path))
+
+
+def _spans(ranks: tuple[int, ...]) -> str:
+    """``rank_0-rank_7``, ``rank_0, rank_31, rank_63``."""
+    if len(ranks) > 2 and list(ranks) == list(range(ranks[0], ranks[0] + len(ranks))):
+        return f"rank_{ranks[0]}-rank_{ranks[-1]}"
+    return ", ".join(f"rank_{r}" for r in ranks)
+
+
+def _refuse_several_runs(dump: Dump) -> None:
+    """:class:`SeveralRunsError` listing the runs when the dump holds more than one (or holds a
+    rank twice in one place, which no single run does)."""
+    runs = runs_of(dump)
+    if len(runs) > 1:
+        listed = "\n  ".join(r.format() for r in runs[:20])
+        more = f"\n  ... and {len(runs) - 20} more" if len(runs) > 20 else ""
+        raise SeveralRunsError(f"{dump.path}: holds {len(runs)} runs (or a copy of one inside it), and an "
+                               f"analysis reads one; name the folder of one run:\n  {listed}{more}")
+    _refuse_duplicates(dump)
 
 
 def duplicate_ranks(dump: Dump) -> str | None:

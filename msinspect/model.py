@@ -202,6 +202,8 @@ class Node:
     """For an ``unparsed`` node: its text as written (line and annotation lines)."""
     meta: dict[str, Any] = field(default_factory=dict)
     """What analyses attach to the node (as ``torch.fx.Node.meta``); the parser leaves it empty."""
+    _strategy: Strategy | None | bool = field(default=False, init=False, repr=False, compare=False)
+    """:attr:`strategy` once read (False: not read yet)."""
 
     @property
     def ref(self) -> str:
@@ -219,13 +221,13 @@ class Node:
 
     @property
     def strategy(self) -> Strategy | None:
-        """The strategy in the trailing braces, with whether the user set it."""
-        ins = self.trailing_attrs.get("in_strategy")
-        outs = self.trailing_attrs.get("out_strategy")
-        if ins is None and outs is None:
-            return None
-        user = "in_strategy" in self.primitive_attrs and self.primitive_attrs["in_strategy"] is not None
-        return Strategy(_as_strategy(ins), _as_strategy(outs), user)
+        """The strategy of the operator, wherever MindSpore wrote it (:func:`strategy_of`), with
+        whether the user set it; read once, then kept. A node does not know its file, so
+        ``user_set`` is True or False here; the analyses, which know the file, make it None where
+        the file cannot tell (:func:`msinspect.analysis.strategies.strategy_of`)."""
+        if self._strategy is False:
+            self._strategy = strategy_of(self)
+        return self._strategy
 
     @property
     def source_line(self) -> str | None:
@@ -266,12 +268,83 @@ def describe_node(node: Node) -> str:
     return " ".join(what)
 
 
-def _as_strategy(value: Any) -> tuple[tuple[int, ...], ...] | None:
+#: The primitive attributes the user's ``shard()`` writes.
+USER_KEYS = ("in_strategy", "out_strategy", "in_layout", "out_layout")
+
+
+def strategy_of(node: Node) -> Strategy | None:
+    """The strategy of an operator, wherever MindSpore wrote it: the trailing braces (the one
+    used, after the parallel pass), else the primitive's ``in_strategy`` / ``in_layout`` (the
+    user's ``shard()``, alone before the parallel pass of a semi-auto job), else the node's
+    ``cnode_attrs``. Set by the user when the primitive carries the user's attribute, else by the
+    planner (the parallel pass's own ``_Virtual*`` operators: always the planner). Whether a file
+    can tell the planner's from the user's is the analyses' business
+    (:func:`msinspect.analysis.strategies.strategy_of`)."""
+    found = _from(node.trailing_attrs) or _from(node.primitive_attrs) or _from(node.cnode_attrs)
+    if found is None:
+        return None
+    user = not node.op.startswith("_Virtual") and carries_user_attribute(node)
+    return Strategy(found[0], found[1], user)
+
+
+def carries_user_attribute(node: Node) -> bool:
+    """Whether the user's ``shard()`` wrote its strategy (or Layout) on the primitive."""
+    return any(node.primitive_attrs.get(k) is not None for k in USER_KEYS)
+
+
+def _strategy_value(value: Any) -> tuple[tuple[int, ...], ...] | None:
+    """``((2, 1), (1))`` -> ((2, 1), (1,)); a lone ``(2, 4)`` is one input's; ``()`` (GetNext, an
+    operator with no tensor input to cut) is no input at all, not one empty input."""
     if value is None:
         return None
-    if isinstance(value, tuple) and all(isinstance(v, int) for v in value):
-        return (value,)  # ``((2, 4))`` prints as one tuple of ints
-    return tuple(tuple(v) if isinstance(v, (tuple, list)) else (v,) for v in value)
+    if isinstance(value, (tuple, list)) and all(isinstance(v, int) for v in value):
+        return (tuple(value),) if value else ()
+    if isinstance(value, (tuple, list)):
+        return tuple(tuple(v) if isinstance(v, (tuple, list)) else (v,) for v in value)
+    return None
+
+
+def layout_strategy(layout: Any) -> tuple[int, ...] | None:
+    """The strategy of one tensor cut with ``mindspore.parallel.Layout``: ``{'device_matrix': (2,
+    4), 'tensor_map': (1, -1)}`` -> (2, 1). A tensor-map entry names a device-matrix axis counted
+    from the right (-1: not cut; a tuple: cut along each of those axes)."""
+    if not isinstance(layout, dict):
+        return None
+    matrix, tensor_map = layout.get("device_matrix"), layout.get("tensor_map")
+    if not isinstance(matrix, (tuple, list)) or not isinstance(tensor_map, (tuple, list)):
+        return None
+    cuts = []
+    for entry in tensor_map:
+        axes = entry if isinstance(entry, (tuple, list)) else (entry,)
+        count = 1
+        for axis in axes:
+            if not isinstance(axis, int) or axis >= len(matrix):
+                return None
+            if axis >= 0:
+                count *= matrix[len(matrix) - 1 - axis]
+        cuts.append(count)
+    return tuple(cuts)
+
+
+def _layouts(value: Any) -> tuple[tuple[int, ...], ...] | None:
+    if isinstance(value, dict):
+        value = (value,)
+    if not isinstance(value, (tuple, list)):
+        return None
+    cuts = [layout_strategy(v) for v in value]
+    return tuple(cuts) if all(c is not None for c in cuts) else None
+
+
+def _from(attrs: dict) -> tuple | None:
+    """(in, out) strategies written in ``attrs``: ``in_strategy`` / ``out_strategy``, else the
+    Layouts ``in_layout`` / ``out_layout``; None when neither is there."""
+    ins = _strategy_value(attrs.get("in_strategy"))
+    outs = _strategy_value(attrs.get("out_strategy"))
+    if ins is None and attrs.get("in_layout") is not None:
+        ins = _layouts(attrs.get("in_layout"))
+    if outs is None and attrs.get("out_layout") is not None:
+        outs = _layouts(attrs.get("out_layout"))
+    return (ins, outs) if ins is not None or outs is not None else None
 
 
 @dataclass(slots=True)

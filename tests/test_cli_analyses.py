@@ -70,7 +70,7 @@ def test_diff_two_ranks_text_and_json():
     assert "different pipeline stages" in run.stdout
     run = msinspect("diff", RP / "rank_0", RP / "rank_4", "--json")
     data = json.loads(run.stdout)
-    assert data["same_stage"] is False and data["a_stage_ranks"] == [0, 1, 2, 3]
+    assert data["same_stage"] is False and data["left_stage_ranks"] == [0, 1, 2, 3]
     run = msinspect("diff", SP / "rank_1", SP / "rank_1", "--exit-code")
     assert run.returncode == 0 and "no differences" in run.stdout
     run = msinspect("diff", SP / "rank_1", SP / "rank_2", "--exit-code")

@@ -82,7 +82,7 @@ def test_lenient_diff_and_check(damaged):
     run = msinspect("diff", root / "rank_0", root / "rank_3", "--json", "--lenient")
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
-    assert (result["a_complete"], result["b_complete"], result["complete"]) == (True, False, False)
+    assert (result["left_complete"], result["right_complete"], result["complete"]) == (True, False, False)
     spec = ROOT / "train_jobs" / "sharding_propagation.toml"
     run = msinspect("check", spec, root, "--json")
     assert run.returncode == 1 and f"{bad}:{line}:{column}:" in run.stderr

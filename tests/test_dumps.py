@@ -72,3 +72,38 @@ def test_folders_below_a_rank_are_not_ranks(tmp_path):
     dump = load_dump(tmp_path)
     assert [r.label for r in dump.ranks] == ["rank_1"]
     assert len(load_dump(rank / "verbose_ir_files").ranks) == 1  # named directly, it is read
+
+
+def test_a_folder_of_several_runs_is_refused_with_each_run_and_its_ranks():
+    """fixtures/zoo holds ten runs (zoo.toml): 01, 04, 06 and 10 keep all 8 ranks; 02 keeps ranks
+    0, 31, 63 of 64, 03 ranks 0, 15, 31 of 32, 05 ranks 0, 5, 15 of 16; 09 keeps rank 0 only; 07
+    (a CPU run) and 08 (its analyze_fail.ir) keep their IR files with no rank folder."""
+    from msinspect.dumps import SeveralRunsError
+
+    zoo = FIXTURES / "zoo"
+    with pytest.raises(SeveralRunsError) as info:
+        load_dump(zoo)
+    text = str(info.value)
+    assert "holds 10 runs" in text
+    for run, ranks in [("01_semi_auto_tp4dp2", "8 rank(s): rank_0-rank_7"),
+                       ("02_sharding_propagation_64", "3 rank(s): rank_0, rank_31, rank_63"),
+                       ("03_recursive_programming_32", "3 rank(s): rank_0, rank_15, rank_31"),
+                       ("05_expert_alltoall_16", "3 rank(s): rank_0, rank_5, rank_15"),
+                       ("09_large_gpt", "1 rank(s): rank_0"),
+                       ("07_cpu_while_grad", "IR files, no rank folders"),
+                       ("08_analyze_fail", "IR files, no rank folders")]:
+        assert f"{zoo / run} ({ranks})" in text
+    # parse reads files, not ranks: the same folder is read whole
+    assert len(load_dump(zoo, one_job=False).ranks) > 10
+    # one run of it is a dump
+    assert [r.rank for r in load_dump(zoo / "01_semi_auto_tp4dp2").ranks] == list(range(8))
+
+
+def test_every_analysis_command_refuses_several_runs_and_lists_them():
+    from tests.test_cli_parse import msinspect
+
+    zoo = FIXTURES / "zoo"
+    for command in ("summary", "shapes"):
+        run = msinspect(command, zoo)
+        assert run.returncode == 2 and "holds 10 runs" in run.stderr and "Traceback" not in run.stderr
+        assert f"{zoo / '04_pipeline_hsdp_recompute'} (8 rank(s): rank_0-rank_7)" in run.stderr

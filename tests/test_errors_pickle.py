@@ -14,7 +14,7 @@ import pytest
 import msinspect
 from msinspect.data import DataError
 from msinspect.dryrun import DryRunError, DryRunSetupError, Problem
-from msinspect.dumps import DuplicateRanksError, parse_many
+from msinspect.dumps import DuplicateRanksError, SeveralRunsError, parse_many
 from msinspect.errors import DumpNotFoundError, IRParseError, MsInspectError
 from msinspect.executors import SchedulerError
 from msinspect.render import DotNotFoundError, OutputExistsError
@@ -56,6 +56,7 @@ EXAMPLES = [
     SpecError("bad spec: ranks must be an integer"),
     DuplicateRanksError("rank 3 is in both runs/a/rank_3 and runs/a/copy/rank_3"),
     SchedulerError("cannot reach the Dask scheduler at tcp://127.0.0.1:1: Connection refused"),
+    SeveralRunsError("runs: holds 2 runs ...:\n  runs/a (8 rank(s): rank_0-rank_7)\n  runs/b (IR files, no rank folders)"),
     ScrubError("dumps/scrubbed: inside the source"),
     DataError(Path("data/mnist"), "no train-images-idx3-ubyte"),
     DryRunError("ranks must be at least 1"),

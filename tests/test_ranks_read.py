@@ -144,14 +144,15 @@ def test_rank_missing_the_asked_stage_is_not_read_and_exits_1(dump):
 
 
 # ---------------------------------------------------------------- the same ranks twice
-def test_duplicate_ranks_are_an_error_naming_both_paths(dump):
+def test_a_copy_inside_the_dump_is_a_second_run_named_with_both_folders(dump):
     shutil.copytree(SP, dump / "scrubbed")
     with pytest.raises(MsInspectError) as info:
         load_dump(dump)
-    assert f"rank 0: {dump / 'rank_0'} and {dump / 'scrubbed' / 'rank_0'}" in str(info.value)
+    assert f"{dump} (8 rank(s): rank_0-rank_7)" in str(info.value)
+    assert f"{dump / 'scrubbed'} (8 rank(s): rank_0-rank_7)" in str(info.value)
     for command in ("summary", "strategies"):
         run = msinspect(command, dump)
-        assert run.returncode == 2 and "more than once" in run.stderr and str(dump / "scrubbed" / "rank_5") in run.stderr
+        assert run.returncode == 2 and "holds 2 runs" in run.stderr and str(dump / "scrubbed") in run.stderr
         assert "Traceback" not in run.stderr
     # parse reads files, not ranks: every copy is read, and the note says the ranks are there twice
     run = msinspect("parse", dump)

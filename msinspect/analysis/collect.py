@@ -90,7 +90,7 @@ def _compute(path: str, reference: str | None, ctx: RankContext, label: str, len
     graph = to_networkx(ir)
     result = RankResult(
         rank=ctx.rank, label=label, file=path, stage=ir.stage, family=ir.family, status=ir.status,
-        strategies=strategy_rows(ir, ctx, ref), comm=comm_rows(ir, ctx, graph),
+        strategies=strategy_rows(ir, ctx, ref, graph), comm=comm_rows(ir, ctx, graph),
         params=param_rows(ir, ctx, ref, graph), ops=operator_rows(ir, ctx, graph), reference=reference,
         weights=sum(1 for p in ir.params if p.has_default), world_size=stated_world(ir),
         ranks_named=tuple(sorted(ranks_named(ir))), pipelined=any(n.op in ("Send", "Receive") for n in ir.nodes()),

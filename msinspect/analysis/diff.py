@@ -1,11 +1,16 @@
-"""What differs between two ranks: pipeline stage, operators present in one only, shapes,
-strategies, communication groups and parameter slices.
+"""What differs between two ranks (``left`` and ``right``): pipeline stage, operators present in
+one only, shapes, strategies, communication groups and parameter slices; and whether the two
+come from one run at all.
 
-Operators are aligned by what survives renames and hashes: instance name (with MindSpore's hash
-digits and ``-opN`` ordinals left out), op type, scope, direction (forward / gradient) and the
-parameter an operator takes as its first input (the weight an ``Assign`` or ``ZerosLike``
-updates); communication by its op, kind and the operators it sits between. Repeated ones (one per
-micro-batch) go by their order in the file. What cannot be aligned is counted, not compared.
+Operators are aligned by what survives renames and hashes: their place among their data
+neighbours (:func:`msinspect.analysis.align.align`: op type, scope, the operators and parameters
+around them); repeats that nothing tells apart (one per micro-batch) go by their order in the file
+when both sides have as many of them. Communication is aligned by its op, kind and the operators
+it sits between (generated names less MindSpore's hash digits). What cannot be aligned is
+counted (``unaligned``), never compared.
+
+Whether the two sides come from one run is said in :attr:`RankDiff.warnings`
+(:mod:`msinspect.analysis.runs`).
 """
 from __future__ import annotations
 
@@ -16,33 +21,55 @@ from pathlib import Path
 
 import pandas as pd
 
+from msinspect.analysis.align import align
 from msinspect.analysis.collect import Analysis, RankResult, analyse
-from msinspect.dumps import Dump, RankDump, load_dump
-from msinspect.errors import DumpNotFoundError
 from msinspect.analysis.params import slice_text, with_slices
+from msinspect.analysis.runs import run_folder, run_warnings
+from msinspect.dumps import Dump, DuplicateRanksError, RankDump, load_dump
+from msinspect.errors import DumpNotFoundError
+from msinspect.graph import to_networkx
+from msinspect.parser import parse_file
 
 #: Up to this many ranks, the whole dump root beside two rank folders is read to learn the
 #: pipeline stages and the device grid; above it only the two ranks are read.
 FULL_ROOT_LIMIT = 64
-
 
 _ORDINAL = re.compile(r"-op\d+$")
 #: The hash MindSpore puts in generated instance names (``forward_op_7137408040802222932``,
 #: ``redistribution_op_2668879223615121903AllGather_``): differs between ranks and runs.
 _HASH = re.compile(r"\d{6,}")
 
+SECTIONS = ("only", "shapes", "strategies", "comm", "slices")
+#: The columns of each section; ``left_*`` / ``right_*`` hold each side's value.
+COLUMNS = {
+    "only": ["name", "op", "scope", "gradient", "param", "left_count", "right_count", "line"],
+    "shapes": ["name", "op", "scope", "param", "left_inputs", "right_inputs", "left_output", "right_output",
+               "left_line", "right_line"],
+    "strategies": ["name", "op", "scope", "left_strategy", "right_strategy", "left_line", "right_line"],
+    "comm": ["name", "op", "kind", "after", "n", "left_group", "right_group", "left_line", "right_line"],
+    "slices": ["param", "global_shape", "left_slice", "right_slice"],
+}
+
+
+def _stable(name):
+    """A generated name less what differs between ranks and runs (hash digits, ``-opN``)."""
+    if isinstance(name, tuple):
+        return tuple(_stable(n) for n in name)
+    return _HASH.sub("#", _ORDINAL.sub("", name)) if isinstance(name, str) else name
+
 
 def _keyed(rows: list[dict], fields: tuple[str, ...]) -> dict[tuple, dict]:
     """Rows keyed by ``fields`` plus their occurrence number among equal keys.
 
     Operators without an instance name are named by MindSpore ``MatMul-op3``: the ordinal counts
-    within the file and says nothing about the operator, so it is left out of the key.
+    within the file and says nothing about the operator, so it is left out of the key (of the
+    operators a collective sits between too); so are the hash digits of generated names.
     """
     seen: dict[tuple, int] = {}
     out = {}
     for row in rows:
-        base = tuple(_HASH.sub("#", _ORDINAL.sub("", row[f])) if f == "name" and isinstance(row[f], str)
-                     else row.get(f) for f in fields)
+        base = tuple(_stable(row.get(f)) if f in ("name", "producer", "consumers") else row.get(f)
+                     for f in fields)
         n = seen.get(base, 0)
         seen[base] = n + 1
         out[base + (n,)] = row
@@ -51,23 +78,27 @@ def _keyed(rows: list[dict], fields: tuple[str, ...]) -> dict[tuple, dict]:
 
 @dataclass
 class RankDiff:
-    """The differences between rank ``a`` and rank ``b`` (see the module docstring)."""
+    """The differences between two ranks, ``left`` and ``right`` (see the module docstring)."""
 
-    a: str
-    b: str
-    a_file: str
-    b_file: str
-    a_stage: tuple[int, ...] | None
-    """Ranks of a's pipeline stage, when the dump shows stages."""
-    b_stage: tuple[int, ...] | None
-    a_complete: bool = True
-    """Whether a's file was read whole (False only under ``lenient``)."""
-    b_complete: bool = True
-    """Whether b's file was read whole (False only under ``lenient``)."""
+    left_label: str
+    right_label: str
+    left_rank: int | None
+    right_rank: int | None
+    left_file: str
+    right_file: str
+    left_stage_ranks: tuple[int, ...] | None
+    """Ranks of the left rank's pipeline stage, when the dump shows stages."""
+    right_stage_ranks: tuple[int, ...] | None
+    left_complete: bool = True
+    """Whether the left file was read whole (False only under ``lenient``)."""
+    right_complete: bool = True
     pipelined: bool | None = None
     """Whether the job has a pipeline (Send / Receive in a file read); None when unknown."""
     unaligned: dict = field(default_factory=dict)
-    """Per section: how many of each rank's operators found no partner, so were not compared."""
+    """Per section (``operators``, ``communication``): ``{"left": n, "right": n}``, how many of each
+    side's operators found no partner, so were not compared."""
+    warnings: list[str] = field(default_factory=list)
+    """Why the two sides may not be comparable (different runs: :func:`run_warnings`)."""
     skipped: list = field(default_factory=list)
     """Under ``lenient``: every span skipped in either file."""
     only: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -76,78 +107,41 @@ class RankDiff:
     comm: pd.DataFrame = field(default_factory=pd.DataFrame)
     slices: pd.DataFrame = field(default_factory=pd.DataFrame)
 
-    SECTIONS = ("only", "shapes", "strategies", "comm", "slices")
-    TITLES = {
-        "only": "operators present in one rank only (or a different number of times)",
-        "shapes": "shape differences",
-        "strategies": "strategy differences",
-        "comm": "communication groups that differ",
-        "slices": "parameter slices that differ",
-    }
+    SECTIONS = SECTIONS
 
     @property
     def same_stage(self) -> bool | None:
         """Whether both ranks are in the same pipeline stage (None when unknown)."""
-        if self.a_stage is None or self.b_stage is None:
+        if self.left_stage_ranks is None or self.right_stage_ranks is None:
             return None
-        return self.a_stage == self.b_stage
+        return self.left_stage_ranks == self.right_stage_ranks
 
     @property
     def identical(self) -> bool:
         """No difference in any section."""
-        return all(getattr(self, s).empty for s in self.SECTIONS)
+        return all(getattr(self, s).empty for s in SECTIONS)
+
+    def rows(self) -> pd.DataFrame:
+        """Every section's rows in one table, with a ``section`` column (for CSV)."""
+        frames = [getattr(self, s).astype(object).assign(section=s) for s in SECTIONS if not getattr(self, s).empty]
+        columns = ["section"] + list(dict.fromkeys(c for s in SECTIONS for c in COLUMNS[s]))
+        if not frames:
+            return pd.DataFrame(columns=columns)
+        return pd.concat(frames, ignore_index=True).reindex(columns=columns)
 
     def to_dict(self) -> dict:
+        """Plain data; its keys never depend on the ranks' labels."""
         def records(frame: pd.DataFrame) -> list[dict]:
             return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
 
-        return {"a": self.a, "b": self.b, "a_file": self.a_file, "b_file": self.b_file,
-                "a_stage_ranks": self.a_stage, "b_stage_ranks": self.b_stage, "same_stage": self.same_stage,
-                "a_complete": self.a_complete, "b_complete": self.b_complete,
-                "complete": self.a_complete and self.b_complete, "pipelined": self.pipelined,
-                "unaligned": self.unaligned,
-                **{s: records(getattr(self, s)) for s in self.SECTIONS}}
-
-    def stage_line(self) -> str:
-        """One line on the pipeline stages of the two ranks."""
-        if self.pipelined is False and self.same_stage is not None:
-            return f"no pipeline: both ranks run the whole network (ranks {_ranks(self.a_stage)})"
-        if self.same_stage is None:
-            return "pipeline stage: unknown (read a dump root to compare stages)"
-        if self.same_stage:
-            return f"same pipeline stage (ranks {_ranks(self.a_stage)})"
-        return (f"different pipeline stages: {self.a} is in the stage of ranks {_ranks(self.a_stage)}, "
-                f"{self.b} in the stage of ranks {_ranks(self.b_stage)}")
-
-    def format(self) -> str:
-        """Plain text for a terminal."""
-        lines = [f"diff {self.a} ({self.a_file})", f"  vs {self.b} ({self.b_file})", self.stage_line()]
-        for section in self.SECTIONS:
-            frame = getattr(self, section)
-            lines.append(f"\n{self.TITLES[section]}: {len(frame)}")
-            if not frame.empty:
-                shown = frame.copy()
-                if "scope" in shown:
-                    shown["scope"] = [short_scope(v) for v in shown["scope"]]
-                lines.append(shown.to_string(index=False, max_colwidth=56))
-        for section, counts in self.unaligned.items():
-            if any(counts.values()):
-                lines.append(f"\nnot aligned, so not compared ({section}): "
-                             + ", ".join(f"{n} of {label}" for label, n in counts.items()))
-        if self.identical:
-            lines.append("\nno differences")
-        return "\n".join(lines)
-
-
-def short_scope(scope, parts: int = 2) -> str:
-    """The last ``parts`` parts of a scope, for narrow displays: ``.../layer1-Dense``."""
-    if not isinstance(scope, str) or scope.count("/") < parts:
-        return scope if isinstance(scope, str) else ""
-    return ".../" + "/".join(scope.split("/")[-parts:])
-
-
-def _ranks(ranks) -> str:
-    return "-".join(map(str, ranks)) if ranks else "?"
+        return {"left_label": self.left_label, "right_label": self.right_label,
+                "left_rank": self.left_rank, "right_rank": self.right_rank,
+                "left_file": self.left_file, "right_file": self.right_file,
+                "left_stage_ranks": self.left_stage_ranks, "right_stage_ranks": self.right_stage_ranks,
+                "same_stage": self.same_stage, "left_complete": self.left_complete,
+                "right_complete": self.right_complete, "complete": self.left_complete and self.right_complete,
+                "pipelined": self.pipelined, "unaligned": self.unaligned, "warnings": self.warnings,
+                **{s: records(getattr(self, s)) for s in SECTIONS}}
 
 
 def _plain(value):
@@ -158,19 +152,27 @@ def _plain(value):
     return value
 
 
+# ---------------------------------------------------------------- which ranks, which runs
 def _results(a: RankDump, b: RankDump, stage: str | None,
-             lenient: bool = False) -> tuple[RankResult, RankResult, Analysis]:
+             lenient: bool = False) -> tuple[RankResult, RankResult, Analysis, Analysis]:
+    """Each side's result and the analysis it belongs to. Two rank folders of one dump root: the
+    whole root (pipeline stages, device grid); two of one folder otherwise: those two ranks;
+    sides in different folders: each with its own run (its own world)."""
     root = a.path.parent
     if a.path.is_dir() and b.path.is_dir() and root == b.path.parent and a.rank is not None:
         try:
             dump = load_dump(root)
-        except DumpNotFoundError:
+        except (DumpNotFoundError, DuplicateRanksError):
             dump = None
         if dump is not None and len(dump.ranks) <= FULL_ROOT_LIMIT and {a.path, b.path} <= {r.path for r in dump.ranks}:
             analysis = dump.analyse(stage, lenient=lenient)
-            return _result_of(analysis, a), _result_of(analysis, b), analysis
-    analysis = analyse(Dump(root, [a, b]), stage, lenient=lenient)
-    return _result_of(analysis, a), _result_of(analysis, b), analysis
+            return _result_of(analysis, a), _result_of(analysis, b), analysis, analysis
+    if run_folder(a) == run_folder(b):
+        analysis = analyse(Dump(root, [a, b]), stage, lenient=lenient)
+        return _result_of(analysis, a), _result_of(analysis, b), analysis, analysis
+    left = analyse(Dump(run_folder(a), [a]), stage, lenient=lenient)
+    right = analyse(Dump(run_folder(b), [b]), stage, lenient=lenient)
+    return _result_of(left, a), _result_of(right, b), left, right
 
 
 def _result_of(analysis: Analysis, rank: RankDump) -> RankResult:
@@ -192,74 +194,131 @@ def _as_rank(value) -> RankDump:
     return dump.ranks[0]
 
 
-def diff_ranks(a: str | os.PathLike | RankDump, b: str | os.PathLike | RankDump, stage: str | None = None,
+# ---------------------------------------------------------------- operators
+def _graph(result: RankResult, lenient: bool):
+    return to_networkx(parse_file(result.file, lenient=lenient))
+
+
+def _pair_operators(lr: RankResult, rr: RankResult, lenient: bool) -> tuple[list[tuple[dict, dict]], list, list]:
+    """Pairs of (left row, right row) of real operators (neither plumbing nor communication), and
+    the rows of each side that found no partner."""
+    left = {r["line"]: r for r in lr.ops if not r["plumbing"] and not r["comm"]}
+    right = {r["line"]: r for r in rr.ops if not r["plumbing"] and not r["comm"]}
+    pairs: dict[int, int] = {}  # right line -> left line
+    if left and right:
+        lg, rg = _graph(lr, lenient), _graph(rr, lenient)
+        keys = [k for k, d in rg.nodes(data=True) if d.get("kind") == "cnode" and d.get("line") in right]
+        for key, ref in align(lg, rg, keys).pairs.items():
+            if lg.nodes[ref].get("line") in left:
+                pairs[rg.nodes[key]["line"]] = lg.nodes[ref]["line"]
+    # repeats nothing tells apart (one per micro-batch): in file order, when both sides have as many
+    paired_left = set(pairs.values())
+    rest_l: dict[tuple, list[int]] = {}
+    rest_r: dict[tuple, list[int]] = {}
+    for line, row in left.items():
+        if line not in paired_left:
+            rest_l.setdefault(_identity(row), []).append(line)
+    for line, row in right.items():
+        if line not in pairs:
+            rest_r.setdefault(_identity(row), []).append(line)
+    for key, lines in rest_r.items():
+        if len(rest_l.get(key, ())) == len(lines):
+            pairs.update(zip(sorted(lines), sorted(rest_l[key])))
+    out = [(left[l_line], right[r_line]) for r_line, l_line in sorted(pairs.items(), key=lambda p: p[1])]
+    paired_left = set(pairs.values())
+    return (out, [r for line, r in left.items() if line not in paired_left],
+            [r for line, r in right.items() if line not in pairs])
+
+
+OP_FIELDS = ("name", "op", "scope", "backward", "param")
+
+
+def _identity(row: dict) -> tuple:
+    """What names an operator in words: its stable name, op, scope, direction, parameter."""
+    return tuple(_stable(row[f]) if f == "name" else row[f] for f in OP_FIELDS)
+
+
+def _comm_ops(lr: RankResult, rr: RankResult) -> tuple[list[tuple[dict, dict]], list, list]:
+    """Communication operators of the operator table, paired by their stable identity and order."""
+    ca = _keyed([r for r in lr.ops if r["comm"] and not r["plumbing"]], OP_FIELDS)
+    cb = _keyed([r for r in rr.ops if r["comm"] and not r["plumbing"]], OP_FIELDS)
+    return ([(ca[k], cb[k]) for k in ca.keys() & cb.keys()], [ca[k] for k in ca.keys() - cb.keys()],
+            [cb[k] for k in cb.keys() - ca.keys()])
+
+
+def _only(left: list[dict], right: list[dict]) -> pd.DataFrame:
+    """Among the operators that found no partner: those present in one side only, or a different
+    number of times, by what names them in words."""
+    count_l = pd.Series([_identity(r) for r in left], dtype=object).value_counts()
+    count_r = pd.Series([_identity(r) for r in right], dtype=object).value_counts()
+    sample = {_identity(r): r for r in right + left}
+    rows = []
+    for key in sorted(set(count_l.index) | set(count_r.index), key=str):
+        nl, nr = int(count_l.get(key, 0)), int(count_r.get(key, 0))
+        if nl != nr:
+            name, op, scope, backward, param = key
+            rows.append({"name": name, "op": op, "scope": scope, "gradient": backward, "param": param,
+                         "left_count": nl, "right_count": nr, "line": sample[key]["line"]})
+    return pd.DataFrame(rows, columns=COLUMNS["only"])
+
+
+def diff_ranks(left: str | os.PathLike | RankDump, right: str | os.PathLike | RankDump, stage: str | None = None,
                *, lenient: bool = False) -> RankDiff:
     """Compare two ranks: two ``rank_N`` folders (or any two folders or files of IR).
     ``lenient``: compare what can be read of files that do not parse whole (see ``analyse``)."""
-    rank_a, rank_b = _as_rank(a), _as_rank(b)
-    ra, rb, analysis = _results(rank_a, rank_b, stage, lenient)
-    ctx_a, ctx_b = analysis.context(ra.rank), analysis.context(rb.rank)
-    label_a, label_b = (rank_a.label, rank_b.label) if rank_a.label != rank_b.label \
-        else (f"{rank_a.label} (a)", f"{rank_b.label} (b)")  # two runs' rank_0: two columns, not one
-    result = RankDiff(label_a, label_b, ra.file, rb.file,
-                      ctx_a.stage_ranks if analysis.stages else None, ctx_b.stage_ranks if analysis.stages else None,
-                      ra.complete, rb.complete, ra.skipped + rb.skipped + [r.error for r in (ra, rb) if r.error])
+    rank_l, rank_r = _as_rank(left), _as_rank(right)
+    lr, rr, analysis_l, analysis_r = _results(rank_l, rank_r, stage, lenient)
+    ctx_l, ctx_r = analysis_l.context(lr.rank), analysis_r.context(rr.rank)
+    label_l, label_r = rank_l.label, rank_r.label
+    result = RankDiff(label_l, label_r, rank_l.rank, rank_r.rank, lr.file, rr.file,
+                      ctx_l.stage_ranks if analysis_l.stages else None, ctx_r.stage_ranks if analysis_r.stages else None,
+                      lr.complete, rr.complete,
+                      skipped=lr.skipped + rr.skipped + [r.error for r in (lr, rr) if r.error])
+    result.warnings = run_warnings(rank_l, rank_r, lr, rr, (label_l, label_r))
+    results = analysis_l.results + (analysis_r.results if analysis_r is not analysis_l else [])
+    result.pipelined = any(r.pipelined for r in results) if results else None
 
-    result.pipelined = any(r.pipelined for r in analysis.results) if analysis.results else None
-    op_fields = ("name", "op", "scope", "backward", "param")
-    ops_a = _keyed([r for r in ra.ops if not r["plumbing"]], op_fields)
-    ops_b = _keyed([r for r in rb.ops if not r["plumbing"]], op_fields)
-    count_a = pd.Series([k[:-1] for k in ops_a]).value_counts() if ops_a else pd.Series(dtype=int)
-    count_b = pd.Series([k[:-1] for k in ops_b]).value_counts() if ops_b else pd.Series(dtype=int)
-    only = []
-    for key in sorted(set(count_a.index) | set(count_b.index), key=str):
-        na, nb = int(count_a.get(key, 0)), int(count_b.get(key, 0))
-        if na != nb:
-            name, op, scope, backward, param = key
-            sample = ops_a.get(key + (0,)) or ops_b.get(key + (0,))
-            only.append({"name": name, "op": op, "scope": scope, "gradient": backward, "param": param,
-                         f"in {label_a}": na, f"in {label_b}": nb, "line": sample["line"]})
-    result.only = pd.DataFrame(only)
-
+    real, left_alone, right_alone = _pair_operators(lr, rr, lenient)
+    comm_ops, comm_left, comm_right = _comm_ops(lr, rr)
+    result.unaligned["operators"] = {"left": len(left_alone) + len(comm_left),
+                                     "right": len(right_alone) + len(comm_right)}
+    result.only = _only(left_alone + comm_left, right_alone + comm_right)
     shapes, strategies = [], []
-    for key in ops_a.keys() & ops_b.keys():
-        x, y = ops_a[key], ops_b[key]
+    for x, y in real + comm_ops:
         if x["inputs"] != y["inputs"] or x["output"] != y["output"]:
-            shapes.append({"name": x["name"], "op": key[1], "scope": key[2], "param": key[4], "n": key[5],
-                           f"{label_a} inputs": x["inputs"], f"{label_b} inputs": y["inputs"],
-                           f"{label_a} output": x["output"], f"{label_b} output": y["output"],
-                           "lines": f"{x['line']} / {y['line']}"})
+            shapes.append({"name": y["name"], "op": y["op"], "scope": y["scope"], "param": y["param"],
+                           "left_inputs": x["inputs"], "right_inputs": y["inputs"],
+                           "left_output": x["output"], "right_output": y["output"],
+                           "left_line": x["line"], "right_line": y["line"]})
         if x["in_strategy"] != y["in_strategy"]:
-            strategies.append({"name": x["name"], "op": key[1], "scope": key[2], "n": key[5],
-                               label_a: x["in_strategy"], label_b: y["in_strategy"],
-                               "lines": f"{x['line']} / {y['line']}"})
-    result.shapes = pd.DataFrame(sorted(shapes, key=lambda r: r["lines"]))
-    result.strategies = pd.DataFrame(strategies)
+            strategies.append({"name": y["name"], "op": y["op"], "scope": y["scope"],
+                               "left_strategy": x["in_strategy"], "right_strategy": y["in_strategy"],
+                               "left_line": x["line"], "right_line": y["line"]})
+    result.shapes = pd.DataFrame(sorted(shapes, key=lambda r: r["left_line"]), columns=COLUMNS["shapes"])
+    result.strategies = pd.DataFrame(sorted(strategies, key=lambda r: r["left_line"]), columns=COLUMNS["strategies"])
 
     comm_fields = ("name", "op", "kind", "producer", "consumers")
-    ca, cb = _keyed(ra.comm, comm_fields), _keyed(rb.comm, comm_fields)
-    result.unaligned["communication"] = {label_a: len(ca.keys() - cb.keys()),
-                                         label_b: len(cb.keys() - ca.keys())}
-    result.unaligned["operators"] = {label_a: len(ops_a.keys() - ops_b.keys()),
-                                     label_b: len(ops_b.keys() - ops_a.keys())}
+    ca, cb = _keyed(lr.comm, comm_fields), _keyed(rr.comm, comm_fields)
+    result.unaligned["communication"] = {"left": len(ca.keys() - cb.keys()), "right": len(cb.keys() - ca.keys())}
     comm = []
     for key in sorted(ca.keys() & cb.keys(), key=lambda k: ca[k]["line"]):
         x, y = ca[key], cb[key]
         if x["group_ranks"] != y["group_ranks"]:
             comm.append({"name": x["name"], "op": key[1], "kind": key[2], "after": key[3], "n": key[5],
-                         f"{label_a} group": x["group_ranks"], f"{label_b} group": y["group_ranks"],
-                         "lines": f"{x['line']} / {y['line']}"})
-    result.comm = pd.DataFrame(comm)
+                         "left_group": x["group_ranks"], "right_group": y["group_ranks"],
+                         "left_line": x["line"], "right_line": y["line"]})
+    result.comm = pd.DataFrame(comm, columns=COLUMNS["comm"])
 
-    sa = {r["param"]: r for r in with_slices(ra.params, ctx_a)}
-    sb = {r["param"]: r for r in with_slices(rb.params, ctx_b)}
+    sl = {r["param"]: r for r in with_slices(lr.params, ctx_l)}
+    sr = {r["param"]: r for r in with_slices(rr.params, ctx_r)}
     slices = []
-    for param in sorted(sa.keys() | sb.keys()):
-        x, y = sa.get(param), sb.get(param)
+    for param in sorted(sl.keys() | sr.keys()):
+        x, y = sl.get(param), sr.get(param)
         tx = slice_text(x["slice"]) if x else "absent"
         ty = slice_text(y["slice"]) if y else "absent"
         if tx != ty or (x and y and x["rank_shape"] != y["rank_shape"]):
-            slices.append({"param": param, f"{label_a}": tx, f"{label_b}": ty,
-                           "global": (x or y)["global_shape"]})
-    result.slices = pd.DataFrame(slices)
+            slices.append({"param": param, "global_shape": (x or y)["global_shape"],
+                           "left_slice": tx, "right_slice": ty})
+    result.slices = pd.DataFrame(slices, columns=COLUMNS["slices"])
     return result
+

@@ -1,39 +1,108 @@
-"""``msinspect diff A B``: what differs between two ranks."""
+"""``msinspect diff LEFT RIGHT``: what differs between two ranks."""
 from __future__ import annotations
 
+import csv
 import json
 import sys
 
 import click
 
-from msinspect.cli.output import errors, json_option, lenient_option, plain, stage_option, stdout, warn_skipped
+from msinspect.cli.display import rank_span, short_scope
+from msinspect.cli.output import (csv_option, errors, json_option, lenient_option, plain, stage_option, stdout,
+                                  warn_skipped)
 from msinspect.cli.reads import tell_pair
+
+TITLES = {
+    "only": "operators present in one rank only (or a different number of times)",
+    "shapes": "shape differences",
+    "strategies": "strategy differences",
+    "comm": "communication groups that differ",
+    "slices": "parameter slices that differ",
+}
+
+
+def stage_line(result) -> str:
+    """One line on the pipeline stages of the two ranks."""
+    left, right = result.left_label, result.right_label
+    if result.pipelined is False and result.same_stage:
+        return f"no pipeline: both ranks run the whole network (ranks {rank_span(result.left_stage_ranks)})"
+    if result.pipelined is False and result.same_stage is False:
+        return (f"no pipeline: each rank runs the whole network of its own job ({left}: ranks "
+                f"{rank_span(result.left_stage_ranks)}; {right}: ranks {rank_span(result.right_stage_ranks)})")
+    if result.same_stage is None:
+        return "pipeline stage: unknown (read a dump root to compare stages)"
+    if result.same_stage:
+        return f"same pipeline stage (ranks {rank_span(result.left_stage_ranks)})"
+    return (f"different pipeline stages: {left} is in the stage of ranks {rank_span(result.left_stage_ranks)}, "
+            f"{right} in the stage of ranks {rank_span(result.right_stage_ranks)}")
+
+
+def format_diff(result) -> str:
+    """Plain text for a terminal: ``left`` / ``right`` columns, named by the ranks' labels in the
+    header."""
+    lines = [f"diff left:  {result.left_label} ({result.left_file})",
+             f"     right: {result.right_label} ({result.right_file})", stage_line(result)]
+    for section in result.SECTIONS:
+        frame = getattr(result, section)
+        lines.append(f"\n{TITLES[section]}: {len(frame)}")
+        if not frame.empty:
+            shown = frame.copy()
+            if "scope" in shown:
+                shown["scope"] = [short_scope(v) for v in shown["scope"]]
+            lines.append(shown.to_string(index=False, max_colwidth=56))
+    for section, counts in result.unaligned.items():
+        if any(counts.values()):
+            lines.append(f"\nnot aligned, so not compared ({section}): "
+                         f"{counts['left']} of left ({result.left_label}), {counts['right']} of right "
+                         f"({result.right_label})")
+    if result.identical:
+        lines.append("\nno differences")
+    return "\n".join(lines)
+
+
+def _csv_cell(value):
+    """Lists, tuples, dicts and booleans as JSON text; missing as an empty cell."""
+    value = plain(value)
+    if isinstance(value, (list, dict, bool)):
+        return json.dumps(value)
+    return value
 
 
 @click.command()
-@click.argument("a", type=click.Path())
-@click.argument("b", type=click.Path())
+@click.argument("left", type=click.Path())
+@click.argument("right", type=click.Path())
 @stage_option
 @json_option
+@csv_option
 @click.option("--exit-code", is_flag=True, help="Exit 1 when the ranks differ (like diff(1)).")
 @lenient_option
-def diff(a, b, stage, as_json, exit_code, lenient):
+def diff(left, right, stage, as_json, as_csv, exit_code, lenient):
     """Compare two ranks (two rank_N folders, or two files): pipeline stage, operators present in
     one only, shape and strategy differences, communication groups and parameter slices.
 
-    Operators are aligned by instance name, op type, scope and direction; repeated ones (one per
-    micro-batch) by their order in the file. Given two rank folders of one dump root, the whole
-    root is read to learn the pipeline stages and each rank's place in the device grid.
+    Operators are aligned by their place among their data neighbours (op type, scope, the
+    operators and parameters around them), which survives renames and hashes; repeats (one per
+    micro-batch) by their order in the file. What cannot be aligned is counted, not compared.
+    Given two rank folders of one dump root, the whole root is read to learn the pipeline stages
+    and each rank's place in the device grid. A warning says when the two sides seem to come from
+    different runs. --csv: every section's rows in one table, with a section column.
     """
     from msinspect.analysis.diff import diff_ranks
 
     with errors():
-        result = diff_ranks(a, b, stage, lenient=lenient)
+        result = diff_ranks(left, right, stage, lenient=lenient)
     warn_skipped(result.skipped)
-    stages = tell_pair(result.a, result.a_file, result.b, result.b_file)
+    stages = tell_pair(result.left_label, result.left_file, result.right_label, result.right_file)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
         click.echo(json.dumps({**result.to_dict(), **stages}, indent=2, default=plain))
+    elif as_csv:
+        rows = result.rows()
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(rows.columns)
+        for row in rows.itertuples(index=False):
+            writer.writerow(["" if (v := _csv_cell(c)) is None else v for c in row])
     else:
-        console = stdout()
-        console.print(result.format(), markup=False, soft_wrap=True)
+        stdout().print(format_diff(result), markup=False, soft_wrap=True)
     sys.exit(1 if exit_code and not result.identical else 0)

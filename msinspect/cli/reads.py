@@ -45,14 +45,14 @@ def tell_unreadable(problems, *, finding: bool = True) -> None:
             mark_incomplete(problem.format())
 
 
-def tell_pair(a_label: str, a_file, b_label: str, b_file) -> dict:
+def tell_pair(left_label: str, left_file, right_label: str, right_file) -> dict:
     """Say which files two ranks were read from, warning when their stages differ; the facts as a
-    dict for JSON output."""
+    dict for JSON output (``left_stage``, ``right_stage``, ``other_stage``)."""
     from msinspect.stages import stage_of
 
-    a_stage, b_stage = stage_of(a_file), stage_of(b_file)
-    click.echo(f"read {a_label} at {a_stage} ({a_file}), {b_label} at {b_stage} ({b_file})", err=True)
-    if a_stage != b_stage:
-        click.echo(f"warning: {a_label} and {b_label} were read at different stages ({a_stage}, {b_stage}): "
+    left, right = stage_of(left_file), stage_of(right_file)
+    click.echo(f"read {left_label} at {left} ({left_file}), {right_label} at {right} ({right_file})", err=True)
+    if left != right:
+        click.echo(f"warning: {left_label} and {right_label} were read at different stages ({left}, {right}): "
                    "differences may be the stages', not the ranks'; use --stage to compare one stage", err=True)
-    return {"a_stage": a_stage, "b_stage": b_stage, "other_stage": a_stage != b_stage}
+    return {"left_stage": left, "right_stage": right, "other_stage": left != right}

@@ -7,8 +7,8 @@ import click
 import pandas as pd
 
 from msinspect.analysis.comm import KINDS, comm_totals
-from msinspect.analysis.diff import short_scope
 from msinspect.analysis.select import comm_of, rows_of
+from msinspect.cli.display import short_scope
 from msinspect.cli.output import (EXIT_FINDING, analysed, csv_option, emit, errors, jobs_option, json_option, scheduler_option,
                                   lenient_option, only_ranks, rank_option, stage_option, stderr,
                                   world_option)

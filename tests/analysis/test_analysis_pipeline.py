@@ -8,6 +8,7 @@ import json
 import pytest
 
 from msinspect.analysis.diff import diff_ranks
+from msinspect.cli.diff_cmd import stage_line
 from tests.conftest import FIXTURES
 
 ROOT = FIXTURES / "recursive_pipeline_dryrun_8rank"
@@ -50,13 +51,13 @@ def test_stage_1_receives_from_its_partner(pipeline, rank):
 def test_diff_of_ranks_in_different_stages_shows_the_stage_difference():
     d = diff_ranks(ROOT / "rank_0", ROOT / "rank_4")
     assert d.same_stage is False
-    assert "different pipeline stages" in d.stage_line()
+    assert "different pipeline stages" in stage_line(d)
     only = d.only
     forward = only[~only["gradient"]]
     layer1 = forward[(forward["name"] == "matmul") & forward["scope"].str.endswith("layer1-Dense")]
     layer2 = forward[(forward["name"] == "matmul") & forward["scope"].str.endswith("layer2-Dense")]
-    assert (layer1.iloc[0]["in rank_0"], layer1.iloc[0]["in rank_4"]) == (MICRO, 0)
-    assert (layer2.iloc[0]["in rank_0"], layer2.iloc[0]["in rank_4"]) == (0, MICRO)
+    assert (layer1.iloc[0]["left_count"], layer1.iloc[0]["right_count"]) == (MICRO, 0)
+    assert (layer2.iloc[0]["left_count"], layer2.iloc[0]["right_count"]) == (0, MICRO)
     assert set(d.slices["param"]) == {"layer1.weight", "layer1.bias", "layer2.weight", "layer2.bias",
                                       "layer3.weight", "layer3.bias"}
 
@@ -67,7 +68,7 @@ def test_diff_within_a_stage_shows_only_slices_and_groups():
     assert d.only.empty and d.shapes.empty and d.strategies.empty
     w = d.slices[d.slices["param"] == "layer1.weight"].iloc[0]
     # layer1's weight (512, 784), stored (out, in), is cut in 4 along out within the stage
-    assert (w["rank_0"], w["rank_1"]) == ("[0:128, 0:784]", "[128:256, 0:784]")
+    assert (w["left_slice"], w["right_slice"]) == ("[0:128, 0:784]", "[128:256, 0:784]")
 
 
 def test_diff_to_json_is_serialisable():

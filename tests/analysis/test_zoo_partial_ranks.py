@@ -79,9 +79,10 @@ def test_cli_world_option(partial):
 
 def test_diff_of_two_ranks_present_shows_their_different_columns(partial):
     from msinspect.analysis.diff import diff_ranks
+    from msinspect.cli.diff_cmd import stage_line
 
     d = diff_ranks(partial / "rank_0", partial / "rank_1")
     slices = d.slices.set_index("param")
-    assert slices.loc["blocks.0.attention.wq", "rank_0"] == "[0:512, 0:128]"
-    assert slices.loc["blocks.0.attention.wq", "rank_1"] == "[0:512, 128:256]"
-    assert "same pipeline stage" not in d.stage_line()
+    assert slices.loc["blocks.0.attention.wq", "left_slice"] == "[0:512, 0:128]"
+    assert slices.loc["blocks.0.attention.wq", "right_slice"] == "[0:512, 128:256]"
+    assert "same pipeline stage" not in stage_line(d)
