@@ -23,6 +23,7 @@ from tests.test_cli_parse import msinspect
 SP = FIXTURES / "sharding_propagation_dryrun_8rank"
 RP = FIXTURES / "recursive_pipeline_dryrun_8rank"
 SPEC = ROOT / "train_jobs" / "sharding_propagation.toml"
+ZOO01 = FIXTURES / "zoo" / "01_semi_auto_tp4dp2"
 
 #: Every table command, as a user types it, on the 8 ranks of the sharding propagation job.
 COMMANDS = {
@@ -94,6 +95,30 @@ def test_every_field_is_documented_with_its_type(command):
             if key not in BY_NAME or not _matches(value, BY_NAME[key].type):
                 wrong.add((key, repr(value)[:40]))
     assert not wrong, sorted(wrong)
+
+
+def test_diff_follows_the_schema():
+    """``diff`` of ranks 0 and 4 of the TP 4 x DP 2 zoo net (fixtures/zoo/nets/01_*): every key,
+    the sections' rows included, documented with its type; ``--csv`` puts every section's rows in
+    one table with a ``section`` column, each cell the JSON value as the schema writes it. By
+    hand: rank 0's tensor-parallel AllReduces are over ranks 0-3, rank 4's over 4-7."""
+    sides = ("diff", ZOO01 / "rank_0", ZOO01 / "rank_4")
+    run = msinspect(*sides, "--json")
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    rows = [dict(r, section=section) for section, got in data["differences"].items() for r in got]
+    wrong = {(k, repr(v)[:40]) for obj in [data, *rows] for k, v in obj.items()
+             if k not in BY_NAME or not _matches(v, BY_NAME[k].type)}
+    assert not wrong, sorted(wrong)
+    comm = [r for r in rows if r["section"] == "comm"]
+    assert comm and {tuple(r["left_group"]) for r in comm if r["kind"] == "forward"} == {(0, 1, 2, 3)}
+    run = msinspect(*sides, "--csv")
+    assert run.returncode == 0, run.stderr
+    table = list(csv.DictReader(io.StringIO(run.stdout)))
+    assert len(table) == len(rows)
+    order = {s: i for i, s in enumerate(data["differences"])}
+    for want, got in zip(sorted(rows, key=lambda r: order[r["section"]]), table):
+        assert {k: got[k] for k in want} == {k: csv_cell(v) for k, v in want.items()}
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))

@@ -130,9 +130,9 @@ class RankDiff:
         return pd.concat(frames, ignore_index=True).reindex(columns=columns)
 
     def to_dict(self) -> dict:
-        """Plain data; its keys never depend on the ranks' labels."""
-        def records(frame: pd.DataFrame) -> list[dict]:
-            return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+        """Plain data (:mod:`msinspect.schema`); its keys never depend on the ranks' labels. The
+        sections' rows are under ``differences``, keyed by section."""
+        from msinspect.schema import records
 
         return {"left_label": self.left_label, "right_label": self.right_label,
                 "left_rank": self.left_rank, "right_rank": self.right_rank,
@@ -141,15 +141,7 @@ class RankDiff:
                 "same_stage": self.same_stage, "left_complete": self.left_complete,
                 "right_complete": self.right_complete, "complete": self.left_complete and self.right_complete,
                 "pipelined": self.pipelined, "unaligned": self.unaligned, "warnings": self.warnings,
-                **{s: records(getattr(self, s)) for s in SECTIONS}}
-
-
-def _plain(value):
-    if isinstance(value, float) and pd.isna(value):
-        return None
-    if hasattr(value, "item"):
-        return value.item()
-    return value
+                "differences": {s: records(getattr(self, s)) for s in SECTIONS}}
 
 
 # ---------------------------------------------------------------- which ranks, which runs

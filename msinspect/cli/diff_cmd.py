@@ -1,15 +1,13 @@
 """``msinspect diff LEFT RIGHT``: what differs between two ranks."""
 from __future__ import annotations
 
-import csv
-import json
 import sys
 
 import click
 
 from msinspect.cli.display import rank_span, short_scope
-from msinspect.cli.output import (csv_option, errors, json_option, lenient_option, plain, stage_option, stdout,
-                                  warn_skipped)
+from msinspect.cli.output import (csv_option, errors, json_option, lenient_option, stage_option, stdout, to_csv,
+                                  to_json, warn_skipped)
 from msinspect.cli.reads import tell_pair
 
 TITLES = {
@@ -60,14 +58,6 @@ def format_diff(result) -> str:
     return "\n".join(lines)
 
 
-def _csv_cell(value):
-    """Lists, tuples, dicts and booleans as JSON text; missing as an empty cell."""
-    value = plain(value)
-    if isinstance(value, (list, dict, bool)):
-        return json.dumps(value)
-    return value
-
-
 @click.command()
 @click.argument("left", type=click.Path())
 @click.argument("right", type=click.Path())
@@ -96,13 +86,9 @@ def diff(left, right, stage, as_json, as_csv, exit_code, lenient):
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     if as_json:
-        click.echo(json.dumps({**result.to_dict(), **stages}, indent=2, default=plain))
+        click.echo(to_json({**result.to_dict(), **stages}))
     elif as_csv:
-        rows = result.rows()
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(rows.columns)
-        for row in rows.itertuples(index=False):
-            writer.writerow(["" if (v := _csv_cell(c)) is None else v for c in row])
+        click.echo(to_csv(result.rows()), nl=False)
     else:
         stdout().print(format_diff(result), markup=False, soft_wrap=True)
     sys.exit(1 if exit_code and not result.identical else 0)
