@@ -17,6 +17,13 @@ import networkx as nx
 from msinspect.model import FreeVarRef, IRFile, Node, NodeKind, NodeRef, ParamRef, describe_node, where
 
 
+def is_cnode(data: dict) -> bool:
+    """Whether a graph node's data is one of the file's CNodes (``%N = ...``): not a parameter,
+    not a subgraph's ``Return``."""
+    node = data.get("node")
+    return node is not None and node.index is not None
+
+
 def node_id(node: Node) -> str:
     """The graph key of an IR node."""
     return f"{node.graph}/{node.ref}"

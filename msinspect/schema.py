@@ -70,6 +70,9 @@ FIELDS: tuple[Field, ...] = (
     Field("rank_output", "list[int]|null", "the output's per-rank shape found in the dump", "strategies"),
     Field("expected_rank_inputs", "list[list[int]|null]|null", "each input's global shape divided by its "
           "strategy", "strategies"),
+    Field("reference_line", "int|null", "the line of the operator's counterpart in the reference (pre-parallel) "
+          "file its global shapes come from, paired across renames by its data neighbours; null: none, or "
+          "cannot tell", "strategies"),
     Field("shapes_ok", "bool|null", "every `rank_inputs` equals `expected_rank_inputs`; null: cannot tell",
           "strategies"),
     # shapes

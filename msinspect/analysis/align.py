@@ -25,6 +25,7 @@ from typing import Callable, Hashable, Iterable
 import networkx as nx
 
 from msinspect.analysis.flow import first_input, is_data_edge, is_through
+from msinspect.graph import is_cnode
 
 #: Refinement stops when no colour class splits any more, or after this many rounds.
 MAX_ROUNDS = 12
@@ -58,7 +59,7 @@ def _real(graph: nx.MultiDiGraph, key: str) -> bool:
     data = graph.nodes[key]
     if data.get("kind") == "parameter":
         return True
-    return data.get("kind") == "cnode" and not is_through(data.get("node"))
+    return is_cnode(data) and not is_through(data.get("node"))
 
 
 def _neighbours(graph: nx.MultiDiGraph) -> _Neighbours:
@@ -150,7 +151,7 @@ def align(reference: nx.MultiDiGraph, later: nx.MultiDiGraph, keys: Iterable[str
     unless the other pairs either side differently: then neither is paired."""
     sides = [(reference, _neighbours(reference)), (later, _neighbours(later))]
     present = set(sides[1][1].nodes)
-    wanted = [k for k in later.nodes if k in present and later.nodes[k].get("kind") == "cnode"] \
+    wanted = [k for k in later.nodes if k in present and is_cnode(later.nodes[k])] \
         if keys is None else [k for k in keys if k in present]
     by_inputs, by_both = _refine(sides, wanted, uses=False), _refine(sides, wanted, uses=True)
     pairs = {}
@@ -176,7 +177,7 @@ def _in_order(reference, later, free_ref: list[str], free_later: list[str], repe
     groups: dict[Hashable, tuple[list[str], list[str]]] = {}
     for graph, keys, side in ((reference, free_ref, 0), (later, free_later, 1)):
         for key in keys:
-            if graph.nodes[key].get("kind") == "cnode":
+            if is_cnode(graph.nodes[key]):
                 groups.setdefault(repeats(graph, key), ([], []))[side].append(key)
     pairs = {}
     for ref_keys, later_keys in groups.values():

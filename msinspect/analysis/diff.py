@@ -27,7 +27,7 @@ from msinspect.analysis.params import slice_text, with_slices
 from msinspect.analysis.runs import run_folder, run_warnings
 from msinspect.dumps import Dump, DuplicateRanksError, RankDump, load_dump
 from msinspect.errors import DumpNotFoundError
-from msinspect.graph import to_networkx
+from msinspect.graph import is_cnode, to_networkx
 from msinspect.parser import parse_file
 
 #: Up to this many ranks, the whole dump root beside two rank folders is read to learn the
@@ -199,7 +199,7 @@ def _pair_operators(lr: RankResult, rr: RankResult, lenient: bool) -> tuple[list
     pairs: dict[int, int] = {}  # right line -> left line
     if left and right:
         lg, rg = _graph(lr, lenient), _graph(rr, lenient)
-        keys = [k for k, d in rg.nodes(data=True) if d.get("kind") == "cnode" and d.get("line") in right]
+        keys = [k for k, d in rg.nodes(data=True) if is_cnode(d) and d.get("line") in right]
         for key, ref in align(lg, rg, keys).pairs.items():
             if lg.nodes[ref].get("line") in left:
                 pairs[rg.nodes[key]["line"]] = lg.nodes[ref]["line"]
