@@ -84,10 +84,10 @@ def _parser() -> tuple[Lark, IRTransformer]:
             if tree is None:  # first seen: read directly; a second time makes it a template
                 templates[(start, key)] = _SEEN
             elif tree is _SEEN:
-                tree = templates[(start, key)] = _template_tree(tree_lark, start, key)
+                tree = templates[(start, key)] = _template_tree(tree_lark, transformer, start, key)
             if tree is not None and tree is not _SEEN:
                 try:
-                    return _instantiate(tree, text, transformer, memo)
+                    return _instantiate(tree, text, memo)
                 except Exception:  # whatever the template cannot say, the direct parse says exactly
                     pass
         try:
@@ -126,7 +126,7 @@ _SEEN = object()
 #: Rules whose result is immutable and depends only on the text of their tokens: kept per
 #: template subtree and text (a type line differs from its template's other lines in one or two
 #: abstracts).
-_MEMO_RULES = frozenset({"abstract"})
+_MEMO_RULES = frozenset({"abstract", "abs_comma", "abs_colon"})
 _MEMO_SIZE = 1 << 16
 
 
@@ -138,53 +138,55 @@ def _template_key(text: str) -> str:
     return _DIGIT_RUN.sub(_zeros, text)
 
 
-def _template_tree(tree_lark: Lark, start: str, key: str):
+def _template_tree(tree_lark: Lark, transformer, start: str, key: str):
     """The tree of ``key``, or None where the template does not parse."""
     try:
         tree = tree_lark.parse(key, start=start)
     except Exception:
         return None
-    _mark(tree)
+    _mark(tree, transformer)
     return tree
 
 
-def _mark(tree) -> tuple[int, int] | None:
-    """Give each subtree its callback (``name``) and the span of its tokens (``span``)."""
+def _mark(tree, transformer) -> tuple[int, int] | None:
+    """Give each subtree its callback (``fn``, None for a rule without one), whether its result is
+    kept per text (``memo``), its name and the span of its tokens (``span``)."""
     first = last = None
     for child in tree.children:
-        span = _mark(child) if isinstance(child, Tree) else (child.start_pos, child.end_pos)
+        span = _mark(child, transformer) if isinstance(child, Tree) else (child.start_pos, child.end_pos)
         if span is not None:
             first = span[0] if first is None else first
             last = span[1]
     tree.name = str(tree.data)
+    tree.fn = getattr(transformer, tree.name, None)
+    tree.memo = tree.name in _MEMO_RULES
     tree.span = None if first is None else (first, last)
     return tree.span
 
 
-def _instantiate(tree, text: str, transformer, memo: dict):
+def _instantiate(tree, text: str, memo: dict):
     """The transformer's result for ``text`` from the tree of its template: each token re-sliced
     from ``text``, each rule's callback called bottom-up as the parser would (a rule without one
     stays a tree, as in Lark)."""
-    name = tree.name
-    if name in _MEMO_RULES:
+    if tree.memo:
         span = tree.span
         key = (id(tree), text[span[0]:span[1]] if span else "")
         found = memo.get(key)
         if found is not None:
             return found
     children = []
+    append = children.append
     for child in tree.children:
-        if isinstance(child, Tree):
-            children.append(_instantiate(child, text, transformer, memo))
+        if child.__class__ is Tree:
+            append(_instantiate(child, text, memo))
         else:
             start, end = child.start_pos, child.end_pos
             value = text[start:end]
-            children.append(child if value == child.value else
-                            Token(child.type, value, start, child.line, child.column,
-                                  child.end_line, child.end_column, end))
-    callback = getattr(transformer, name, None)
-    result = callback(children) if callback is not None else Tree(name, children)
-    if name in _MEMO_RULES:
+            append(child if value == child.value else
+                   Token(child.type, value, start, child.line, child.column, child.end_line, child.end_column, end))
+    fn = tree.fn
+    result = fn(children) if fn is not None else Tree(tree.name, children)
+    if tree.memo:
         if len(memo) >= _MEMO_SIZE:
             memo.clear()
         memo[key] = result
