@@ -82,10 +82,14 @@ def _parser() -> tuple[Lark, IRTransformer]:
         if key != text:
             tree = templates.get((start, key))
             if tree is None:  # first seen: read directly; a second time makes it a template
+                if len(templates) >= _TEMPLATES:
+                    templates.clear()
+                    memo.clear()  # keyed by the id of a template's subtree: ids of freed trees come back
                 templates[(start, key)] = _SEEN
             elif tree is _SEEN:
-                tree = templates[(start, key)] = _template_tree(tree_lark, transformer, start, key)
-            if tree is not None and tree is not _SEEN:
+                tree = _template_tree(tree_lark, transformer, start, key)
+                tree = templates[(start, key)] = _BAD if tree is None else tree
+            if tree is not None and tree is not _SEEN and tree is not _BAD:
                 try:
                     return _instantiate(tree, text, memo)
                 except Exception:  # whatever the template cannot say, the direct parse says exactly
@@ -122,7 +126,9 @@ def _parser() -> tuple[Lark, IRTransformer]:
 #: them all in or all out. Anything that fails on the template or on the instance is read by the
 #: direct parse, whose result or error is then the answer.
 _DIGIT_RUN = re.compile(r"(?<![IUFt0-9])[0-9]+")
-_SEEN = object()
+_SEEN, _BAD = object(), object()  # a template seen once; one that does not parse
+#: Distinct templates kept (seen once, or parsed), per process; past that they start again.
+_TEMPLATES = 1 << 14
 #: Rules whose result is immutable and depends only on the text of their tokens: kept per
 #: template subtree and text (a type line differs from its template's other lines in one or two
 #: abstracts).
