@@ -50,6 +50,9 @@ def fingerprint(path: Path, lenient: bool) -> str:
 def files(folders: list[Path], sample: int, max_mb: float) -> list[Path]:
     out = []
     for i, folder in enumerate(folders):
+        if folder.is_file():
+            out.append(folder)
+            continue
         found = sorted(p for p in folder.rglob("*") if p.name.endswith((".ir", ".ir.gz")) and p.is_file())
         if i and sample:
             found.sort(key=lambda p: hashlib.sha256(str(p).encode()).hexdigest())
@@ -70,7 +73,7 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("dump")
     d.add_argument("out", type=Path)
-    d.add_argument("folders", nargs="+", type=Path)
+    d.add_argument("folders", nargs="+", type=Path, help="folders (or single files)")
     d.add_argument("--sample", type=int, default=0)
     d.add_argument("--max-mb", type=float, default=150)
     c = sub.add_parser("compare")
