@@ -4,8 +4,8 @@ checkout's parser, then compare two such fingerprint files.
 
 Usage (run ``dump`` once with each checkout first on the path, e.g. ``git archive main msinspect
 grammars | tar -x -C /tmp/base`` for the one before a change):
-    PYTHONPATH=/tmp/base python bench/parse_identity.py dump before.json fixtures /work/zoo_full --sample 40
-    PYTHONPATH=$PWD     python bench/parse_identity.py dump after.json  fixtures /work/zoo_full --sample 40
+    PYTHONPATH=/tmp/base python bench/parse_identity.py dump before.json fixtures FULL_ZOO_DIR --sample 40
+    PYTHONPATH=$PWD     python bench/parse_identity.py dump after.json  fixtures FULL_ZOO_DIR --sample 40
     python bench/parse_identity.py compare before.json after.json
 
 ``--sample N`` keeps, of each folder given after the first, N files chosen by the hash of their
