@@ -122,9 +122,11 @@ def _parser() -> tuple[Lark, IRTransformer]:
 #: Why that is the parse of the fragment itself: positions are kept (runs keep their length), the
 #: LALR parser looks only at token types, and no terminal tells one digit from another except the
 #: literal digits of TYPED_SCALAR_OPEN, which all follow one of those letters and so are never
-#: replaced; every other terminal sees digits only through \\d, \\w or a negated class that leaves
-#: them all in or all out. Anything that fails on the template or on the instance is read by the
-#: direct parse, whose result or error is then the answer.
+#: replaced; every other terminal sees digits only through \d, \w or a negated class that leaves
+#: them all in or all out. A terminal added to the grammar with a literal digit after another
+#: character must be added to that lookbehind (tests/parser/test_templates.py shows the failure).
+#: A template seen once is read directly; the second time its tree is made. Anything that fails on
+#: the template or on the instance is read by the direct parse, whose result or error is the answer.
 _DIGIT_RUN = re.compile(r"(?<![IUFt0-9])[0-9]+")
 _SEEN, _BAD = object(), object()  # a template seen once; one that does not parse
 #: Distinct templates kept (seen once, or parsed), per process; past that they start again.
