@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 import lark_cython
-from lark import Lark
+from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from msinspect.errors import IRParseError
@@ -67,12 +67,33 @@ def _parser() -> tuple[Lark, IRTransformer]:
     transformer = IRTransformer()
     # lark-cython (Lark's own compiled lexer and LALR loop, by Lark's author) halves the time per
     # token on transformer dumps; bench/bench_parse.py measures it.
-    lark = Lark(grammar, parser="lalr", lexer="contextual", transformer=transformer,
-                start=["start", "attrs_fragment", "types_fragment"], _plugins=lark_cython.plugins,
-                maybe_placeholders=False, propagate_positions=False, cache=False)
+    options = dict(parser="lalr", lexer="contextual", start=["start", "attrs_fragment", "types_fragment"],
+                   _plugins=lark_cython.plugins, maybe_placeholders=False, propagate_positions=False, cache=False)
+    lark = Lark(grammar, transformer=transformer, **options)
+    # the same grammar building trees, for templates (below)
+    tree_lark = Lark(grammar, **options)
+
+    templates: dict = {}
+    memo: dict = {}
 
     @lru_cache(maxsize=FRAGMENT_CACHE)
     def parse_fragment(start: str, text: str):
+        key = _template_key(text)
+        if key != text:
+            tree = templates.get((start, key))
+            if tree is None:  # first seen: read directly; a second time makes it a template
+                if len(templates) >= _TEMPLATES:
+                    templates.clear()
+                    memo.clear()  # keyed by the id of a template's subtree: ids of freed trees come back
+                templates[(start, key)] = _SEEN
+            elif tree is _SEEN:
+                tree = _template_tree(tree_lark, transformer, start, key)
+                tree = templates[(start, key)] = _BAD if tree is None else tree
+            if tree is not None and tree is not _SEEN and tree is not _BAD:
+                try:
+                    return _instantiate(tree, text, memo)
+                except Exception:  # whatever the template cannot say, the direct parse says exactly
+                    pass
         try:
             return lark.parse(text, start=start)
         except UnexpectedInput as caught:
@@ -89,6 +110,95 @@ def _parser() -> tuple[Lark, IRTransformer]:
 
     transformer.fragment = fragment
     return lark, transformer
+
+
+# ---------------------------------------------------------------- fragment templates
+#: Transformer dumps repeat each attribute dict and type line once per block with other numbers in
+#: it (shapes aside, "ref_key=blocks.74.wq", "%para749_..."). A fragment's *template* is its text
+#: with every run of ASCII digits replaced by as many "0"s, except runs right after "I", "U", "F" or
+#: "t" ("I64(", "U8(", "BF16(", "Float32(", "Int64("). Lark reads the template once into a tree; a
+#: fragment with the same template takes that tree with each token's text sliced from its own text
+#: at the same positions, and the transformer runs on it.
+#: Why that is the parse of the fragment itself: positions are kept (runs keep their length), the
+#: LALR parser looks only at token types, and no terminal tells one digit from another except the
+#: literal digits of TYPED_SCALAR_OPEN, which all follow one of those letters and so are never
+#: replaced; every other terminal sees digits only through \d, \w or a negated class that leaves
+#: them all in or all out. A terminal added to the grammar with a literal digit after another
+#: character must be added to that lookbehind (tests/parser/test_templates.py shows the failure).
+#: A template seen once is read directly; the second time its tree is made. Anything that fails on
+#: the template or on the instance is read by the direct parse, whose result or error is the answer.
+_DIGIT_RUN = re.compile(r"(?<![IUFt0-9])[0-9]+")
+_SEEN, _BAD = object(), object()  # a template seen once; one that does not parse
+#: Distinct templates kept (seen once, or parsed), per process; past that they start again.
+_TEMPLATES = 1 << 14
+#: Rules whose result is immutable and depends only on the text of their tokens: kept per
+#: template subtree and text (a type line differs from its template's other lines in one or two
+#: abstracts).
+_MEMO_RULES = frozenset({"abstract", "abs_comma", "abs_colon"})
+_MEMO_SIZE = 1 << 16
+
+
+def _zeros(match: re.Match) -> str:
+    return "0" * (match.end() - match.start())
+
+
+def _template_key(text: str) -> str:
+    return _DIGIT_RUN.sub(_zeros, text)
+
+
+def _template_tree(tree_lark: Lark, transformer, start: str, key: str):
+    """The tree of ``key``, or None where the template does not parse."""
+    try:
+        tree = tree_lark.parse(key, start=start)
+    except Exception:
+        return None
+    _mark(tree, transformer)
+    return tree
+
+
+def _mark(tree, transformer) -> tuple[int, int] | None:
+    """Give each subtree its callback (``fn``, None for a rule without one), whether its result is
+    kept per text (``memo``), its name and the span of its tokens (``span``)."""
+    first = last = None
+    for child in tree.children:
+        span = _mark(child, transformer) if isinstance(child, Tree) else (child.start_pos, child.end_pos)
+        if span is not None:
+            first = span[0] if first is None else first
+            last = span[1]
+    tree.name = str(tree.data)
+    tree.fn = getattr(transformer, tree.name, None)
+    tree.memo = tree.name in _MEMO_RULES
+    tree.span = None if first is None else (first, last)
+    return tree.span
+
+
+def _instantiate(tree, text: str, memo: dict):
+    """The transformer's result for ``text`` from the tree of its template: each token re-sliced
+    from ``text``, each rule's callback called bottom-up as the parser would (a rule without one
+    stays a tree, as in Lark)."""
+    if tree.memo:
+        span = tree.span
+        key = (id(tree), text[span[0]:span[1]] if span else "")
+        found = memo.get(key)
+        if found is not None:
+            return found
+    children = []
+    append = children.append
+    for child in tree.children:
+        if child.__class__ is Tree:
+            append(_instantiate(child, text, memo))
+        else:
+            start, end = child.start_pos, child.end_pos
+            value = text[start:end]
+            append(child if value == child.value else
+                   Token(child.type, value, start, child.line, child.column, child.end_line, child.end_column, end))
+    fn = tree.fn
+    result = fn(children) if fn is not None else Tree(tree.name, children)
+    if tree.memo:
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        memo[key] = result
+    return result
 
 
 #: Past this many terminals the parser was between items: say so rather than list them all.

@@ -1,0 +1,94 @@
+"""Fragments read by template (parser.core): a type line or attribute dict that differs from one
+already read only in its digits takes that one's tree with its own tokens. The values must be
+those of the line itself, digits that name a type ("I64(") must never be mixed up, and a real
+dump must read the same with templates as without."""
+from __future__ import annotations
+
+import dataclasses
+import gzip
+from pathlib import Path
+
+import pytest
+
+from msinspect import parse_text
+from msinspect.parser import core
+
+ROOT = Path(__file__).resolve().parents[2]
+HEADER = "# IR entry: @g\n# Total subgraphs: 1\n\nsubgraph attr:\nsubgraph @g(%para1_x) {\n"
+FOOTER = "  Return(%3)\n      : (<Tensor[Float32], (2)>)\n}\n\n\n"
+
+
+@pytest.fixture
+def fresh_parser(monkeypatch):
+    """A parser with no fragment or template seen yet, counting template instantiations."""
+    core._parser.cache_clear()
+    calls = []
+    real = core._instantiate
+
+    def counted(tree, text, memo):
+        calls.append(tree)
+        return real(tree, text, memo)
+
+    monkeypatch.setattr(core, "_instantiate", counted)
+    yield calls
+    core._parser.cache_clear()
+
+
+def node_text(i: int, a: str, shape: tuple[int, int], strategy: str, ref: int) -> str:
+    rows, cols = shape
+    return (f"  %{i}(y) = PrimFunc_Foo(%para1_x) primitive_attrs: {{a: {a}, b: ({rows}, {cols})}} "
+            f"{{in_strategy: {strategy}}}\n"
+            f"      : (<Ref[Tensor[Float32]], ({rows}, {cols}), ref_key=blocks.{ref}.w, is_parameter>) "
+            f"-> (<Tensor[Float32], ({rows}, {cols})>)\n")
+
+
+def test_values_read_by_template_are_each_lines_own(fresh_parser):
+    # four lines of one template (digits differ), then one whose digits follow "I": "I65(" is a
+    # name, not the typed scalar I64(, so it must not take the template of the lines above
+    text = HEADER + "".join([
+        node_text(0, "I64(1)", (16, 32), "((2, 4), (4, 1))", 0),
+        node_text(1, "I64(7)", (64, 8), "((8, 1), (1, 1))", 17),
+        node_text(2, "I64(3)", (12, 96), "((1, 2), (2, 1))", 5),
+        node_text(3, "I64(250)", (512, 128), "((4, 2), (2, 4))", 123),
+        node_text(4, "I65(2)", (16, 32), "((2, 4), (4, 1))", 0),
+    ]) + FOOTER
+    ir = parse_text(text)
+    nodes = {n.index: n for n in ir.subgraphs[0].nodes if n.index is not None}
+    assert fresh_parser, "the lines of one template were not read by template"
+    expected = {0: (1, (16, 32), ((2, 4), (4, 1)), "blocks.0.w"),
+                1: (7, (64, 8), ((8, 1), (1, 1)), "blocks.17.w"),
+                2: (3, (12, 96), ((1, 2), (2, 1)), "blocks.5.w"),
+                3: (250, (512, 128), ((4, 2), (2, 4)), "blocks.123.w")}
+    for index, (a, shape, strategy, ref_key) in expected.items():
+        node = nodes[index]
+        assert node.primitive_attrs == {"a": a, "b": shape}
+        assert type(node.primitive_attrs["a"]) is int
+        assert node.strategy.in_strategy == strategy
+        (ref,) = node.input_types
+        assert (ref.kind, ref.shape, ref.ref_key) == ("Ref", shape, ref_key)
+        assert node.output_types[0].shape == shape
+    assert nodes[4].primitive_attrs["a"] == "I65(2)"  # a type written as a call, kept as text
+
+
+def canon(value):
+    """A comparable form of a model value that keeps 1, 1.0 and True apart."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__name__, tuple((f.name, canon(getattr(value, f.name))) for f in dataclasses.fields(value)))
+    if isinstance(value, dict):
+        return ("dict", tuple((canon(k), canon(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(canon(v) for v in value))
+    return (type(value).__name__, repr(value))
+
+
+def test_a_dump_reads_the_same_with_templates_as_without(fresh_parser, monkeypatch):
+    # a pipeline of repeated layers: its type lines and attribute dicts repeat with other numbers
+    path = ROOT / "fixtures/zoo/04_pipeline_hsdp_recompute/rank_0/step_parallel_end_0020.ir.gz"
+    text = gzip.decompress(path.read_bytes()).decode("utf-8")
+    with_templates = parse_text(text, path.name, lenient=True)
+    assert len(fresh_parser) > 100, "the dump's repeated fragments were not read by template"
+    core._parser.cache_clear()
+    monkeypatch.setattr(core, "_template_key", lambda text: text)  # no template: every fragment read directly
+    direct = parse_text(text, path.name, lenient=True)
+    assert with_templates.cnode_count == direct.cnode_count > 0
+    assert canon(with_templates) == canon(direct)
