@@ -12,6 +12,8 @@ __all__ = [
     "to_networkx",
 ]
 
+from msinspect.lazy import lazy_exports  # noqa: E402 (a standard-library-only module)
+
 # Every public name is imported on first use: `import msinspect` (every CLI command, and the pytest
 # plugin that each pytest session of an environment with msinspect loads) pays for none of Lark,
 # networkx or pandas until it needs them.
@@ -38,14 +40,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        module, attr = _LAZY[name]
-        return getattr(importlib.import_module(module), attr)
-    raise AttributeError(f"module 'msinspect' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

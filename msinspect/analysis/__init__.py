@@ -7,6 +7,8 @@ its graph, and :func:`analyse`, the entry point that reads one file per rank of 
 """
 __all__ = ["Analysis", "RankResult", "analyse", "rank_groups"]
 
+from msinspect.lazy import lazy_exports  # noqa: E402 (a standard-library-only module)
+
 # imported on first use: a submodule (msinspect.analysis.vocabulary ...) costs no pandas
 _LAZY = {
     "Analysis": ("msinspect.analysis.collect", "Analysis"),
@@ -16,14 +18,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        module, attr = _LAZY[name]
-        return getattr(importlib.import_module(module), attr)
-    raise AttributeError(f"module 'msinspect.analysis' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
-Shape = tuple[int, ...]
+from msinspect.model import Shape
 
 MATMUL_OPS = frozenset({"MatMul", "MatMulExt"})
 #: Operators whose layout follows the element-wise rule (inputs aligned on the right). Others

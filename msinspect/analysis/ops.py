@@ -10,9 +10,7 @@ from typing import Any
 
 from msinspect.analysis.vocabulary import (MIRROR_OPS, PIPELINE_OPS, REDISTRIBUTION_PREFIX,  # noqa: F401
                                           VOCABULARY, is_listed, is_redistribution_step)
-from msinspect.model import Abstract, Node
-
-Shape = tuple[int, ...]
+from msinspect.model import Abstract, Node, Shape
 
 #: The communication vocabulary lives in :mod:`msinspect.analysis.vocabulary`; these names are kept
 #: for the modules that import them from here.

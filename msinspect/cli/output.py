@@ -150,6 +150,14 @@ def scheduler_option(f):
                              "see the dump at the same path (needs msinspect[cluster]); --jobs is then not used.")(f)
 
 
+def table_options(f):
+    """What every command that analyses the ranks of a dump and prints a table takes: ``--json``,
+    ``--csv``, ``--jobs``, ``--scheduler``, ``--lenient``, ``--world``."""
+    for option in (world_option, lenient_option, scheduler_option, jobs_option, csv_option, json_option):
+        f = option(f)
+    return f
+
+
 def rank_option(f):
     return click.option("--rank", "ranks", type=int, multiple=True, help="Only this rank (repeatable).")(f)
 

@@ -7,9 +7,7 @@ import click
 
 from msinspect.analysis.groups import rank_groups
 from msinspect.analysis.summary import summary_frame
-from msinspect.cli.output import (analysed, csv_option, emit, errors, jobs_option, json_option, lenient_option,
-                                  scheduler_option,
-                                  stage_option, stdout, world_option)
+from msinspect.cli.output import analysed, emit, errors, stage_option, stdout, table_options
 
 
 def _ranks_text(ranks) -> str | None:
@@ -19,12 +17,7 @@ def _ranks_text(ranks) -> str | None:
 @click.command()
 @click.argument("dump", type=click.Path())
 @stage_option
-@json_option
-@csv_option
-@jobs_option
-@scheduler_option
-@lenient_option
-@world_option
+@table_options
 def summary(dump, stage, as_json, as_csv, jobs, scheduler, lenient, world):
     """One line per rank: which file was read, strategies (how many the user set), communication
     operators by kind and the bytes they send on the wire per step, and the ranks of its pipeline stage."""

@@ -9,9 +9,8 @@ import pandas as pd
 from msinspect.analysis.comm import KINDS, comm_totals
 from msinspect.analysis.select import comm_of, rows_of
 from msinspect.cli.display import short_scope
-from msinspect.cli.output import (EXIT_FINDING, analysed, csv_option, emit, errors, jobs_option, json_option, scheduler_option,
-                                  lenient_option, only_ranks, rank_option, stage_option, stderr,
-                                  world_option)
+from msinspect.cli.output import (EXIT_FINDING, analysed, emit, errors, only_ranks, rank_option, stage_option, stderr,
+                                  table_options)
 
 
 def _nothing_matched(selector: str | None, before: pd.DataFrame, after: pd.DataFrame, what: str) -> None:
@@ -43,12 +42,7 @@ def op_option(f):
 @rank_option
 @stage_option
 @click.option("--set-by", type=click.Choice(["user", "planner"]), default=None, help="Only strategies set so.")
-@json_option
-@csv_option
-@jobs_option
-@scheduler_option
-@lenient_option
-@world_option
+@table_options
 def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, scheduler, lenient, world):
     """Every operator with a strategy: in/out strategy, whether the user set it (shard) or the
     planner inferred it, global and per-rank shapes, per rank."""
@@ -74,12 +68,7 @@ def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, sche
 @click.option("--kind", type=click.Choice(KINDS), default=None, help="Only communication of this kind.")
 @click.option("--by", type=click.Choice(["kind", "group"]), default=None,
               help="Totals over the whole job per kind or per group instead of listing every operator.")
-@json_option
-@csv_option
-@jobs_option
-@scheduler_option
-@lenient_option
-@world_option
+@table_options
 def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, scheduler, lenient, world):
     """Every communication and redistribution operator: kind, the operators it sits between,
     group and its ranks, the tensor at the rank and the bytes it sends on the wire per step;
@@ -118,12 +107,7 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, schedule
               help="Show the slice of each weight every rank holds (device matrix, tensor map).")
 @click.option("--param", default=None, help="With --params: only this weight (e.g. w, layer1.weight).")
 @click.option("--mismatches", is_flag=True, help="Only per-rank shapes that differ from global / strategy.")
-@json_option
-@csv_option
-@jobs_option
-@scheduler_option
-@lenient_option
-@world_option
+@table_options
 def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_csv, jobs, scheduler, lenient, world):
     """Per-rank shapes: for every operator input, the global shape divided by its strategy against
     the per-rank shape in the dump (exit 1 on any mismatch); or, with --params, which slice of
