@@ -17,6 +17,7 @@ Where tasks run:
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import socket
 import threading
@@ -82,16 +83,39 @@ def _died(path: str, where: str) -> IRParseError:
                         message=f"the {where} died while reading this file (killed, or out of memory)")
 
 
+def _start_method():
+    """How the pool's workers start: forked (cheapest: they share what this process has imported)
+    while this process runs one thread; else from a fork server, since a fork copies other threads'
+    locks in whatever state they are (a Dask client's threads left behind in the process made
+    forked workers die)."""
+    return multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
+
+
+def _bare(error: MsInspectError) -> MsInspectError:
+    """``error`` without the exceptions it was raised from and its traceback, to send between
+    processes: a Lark exception in its chain does not unpickle, and picklers that send chains
+    (tblib's, which Dask installs in a process that used a client) would break the pool."""
+    error.__cause__ = error.__context__ = None
+    error.__traceback__ = None
+    return error
+
+
+def _returning_errors(fn: Callable, *args, **kwargs):
+    """In a worker: ``fn``'s result, or the msinspect error it raised, returned bare."""
+    try:
+        return fn(*args, **kwargs)
+    except MsInspectError as error:
+        return _bare(error)
+
+
 def _in_pool(fn, tasks, jobs, name, kwargs) -> Iterator[Outcome]:
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(fn, *task, **kwargs): i for i, task in enumerate(tasks)}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=_start_method()) as pool:
+        futures = {pool.submit(_returning_errors, fn, *task, **kwargs): i for i, task in enumerate(tasks)}
         try:
             for future in local_completed(futures):
                 index = futures[future]
                 try:
                     yield index, tasks[index], future.result()
-                except MsInspectError as error:
-                    yield index, tasks[index], error
                 except BrokenProcessPool:
                     yield index, tasks[index], _died(name(tasks[index]), "parser process")
         finally:  # the caller stopped early (strict mode, an error): drop what has not started
@@ -120,9 +144,7 @@ def _in_folder(folder: str, fn: Callable, args: tuple, kwargs: dict):
         except OSError:  # this machine has no such folder: absolute paths still work
             before = None
         try:
-            return fn(*args, **kwargs)
-        except MsInspectError as error:
-            return error
+            return _returning_errors(fn, *args, **kwargs)
         finally:
             if before is not None:
                 os.chdir(before)

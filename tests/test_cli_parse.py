@@ -70,4 +70,6 @@ def test_parse_reads_every_run_of_a_folder_that_holds_several(tmp_path):
     per_run = len(list(source.glob("*.ir.gz")))
     assert len(paths) == 2 * per_run and {Path(p).parts[-3] for p in paths} == {"run_a", "run_b"}
     refused = msinspect("summary", str(tmp_path))
-    assert refused.returncode == 2 and "run_a/rank_0" in refused.stderr and "run_b/rank_0" in refused.stderr
+    assert refused.returncode == 2 and "holds 2 runs" in refused.stderr
+    assert f"{tmp_path / 'run_a'} (1 rank(s): rank_0)" in refused.stderr
+    assert f"{tmp_path / 'run_b'} (1 rank(s): rank_0)" in refused.stderr

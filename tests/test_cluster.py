@@ -85,12 +85,12 @@ def test_summary_and_check_on_the_cluster_match_a_local_run(cluster):
     local, remote = _same_locally_and_on(address, "summary", DUMP)
     rows = json.loads(remote)
     # 8 ranks (rank_0 .. rank_7 under the dump), each read whole
-    assert [r["rank"] for r in rows] == [f"rank_{n}" for n in range(8)]
+    assert [(r["rank"], r["rank_label"]) for r in rows] == [(n, f"rank_{n}") for n in range(8)]
     assert all(r["complete"] for r in rows)
     assert remote == local
     local, remote = _same_locally_and_on(address, "check", SPEC, DUMP)
     report = json.loads(remote)
-    assert report["failed"] == 0 and report["passed"] > 0
+    assert report["failed_count"] == 0 and report["passed_count"] > 0
     assert remote == local
     # the parsing happened on the workers: they wrote their own cache (at least one file per rank)
     assert len([p for p in worker_cache.rglob("*") if p.is_file()]) >= 8

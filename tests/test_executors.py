@@ -4,11 +4,14 @@ worker that dies becomes an error naming its file. (On a Dask cluster: tests/tes
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
 from msinspect.errors import IRParseError, MsInspectError
 from msinspect.executors import SchedulerError, run_each, scheduler_address
+from tests.conftest import FIXTURES, ROOT
 
 
 def _square_or_refuse(path: str, n: int, *, scale: int = 1):
@@ -71,3 +74,25 @@ def test_without_dask_a_scheduler_says_how_to_install_it(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_dask)
     with pytest.raises(SchedulerError, match=r"pip install 'msinspect\[cluster\]'"):
         list(run_each(_square_or_refuse, TASKS, scheduler="tcp://127.0.0.1:8786"))
+
+
+def test_an_error_crosses_the_pool_bare_when_exception_chains_are_pickled(tmp_path):
+    """A process that has used a Dask client pickles exceptions with their chains (tblib, which
+    Dask installs, for every exception class defined by then): the parse error of a worker, raised while handling Lark's own exception, must
+    still come back whole (file:line:col), not as a pool broken by an unpicklable Lark error."""
+    pytest.importorskip("tblib")
+    bad = tmp_path / "rank_0" / "bad.ir"
+    bad.parent.mkdir()
+    good = FIXTURES / "seed_002" / "step_parallel_begin_0041.excerpt.ir"
+    bad.write_text(good.read_text(encoding="utf-8").replace("MatMul(", "MatMul(?", 1), encoding="utf-8")
+    script = ("from msinspect.dumps import parse_many\n"
+              "from msinspect.errors import IRParseError\n"
+              "from tblib import pickling_support; pickling_support.install()  # as Dask does, after\n"
+              f"try:\n    parse_many([{str(good)!r}, {str(bad)!r}], jobs=2)\n"
+              "except IRParseError as e:\n    print(e.path, e.line, e.column)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "MSINSPECT_NO_CACHE": "1"}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    path, line, column = done.stdout.split()
+    want = next(i for i, text in enumerate(bad.read_text().splitlines(), 1) if "MatMul(?" in text)
+    assert path == str(bad) and int(line) == want and int(column) > 0
