@@ -58,3 +58,28 @@ def test_a_bad_spec_stops_before_anything_is_written(tmp_path):
     result = CliRunner().invoke(main, ["report", SEED, "--spec", str(spec), "-o", str(tmp_path / "r.html")])
     assert result.exit_code == 2 and "bad spec" in result.output
     assert not (tmp_path / "r.html").exists()
+
+
+def test_report_op_pictures_are_bounded(tmp_path, monkeypatch):
+    """--op draws the graph around the operator inline; a picture larger than the bound is left out
+    with the reason and the command that draws it whole."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's 'dot' program is not installed")
+    from msinspect.report import around
+
+    runner = CliRunner()
+    ok = runner.invoke(main, ["report", SEED, "--op", "relu", "-o", str(tmp_path / "ok.html")])
+    assert ok.exit_code == 0, ok.output
+    html = (tmp_path / "ok.html").read_text(encoding="utf-8")
+    section = html[html.index('<section id="around">'):]
+    section = section[:section.index("</section>")]
+    assert section.count("<svg") == 1 and "named with --op" in section and ">relu</text>" in section
+    monkeypatch.setattr(around, "MAX_SVG_BYTES", 1000)
+    small = runner.invoke(main, ["report", SEED, "--op", "relu", "-o", str(tmp_path / "small.html")])
+    assert small.exit_code == 0, small.output
+    html = (tmp_path / "small.html").read_text(encoding="utf-8")
+    assert "too large to show here even at depth 0" in html and "msinspect render" in html and "--op &#39;relu&#39;" in html
