@@ -83,3 +83,13 @@ def test_report_op_pictures_are_bounded(tmp_path, monkeypatch):
     assert small.exit_code == 0, small.output
     html = (tmp_path / "small.html").read_text(encoding="utf-8")
     assert "too large to show here even at depth 0" in html and "msinspect render" in html and "--op &#39;relu&#39;" in html
+
+
+def test_report_without_graphviz_says_so(tmp_path, monkeypatch):
+    import msinspect.render
+
+    monkeypatch.setattr(msinspect.render, "dot_available", lambda: False)
+    result = CliRunner().invoke(main, ["report", SEED, "--op", "relu", "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "no picture: Graphviz&#39;s &#39;dot&#39; program is not installed" in html
