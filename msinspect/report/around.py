@@ -154,7 +154,10 @@ def draw(analysis, choices: list[Choice], *, lenient: bool = False) -> list[Neig
         item = Neighbourhood(choice, f"around{i}")
         out.append(item)
         if not choice.lines:
-            item.problem = f"no operator of the files read matches {choice.what!r}"
+            stage = analysis.plan.stage if analysis.plan is not None and analysis.plan.stage else "read"
+            item.problem = f"no operator of the files read matches {choice.what!r} (at stage {stage})"
+            if choice.why.startswith("named by the spec"):
+                item.problem += "; the spec may check it at another stage"
             continue
         if not dot_available():
             item.problem = "Graphviz's 'dot' program is not installed, so no picture was drawn; " + INSTALL_HINT

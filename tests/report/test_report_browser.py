@@ -191,5 +191,5 @@ def test_repeated_layers_weights_collapse_and_expand(browser, tmp_path_factory, 
     browser.find_element(By.ID, "params-filter").send_keys("w_out")
     assert browser.find_element(By.ID, "params-shown").text == "4"
     # an --op that names nothing says so instead of a picture
-    assert "no operator of the files read matches 'no-such-operator'" in browser.find_element(By.ID, "around").text
+    assert "no operator of the files read matches 'no-such-operator' (at stage validate)" in browser.find_element(By.ID, "around").text
     assert _console_errors(browser) == []
