@@ -93,3 +93,20 @@ def test_report_without_graphviz_says_so(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "no picture: Graphviz&#39;s &#39;dot&#39; program is not installed" in html
+
+
+def test_rank_groups_slot_renders_only_when_fed(analysed, monkeypatch):
+    """The run section's place for msinspect.analysis.groups.rank_groups (wired at merge): a table
+    when the context key holds groups, nothing when it is absent."""
+    from msinspect.report import around
+    from msinspect.report.html import report_html
+
+    monkeypatch.setattr(around, "choose", lambda *a, **k: [])  # no pictures: this test is about the run section
+    analysis = analysed("sharding_propagation_dryrun_8rank").analyse()
+    assert 'id="rank-groups"' not in report_html(analysis)
+    groups = [{"name": "stage 0", "ranks_text": "0-3", "stage": 0, "distinct": 1, "odd": False},
+              {"name": "stage 0 odd", "ranks_text": "7", "stage": 0, "distinct": 2, "odd": True}]
+    html = report_html(analysis, rank_groups=groups)
+    table = html[html.index('id="rank-groups"'):]
+    table = table[:table.index("</table>")]
+    assert table.count("<tr") == 3 and "0-3" in table and '<tr class="warn">' in table and "odd one out" in table
