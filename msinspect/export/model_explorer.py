@@ -13,6 +13,8 @@ its built-in JSON loader opens as it is.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from msinspect.graph import node_id, to_networkx
 from msinspect.parser import parse_file
 from msinspect.report.tables import text
@@ -130,9 +132,7 @@ def wire_bytes_node_data(collection: dict) -> dict:
     return out
 
 
-def node_data_path(graph_path) -> "Path":
+def node_data_path(graph_path) -> Path:
     """Where the node data goes beside the graph: ``rank5.json`` -> ``rank5-wire-bytes.json``."""
-    from pathlib import Path
-
     graph_path = Path(graph_path)
     return graph_path.with_name(f"{graph_path.stem}-wire-bytes.json")
