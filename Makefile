@@ -41,13 +41,16 @@ setup: $(VENV)/.installed dot browser
 # It ends by writing an HTML report (msinspect report, with the job's spec) into each new run
 # folder and printing its path; the exit status is the training's.
 demo: setup
-	@status=0; $(BIN)/msinspect train all --out runs || status=$$?; \
+	@status=0; $(BIN)/msinspect train all --out runs || status=$$?; reports=""; \
 	for mode in manual_parallel sharding_propagation recursive_pipeline; do \
 	  run=$$(ls -dt runs/train-$$mode-* 2>/dev/null | head -1); \
 	  if [ -n "$$run" ] && [ ! -e "$$run/report.html" ]; then \
 	    $(BIN)/msinspect report "$$run" -o "$$run/report.html" --spec train_jobs/$$mode.toml \
 	      || echo "note: the report of $$run says what failed"; fi; \
-	done; exit $$status
+	  if [ -n "$$run" ] && [ -f "$$run/report.html" ]; then reports="$$reports $$run/report.html"; fi; \
+	done; \
+	echo "reports (open them in a browser):"; for r in $$reports; do echo "  file://$$(cd "$$(dirname "$$r")" && pwd)/report.html"; done; \
+	[ -n "$$reports" ] || echo "  none: no run folder was made"; exit $$status
 
 test: setup
 	$(BIN)/python -m pytest

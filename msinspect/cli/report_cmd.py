@@ -18,16 +18,20 @@ from msinspect.cli.reads import tell_plan
                    "after it: never an existing file).")
 @click.option("--spec", type=click.Path(), default=None, help="Check this TOML expectation spec and show every "
                                                               "expectation, pass or fail, with its evidence.")
+@click.option("--op", "ops", metavar="SELECTOR", multiple=True,
+              help="Draw the graph around this operator (repeatable; as render --op: an instance name, "
+                   "scope/name or a scope). Default: the operators --spec names and, per kind of "
+                   "communication, the one with the most wire bytes.")
 @click.option("--overwrite", is_flag=True, help="Replace the -o file if it exists.")
 @stage_option
 @jobs_option
 @scheduler_option
 @lenient_option
-def report(dump, out, spec, overwrite, stage, jobs, scheduler, lenient):
+def report(dump, out, spec, ops, overwrite, stage, jobs, scheduler, lenient):
     """Write one HTML file (CSS, JavaScript and pictures inline; it fetches nothing) that shows DUMP:
     the run and the ranks read, a sortable, filterable table of strategies with repeats collapsed,
-    communication per kind and per group with a bar chart of bytes, each weight's device grid and,
-    with --spec, every expectation with its evidence. Open it in any browser."""
+    communication per kind and per group with a bar chart of bytes, each weight's device grid, the
+    graph around chosen operators (--op) and, with --spec, every expectation with its evidence. Open it in any browser."""
     from msinspect.dumps import load_dump
     from msinspect.report.files import check_writable, free_name, write_new
     from msinspect.report.html import default_output, report_html
@@ -48,7 +52,7 @@ def report(dump, out, spec, overwrite, stage, jobs, scheduler, lenient):
         warn_skipped(analysis.skipped)
         if analysis.plan is not None:
             tell_plan(analysis.plan)
-        written = write_new(path, report_html(analysis, outcome), overwrite=overwrite)
+        written = write_new(path, report_html(analysis, outcome, ops=ops, lenient=lenient), overwrite=overwrite)
     size = written.stat().st_size
     click.echo(f"wrote {written} ({size / 1024:,.0f} KiB); open it in a browser: file://{written.resolve()}")
     if outcome is not None:

@@ -27,7 +27,7 @@ def view(dump, ranks, port, no_browser, stage, lenient):
     and per-rank shapes in the side panel, communication highlighted; two ranks open as two models
     that its split view compares. Stop it with Ctrl+C."""
     from msinspect.dumps import load_dump
-    from msinspect.export.model_explorer import export_rank
+    from msinspect.export.model_explorer import export_rank, node_data_path, wire_bytes_node_data
 
     with errors():
         try:
@@ -43,6 +43,10 @@ def view(dump, ranks, port, no_browser, stage, lenient):
                 path = Path(folder) / (collection["label"].replace(" ", "-") + ".json")
                 path.write_text(json.dumps(collection), encoding="utf-8")
                 config.add_model_from_path(str(path))
+                overlay = wire_bytes_node_data(collection)
+                if overlay:  # the wire bytes of the communication nodes, as an overlay
+                    node_data_path(path).write_text(json.dumps(overlay), encoding="utf-8")
+                    config.add_node_data_from_path(str(node_data_path(path)))
                 click.echo(f"exported {collection['label']}: {sum(len(g['nodes']) for g in collection['graphs'])} "
                            "node(s)")
             model_explorer.visualize_from_config(config, host="127.0.0.1", port=port, no_open_in_browser=no_browser)

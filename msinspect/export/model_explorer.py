@@ -13,6 +13,8 @@ its built-in JSON loader opens as it is.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from msinspect.graph import node_id, to_networkx
 from msinspect.parser import parse_file
 from msinspect.report.tables import text
@@ -102,3 +104,35 @@ def export_rank(dump, rank: int | None, stage: str | None = None, *, lenient: bo
     frame = analysis.comm()
     rows = frame[frame["file"] == str(read.file)].to_dict("records") if len(frame) else []
     return model_explorer_graphs(str(read.file), rows, label=f"{read.label} {read.stage}", lenient=lenient)
+
+
+#: The overlay's colours: from few wire bytes (light) to the most of the graph (dark magenta).
+WIRE_GRADIENT = [{"stop": 0, "bgColor": "#fde0dd"}, {"stop": 1, "bgColor": "#c51b8a"}]
+
+
+def wire_bytes_node_data(collection: dict) -> dict:
+    """Model Explorer's per-node data (``model_explorer/node_data_builder.py``: ``ModelNodeData``
+    as its ``to_json_string`` writes it, graph id -> ``GraphNodeData``) for a collection of
+    :func:`model_explorer_graphs`: each communication node's wire bytes per step at this rank (the
+    ``comm wire_bytes`` attribute), coloured on a gradient. A node whose bytes cannot be told has
+    no value (it is not 0); a graph with no such node is left out. Loaded in Model Explorer as an
+    overlay of the graph ("add per-node data"), or by ``msinspect view``."""
+    out = {}
+    for graph in collection["graphs"]:
+        results = {}
+        for node in graph["nodes"]:
+            value = next((kv["value"] for kv in node["attrs"] if kv["key"] == "comm wire_bytes"), None)
+            if value is not None and value.isdigit():
+                results[node["id"]] = {"value": int(value)}
+        if results:
+            out[graph["id"]] = {"results": results, "thresholds": [], "gradient": [dict(g) for g in WIRE_GRADIENT],
+                                "hideInAggregatedStatsTable": False, "hideInChildrenStatsTable": False,
+                                "showExpandedSummaryOnGroupNode": False,
+                                "showLabelCountColumnsInChildrenStatsTable": False}
+    return out
+
+
+def node_data_path(graph_path) -> Path:
+    """Where the node data goes beside the graph: ``rank5.json`` -> ``rank5-wire-bytes.json``."""
+    graph_path = Path(graph_path)
+    return graph_path.with_name(f"{graph_path.stem}-wire-bytes.json")

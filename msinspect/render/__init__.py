@@ -18,10 +18,10 @@ into the edges unless asked for, and the gradient graph is left out unless asked
 """
 from __future__ import annotations
 
-from msinspect.render.dot import render
+from msinspect.render.dot import render, render_around
 from msinspect.render.files import (FORMATS, INSTALL_HINT, DotNotFoundError, OutputExistsError, dot_available,
                                     dot_path_for, write)
 from msinspect.render.pictures import Picture, default_name, output_path, render_dump
 
 __all__ = ["FORMATS", "INSTALL_HINT", "DotNotFoundError", "OutputExistsError", "Picture", "default_name",
-           "dot_available", "dot_path_for", "output_path", "render", "render_dump", "write"]
+           "dot_available", "dot_path_for", "output_path", "render", "render_around", "render_dump", "write"]

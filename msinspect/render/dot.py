@@ -78,6 +78,25 @@ def with_left_out(graph: nx.MultiDiGraph, ir: IRFile) -> nx.MultiDiGraph:
     return graph
 
 
+def render_around(ir: IRFile, seeds: list[Node], *, depth: int = 2, include_backward: bool = False,
+                  include_plumbing: bool = False, context: RankContext | None = None,
+                  graph: nx.MultiDiGraph | None = None, what: str | None = None) -> graphviz.Digraph:
+    """Draw the operators within ``depth`` hops of the given nodes of ``ir`` (already chosen, as
+    the report does for one collective among many of the same name); ``graph``: ``ir``'s networkx
+    graph when the caller holds it; ``what``: the title's name for the seeds."""
+    if depth < 0:
+        raise MsInspectError(f"depth must be 0 or more, not {depth}")
+    if not seeds:
+        raise MsInspectError(f"{ir.path}: no operator to draw around")
+    context = context or RankContext()
+    graph = graph if graph is not None else with_left_out(to_networkx(ir), ir)
+    view = View(graph, include_backward, include_plumbing)
+    seed_keys = [node_id(n) for n in seeds]
+    keys = with_parameters(view, neighbourhood(view, seed_keys, depth))
+    title = _title(ir, what or ", ".join(dict.fromkeys(n.name for n in seeds)), None, depth, context)
+    return _draw(ir, graph, view, keys, set(seed_keys), context, title)
+
+
 def _title(ir: IRFile, around: str | None, graph_name: str | None, depth: int, context: RankContext) -> str:
     what = f"around {around} (depth {depth})" if around is not None else f"subgraph @{graph_name}"
     if around is not None and graph_name is not None:
@@ -135,6 +154,8 @@ def _add_node(dot: graphviz.Digraph, key: str, ident: str, graph: nx.MultiDiGrap
         dot.node(ident, label_lines("Return", f"@{node.graph}"), tooltip=tooltip, **_STYLE_RETURN)
     elif is_comm(node):
         style = _STYLE_COMM if node.op in COMM_OPS else _STYLE_REDISTRIBUTION
+        if key in selected:  # the operator drawn around: a double border
+            style = {**style, "peripheries": "2"}
         label = comm_label(node, kind_of(node, graph, key), group_ranks(node, context), where)
         dot.node(ident, label, tooltip=tooltip, **style)
     elif is_plumbing(node):

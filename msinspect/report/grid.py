@@ -162,16 +162,18 @@ def device_grid(param: str, shape, device_matrix, tensor_map, ranks, read_ranks=
     return grid
 
 
-def grids_of(analysis, param: str) -> list[DeviceGrid]:
+def grids_of(analysis, param: str, rows=None) -> list[DeviceGrid]:
     """The device grids of the weight named ``param`` (its short name) from an
     :class:`~msinspect.analysis.collect.Analysis`: one per distinct layout (a weight held by two
     pipeline stages gets two). KeyError when no rank holds it; ValueError (with the reason) when
-    its layout cannot be told."""
-    frame = analysis.slices()
-    rows = frame[frame["param"] == param]
-    if rows.empty:
-        have = sorted(set(frame["param"]))
-        raise KeyError(f"no weight named {param!r} with a strategy (weights: {', '.join(have) or 'none'})")
+    its layout cannot be told. ``rows``: the weight's rows of ``analysis.slices()`` when the
+    caller holds them (the slices are computed afresh on each call of that method)."""
+    if rows is None:
+        frame = analysis.slices()
+        rows = frame[frame["param"] == param]
+        if rows.empty:
+            have = sorted(set(frame["param"]))
+            raise KeyError(f"no weight named {param!r} with a strategy (weights: {', '.join(have) or 'none'})")
     grids, seen = [], set()
     for row in rows.to_dict("records"):
         if row["device_matrix"] is None or row["global_shape"] is None:

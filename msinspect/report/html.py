@@ -13,7 +13,8 @@ from pathlib import Path
 from msinspect.errors import shown_path
 from msinspect.report.grid import grids_of
 from msinspect.report.grid_svg import grid_svg
-from msinspect.report.tables import COMM_SHOWN, STRATEGY_SHOWN, blocks, merged_rows, ranks_text, text
+from msinspect.report.tables import (COMM_SHOWN, STRATEGY_SHOWN, blocks, compressed_names, merged_rows, param_blocks,
+                                     ranks_text, text)
 from msinspect.report.templating import environment
 
 #: Run-record fields shown when a ``config.json`` lies beside the dump (``msinspect train`` writes it).
@@ -80,15 +81,20 @@ def _comm_summary(frame) -> dict:
     return {"kinds": kinds, "groups": groups, "bars": bars, "local": int(frame["group"].isna().sum())}
 
 
-def _params(analysis) -> list[dict]:
-    """Each distinct layout once: its weights, the slice of every rank and the device grid."""
+#: The cells of a weight's row that its repeats (the same weight of another layer) share.
+PARAM_SHOWN = ["global_shape", "consumer", "op", "in_strategy", "device_matrix", "tensor_map", "ranks", "problem",
+               "picture"]
+
+
+def _params(analysis) -> dict:
+    """Each weight (repeated layers' weights collapsed into one block) and each distinct layout's
+    device grid once."""
     frame = analysis.slices()
     out, by_layout = [], defaultdict(list)
-    for param in dict.fromkeys(frame["param"]):
-        rows = frame[frame["param"] == param]
+    for param, rows in frame.groupby("param", sort=False):
         first = rows.iloc[0]
         try:
-            grids = grids_of(analysis, param)
+            grids = grids_of(analysis, param, rows)
             problem = None
         except ValueError as error:  # the message names the weight, which the row shows already
             grids, problem = [], str(error).replace(f"{param}: its layout cannot be told: ", "").replace(f"{param}: ", "")
@@ -102,15 +108,42 @@ def _params(analysis) -> list[dict]:
             by_layout[key].append((param, grid))
     pictures = []
     for i, (key, members) in enumerate(by_layout.items()):
-        names = [m[0] for m in members]
-        pictures.append({"id": f"layout{i}", "params": names, "svg": grid_svg(members[0][1], index=i)})
-    return {"params": out, "pictures": pictures,
-            "picture_of": {p: pic["id"] for pic in pictures for p in pic["params"]}}
+        names = list(dict.fromkeys(m[0] for m in members))
+        pictures.append({"id": f"layout{i}", "params": names, "caption": ", ".join(compressed_names(names)),
+                         "svg": grid_svg(members[0][1], index=i)})
+    picture_of = {p: pic["id"] for pic in pictures for p in pic["params"]}
+    for info in out:
+        info["picture"] = picture_of.get(info["param"])
+    return {"params": out, "pictures": pictures, "picture_of": picture_of,
+            "blocks": param_blocks(out, PARAM_SHOWN)}
 
 
-def report_html(analysis, check_report=None, *, title: str | None = None) -> str:
+def group_rows(analysis) -> list[dict]:
+    """The run's rank groups (:func:`msinspect.analysis.groups.rank_groups`) as the run section
+    shows them: ``{name, ranks_text, stage, distinct, odd}``, then one row per rank in no group
+    with the reason; none for a single rank."""
+    from msinspect.analysis.groups import rank_groups, span_text
+
+    if len(analysis.results) < 2:
+        return []
+    found = rank_groups(analysis)
+    rows = [{"name": g.name, "ranks_text": span_text(g.numbers, g.ranks),
+             "stage": g.pipeline_stage if g.pipeline_stage is not None else ("no pipeline" if g.pipelined is False else None),
+             "distinct": "; ".join(g.distinct),
+             "odd": "; ".join(f"{label} differs from its group-mates: {'; '.join(what)}" for label, what in g.odd.items())}
+            for g in found.groups]
+    rows += [{"name": "in no group", "ranks_text": label, "stage": None, "distinct": why, "odd": ""}
+             for label, why in found.ungrouped.items()]
+    return rows
+
+
+def report_html(analysis, check_report=None, *, title: str | None = None, ops=(), lenient: bool = False) -> str:
     """The page for an :class:`~msinspect.analysis.collect.Analysis` (and a
-    :class:`~msinspect.check.CheckReport`)."""
+    :class:`~msinspect.check.CheckReport`); ``ops``: the selectors to draw the graph around (default:
+    see :func:`msinspect.report.around.choose`). The run section shows the rank groups
+    (:func:`group_rows`)."""
+    from msinspect.report.around import choose, draw
+
     strategy_rows = merged_rows(analysis.strategies(), STRATEGY_SHOWN)
     comm_frame = analysis.comm()
     comm_rows = merged_rows(comm_frame, COMM_SHOWN)
@@ -122,6 +155,9 @@ def report_html(analysis, check_report=None, *, title: str | None = None) -> str
         comm_columns=COMM_SHOWN, comm_blocks=blocks(comm_rows), comm_count=len(comm_rows),
         comm=_comm_summary(comm_frame) if len(comm_frame) else None,
         params=_params(analysis),
+        around=draw(analysis, choose(analysis, ops, check_report), lenient=lenient),
+        around_named=bool(ops),
+        rank_groups=group_rows(analysis),
         check=check_report,
         evidence=lambda outcome: [ev.format() for ev in outcome.evidence],
     )

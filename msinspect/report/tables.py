@@ -139,3 +139,68 @@ def blocks(rows: list[Row]) -> list[Block]:
     for row in rows:
         out.setdefault(signature(row), Block()).rows.append(row)
     return list(out.values())
+
+
+# ---- weights: repeated layers' weights (blocks.0.attention.wq ... blocks.123.attention.wq) as one block ----
+
+_INDEX = re.compile(r"(?:(?<=[./_-])|^)\d+(?=[./_-]|$)")
+
+
+def name_pattern(name: str) -> str:
+    """A weight's name with each index of a repeated cell taken out: ``blocks.*.attention.wq``."""
+    return _INDEX.sub("*", name)
+
+
+def indices_text(names: list[str]) -> str:
+    """The indices that vary between ``names`` of one pattern, with the word before each:
+    ``blocks 0-123`` (``layers 0-3, experts 0-7`` when two vary); ``""`` when none varies."""
+    found = [[(m.start(), m.group()) for m in _INDEX.finditer(n)] for n in names]
+    if not found or any(len(f) != len(found[0]) for f in found):
+        return ""
+    parts = []
+    for i, (start, _) in enumerate(found[0]):
+        values = {int(f[i][1]) for f in found}
+        if len(values) > 1:
+            word = re.split(r"[./_-]", names[0][:start].rstrip("./_-"))[-1] or "index"
+            parts.append(f"{word} {ranks_text(values)}")
+    return ", ".join(parts)
+
+
+def compressed_names(names: list[str]) -> list[str]:
+    """``names`` with those of one pattern written once: ``blocks.*.attention.wq (blocks 0-123, x 124)``."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(name_pattern(name), []).append(name)
+    return [members[0] if len(members) == 1 else f"{pattern} ({indices_text(members)}, x {len(members)})"
+            for pattern, members in groups.items()]
+
+
+@dataclass
+class ParamBlock:
+    """Weights whose rows agree in every column but the indices in their names."""
+
+    rows: list[dict] = field(default_factory=list)
+
+    @property
+    def collapsed(self) -> bool:
+        return len(self.rows) > 1
+
+    @property
+    def head(self) -> dict:
+        return self.rows[0]
+
+    @property
+    def pattern(self) -> str:
+        return name_pattern(self.rows[0]["param"])
+
+    def varying(self) -> str:
+        return indices_text([r["param"] for r in self.rows]) or f"{len(self.rows)} weights"
+
+
+def param_blocks(rows: list[dict], keys: list[str]) -> list[ParamBlock]:
+    """The weights' rows grouped by their name pattern and the ``keys`` cells, in order of first row."""
+    out: dict[tuple, ParamBlock] = {}
+    for row in rows:
+        signature = (name_pattern(row["param"]),) + tuple(str(row.get(k)) for k in keys)
+        out.setdefault(signature, ParamBlock()).rows.append(row)
+    return list(out.values())

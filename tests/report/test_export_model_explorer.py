@@ -16,11 +16,22 @@ SEED = str(FIXTURES / "sharding_propagation_dryrun_8rank")
 
 
 @pytest.fixture(scope="module")
-def rank5(tmp_path_factory):
+def exported(tmp_path_factory):
     out = tmp_path_factory.mktemp("export") / "rank5.json"
     result = CliRunner().invoke(main, ["export", SEED, "--rank", "5", "-o", str(out)])
     assert result.exit_code == 0, result.output
-    return json.loads(out.read_text())
+    assert "rank5-wire-bytes.json" in result.output
+    return json.loads(out.read_text()), json.loads((out.parent / "rank5-wire-bytes.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def rank5(exported):
+    return exported[0]
+
+
+@pytest.fixture(scope="module")
+def overlay(exported):
+    return exported[1]
 
 
 def _attrs(node) -> dict:
@@ -117,3 +128,48 @@ def test_view_serves_the_export_in_model_explorer(rank5, request, tmp_path):
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=20)
+
+
+def test_wire_bytes_overlay_by_hand(rank5, overlay):
+    """Model Explorer's per-node data (``ModelNodeData`` as JSON: graph id -> ``{"results": {node id:
+    {"value": N}}, ...}``) written beside the graph: the wire bytes of rank 5's communication."""
+    graphs = {g["id"]: {n["id"]: n for n in g["nodes"]} for g in rank5["graphs"]}
+    assert overlay and set(overlay) <= set(graphs)
+    for graph_id, data in overlay.items():
+        assert data["gradient"][0]["stop"] == 0 and data["gradient"][-1]["stop"] == 1
+        for node_id, result in data["results"].items():
+            node = graphs[graph_id][node_id]  # every key is a node of that graph, a communication one
+            assert node["style"] is not None and isinstance(result["value"], int) and result["value"] >= 0
+    # by hand: matmul's (8, 16) float32 partial sums (512 bytes) joined by an AllReduce over ranks
+    # 4-7: a ring AllReduce sends 2 (4 - 1) / 4 x 512 = 768 bytes per rank
+    nodes = {n["id"]: (g["id"], n) for g in rank5["graphs"] for n in g["nodes"]}
+    [matmul] = [i for i, (_, n) in nodes.items() if _attrs(n).get("name") == "matmul"]
+    [allreduce] = [i for i, (_, n) in nodes.items() if n["label"] == "AllReduce"
+                   and any(e["sourceNodeId"] == matmul for e in n["incomingEdges"])]
+    assert overlay[nodes[allreduce][0]]["results"][allreduce] == {"value": 768}
+    # an operator that is not communication carries no value (nothing is made up)
+    assert all(matmul not in d["results"] for d in overlay.values())
+
+
+def test_model_explorer_classes_read_the_overlay_back(overlay):
+    nd = pytest.importorskip("model_explorer.node_data_builder",
+                             reason="Model Explorer is not installed (pip install 'msinspect[viewer]')")
+    model = nd.ModelNodeData(graphsData={
+        graph_id: nd.GraphNodeData(results={k: nd.NodeDataResult(**v) for k, v in data["results"].items()},
+                                   gradient=[nd.GradientItem(**g) for g in data["gradient"]],
+                                   **{k: v for k, v in data.items() if k not in ("results", "gradient")})
+        for graph_id, data in overlay.items()})
+    assert json.loads(model.to_json_string()) == overlay
+
+
+def test_node_data_beside_an_existing_file_is_kept(tmp_path):
+    mine = tmp_path / "g-wire-bytes.json"
+    mine.write_text("mine")
+    result = CliRunner().invoke(main, ["export", SEED, "--rank", "5", "-o", str(tmp_path / "g.json")])
+    assert result.exit_code == 2 and "exists already" in result.output
+    assert mine.read_text() == "mine" and not (tmp_path / "g.json").exists()
+    named = tmp_path / "overlay.json"
+    ok = CliRunner().invoke(main, ["export", SEED, "--rank", "5", "-o", str(tmp_path / "g.json"),
+                                   "--node-data", str(named)])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(named.read_text()) and mine.read_text() == "mine"

@@ -116,3 +116,80 @@ def test_pipeline_report_collapses_micro_batches_and_expands(browser, tmp_path_f
     assert ops == sorted(ops, key=str.lower)
     _screenshot_sections(browser, shots, "pipeline")
     assert _console_errors(browser) == []
+
+
+needs_dot = pytest.mark.skipif(__import__("shutil").which("dot") is None,
+                               reason="Graphviz's 'dot' program is not installed (apt-get install graphviz)")
+
+
+def _figure_texts(figure) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    return [t.get_attribute("textContent") for t in figure.find_elements(By.CSS_SELECTOR, "svg text")]
+
+
+@needs_dot
+def test_graph_around_a_named_operator_and_the_busiest_collective(browser, tmp_path_factory, shots, analysed):
+    from selenium.webdriver.common.by import By
+
+    dump = analysed("sharding_propagation_dryrun_8rank")
+    page = tmp_path_factory.mktemp("around") / "named.html"
+    page.write_text(report_html(dump.analyse(), ops=["matmul"]), encoding="utf-8")
+    browser.get(page.as_uri())
+    assert _console_errors(browser) == []
+    [figure] = browser.find_elements(By.CSS_SELECTOR, "#around figure.around")
+    assert figure.get_attribute("data-what") == "matmul" and "named with --op" in figure.text
+    assert figure.find_element(By.TAG_NAME, "svg").is_displayed()
+    # the picture holds matmul's own node (its label starts with the instance name) and, by hand,
+    # the AllReduce that joins its partial sums (seed 002: width cut in 4)
+    texts = _figure_texts(figure)
+    assert "matmul" in texts and "AllReduce (forward)" in texts
+    # self-contained: the SVG references nothing outside the page
+    html = page.read_text(encoding="utf-8")
+    assert "<!DOCTYPE svg" not in html and "<?xml" not in html and "svg11.dtd" not in html
+
+    # by default (no --op, no spec): per kind, the collective with the most wire bytes. By hand for
+    # the forward kind: matmul's output per rank is (8, 16) float32 = 512 bytes, summed by an
+    # AllReduce over 4 ranks: 2 (4 - 1) / 4 x 512 = 768 bytes per step
+    page = tmp_path_factory.mktemp("around") / "default.html"
+    page.write_text(report_html(dump.analyse()), encoding="utf-8")
+    browser.get(page.as_uri())
+    figures = browser.find_elements(By.CSS_SELECTOR, "#around figure.around")
+    forward = [f for f in figures if "the forward operator with the most wire bytes: 768 bytes" in f.text]
+    assert len(forward) == 1 and "(AllReduce, line" in forward[0].get_attribute("data-what")
+    assert "AllReduce (forward)" in _figure_texts(forward[0])
+    browser.execute_script("arguments[0].scrollIntoView()", forward[0])
+    forward[0].screenshot(str(shots / "around-forward-allreduce.png"))
+    assert _console_errors(browser) == []
+
+
+def test_repeated_layers_weights_collapse_and_expand(browser, tmp_path_factory, shots):
+    from selenium.webdriver.common.by import By
+
+    # zoo 01: the GPT stack of gpt.py, 4 blocks with the same strategies (tp 4 x dp 2): each of a
+    # block's ten weights (wq, wk, wv, wo, w_in, w_out, ln1/ln2 gamma and beta) is one block of the
+    # table, "x 4 identical (blocks 0-3)"; wq (512, 512) feeds q_matmul ((dp, 1), (1, tp)) = (1, 4)
+    dump = msinspect.load_dump(FIXTURES / "zoo" / "01_semi_auto_tp4dp2")
+    page = tmp_path_factory.mktemp("params") / "zoo01.html"
+    page.write_text(report_html(dump.analyse(), ops=["no-such-operator"]), encoding="utf-8")
+    browser.get(page.as_uri())
+    assert _console_errors(browser) == []
+    collapsed = browser.find_elements(By.CSS_SELECTOR, "#params-table tbody.collapsed")
+    heads = [b.find_element(By.CSS_SELECTOR, "tr.head").text for b in collapsed]
+    assert sum("x 4 identical" in h and "(blocks 0-3)" in h for h in heads) == 10
+    block = next(b for b, h in zip(collapsed, heads) if "blocks.*.attention.wq" in h)
+    members = block.find_elements(By.CSS_SELECTOR, "tr.member")
+    assert len(members) == 4 and not any(m.is_displayed() for m in members)
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", block)
+    block.find_element(By.CSS_SELECTOR, "button.toggle").click()
+    assert all(m.is_displayed() for m in members)
+    cells = [[td.text for td in m.find_elements(By.TAG_NAME, "td")] for m in members]
+    assert [c[0] for c in cells] == [f"blocks.{i}.attention.wq" for i in range(4)]
+    assert {(c[1], c[3]) for c in cells} == {("(512, 512)", "(1, 4)")}
+    block.screenshot(str(shots / "params-collapsed-expanded.png"))
+    # filtering counts weights: w_out is only the FeedForward's, one per block
+    browser.find_element(By.ID, "params-filter").send_keys("w_out")
+    assert browser.find_element(By.ID, "params-shown").text == "4"
+    # an --op that names nothing says so instead of a picture
+    assert "no operator of the files read matches 'no-such-operator' (at stage validate)" in browser.find_element(By.ID, "around").text
+    assert _console_errors(browser) == []

@@ -58,3 +58,55 @@ def test_a_bad_spec_stops_before_anything_is_written(tmp_path):
     result = CliRunner().invoke(main, ["report", SEED, "--spec", str(spec), "-o", str(tmp_path / "r.html")])
     assert result.exit_code == 2 and "bad spec" in result.output
     assert not (tmp_path / "r.html").exists()
+
+
+def test_report_op_pictures_are_bounded(tmp_path, monkeypatch):
+    """--op draws the graph around the operator inline; a picture larger than the bound is left out
+    with the reason and the command that draws it whole."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's 'dot' program is not installed")
+    from msinspect.report import around
+
+    runner = CliRunner()
+    ok = runner.invoke(main, ["report", SEED, "--op", "relu", "-o", str(tmp_path / "ok.html")])
+    assert ok.exit_code == 0, ok.output
+    html = (tmp_path / "ok.html").read_text(encoding="utf-8")
+    section = html[html.index('<section id="around">'):]
+    section = section[:section.index("</section>")]
+    assert section.count("<svg") == 1 and "named with --op" in section and ">relu</text>" in section
+    monkeypatch.setattr(around, "MAX_SVG_BYTES", 1000)
+    small = runner.invoke(main, ["report", SEED, "--op", "relu", "-o", str(tmp_path / "small.html")])
+    assert small.exit_code == 0, small.output
+    html = (tmp_path / "small.html").read_text(encoding="utf-8")
+    assert "too large to show here even at depth 0" in html and "msinspect render" in html and "--op &#39;relu&#39;" in html
+
+
+def test_report_without_graphviz_says_so(tmp_path, monkeypatch):
+    import msinspect.render
+
+    monkeypatch.setattr(msinspect.render, "dot_available", lambda: False)
+    result = CliRunner().invoke(main, ["report", SEED, "--op", "relu", "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "no picture: Graphviz&#39;s &#39;dot&#39; program is not installed" in html
+
+
+def test_rank_groups_in_the_run_section(analysed, monkeypatch):
+    """recursive_pipeline (train_jobs/recursive_pipeline.py): 2 pipeline stages on 8 devices, so
+    by hand ranks 0-3 (stage 0) and 4-7 (stage 1) hold different weights: two groups, A and B, no
+    odd rank. One rank alone (seed 002's single file) shows no group table."""
+    from msinspect.report import around
+    from msinspect.report.html import report_html
+
+    monkeypatch.setattr(around, "choose", lambda *a, **k: [])  # no pictures: this test is about the run section
+    html = report_html(analysed("recursive_pipeline_dryrun_8rank").analyse())
+    table = html[html.index('id="rank-groups"'):]
+    table = table[:table.index("</table>")]
+    rows = [r for r in table.split("<tr")[2:]]
+    assert len(rows) == 2 and 'class="warn"' not in table
+    assert ">A</td><td>ranks 0-3</td><td>0</td>" in rows[0] and ">B</td><td>ranks 4-7</td><td>1</td>" in rows[1]
+    assert 'id="rank-groups"' not in report_html(analysed("seed_002").analyse())

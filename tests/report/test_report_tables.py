@@ -50,3 +50,15 @@ def test_ranks_that_disagree_are_not_merged_and_not_collapsed_together():
     # per rank, the two micro-batches are one block
     assert [[r.cells["micro"] for r in b.rows] for b in found] == [["0", "1"], ["0", "1"]]
     assert found[0].head_cells()["micro"] == "0-1"
+
+
+def test_weight_names_of_repeated_layers():
+    from msinspect.report.tables import compressed_names, indices_text, name_pattern
+
+    names = [f"blocks.{i}.attention.wq" for i in range(124)]
+    assert name_pattern(names[7]) == "blocks.*.attention.wq"
+    assert indices_text(names) == "blocks 0-123"
+    assert compressed_names(names + ["w", "w2"]) == ["blocks.*.attention.wq (blocks 0-123, x 124)", "w", "w2"]
+    # two indices: only the one that varies is named; a digit inside a word is not an index
+    assert indices_text(["layers.0.experts.3.w1", "layers.1.experts.3.w1"]) == "layers 0-1"
+    assert name_pattern("w2") == "w2" and name_pattern("ln1_gamma") == "ln1_gamma"

@@ -1,0 +1,190 @@
+"""The report's pictures of the graph around chosen operators: which operators (named with
+``--op``; else those a spec names and, per kind of communication, the collective with the most
+wire bytes), on which rank, and each picture as inline SVG drawn by :mod:`msinspect.render`.
+
+Bounded: at most :data:`MAX_PICTURES` pictures, each around at most :data:`MAX_SEEDS` operators
+(a selector naming the 124 blocks' ``q_matmul`` draws the first three) and at most
+:data:`MAX_SVG_BYTES` of SVG (drawn again with fewer hops until it fits, else left out with the
+reason and the ``msinspect render`` command that draws it whole)."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from msinspect.analysis.ops import is_backward, selector_matches
+from msinspect.errors import MsInspectError, shown_path
+
+MAX_PICTURES = 8
+MAX_SEEDS = 3
+MAX_SVG_BYTES = 300_000
+#: Real-operator hops drawn first (then fewer while the picture is too large).
+DEPTH = 2
+#: The keys of each kind of spec entry that name operators (``between`` names two).
+_SPEC_KEYS = {"strategy": ("op",), "shape": ("op",), "comm": ("after", "before"), "no_redistribution": ("between",)}
+
+
+@dataclass
+class Choice:
+    """An operator (or the operators a selector names) to draw around, and why it was chosen."""
+
+    what: str
+    """The selector, or the operator's name and op."""
+    why: str
+    selector: str | None = None
+    """The ``--op`` selector that finds it again (None: chosen by its line)."""
+    rank: int | None = None
+    file: str | None = None
+    lines: list[int] = field(default_factory=list)
+    """The IR lines of the operators drawn around (empty: none found)."""
+    matched: int = 0
+    """How many operators the selector matched on that rank."""
+
+
+@dataclass
+class Neighbourhood:
+    """One picture of the report: a :class:`Choice` and its SVG, or why there is none."""
+
+    choice: Choice
+    ident: str
+    svg: str | None = None
+    depth: int | None = None
+    problem: str | None = None
+    note: str | None = None
+
+    @property
+    def file_shown(self) -> str:
+        return shown_path(self.choice.file) if self.choice.file else ""
+
+
+def _spec_selectors(check_report) -> list[tuple[str, str]]:
+    """``(selector, entries)``: each operator the spec names, with the entries naming it."""
+    named: dict[str, list[str]] = {}
+    for outcome in check_report.outcomes if check_report is not None else ():
+        e = outcome.expectation
+        for key in _SPEC_KEYS.get(e.kind, ()):
+            value = e.values.get(key)
+            for selector in (value if isinstance(value, (list, tuple)) else [value]):
+                if isinstance(selector, str) and selector:
+                    named.setdefault(selector, []).append(e.label)
+    return [(s, ", ".join(dict.fromkeys(labels))) for s, labels in named.items()]
+
+
+def _locate(ops: pd.DataFrame, choice: Choice, selector: str) -> Choice:
+    """The first rank read whose file has operators matching ``selector``: its file and their lines
+    (forward ones first: the gradient graph only when the selector names nothing else)."""
+    if ops.empty:
+        return choice
+    hits = ops[[selector_matches(n, s, selector) for n, s in zip(ops["name"], ops["scope"])]]
+    hits = hits[~hits["plumbing"].astype(bool)] if len(hits) else hits
+    for _, rows in hits.groupby("file", sort=False):
+        forward = rows[~rows["backward"].astype(bool)]
+        picked = forward if len(forward) else rows
+        rank = picked["rank"].iloc[0]
+        choice.rank = None if rank is None or (isinstance(rank, float) and math.isnan(rank)) else int(rank)
+        choice.file, choice.lines = str(picked["file"].iloc[0]), [int(v) for v in picked["line"]]
+        choice.matched = len(picked)
+        break
+    return choice
+
+
+def _busiest_per_kind(comm: pd.DataFrame) -> list[Choice]:
+    """Per kind of communication that moves data: its operator with the most wire bytes (per step,
+    at one rank); where no byte count is known, the first of the kind in file order, said so."""
+    out = []
+    if comm.empty:
+        return out
+    moving = comm[comm["moves_data"].astype(bool)]
+    for kind, rows in moving.groupby("kind", sort=False):
+        known = rows[rows["wire_bytes"].notna()]
+        if len(known):
+            row = known.loc[known["wire_bytes"].astype(float).idxmax()]
+            why = (f"the {kind} operator with the most wire bytes: {int(row['wire_bytes']):,} bytes per step at "
+                   f"rank {_rank_text(row['rank'])} (of {len(rows)} {kind} operator(s))")
+        else:
+            row = rows.iloc[0]
+            why = (f"the first {kind} operator in file order: which has the most wire bytes cannot be told "
+                   f"(no byte count in this file: its shapes are global or unknown; {len(rows)} {kind} operator(s))")
+        rank = row["rank"]
+        out.append(Choice(f"{row['name']} ({row['op']}, line {int(row['line'])})", why, None,
+                          None if rank is None or (isinstance(rank, float) and math.isnan(rank)) else int(rank),
+                          str(row["file"]), [int(row["line"])], 1))
+    return out
+
+
+def _rank_text(rank) -> str:
+    return "?" if rank is None or (isinstance(rank, float) and math.isnan(rank)) else str(int(rank))
+
+
+def choose(analysis, ops: tuple[str, ...] | list[str] = (), check_report=None) -> list[Choice]:
+    """What the report draws: the ``ops`` selectors when given; else the operators the spec of
+    ``check_report`` names, then the busiest collective of each kind; at most :data:`MAX_PICTURES`."""
+    frame = analysis.operators()
+    if ops:
+        chosen = [_locate(frame, Choice(s, "named with --op", s), s) for s in dict.fromkeys(ops)]
+    else:
+        chosen = [_locate(frame, Choice(s, f"named by the spec ({labels})", s), s)
+                  for s, labels in _spec_selectors(check_report)]
+        chosen += _busiest_per_kind(analysis.comm())
+    return chosen[:MAX_PICTURES] if not ops else chosen
+
+
+def _inline(svg: bytes, ident: str) -> str:
+    """Graphviz's SVG for inlining: no XML prolog, doctype or comments (the doctype names a URL),
+    element ids prefixed with ``ident`` so that several pictures on one page do not clash."""
+    text = svg.decode("utf-8")
+    start = text.find("<svg")
+    text = re.sub(r"<!--.*?-->", "", text[start:], flags=re.S)
+    text = re.sub(r'\bid="', f'id="{ident}-', text)
+    return text.replace("<svg ", f'<svg class="around" data-ident="{ident}" ', 1)
+
+
+def draw(analysis, choices: list[Choice], *, lenient: bool = False) -> list[Neighbourhood]:
+    """Each choice drawn (see the module's bounds); a choice that cannot be drawn says why."""
+    import graphviz
+
+    from msinspect.parser import parse_file
+    from msinspect.render import INSTALL_HINT, dot_available, render_around
+    from msinspect.graph import to_networkx
+
+    out, parsed = [], {}
+    for i, choice in enumerate(choices):
+        item = Neighbourhood(choice, f"around{i}")
+        out.append(item)
+        if not choice.lines:
+            stage = analysis.plan.stage if analysis.plan is not None and analysis.plan.stage else "read"
+            item.problem = f"no operator of the files read matches {choice.what!r} (at stage {stage})"
+            if choice.why.startswith("named by the spec"):
+                item.problem += "; the spec may check it at another stage"
+            continue
+        if not dot_available():
+            item.problem = "Graphviz's 'dot' program is not installed, so no picture was drawn; " + INSTALL_HINT
+            continue
+        try:
+            if choice.file not in parsed:
+                ir = parse_file(choice.file, lenient=lenient)
+                parsed[choice.file] = (ir, to_networkx(ir))
+            ir, graph = parsed[choice.file]
+            by_line = {n.line: n for n in ir.nodes() if n.index is not None}
+            seeds = [by_line[line] for line in choice.lines[:MAX_SEEDS] if line in by_line]
+            if choice.matched > MAX_SEEDS:
+                item.note = (f"{choice.what!r} matches {choice.matched} operators on rank {_rank_text(choice.rank)}; "
+                             f"drawn around the first {MAX_SEEDS} (lines {', '.join(map(str, choice.lines[:MAX_SEEDS]))})")
+            for depth in range(DEPTH, -1, -1):
+                digraph = render_around(ir, seeds, depth=depth, include_backward=any(map(is_backward, seeds)),
+                                        context=analysis.context(choice.rank), graph=graph,
+                                        what=choice.what)
+                svg = graphviz.pipe("dot", "svg", digraph.source.encode("utf-8"))
+                if len(svg) <= MAX_SVG_BYTES:
+                    item.svg, item.depth = _inline(svg, item.ident), depth
+                    break
+            else:
+                item.problem = (f"too large to show here even at depth 0 ({len(svg) / 1024:,.0f} KiB of SVG, the "
+                                f"bound is {MAX_SVG_BYTES / 1024:,.0f} KiB)")
+                if choice.selector:
+                    item.problem += f"; draw it with: msinspect render {shown_path(choice.file)} --op '{choice.selector}'"
+        except (MsInspectError, graphviz.CalledProcessError, graphviz.ExecutableNotFound) as error:
+            item.problem = f"cannot draw it: {error}"
+    return out
