@@ -67,6 +67,19 @@ run_dryrun(sys.argv[1], 8, only=[0, 1], out_root=sys.argv[3], jobs=2, environmen
 """
 
 
+def _tag_of(pid: int, wait: float = 10.0) -> bytes:
+    """The run tag in a launched process's environment. Until the process has exec'd, /proc shows
+    its parent's environment (no tag): on a loaded machine the first read can come that early."""
+    deadline = time.monotonic() + wait
+    while True:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            found = [v for v in fh.read().split(b"\0") if v.startswith(b"MSINSPECT_DRYRUN_TAG=")]
+        if found or time.monotonic() > deadline:
+            assert found, f"process {pid} carries no MSINSPECT_DRYRUN_TAG after {wait} s"
+            return found[0].split(b"=", 1)[1]
+        time.sleep(0.05)
+
+
 def _launch_and_interrupt(dryrun_env, runs_root, sig):
     repo = Path(__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=str(repo) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -76,8 +89,7 @@ def _launch_and_interrupt(dryrun_env, runs_root, sig):
     try:
         first = json.loads(child.stdout.readline())
         pids = first["pids"]
-        with open(f"/proc/{pids[1]}/environ", "rb") as fh:
-            tag = [v for v in fh.read().split(b"\0") if v.startswith(b"MSINSPECT_DRYRUN_TAG=")][0].split(b"=", 1)[1]
+        tag = _tag_of(pids[1])
         time.sleep(1.0)  # mid-run: the worker is importing MindSpore / compiling
         child.send_signal(sig)
         child.wait(timeout=60)
