@@ -43,7 +43,7 @@ setup: $(VENV)/.installed dot browser
 demo: setup
 	@status=0; $(BIN)/msinspect train all --out runs || status=$$?; reports=""; \
 	for mode in manual_parallel sharding_propagation recursive_pipeline; do \
-	  run=$$(ls -dt runs/train-$$mode-* 2>/dev/null | head -1); \
+	  run=$$(ls -dt runs/train-$$mode-* runs/dryrun-$$mode-* 2>/dev/null | head -1); \
 	  if [ -n "$$run" ] && [ ! -e "$$run/report.html" ]; then \
 	    $(BIN)/msinspect report "$$run" -o "$$run/report.html" --spec train_jobs/$$mode.toml \
 	      || echo "note: the report of $$run says what failed"; fi; \
