@@ -55,16 +55,6 @@ def line_scan(text: str) -> int:
     return sum(1 for line in text.splitlines() if NODE.match(line))
 
 
-def best_cpu(fn, repeat: int) -> float:
-    """The least CPU time (this process's own seconds) of ``repeat`` calls of ``fn``."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.process_time()
-        fn()
-        best = min(best, time.process_time() - start)
-    return best
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file", nargs="?", type=Path)
@@ -86,8 +76,8 @@ def main() -> None:
     parse_text(text, path.name)  # the fragments of this text are now known to this process
     t_warm = best_of(lambda: parse_text(text, path.name), args.repeat)
     t_scan = best_of(lambda: line_scan(text), args.repeat)
-    c_warm = best_cpu(lambda: parse_text(text, path.name), args.repeat)
-    c_scan = best_cpu(lambda: line_scan(text), args.repeat)
+    c_warm = best_of(lambda: parse_text(text, path.name), args.repeat, clock=time.process_time)
+    c_scan = best_of(lambda: line_scan(text), args.repeat, clock=time.process_time)
     shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
     print(f"file: {shown}")
     print(f"size: {mb:.2f} MB, {text.count(chr(10))} lines, {cold['cnodes']} cnodes, {cold['status']}")

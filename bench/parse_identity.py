@@ -14,7 +14,6 @@ path (the same N in every run), smallest first up to ``--max-mb`` of text per fo
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import gzip
 import hashlib
 import json
@@ -23,20 +22,10 @@ import sys
 from pathlib import Path
 
 
-def canon(value):
-    """A comparable form of a model value that keeps types apart (``1``, ``1.0`` and ``True``)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return (type(value).__name__, tuple((f.name, canon(getattr(value, f.name))) for f in dataclasses.fields(value)))
-    if isinstance(value, dict):
-        return ("dict", tuple((canon(k), canon(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(canon(v) for v in value))
-    return (type(value).__name__, repr(value))
-
-
 def fingerprint(path: Path, lenient: bool) -> str:
     from msinspect.errors import IRParseError
     from msinspect.parser import parse_text
+    from msinspect.model import canonical
 
     raw = path.read_bytes()
     text = (gzip.decompress(raw) if path.name.endswith(".gz") else raw).decode("utf-8", "replace")
@@ -44,7 +33,7 @@ def fingerprint(path: Path, lenient: bool) -> str:
         ir = parse_text(text, path.name, lenient=lenient)
     except IRParseError as err:
         return "error: " + str(err)
-    return hashlib.sha256(repr(canon(ir)).encode()).hexdigest()
+    return hashlib.sha256(repr(canonical(ir)).encode()).hexdigest()
 
 
 def files(folders: list[Path], sample: int, max_mb: float) -> list[Path]:

@@ -4,11 +4,12 @@ from __future__ import annotations
 import time
 
 
-def best_of(fn, repeat: int) -> float:
-    """The shortest wall time of ``repeat`` calls of ``fn``, in seconds."""
+def best_of(fn, repeat: int, clock=time.perf_counter) -> float:
+    """The shortest time of ``repeat`` calls of ``fn``, in seconds: wall time, or with
+    ``clock=time.process_time`` this process's own CPU time."""
     best = float("inf")
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         fn()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, clock() - start)
     return best

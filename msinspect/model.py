@@ -6,7 +6,7 @@ their own small classes below.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from typing import Any, Union
 
@@ -246,6 +246,21 @@ def where(path: str | None, line: int, *, rank: int | None = None) -> str:
     """``rank 3: file.ir:12``: how every message locates a line of a dump (no file: ``line 12``)."""
     place = f"{path}:{line}" if path else f"line {line}"
     return place if rank is None else f"rank {rank}: {place}"
+
+
+def canonical(value: Any) -> Any:
+    """A comparable, hashable form of a model value (an :class:`IRFile`, a node, an attribute)
+    that keeps types apart (``1``, ``1.0`` and ``True`` differ) and leaves out what is not part
+    of a value's identity (fields with ``compare=False``, such as a node's cached strategy): two
+    parses of one text give equal forms."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__name__, tuple((f.name, canonical(getattr(value, f.name)))
+                                            for f in fields(value) if f.compare))
+    if isinstance(value, dict):
+        return ("dict", tuple((canonical(k), canonical(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(canonical(v) for v in value))
+    return (type(value).__name__, repr(value))
 
 
 def format_node(node: Node, path: str | None = None, *, rank: int | None = None) -> str:

@@ -4,13 +4,13 @@ those of the line itself, digits that name a type ("I64(") must never be mixed u
 dump must read the same with templates as without."""
 from __future__ import annotations
 
-import dataclasses
 import gzip
 from pathlib import Path
 
 import pytest
 
 from msinspect import parse_text
+from msinspect.model import canonical
 from msinspect.parser import core
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,17 +70,6 @@ def test_values_read_by_template_are_each_lines_own(fresh_parser):
     assert nodes[4].primitive_attrs["a"] == "I65(2)"  # a type written as a call, kept as text
 
 
-def canon(value):
-    """A comparable form of a model value that keeps 1, 1.0 and True apart."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return (type(value).__name__, tuple((f.name, canon(getattr(value, f.name))) for f in dataclasses.fields(value)))
-    if isinstance(value, dict):
-        return ("dict", tuple((canon(k), canon(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(canon(v) for v in value))
-    return (type(value).__name__, repr(value))
-
-
 def test_a_dump_reads_the_same_with_templates_as_without(fresh_parser, monkeypatch):
     # a pipeline of repeated layers: its type lines and attribute dicts repeat with other numbers
     path = ROOT / "fixtures/zoo/04_pipeline_hsdp_recompute/rank_0/step_parallel_end_0020.ir.gz"
@@ -91,4 +80,4 @@ def test_a_dump_reads_the_same_with_templates_as_without(fresh_parser, monkeypat
     monkeypatch.setattr(core, "_template_key", lambda text: text)  # no template: every fragment read directly
     direct = parse_text(text, path.name, lenient=True)
     assert with_templates.cnode_count == direct.cnode_count > 0
-    assert canon(with_templates) == canon(direct)
+    assert canonical(with_templates) == canonical(direct)
