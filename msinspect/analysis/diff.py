@@ -15,7 +15,6 @@ Whether the two sides come from one run is said in :attr:`RankDiff.warnings`
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import pandas as pd
 
 from msinspect.analysis.align import align
 from msinspect.analysis.collect import Analysis, RankResult, analyse
+from msinspect.analysis.ops import stable_name
 from msinspect.analysis.params import slice_text, with_slices
 from msinspect.analysis.runs import run_folder, run_warnings
 from msinspect.dumps import Dump, DuplicateRanksError, RankDump, load_dump
@@ -33,11 +33,6 @@ from msinspect.parser import parse_file
 #: Up to this many ranks, the whole dump root beside two rank folders is read to learn the
 #: pipeline stages and the device grid; above it only the two ranks are read.
 FULL_ROOT_LIMIT = 64
-
-_ORDINAL = re.compile(r"-op\d+$")
-#: The hash MindSpore puts in generated instance names (``forward_op_7137408040802222932``,
-#: ``redistribution_op_2668879223615121903AllGather_``): differs between ranks and runs.
-_HASH = re.compile(r"\d{6,}")
 
 SECTIONS = ("only", "shapes", "strategies", "comm", "slices")
 #: The columns of each section; ``left_*`` / ``right_*`` hold each side's value.
@@ -51,13 +46,6 @@ COLUMNS = {
 }
 
 
-def _stable(name):
-    """A generated name less what differs between ranks and runs (hash digits, ``-opN``)."""
-    if isinstance(name, tuple):
-        return tuple(_stable(n) for n in name)
-    return _HASH.sub("#", _ORDINAL.sub("", name)) if isinstance(name, str) else name
-
-
 def _keyed(rows: list[dict], fields: tuple[str, ...]) -> dict[tuple, dict]:
     """Rows keyed by ``fields`` plus their occurrence number among equal keys.
 
@@ -68,7 +56,7 @@ def _keyed(rows: list[dict], fields: tuple[str, ...]) -> dict[tuple, dict]:
     seen: dict[tuple, int] = {}
     out = {}
     for row in rows:
-        base = tuple(_stable(row.get(f)) if f in ("name", "producer", "consumers") else row.get(f)
+        base = tuple(stable_name(row.get(f)) if f in ("name", "producer", "consumers") else row.get(f)
                      for f in fields)
         n = seen.get(base, 0)
         seen[base] = n + 1
@@ -227,7 +215,7 @@ OP_FIELDS = ("name", "op", "scope", "backward", "param")
 
 def _identity(row: dict) -> tuple:
     """What names an operator in words: its stable name, op, scope, direction, parameter."""
-    return tuple(_stable(row[f]) if f == "name" else row[f] for f in OP_FIELDS)
+    return tuple(stable_name(row[f]) if f == "name" else row[f] for f in OP_FIELDS)
 
 
 def _comm_ops(lr: RankResult, rr: RankResult) -> tuple[list[tuple[dict, dict]], list, list]:

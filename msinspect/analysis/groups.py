@@ -30,6 +30,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from msinspect.analysis.ops import stable_name
+
 if TYPE_CHECKING:  # collect imports this module (signature_of runs in its workers)
     from msinspect.analysis.collect import Analysis, RankResult
 
@@ -40,9 +42,6 @@ PARTS = ("weights", "ops", "strategies", "shapes", "comm")
 
 _PART_WORDS = {"weights": "weights", "ops": "operators", "strategies": "strategies",
                "shapes": "per-rank shapes", "comm": "communication"}
-_ORDINAL = re.compile(r"-op\d+$")
-#: Digits MindSpore puts in generated instance names (hashes): they differ between ranks.
-_HASH = re.compile(r"\d{6,}")
 
 
 @dataclass(frozen=True)
@@ -103,11 +102,6 @@ def signature_of(result: RankResult, held: frozenset[str] = frozenset()) -> Sign
     weights its file holds)."""
     parts = tuple((part, _digest(sorted(_items(result, part).items(), key=repr))) for part in PARTS)
     return Signature(parts, _digest(sorted(held)))
-
-
-def structural_name(name) -> str | None:
-    """An instance name less MindSpore's ``-opN`` ordinal and hash digits (they differ between ranks)."""
-    return _HASH.sub("#", _ORDINAL.sub("", name)) if isinstance(name, str) else name
 
 
 @dataclass
@@ -230,7 +224,7 @@ def _strategy_changes(mine: RankResult, theirs: RankResult, limit: int = 3) -> l
     def keyed(result):
         out: dict = {}
         for row in result.strategies:
-            out.setdefault((structural_name(row["name"]), row["op"]), Counter())[
+            out.setdefault((stable_name(row["name"]), row["op"]), Counter())[
                 (row["in_strategy"], row["out_strategy"], row["set_by"])] += 1
         return out
 

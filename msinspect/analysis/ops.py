@@ -6,11 +6,27 @@ prefixes it gives them (``forward_op_``, ``redistribution_op_``, ``grad_mirror_`
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from msinspect.analysis.vocabulary import (MIRROR_OPS, PIPELINE_OPS, REDISTRIBUTION_PREFIX,  # noqa: F401
                                           VOCABULARY, is_listed, is_redistribution_step)
 from msinspect.model import Abstract, Node, Shape
+
+#: MindSpore's ordinal in the names of operators without an instance name (``MatMul-op3``): it
+#: counts within the file and says nothing about the operator.
+_ORDINAL = re.compile(r"-op\d+$")
+#: The hash MindSpore puts in generated instance names (``forward_op_7137408040802222932``,
+#: ``redistribution_op_2668879223615121903AllGather_``): differs between ranks and runs.
+_HASH = re.compile(r"\d{6,}")
+
+
+def stable_name(name):
+    """A generated name (or a tuple of them) less what differs between ranks and runs: hash
+    digits and the ``-opN`` ordinal; anything else as it is."""
+    if isinstance(name, tuple):
+        return tuple(stable_name(n) for n in name)
+    return _HASH.sub("#", _ORDINAL.sub("", name)) if isinstance(name, str) else name
 
 #: The communication vocabulary lives in :mod:`msinspect.analysis.vocabulary`; these names are kept
 #: for the modules that import them from here.
