@@ -24,10 +24,8 @@ def summary(dump, stage, as_json, as_csv, jobs, scheduler, lenient, world):
     with errors():
         analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
                             world=world, scheduler=scheduler)
-        frame = summary_frame(analysis)
         groups = rank_groups(analysis)
-        for column, values in groups.columns(frame["rank_label"]).items():
-            frame[column] = values
+        frame = summary_frame(analysis, groups)
     if as_json or as_csv:
         emit(frame, as_json=as_json, as_csv=as_csv, title="")
         return
