@@ -267,9 +267,7 @@ def _on_dask(address: str, fn, tasks, name, kwargs) -> Iterator[Outcome]:
         for future in _finished(client, address, list(futures), _timeout()):
             index = futures[future]
             try:
-                yield index, tasks[index], future.result()
-            except MsInspectError as error:
-                yield index, tasks[index], error
+                yield index, tasks[index], future.result()  # msinspect's errors come back as values
             except KilledWorker:
                 yield index, tasks[index], _died(name(tasks[index]), "Dask worker")
             except ImportError as error:
