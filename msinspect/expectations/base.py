@@ -41,6 +41,10 @@ class ExpectationKind:
         """The operator or kind the entry is about, for messages."""
         return str(values["op"])
 
+    def operators(self, values: dict[str, Any]) -> tuple[str, ...]:
+        """The operator selectors the entry names (the report draws the graph around them)."""
+        return (str(values["op"]),) if values.get("op") else ()
+
     def check(self, checker: Checker, e: Expectation) -> Outcome:
         """The verdict on ``e`` for the checker's dump."""
         raise NotImplementedError

@@ -35,6 +35,9 @@ class Comm(ExpectationKind):
         where = f"after {values['after']}" if "after" in values else f"before {values['before']}"
         return f"{values['kind']} {where}"
 
+    def operators(self, values):
+        return tuple(str(values[k]) for k in ("after", "before") if values.get(k))
+
     def check(self, checker: Checker, e: Expectation) -> Outcome:
         v = e.values
         analysis = checker.analysis(e)

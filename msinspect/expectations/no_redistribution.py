@@ -28,6 +28,9 @@ class NoRedistribution(ExpectationKind):
     def target(self, values):
         return " -> ".join(values["between"])
 
+    def operators(self, values):
+        return tuple(str(v) for v in values["between"] if v)
+
     def check(self, checker: Checker, e: Expectation) -> Outcome:
         from msinspect.selection import pick_file
         from msinspect.analysis.flow import path_between

@@ -22,8 +22,6 @@ MAX_SEEDS = 3
 MAX_SVG_BYTES = 300_000
 #: Real-operator hops drawn first (then fewer while the picture is too large).
 DEPTH = 2
-#: The keys of each kind of spec entry that name operators (``between`` names two).
-_SPEC_KEYS = {"strategy": ("op",), "shape": ("op",), "comm": ("after", "before"), "no_redistribution": ("between",)}
 
 
 @dataclass
@@ -61,14 +59,14 @@ class Neighbourhood:
 
 def _spec_selectors(check_report) -> list[tuple[str, str]]:
     """``(selector, entries)``: each operator the spec names, with the entries naming it."""
+    from msinspect.expectations import KINDS
+
     named: dict[str, list[str]] = {}
     for outcome in check_report.outcomes if check_report is not None else ():
         e = outcome.expectation
-        for key in _SPEC_KEYS.get(e.kind, ()):
-            value = e.values.get(key)
-            for selector in (value if isinstance(value, (list, tuple)) else [value]):
-                if isinstance(selector, str) and selector:
-                    named.setdefault(selector, []).append(e.label)
+        kind = KINDS.get(e.kind)  # the job entry (its rank count) is no kind
+        for selector in kind.operators(e.values) if kind else ():
+            named.setdefault(selector, []).append(e.label)
     return [(s, ", ".join(dict.fromkeys(labels))) for s, labels in named.items()]
 
 
