@@ -13,8 +13,10 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from msinspect.errors import IRParseError
 from msinspect.model import Diagnostic, IRFile
 from msinspect.parser.assemble import assemble, check_counts
+from msinspect.parser.fastpath import CANDIDATE, FastReader
 from msinspect.parser.reading import read_text
 from msinspect.parser.transformer import BadToken, IRTransformer
+from msinspect.parser.typelines import TypeLines
 
 GRAMMAR = "mindspore_ir.lark"
 
@@ -75,9 +77,14 @@ def _parser() -> tuple[Lark, IRTransformer]:
 
     templates: dict = {}
     memo: dict = {}
+    type_lines = TypeLines(lark)
 
     @lru_cache(maxsize=FRAGMENT_CACHE)
     def parse_fragment(start: str, text: str):
+        if start == "types_fragment" and FAST_PATH:
+            read = type_lines.line(text)
+            if read is not None:
+                return read
         key = _template_key(text)
         if key != text:
             tree = templates.get((start, key))
@@ -313,6 +320,54 @@ def _parse_chunk(path: str, text: str, line_offset: int):
         raise _Failed(error, token.start_pos + failed.pos) from None
 
 
+# ---------------------------------------------------------------- node items read by template
+#: Read node items with :mod:`msinspect.parser.fastpath` (False: Lark reads every token; the tests
+#: compare the two).
+FAST_PATH = True
+#: A line that begins analyze_fail's exception text (the FAIL_TEXT terminal), which runs over many
+#: lines of free text: files holding one are read by Lark alone.
+_FREE_TEXT = re.compile(r"^-{20,}", re.M)
+
+
+@lru_cache(maxsize=1)
+def _fast() -> FastReader:
+    return FastReader(*_parser())
+
+
+def _read_range(path: str, text: str, a: int, b: int, line_offset: int, fast: bool) -> list:
+    """Items of ``text[a:b]`` (``a`` a line start, line ``line_offset + 1``): node items read by
+    template where they can be, every other run of items by Lark. Where Lark fails on a run, the
+    whole range is read by Lark alone, so the error (or result) is exactly Lark's."""
+    if not fast:
+        return _parse_chunk(path, text[a:b], line_offset)
+    reader = _fast()
+    items: list = []
+    run = at = a  # the run of items Lark reads starts at ``run``; candidates are searched from ``at``
+    line, counted = line_offset + 1, a  # the line of offset ``counted``
+    try:
+        while True:
+            found = CANDIDATE.search(text, at, b)
+            if found is None:
+                break
+            q = found.start()
+            line += text.count("\n", counted, q)
+            counted = q
+            read = reader.node(text, q, b, line)
+            if read is None:
+                at = found.end()
+                continue
+            if text[run:q].strip():
+                items.extend(_parse_chunk(path, text[run:q], line_offset + text.count("\n", a, run)))
+            item, run = read
+            items.append(item)
+            at = run
+        if text[run:b].strip():
+            items.extend(_parse_chunk(path, text[run:b], line_offset + text.count("\n", a, run)))
+    except _Failed:
+        return _parse_chunk(path, text[a:b], line_offset)
+    return items
+
+
 # ---------------------------------------------------------------- windows and recovery
 #: Lines where a window may begin: a subgraph's attribute block or a node. The grammar's top
 #: level is flat, so the text parses from any of them on; windows keep each parse (and each
@@ -353,7 +408,7 @@ def _next_line(text: str, pos: int, end: int) -> int:
 
 
 def _parse_window(path: str, text: str, start: int, end: int, lines_before: int, lenient: bool,
-                  items: list, diagnostics: list) -> None:
+                  items: list, diagnostics: list, fast: bool = False) -> None:
     """Parse ``text[start:end]`` into ``items``. Strict: raise at the first error. Lenient: each
     error costs the item it sits in (one diagnostic, and an ``unparsed`` node or subgraph where one
     can be read); parsing goes on at the next item. Every step is local to the window."""
@@ -365,7 +420,7 @@ def _parse_window(path: str, text: str, start: int, end: int, lines_before: int,
             continue
         offset = lines_before + text.count("\n", start, a)
         try:
-            items.extend(_parse_chunk(path, text[a:b], offset))
+            items.extend(_read_range(path, text, a, b, offset, fast))
             continue
         except _Failed as failed:
             if not lenient:
@@ -472,8 +527,9 @@ def parse_text(text: str, path: str = "<string>", *, lenient: bool = False) -> I
     ir = IRFile(path=path, family="excerpt", lines=text.count("\n"), size=len(text.encode("utf-8", "replace")))
     items: list = []
     diagnostics: list[Diagnostic] = []
+    fast = FAST_PATH and not _FREE_TEXT.search(text)
     for start, end, lines_before in _windows(text):
-        _parse_window(path, text, start, end, lines_before, lenient, items, diagnostics)
+        _parse_window(path, text, start, end, lines_before, lenient, items, diagnostics, fast)
     last_line = text.count("\n") + (0 if text.endswith("\n") else 1)
     _, problems = assemble(path, items, into=ir, last_line=last_line)
     problems += check_counts(ir) + _completeness(path, text, ir)

@@ -1,0 +1,219 @@
+"""Reading the node items of a dump without stepping Lark through every token of each one, with
+Lark the authority on what each of them says.
+
+Nearly all of a large dump is node items written the one way MindSpore writes them::
+
+      %12(CNode_8) = PrimFunc_MatMul(%10, %para3_w, Bool(0), Bool(0)) {instance name: matmul}
+          : (<Tensor[Float32], (8, 16)>, ...) -> (<Tensor[Float32], (8, 16)>)
+          # Scope: (Default/...)
+          # In file ...
+
+Lark pays per token, and the transformer's callbacks per rule; a 10 MB transformer dump has
+hundreds of thousands of tokens in its node lines alone. Here a node item is cut into the grammar's
+own terminals with the grammar's own regular expressions (``NODE_HEAD``, ``OP_NAME``, ``ATTRS``,
+``_NL``, ``TYPES``, ``NOTES``, read from the compiled grammar, never restated), and its call
+``OP(operands)`` is read by Lark from a *template*: the call with every node reference ``%12``
+replaced by ``%0`` and every parameter ``%para3_w`` by ``%para_``. Lark parses the template once,
+as a whole node line, so the operator and every operand that is not a reference are Lark's reading
+in the node rule's own context; each node then takes that reading with its own references put back
+in their places. The tokens of the item go to the transformer's own callbacks (``node``,
+``types_line``, ``notes``, ``annotations``), so the node is made by the code that makes it when
+Lark reads the line itself.
+
+Why the model is the same as Lark's:
+
+- the cuts are where Lark's lexer cuts: the regular expressions are the grammar's terminals, and
+  at each position only a terminal that Lark's contextual lexer would choose there is taken (at a
+  ``#`` under a node, NOTES unless a terminal of higher priority matches, exactly as Lark orders
+  them);
+- the operand list ends at the first ``)`` after which the ATTRS terminal or the line's end
+  follows; the template of that text must parse as a whole node line, so its parentheses close
+  where Lark's would (a list that does not parse is left to Lark);
+- a reference is a node reference or parameter where Lark lexes one; the template keeps the
+  reference's neighbours and the lexer sees a reference of the same terminal in its place, and
+  a template whose reading does not hold exactly one top-level operand per reference (a ``%3``
+  inside a string, a tuple of references) is not used.
+
+Anything else (another spelling, a strategy line before the type line, a reference longer than 20
+digits, a callback that refuses a token) is not read here: the whole item goes to Lark, whose
+result or error is the answer. ``bench/parse_identity.py`` and ``tests/parser/test_fastpath.py``
+compare the models of every fixture read both ways.
+"""
+from __future__ import annotations
+
+import re
+
+from lark import Lark, Token
+
+from msinspect.model import NodeRef, ParamRef
+from msinspect.parser.transformer import _fresh
+
+#: Lines where a node item may begin: as the window cuts of ``parser.core`` (a node at column 0 - 2).
+CANDIDATE = re.compile(r"^ {0,2}%\d+\(", re.M)
+#: Node references and parameters among the operands, as the terminals NODE_REF and PARAM match
+#: them; a reference of more than 20 digits is left in the template, where the transformer refuses it.
+_NODE_REF = re.compile(r"%\d{1,20}(?!\d)")
+_PARAM = re.compile(r"%para\d*_[^\s,():\[\]]*")
+_REF = re.compile(r"%(?:(\d{1,20})(?!\d)|(para\d*_[^\s,():\[\]]*))")
+_NODE_HOLE, _PARAM_HOLE = "%0", "%para_"
+#: Distinct templates kept; past that they start again.
+TEMPLATES = 1 << 14
+_BAD = object()
+
+
+def _terminal(lark: Lark, name: str) -> str:
+    return lark.get_terminal(name).pattern.to_regexp()
+
+
+class FastReader:
+    """Reads node items of one grammar (the Lark instance and transformer of ``parser.core``)."""
+
+    def __init__(self, lark: Lark, transformer) -> None:
+        self.lark, self.transformer = lark, transformer
+        head = (r"[ \t]*(" + _terminal(lark, "NODE_HEAD") + r")[ \t]*=[ \t]*("
+                + _terminal(lark, "OP_NAME") + r")\(([^\n]*)")
+        self.node_line = re.compile(head)
+        attrs = _terminal(lark, "ATTRS")
+        self.attrs = re.compile(attrs)
+        #: the ")" that closes the operands: ATTRS follows it (spaces between are ignored by Lark)
+        self.args_end = re.compile(r"\)[ \t]*(?=" + attrs + ")")
+        self.nl = re.compile(_terminal(lark, "_NL"))
+        self.types = re.compile(_terminal(lark, "TYPES"))
+        self.notes = re.compile(_terminal(lark, "NOTES"))
+        priority = lark.get_terminal("NOTES").priority
+        #: terminals Lark's lexer tries before NOTES at a "#": where one matches, the node has ended
+        self.before_notes = [re.compile(t.pattern.to_regexp()) for t in lark.terminals
+                             if t.priority > priority]
+        self.templates: dict = {}
+
+    # ------------------------------------------------------------ one node item
+    def node(self, text: str, pos: int, end: int, line: int):
+        """``(item, end of item)`` for the node item at ``pos`` (a line start, on line ``line`` of
+        the file), or None where it is not read here."""
+        m = self.node_line.match(text, pos, end)
+        if m is None:
+            return None
+        head_text, op, rest = m.group(1, 2, 3)
+        cut = self.args_end.search(rest)
+        if cut is not None:
+            operands = rest[:cut.start()]
+            attrs_at = m.start(3) + cut.end()
+            attrs_text = self.attrs.match(text, attrs_at, m.end()).group()
+        else:
+            stripped = rest.rstrip(" \t")
+            if not stripped.endswith(")"):
+                return None
+            operands, attrs_text = stripped[:-1], None
+        call = self._call(op, operands)
+        if call is None:
+            return None
+        callee, inputs = call
+        line_end = m.end()
+        annotations, after = self._annotations(text, line_end, end, line)
+        if annotations is None:
+            return None
+        tr = self.transformer
+        tr.line_offset = 0
+        column = m.start(1) - pos + 1
+        children = [Token("NODE_HEAD", head_text, m.start(1), line, column), callee]
+        if inputs is not None:
+            children.append(("args", inputs))
+        if attrs_text is not None:
+            children.append(Token("ATTRS", attrs_text, attrs_at, line, attrs_at - pos + 1))
+        try:
+            children.append(tr.annotations(annotations))
+            node = tr.node(children)
+        except Exception:  # a value the transformer refuses: Lark says where and why
+            return None
+        return ("statement", node.line, node), after
+
+    def _annotations(self, text: str, at: int, end: int, line: int):
+        """The annotation results under a node line ending at ``at``, and where the next item's
+        line begins; None where the item is not read here."""
+        out = []
+        tr = self.transformer
+        while True:
+            nl = self.nl.match(text, at, end)
+            if nl is None:
+                return None, at  # no line end: Lark says what is wrong
+            q = nl.end()
+            line += text.count("\n", at, q)
+            line_start = text.rfind("\n", at, q) + 1
+            if q >= end:
+                return out, line_start
+            ch = text[q]
+            if ch == ":":
+                token = self.types.match(text, q, end)
+                if token is None:
+                    return None, at
+                try:
+                    out.append(tr.types_line([Token("TYPES", token.group(), q, line, q - line_start + 1)]))
+                except Exception:
+                    return None, at
+            elif ch == "#":
+                if any(t.match(text, q, end) for t in self.before_notes):
+                    return out, line_start
+                token = self.notes.match(text, q, end)
+                value = token.group()
+                try:
+                    out.append(tr.notes([Token("NOTES", value, q, line, q - line_start + 1)]))
+                except Exception:
+                    return None, at
+                line += value.count("\n")
+            elif ch == "{":
+                return None, at  # a strategy before the type line (releases up to 1.7)
+            else:
+                return out, line_start
+            at = token.end()
+            while at < end and text[at] in " \t":
+                at += 1
+
+    # ------------------------------------------------------------ the call, by template
+    def _call(self, op: str, operands: str):
+        """``(callee, inputs)`` of ``op(operands)`` as Lark reads it, with this node's references;
+        None where the template does not hold."""
+        key = (op, _PARAM.sub(_PARAM_HOLE, _NODE_REF.sub(_NODE_HOLE, operands)))
+        template = self.templates.get(key)
+        if template is None:
+            if len(self.templates) >= TEMPLATES:
+                self.templates.clear()
+            template = self.templates[key] = self._template(*key)
+        if template is _BAD:
+            return None
+        callee, inputs, holes, fresh = template
+        if inputs is None:
+            return (callee, None) if not holes else None
+        refs = _REF.findall(operands)
+        if len(refs) != len(holes):
+            return None
+        values = list(inputs)
+        for i in fresh:
+            values[i] = _fresh(values[i])
+        for i, (digits, param) in zip(holes, refs):
+            values[i] = NodeRef(int(digits)) if digits else ParamRef(param)
+        return callee, tuple(values)
+
+    def _template(self, op: str, operands: str):
+        """Lark's reading of ``op(operands)`` as a node line: the callee tuple the node rule is given,
+        the operands (None where there are none), the positions of the references' holes, and the
+        positions of values to copy for each node."""
+        tr = self.transformer
+        tr.line_offset = 0
+        try:
+            items = self.lark.parse(f"  %0(x) = {op}({operands})\n", start="start")
+        except Exception:
+            return _BAD
+        if len(items) != 1 or items[0][0] != "statement":
+            return _BAD
+        node = items[0][2]
+        if node.index != 0 or node.debug_name != "x" or node.instance_name is not None or node.trailing_attrs \
+                or node.primitive_attrs or node.cnode_attrs or node.cnode_primal_attrs:
+            return _BAD
+        callee = (node.kind, node.callee, node.op, node.callee_graphs)
+        holes = tuple(i for i, v in enumerate(node.inputs)
+                      if v == NodeRef(0) or v == ParamRef(_PARAM_HOLE[1:]))
+        if len(holes) != len(_REF.findall(operands)):
+            return _BAD
+        inputs = node.inputs if operands.strip(" \t") else None
+        fresh = tuple(i for i, v in enumerate(node.inputs) if i not in holes and isinstance(v, (dict, list, tuple)))
+        return callee, inputs, holes, fresh

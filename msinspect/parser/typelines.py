@@ -1,0 +1,155 @@
+"""Reading type lines and abstracts without stepping Lark through each of their tokens, with Lark
+the authority on every reading.
+
+A 10 MB transformer dump has some 55,000 abstracts (``<Tensor[Float32], (512, 128)>``) in 13,000
+type lines, of which a few thousand texts differ, and a few hundred once their digits are set
+aside. Two readings here:
+
+- A type line is read as its *skeleton*: the line with every top-level abstract replaced by
+  ``<x>`` (``: (<x>, <x>) -> (<x>)``). Lark reads each skeleton once, from the grammar's own
+  ``types_fragment`` start; a line then takes that reading with its own abstracts in the places of
+  the ``<x>``. Every ``<`` opens an abstract in this grammar (no other terminal of a type line
+  holds one), so the top-level ``<...>`` groups are exactly its abstracts; a line whose groups are
+  nested deeper than the pattern below reads, or whose skeleton Lark does not read with one ``<x>``
+  per group, is left to the caller.
+- An abstract is read once per text. The common spellings (a tensor or parameter with its shape,
+  a scalar or monad with ``NoShape``) are read by :func:`_direct` from their text; which of them is
+  trusted is Lark's to say: the first abstract of each *template* (the text with every digit run
+  replaced by zeros, as ``parser.core`` makes them) is read both by Lark and directly, and the
+  direct reading is used for that template only where the two are equal. Both readings treat a run
+  of digits the same whatever its value (a dimension, part of a name), so the template's other
+  texts read alike. Any other abstract is Lark's reading of its text.
+"""
+from __future__ import annotations
+
+import re
+
+from lark import Lark
+
+from msinspect.model import Abstract
+from msinspect.parser.abstracts import _SHORT_DTYPES
+
+#: A top-level abstract, with abstracts nested one level inside it.
+_GROUP = re.compile(r"<[^<>]*(?:<[^<>]*>[^<>]*)*>")
+_HOLE = "<x>"
+#: ``<Tensor[Float32], (8, 16)>``, ``<Ref[Tensor[Float32]], (512, 128), ref_key=w, is_parameter>``,
+#: ``<Tensor[Float32], (1), value=...>``
+_TENSOR = re.compile(r"<(?:(Tensor)\[([A-Za-z][A-Za-z0-9]*)\]|(Ref)\[Tensor\[([A-Za-z][A-Za-z0-9]*)\]\]), "
+                     r"\(((?:-?\d{1,20})(?:, -?\d{1,20})*)?\)((?:, [^<>()\[\]{},\s:][^<>()\[\]{},\s]*)*)>")
+#: ``<UMonad, NoShape>``, ``<Bool, NoShape>``
+_SCALAR = re.compile(r"<([A-Za-z_]\w*), NoShape>")
+_DIGITS = re.compile(r"(?<![IUFt0-9])[0-9]+")
+#: Distinct abstracts, templates and skeletons kept; past that each starts again.
+KEPT = 1 << 16
+_BAD = object()
+
+
+def _zeros(match: re.Match) -> str:
+    return "0" * (match.end() - match.start())
+
+
+def _direct(text: str) -> Abstract | None:
+    """The abstract of a common spelling, read from its text; None for any other."""
+    m = _TENSOR.fullmatch(text)
+    if m is not None:
+        kind = m.group(1) or m.group(3)
+        dtype = m.group(2) or m.group(4)
+        dims = m.group(5)
+        shape = tuple(int(d) for d in dims.split(", ")) if dims else ()
+        ref_key = None
+        for item in m.group(6).split(", ")[1:]:
+            if item.startswith("ref_key="):
+                ref_key = item[len("ref_key="):].lstrip(":")
+        return Abstract(kind=kind, dtype=_SHORT_DTYPES.get(dtype, dtype), shape=shape, text=text,
+                        elements=(), ref_key=ref_key)
+    m = _SCALAR.fullmatch(text)
+    if m is not None:
+        word = m.group(1)
+        return Abstract(kind=word, dtype=word, shape=None, text=text, elements=(), ref_key=None)
+    return None
+
+
+class TypeLines:
+    """Type lines and abstracts of one grammar (the Lark instance of ``parser.core``, with its
+    transformer)."""
+
+    def __init__(self, lark: Lark) -> None:
+        self.lark = lark
+        self.abstracts: dict[str, Abstract | None] = {}
+        self.trusted: dict[str, bool] = {}
+        self.skeletons: dict = {}
+
+    def _lark_types(self, text: str):
+        return self.lark.parse(text, start="types_fragment")
+
+    def abstract(self, text: str) -> Abstract | None:
+        """The abstract ``text`` as Lark reads it (directly where its template is trusted); None
+        where Lark does not read it as one abstract."""
+        found = self.abstracts.get(text, _BAD)
+        if found is not _BAD:
+            return found
+        if len(self.abstracts) >= KEPT:
+            self.abstracts.clear()
+        template = _DIGITS.sub(_zeros, text)
+        trusted = self.trusted.get(template)
+        result = _direct(text) if trusted else None
+        if result is None:
+            result = self._by_lark(text)
+            if trusted is None:
+                if len(self.trusted) >= KEPT:
+                    self.trusted.clear()
+                direct = _direct(text)
+                self.trusted[template] = direct is not None and direct == result
+        self.abstracts[text] = result
+        return result
+
+    def _by_lark(self, text: str) -> Abstract | None:
+        try:
+            tag, (ins, outs) = self._lark_types(f": ({text})")
+        except Exception:
+            return None
+        return ins[0] if len(ins) == 1 and not outs and isinstance(ins[0], Abstract) else None
+
+    def line(self, text: str):
+        """The transformer's result for a type line (``: (...) -> (...)``), or None where it is
+        not read here (the caller reads it with Lark)."""
+        groups = _GROUP.findall(text)
+        skeleton = _GROUP.sub(_HOLE, text)
+        if skeleton.count("<") != len(groups) or skeleton.replace("->", "").count(">") != len(groups):
+            return None
+        shape = self.skeletons.get(skeleton)
+        if shape is None:
+            if len(self.skeletons) >= KEPT:
+                self.skeletons.clear()
+            shape = self.skeletons[skeleton] = self._skeleton(skeleton, len(groups))
+        if shape is _BAD:
+            return None
+        tag, ins, outs, holes_in, holes_out = shape
+        values = []
+        for group in groups:
+            value = self.abstract(group)
+            if value is None:
+                return None
+            values.append(value)
+        if holes_in:
+            ins = list(ins)
+            for i, value in zip(holes_in, values):
+                ins[i] = value
+            ins = tuple(ins)
+        if holes_out:
+            outs = list(outs)
+            for i, value in zip(holes_out, values[len(holes_in):]):
+                outs[i] = value
+            outs = tuple(outs)
+        return (tag, (ins, outs))
+
+    def _skeleton(self, skeleton: str, holes: int):
+        try:
+            tag, (ins, outs) = self._lark_types(skeleton)
+        except Exception:
+            return _BAD
+        holes_in = tuple(i for i, a in enumerate(ins) if isinstance(a, Abstract) and a.text == _HOLE)
+        holes_out = tuple(i for i, a in enumerate(outs) if isinstance(a, Abstract) and a.text == _HOLE)
+        if len(holes_in) + len(holes_out) != holes:
+            return _BAD
+        return tag, ins, outs, holes_in, holes_out
