@@ -1,0 +1,92 @@
+"""Node items read by template and type lines by skeleton (parser/fastpath.py, parser/typelines.py)
+must give the model Lark gives when it reads every token: the same nodes, values, lines, and the
+same errors at the same positions."""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from msinspect.errors import IRParseError
+from msinspect.model import canonical
+from msinspect.parser import core
+
+ROOT = Path(__file__).resolve().parents[2]
+HEADER = "# IR entry: @g\n# Total subgraphs: 1\n\nsubgraph attr:\nsubgraph @g(%para1_x) {\n"
+FOOTER = "  Return(%3)\n      : (<Tensor[Float32], (2)>)\n}\n\n\n"
+
+
+def _read(text: str, name: str, lenient: bool, fast: bool, monkeypatch):
+    monkeypatch.setattr(core, "FAST_PATH", fast)
+    core._parser.cache_clear()
+    core._fast.cache_clear()
+    try:
+        return canonical(core.parse_text(text, name, lenient=lenient))
+    except IRParseError as err:
+        return "error: " + str(err)
+    finally:
+        core._parser.cache_clear()
+        core._fast.cache_clear()
+
+
+def _fixtures() -> list[Path]:
+    files = sorted(p for p in (ROOT / "fixtures").rglob("*") if p.name.endswith((".ir", ".ir.gz")))
+    # every eighth file (all families and releases are spread through the tree), and the largest
+    return sorted(set(files[::8]) | {max(files, key=lambda p: p.stat().st_size)})
+
+
+@pytest.mark.parametrize("path", _fixtures(), ids=lambda p: str(p.relative_to(ROOT / "fixtures")))
+def test_fixture_reads_the_same_both_ways(path, monkeypatch):
+    raw = path.read_bytes()
+    text = (gzip.decompress(raw) if path.name.endswith(".gz") else raw).decode("utf-8", "replace")
+    for lenient in (False, True):
+        assert _read(text, path.name, lenient, True, monkeypatch) == _read(text, path.name, lenient, False, monkeypatch)
+
+
+CASES = {
+    # a reference inside a string and a tuple of references: no template holds them
+    "string": '  %3(y) = PrimFunc_Foo(%1, "a %2 b") {instance name: foo}\n      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)\n      # Scope: (Default)\n',
+    "tuple": "  %3(y) = MakeTuple((%1, %2), %para1_x)\n      : (<Tuple[Tensor[Float32]*2], TupleShape((2), (2))>) -> (<Tensor[Float32], (2)>)\n",
+    # a reference longer than any MindSpore writes: refused, at the same place
+    "long": "  %3(y) = PrimFunc_Foo(%" + "1" * 70 + ")\n      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)\n",
+    # an operator named like a keyword, a note line Lark reads as a marker, a bad note line
+    "keyword": "  %3(y) = call(%1)\n      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)\n",
+    "marker": "  %3(y) = PrimFunc_Foo(%1)\n      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)\n#------------------------> 1\n",
+    "notes": "  %3(y) = PrimFunc_Foo(%1)\n      # Scope: (Default)\n        stray text\n",
+    # a type line whose abstracts nest deeper than the skeleton's pattern, a kernel object type
+    "nested": "  %3(y) = PrimFunc_Foo(%1)\n      : (<Tuple[<A, <B, <C>>>], NoShape>, Tensor) -> (<Tensor[Float32], (2)>)\n",
+    # two nodes, blank lines between, attributes after the operands, a strategy before the types
+    "two": "  %2(a) = PrimFunc_Foo(%1) primitive_attrs: {x: I64(1)}\n\n\n  %3(b) = PrimFunc_Bar(%2, Bool(0))\n      : (<Ref[Tensor[Float32]], (4, 2), ref_key=w, is_parameter>) -> (<Tensor[Float32], (2)>)\n",
+    "strategy": "  %3(y) = PrimFunc_Foo(%1)\n      {in_strategy: ((2, 1))}      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_edge_cases_read_the_same_both_ways(name, monkeypatch):
+    text = HEADER + "  %1(x) = PrimFunc_Id(%para1_x)\n" + CASES[name] + FOOTER
+    for lenient in (False, True):
+        fast = _read(text, name + ".ir", lenient, True, monkeypatch)
+        assert fast == _read(text, name + ".ir", lenient, False, monkeypatch)
+
+
+def test_node_items_are_read_by_template(monkeypatch):
+    """The fast reading is used (not only Lark's): a dump of 200 nodes asks Lark for one template."""
+    text = HEADER + "".join(
+        f"  %{i}(n{i}) = PrimFunc_Add(%{i - 1}, %para1_x) {{instance name: add}}\n"
+        f"      : (<Tensor[Float32], ({i}, 8)>, <Tensor[Float32], ({i}, 8)>) -> (<Tensor[Float32], ({i}, 8)>)\n"
+        f"      # Scope: (Default/block-{i})\n" for i in range(2, 202)) + FOOTER.replace("%3", "%201")
+    monkeypatch.setattr(core, "FAST_PATH", True)
+    core._parser.cache_clear()
+    core._fast.cache_clear()
+    ir = core.parse_text(text, "t.ir", lenient=True)
+    reader = core._fast()
+    assert len(reader.templates) == 1
+    nodes = [n for n in ir.subgraphs[0].nodes if n.op == "Add"]
+    assert len(nodes) == 200
+    n = nodes[10]  # %12(n12): its own operands, shape, scope and line
+    assert (n.index, n.inputs[0].index, n.inputs[1].name, n.output_types[0].shape, n.scope) == \
+        (12, 11, "para1_x", (12, 8), "Default/block-12")
+    assert n.line == 5 + 3 * 10 + 1
+    core._parser.cache_clear()
+    core._fast.cache_clear()
