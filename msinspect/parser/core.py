@@ -77,7 +77,7 @@ def _parser() -> tuple[Lark, IRTransformer]:
 
     templates: dict = {}
     memo: dict = {}
-    type_lines = TypeLines(lark)
+    type_lines = TypeLines(lark, _template_key)
 
     @lru_cache(maxsize=FRAGMENT_CACHE)
     def parse_fragment(start: str, text: str):
@@ -343,6 +343,7 @@ def _read_range(path: str, text: str, a: int, b: int, line_offset: int, fast: bo
     reader = _fast()
     items: list = []
     run = at = a  # the run of items Lark reads starts at ``run``; candidates are searched from ``at``
+    run_lines = line_offset  # lines before ``run``
     line, counted = line_offset + 1, a  # the line of offset ``counted``
     try:
         while True:
@@ -357,12 +358,14 @@ def _read_range(path: str, text: str, a: int, b: int, line_offset: int, fast: bo
                 at = found.end()
                 continue
             if text[run:q].strip():
-                items.extend(_parse_chunk(path, text[run:q], line_offset + text.count("\n", a, run)))
-            item, run = read
+                items.extend(_parse_chunk(path, text[run:q], run_lines))
+            item, after = read
             items.append(item)
-            at = run
+            line += text.count("\n", q, after)
+            counted = run = at = after
+            run_lines = line - 1
         if text[run:b].strip():
-            items.extend(_parse_chunk(path, text[run:b], line_offset + text.count("\n", a, run)))
+            items.extend(_parse_chunk(path, text[run:b], run_lines))
     except _Failed:
         return _parse_chunk(path, text[a:b], line_offset)
     return items

@@ -81,9 +81,10 @@ class FastReader:
         self.types = re.compile(_terminal(lark, "TYPES"))
         self.notes = re.compile(_terminal(lark, "NOTES"))
         priority = lark.get_terminal("NOTES").priority
-        #: terminals Lark's lexer tries before NOTES at a "#": where one matches, the node has ended
-        self.before_notes = [re.compile(t.pattern.to_regexp()) for t in lark.terminals
-                             if t.priority > priority]
+        #: the terminals Lark's lexer tries before NOTES at a "#", as one alternation: where one
+        #: matches, the node has ended (None: there are none)
+        first = [f"(?:{t.pattern.to_regexp()})" for t in lark.terminals if t.priority > priority]
+        self.before_notes = re.compile("|".join(first)) if first else None
         self.templates: dict = {}
 
     # ------------------------------------------------------------ one node item
@@ -151,7 +152,7 @@ class FastReader:
                 except Exception:
                     return None, at
             elif ch == "#":
-                if any(t.match(text, q, end) for t in self.before_notes):
+                if self.before_notes is not None and self.before_notes.match(text, q, end):
                     return out, line_start
                 token = self.notes.match(text, q, end)
                 value = token.group()

@@ -15,14 +15,16 @@ aside. Two readings here:
 - An abstract is read once per text. The common spellings (a tensor or parameter with its shape,
   a scalar or monad with ``NoShape``) are read by :func:`_direct` from their text; which of them is
   trusted is Lark's to say: the first abstract of each *template* (the text with every digit run
-  replaced by zeros, as ``parser.core`` makes them) is read both by Lark and directly, and the
-  direct reading is used for that template only where the two are equal. Both readings treat a run
+  replaced by zeros, the key of ``parser.core``'s fragment templates, passed in) is read both by
+  Lark and directly, and the direct reading is used for that template only where the two are equal. Both readings treat a run
   of digits the same whatever its value (a dimension, part of a name), so the template's other
   texts read alike. Any other abstract is Lark's reading of its text.
 """
 from __future__ import annotations
 
 import re
+
+from typing import Callable
 
 from lark import Lark
 
@@ -38,14 +40,9 @@ _TENSOR = re.compile(r"<(?:(Tensor)\[([A-Za-z][A-Za-z0-9]*)\]|(Ref)\[Tensor\[([A
                      r"\(((?:-?\d{1,20})(?:, -?\d{1,20})*)?\)((?:, [^<>()\[\]{},\s:][^<>()\[\]{},\s]*)*)>")
 #: ``<UMonad, NoShape>``, ``<Bool, NoShape>``
 _SCALAR = re.compile(r"<([A-Za-z_]\w*), NoShape>")
-_DIGITS = re.compile(r"(?<![IUFt0-9])[0-9]+")
 #: Distinct abstracts, templates and skeletons kept; past that each starts again.
 KEPT = 1 << 16
 _BAD = object()
-
-
-def _zeros(match: re.Match) -> str:
-    return "0" * (match.end() - match.start())
 
 
 def _direct(text: str) -> Abstract | None:
@@ -71,10 +68,10 @@ def _direct(text: str) -> Abstract | None:
 
 class TypeLines:
     """Type lines and abstracts of one grammar (the Lark instance of ``parser.core``, with its
-    transformer)."""
+    transformer); ``template_key`` gives a text's digit template."""
 
-    def __init__(self, lark: Lark) -> None:
-        self.lark = lark
+    def __init__(self, lark: Lark, template_key: Callable[[str], str]) -> None:
+        self.lark, self.template_key = lark, template_key
         self.abstracts: dict[str, Abstract | None] = {}
         self.trusted: dict[str, bool] = {}
         self.skeletons: dict = {}
@@ -90,7 +87,7 @@ class TypeLines:
             return found
         if len(self.abstracts) >= KEPT:
             self.abstracts.clear()
-        template = _DIGITS.sub(_zeros, text)
+        template = self.template_key(text)
         trusted = self.trusted.get(template)
         result = _direct(text) if trusted else None
         if result is None:
