@@ -116,6 +116,8 @@ def _parser() -> tuple[Lark, IRTransformer]:
             raise _FragmentError(token, failed.error, failed.pos) from None
 
     transformer.fragment = fragment
+    transformer.type_lines = type_lines  # the abstracts of parameter lines (parser.fastpath)
+    transformer.fast_reader = FastReader(lark, transformer)
     return lark, transformer
 
 
@@ -329,9 +331,10 @@ FAST_PATH = True
 _FREE_TEXT = re.compile(r"^-{20,}", re.M)
 
 
-@lru_cache(maxsize=1)
 def _fast() -> FastReader:
-    return FastReader(*_parser())
+    """The fast reader of the parser in use (made with it, so a new parser never meets an old
+    reader's transformer or caches)."""
+    return _parser()[1].fast_reader
 
 
 def _read_range(path: str, text: str, a: int, b: int, line_offset: int, fast: bool) -> list:
@@ -353,7 +356,7 @@ def _read_range(path: str, text: str, a: int, b: int, line_offset: int, fast: bo
             q = found.start()
             line += text.count("\n", counted, q)
             counted = q
-            read = reader.node(text, q, b, line)
+            read = (reader.param if text.startswith("%para", q) else reader.node)(text, q, b, line)
             if read is None:
                 at = found.end()
                 continue

@@ -48,14 +48,19 @@ from lark import Lark, Token
 from msinspect.model import NodeRef, ParamRef
 from msinspect.parser.transformer import _fresh
 
-#: Lines where a node item may begin: as the window cuts of ``parser.core`` (a node at column 0 - 2).
-CANDIDATE = re.compile(r"^ {0,2}%\d+\(", re.M)
+#: Lines where an item read here may begin: a node at column 0 - 2 (as the window cuts of
+#: ``parser.core``), a parameter line of the ``# Params:`` block at column 0.
+CANDIDATE = re.compile(r"^(?: {0,2}%\d+\(|%para)", re.M)
 #: Node references and parameters among the operands, as the terminals NODE_REF and PARAM match
 #: them; a reference of more than 20 digits is left in the template, where the transformer refuses it.
 _NODE_REF = re.compile(r"%\d{1,20}(?!\d)")
 _PARAM = re.compile(r"%para\d*_[^\s,():\[\]]*")
 _REF = re.compile(r"%(?:(\d{1,20})(?!\d)|(para\d*_[^\s,():\[\]]*))")
 _NODE_HOLE, _PARAM_HOLE = "%0", "%para_"
+#: A top-level abstract with abstracts nested one level inside it (as ``parser.typelines`` reads
+#: them), and the text a parameter line's abstract is replaced by in its template.
+_ABSTRACT = re.compile(r"<[^<>]*(?:<[^<>]*>[^<>]*)*>")
+_ABSTRACT_HOLE = "<x>"
 #: Distinct templates kept; past that they start again.
 TEMPLATES = 1 << 14
 _BAD = object()
@@ -86,6 +91,9 @@ class FastReader:
         first = [f"(?:{t.pattern.to_regexp()})" for t in lark.terminals if t.priority > priority]
         self.before_notes = re.compile("|".join(first)) if first else None
         self.templates: dict = {}
+        #: a parameter line: the PARAM terminal, the ":" and spaces, where its abstract begins
+        self.param_line = re.compile("(" + _terminal(lark, "PARAM") + r")([ \t]*:[ \t]*)(?=<)")
+        self.param_templates: dict = {}
 
     # ------------------------------------------------------------ one node item
     def node(self, text: str, pos: int, end: int, line: int):
@@ -168,6 +176,65 @@ class FastReader:
             at = token.end()
             while at < end and text[at] in " \t":
                 at += 1
+
+    # ------------------------------------------------------------ one parameter line
+    def param(self, text: str, pos: int, end: int, line: int):
+        """``(item, end of item)`` for the parameter line at ``pos`` (``%para3_w: <...>  :  tail``,
+        on line ``line``), or None where it is not read here.
+
+        The line is read as its template: the name as ``%para_`` and the abstract as ``<x>``, read
+        by Lark once as a whole line (the tail after the abstract is Lark's to read, in the state
+        the abstract leaves it). The abstract is an abstract of a type line to the lexer (the
+        ``abstract`` rule, whose terminals cannot hold a ``<`` or ``>``, so it spans the balanced
+        ``<...>`` from its first ``<``): it is read by ``parser.typelines``, Lark's reading of it
+        on its own."""
+        m = self.param_line.match(text, pos, end)
+        if m is None:
+            return None
+        group = _ABSTRACT.match(text, m.end(), end)
+        nl = text.find("\n", m.end(), end)
+        if group is None or nl < 0 or group.end() > nl:
+            return None
+        rest = text[group.end():nl]
+        key = (m.group(2), rest)
+        template = self.param_templates.get(key)
+        if template is None:
+            if len(self.param_templates) >= TEMPLATES:
+                self.param_templates.clear()
+            template = self.param_templates[key] = self._param_template(*key)
+        if template is _BAD:
+            return None
+        abstract = self.transformer.type_lines.abstract(group.group())
+        if abstract is None:
+            return None
+        name = m.group(1)
+        children = [Token("PARAM", name, pos, line, 1), abstract]
+        if template:
+            children.append(template)
+        tr = self.transformer
+        tr.line_offset = 0
+        try:
+            item = tr.param_decl(children)
+        except Exception:
+            return None
+        after = self.nl.match(text, nl, end).end()
+        return item, text.rfind("\n", nl, after) + 1
+
+    def _param_template(self, sep: str, rest: str):
+        """Lark's reading of the template line: the tail the transformer gives ``param_decl`` ("" for
+        none); _BAD where the template is not one parameter line."""
+        tr = self.transformer
+        tr.line_offset = 0
+        try:
+            items = self.lark.parse(f"{_PARAM_HOLE}{sep}{_ABSTRACT_HOLE}{rest}\n", start="start")
+        except Exception:
+            return _BAD
+        if len(items) != 1 or items[0][0] != "param":
+            return _BAD
+        param = items[0][2]
+        if param.name != _PARAM_HOLE[1:] or param.abstract is None or param.abstract.text != _ABSTRACT_HOLE:
+            return _BAD
+        return param.tail
 
     # ------------------------------------------------------------ the call, by template
     def _call(self, op: str, operands: str):
