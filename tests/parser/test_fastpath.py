@@ -20,15 +20,13 @@ FOOTER = "  Return(%3)\n      : (<Tensor[Float32], (2)>)\n}\n\n\n"
 def _read(text: str, name: str, lenient: bool, fast: bool, monkeypatch):
     monkeypatch.setattr(core, "FAST_PATH", fast)
     core._parser.cache_clear()
-    core._fast.cache_clear()
     try:
         return canonical(core.parse_text(text, name, lenient=lenient))
     except IRParseError as err:
         return "error: " + str(err)
     finally:
         core._parser.cache_clear()
-        core._fast.cache_clear()
-
+    
 
 def _fixtures() -> list[Path]:
     files = sorted(p for p in (ROOT / "fixtures").rglob("*") if p.name.endswith((".ir", ".ir.gz")))
@@ -70,6 +68,46 @@ def test_edge_cases_read_the_same_both_ways(name, monkeypatch):
         assert fast == _read(text, name + ".ir", lenient, False, monkeypatch)
 
 
+PARAM_HEADER = "# IR entry: @g\n# Total subgraphs: 1\n\n# Attrs:\ntraining: 1\n\n# Total params: 2\n# Params:\n"
+PARAM_CASES = {
+    "plain": "%para1_x: <Tensor[Float32], (2)> : [2]\n%para2_w: <Ref[Tensor[Float32]], (4, 2), ref_key=w, is_parameter>  :  has_default\n",
+    "no_tail": "%para1_x: <Tensor[Float32], (2)>\n",
+    "spaced": "%para1_x :<Tensor[Float32], (2)>:has_default\n\n\n%para2_w:\t<Tensor[Float32], (2)>   :   [2]   \n",
+    "crlf": "%para1_x: <Tensor[Float32], (2)> : [2]\r\n%para2_w: <Tensor[Float32], (2)>\r\n",
+    # deeper than the pattern, two abstracts, an abstract over two lines, text after the abstract
+    "deep": "%para1_x: <Tuple[<A, <B, <C>>>], NoShape>  :  has_default\n",
+    "two_abstracts": "%para1_x: <A, NoShape> <B, NoShape>\n",
+    "wrapped": "%para1_x: <Tensor[Float32],\n (2)>\n",
+    "junk": "%para1_x: <Tensor[Float32], (2)> junk\n",
+    "unclosed": "%para1_x: <Tensor[Float32], (2)\n",
+    "huge_dims": "%para1_x: <Tensor[Float32], (" + "9" * 70 + ")>  :  has_default\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARAM_CASES))
+def test_parameter_lines_read_the_same_both_ways(name, monkeypatch):
+    text = PARAM_HEADER + PARAM_CASES[name] + "\nsubgraph attr:\nsubgraph @g(%para1_x) {\n" + FOOTER
+    for lenient in (False, True):
+        fast = _read(text, name + ".ir", lenient, True, monkeypatch)
+        assert fast == _read(text, name + ".ir", lenient, False, monkeypatch)
+
+
+def test_parameter_lines_are_read_by_template(monkeypatch):
+    """300 weights of one spelling ask Lark for one parameter-line template; each keeps its own
+    name, shape, reference key and line."""
+    text = PARAM_HEADER + "".join(
+        f"%para{i}_blocks.{i}.w: <Ref[Tensor[Float32]], ({i}, 8), ref_key=blocks.{i}.w, is_parameter>  :  has_default\n"
+        for i in range(1, 301)) + "\nsubgraph attr:\nsubgraph @g(%para1_x) {\n" + FOOTER
+    monkeypatch.setattr(core, "FAST_PATH", True)
+    core._parser.cache_clear()
+    ir = core.parse_text(text, "p.ir", lenient=True)
+    assert len(core._fast().param_templates) == 1
+    p = ir.params[41]  # %para42
+    assert (p.name, p.abstract.shape, p.abstract.ref_key, p.has_default, p.line) == \
+        ("para42_blocks.42.w", (42, 8), "blocks.42.w", True, PARAM_HEADER.count("\n") + 42)
+    core._parser.cache_clear()
+
+
 def test_node_items_are_read_by_template(monkeypatch):
     """The fast reading is used (not only Lark's): a dump of 200 nodes asks Lark for one template."""
     text = HEADER + "".join(
@@ -78,7 +116,6 @@ def test_node_items_are_read_by_template(monkeypatch):
         f"      # Scope: (Default/block-{i})\n" for i in range(2, 202)) + FOOTER.replace("%3", "%201")
     monkeypatch.setattr(core, "FAST_PATH", True)
     core._parser.cache_clear()
-    core._fast.cache_clear()
     ir = core.parse_text(text, "t.ir", lenient=True)
     reader = core._fast()
     assert len(reader.templates) == 1
@@ -89,4 +126,3 @@ def test_node_items_are_read_by_template(monkeypatch):
         (12, 11, "para1_x", (12, 8), "Default/block-12")
     assert n.line == 5 + 3 * 10 + 1
     core._parser.cache_clear()
-    core._fast.cache_clear()
