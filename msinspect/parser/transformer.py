@@ -33,6 +33,8 @@ _KERNEL_PARAM = re.compile(r"Parameter_\d+$")
 _NOTE = re.compile(r"#\s*(?:([Ss]cope:|Fullname with scope:|In file|SideEffect:|Comment:))?")
 #: the user's lines under "# Comment:": indented 8 spaces, not a comment or node line
 _COMMENT_TEXT = re.compile(r"        [^ #%\n]")
+#: Distinct comment lines ``notes`` keeps what it made of; past that it starts again.
+_NOTE_LINES = 1 << 14
 
 
 #: Longest number MindSpore writes is a 20-digit 64-bit integer or a float with its exponent;
@@ -77,6 +79,9 @@ class IRTransformer(Transformer):
         #: ``fragment(start, token)``: the cached result of parsing the token's text from the
         #: grammar's start symbol ``start`` (set by ``parser.core``, which owns the Lark instance).
         self.fragment = None
+        #: what ``notes`` makes of each comment line read on its own (all but "# Comment:" blocks,
+        #: which run over the lines under them); a dump repeats a few hundred of them thousands of times
+        self._note_lines: dict[str, tuple] = {}
 
     def _line(self, token: Token) -> int:
         return token.line + self.line_offset
@@ -316,8 +321,14 @@ class IRTransformer(Transformer):
         token = c[0]
         lines = str(token).split("\n")
         out, i = [], 0
+        known = self._note_lines
         while i < len(lines):
             raw = lines[i]
+            entry = known.get(raw)
+            if entry is not None:
+                out.append(entry)
+                i += 1
+                continue
             text = raw.strip()
             if not text.startswith("#"):
                 offset = sum(len(line) + 1 for line in lines[:i])
@@ -333,16 +344,22 @@ class IRTransformer(Transformer):
                     i += 1
                     block.append(lines[i])
                 out.append(("comment", "\n".join(block)))
-            elif kind == "scope:":
-                out.append(("scope", _paren_payload(text)))
+                i += 1
+                continue
+            if kind == "scope:":
+                entry = ("scope", _paren_payload(text))
             elif kind == "fullname with scope:":
-                out.append(("fullname", _paren_payload(text)))
+                entry = ("fullname", _paren_payload(text))
             elif kind == "in file":
-                out.append(("source", text[text.index("In file") + len("In file"):].strip()))
+                entry = ("source", text[text.index("In file") + len("In file"):].strip())
             elif kind == "sideeffect:":
-                out.append(("side_effect", text.split(":", 1)[1].strip()))
+                entry = ("side_effect", text.split(":", 1)[1].strip())
             else:
-                out.append(("comment", text))
+                entry = ("comment", text)
+            if len(known) >= _NOTE_LINES:
+                known.clear()
+            known[raw] = entry
+            out.append(entry)
             i += 1
         return ("notes", out)
 
