@@ -143,7 +143,7 @@ _TEMPLATES = 1 << 14
 #: Rules whose result is immutable and depends only on the text of their tokens: kept per
 #: template subtree and text (a type line differs from its template's other lines in one or two
 #: abstracts).
-_MEMO_RULES = frozenset({"abstract", "abs_comma", "abs_colon"})
+_MEMO_RULES = frozenset({"abstract", "abs_comma", "abs_colon", "pair", "eq_pair"})
 _MEMO_SIZE = 1 << 16
 
 
