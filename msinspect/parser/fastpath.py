@@ -13,10 +13,10 @@ hundreds of thousands of tokens in its node lines alone. Here a node item is cut
 own terminals with the grammar's own regular expressions (``NODE_HEAD``, ``OP_NAME``, ``ATTRS``,
 ``_NL``, ``TYPES``, ``NOTES``, read from the compiled grammar, never restated), and its call
 ``OP(operands)`` is read by Lark from a *template*: the call with every node reference ``%12``
-replaced by ``%0`` and every parameter ``%para3_w`` by ``%para_``. Lark parses the template once,
-as a whole node line, so the operator and every operand that is not a reference are Lark's reading
-in the node rule's own context; each node then takes that reading with its own references put back
-in their places. The tokens of the item go to the transformer's own callbacks (``node``,
+replaced by ``%0``, every parameter ``%para3_w`` by ``%para_`` and every free variable
+``$(@g1:para3_w)`` by ``$(@g:v)``. Lark parses the template once, as a whole node line, so the
+operator and every operand that is not a reference are Lark's reading in the node rule's own
+context; each node then takes that reading with its own references put back in their places. The tokens of the item go to the transformer's own callbacks (``node``,
 ``types_line``, ``notes``, ``annotations``), so the node is made by the code that makes it when
 Lark reads the line itself.
 
@@ -45,8 +45,8 @@ import re
 
 from lark import Lark, Token
 
-from msinspect.model import NodeRef, ParamRef
-from msinspect.parser.transformer import _fresh
+from msinspect.model import FreeVarRef, NodeRef, ParamRef
+from msinspect.parser.transformer import _free_var, _fresh
 
 #: Lines where an item read here may begin: a node at column 0 - 2 (as the window cuts of
 #: ``parser.core``), a parameter line of the ``# Params:`` block at column 0.
@@ -55,12 +55,13 @@ CANDIDATE = re.compile(r"^(?: {0,2}%\d+\(|%para)", re.M)
 #: them; a reference of more than 20 digits is left in the template, where the transformer refuses it.
 _NODE_REF = re.compile(r"%\d{1,20}(?!\d)")
 _PARAM = re.compile(r"%para\d*_[^\s,():\[\]]*")
-_REF = re.compile(r"%(?:(\d{1,20})(?!\d)|(para\d*_[^\s,():\[\]]*))")
-_NODE_HOLE, _PARAM_HOLE = "%0", "%para_"
+_NODE_HOLE, _PARAM_HOLE, _FREE_HOLE = "%0", "%para_", "$(@g:v)"
 #: A top-level abstract with abstracts nested one level inside it (as ``parser.typelines`` reads
 #: them), and the text a parameter line's abstract is replaced by in its template.
 _ABSTRACT = re.compile(r"<[^<>]*(?:<[^<>]*>[^<>]*)*>")
 _ABSTRACT_HOLE = "<x>"
+#: What Lark reads each hole as.
+_HOLE_VALUES = (NodeRef(0), ParamRef(_PARAM_HOLE[1:]), FreeVarRef("g", "v"))
 #: Distinct templates kept; past that they start again.
 TEMPLATES = 1 << 14
 _BAD = object()
@@ -91,6 +92,11 @@ class FastReader:
         first = [f"(?:{t.pattern.to_regexp()})" for t in lark.terminals if t.priority > priority]
         self.before_notes = re.compile("|".join(first)) if first else None
         self.templates: dict = {}
+        #: free variables of enclosing graphs (``$(@g:para3_w)``, as FREE_VAR matches them): holes
+        #: like the references; a free variable is replaced first (its text may hold a "%")
+        free = _terminal(lark, "FREE_VAR")
+        self.free_var = re.compile(free)
+        self.refs = re.compile(f"({free})|%(\\d{{1,20}})(?!\\d)|%(para\\d*_[^\\s,():\\[\\]]*)")
         #: a parameter line: the PARAM terminal, the ":" and spaces, where its abstract begins
         self.param_line = re.compile("(" + _terminal(lark, "PARAM") + r")([ \t]*:[ \t]*)(?=<)")
         self.param_templates: dict = {}
@@ -240,7 +246,7 @@ class FastReader:
     def _call(self, op: str, operands: str):
         """``(callee, inputs)`` of ``op(operands)`` as Lark reads it, with this node's references;
         None where the template does not hold."""
-        key = (op, _PARAM.sub(_PARAM_HOLE, _NODE_REF.sub(_NODE_HOLE, operands)))
+        key = (op, _PARAM.sub(_PARAM_HOLE, _NODE_REF.sub(_NODE_HOLE, self.free_var.sub(_FREE_HOLE, operands))))
         template = self.templates.get(key)
         if template is None:
             if len(self.templates) >= TEMPLATES:
@@ -251,14 +257,14 @@ class FastReader:
         callee, inputs, holes, fresh = template
         if inputs is None:
             return (callee, None) if not holes else None
-        refs = _REF.findall(operands)
+        refs = self.refs.findall(operands)
         if len(refs) != len(holes):
             return None
         values = list(inputs)
         for i in fresh:
             values[i] = _fresh(values[i])
-        for i, (digits, param) in zip(holes, refs):
-            values[i] = NodeRef(int(digits)) if digits else ParamRef(param)
+        for i, (free, digits, param) in zip(holes, refs):
+            values[i] = NodeRef(int(digits)) if digits else ParamRef(param) if param else _free_var(free)
         return callee, tuple(values)
 
     def _template(self, op: str, operands: str):
@@ -278,9 +284,8 @@ class FastReader:
                 or node.primitive_attrs or node.cnode_attrs or node.cnode_primal_attrs:
             return _BAD
         callee = (node.kind, node.callee, node.op, node.callee_graphs)
-        holes = tuple(i for i, v in enumerate(node.inputs)
-                      if v == NodeRef(0) or v == ParamRef(_PARAM_HOLE[1:]))
-        if len(holes) != len(_REF.findall(operands)):
+        holes = tuple(i for i, v in enumerate(node.inputs) if v in _HOLE_VALUES)
+        if len(holes) != len(self.refs.findall(operands)):
             return _BAD
         inputs = node.inputs if operands.strip(" \t") else None
         fresh = tuple(i for i, v in enumerate(node.inputs) if i not in holes and isinstance(v, (dict, list, tuple)))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from msinspect.errors import IRParseError
-from msinspect.model import canonical
+from msinspect.model import FreeVarRef, NodeRef, canonical
 from msinspect.parser import core
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,6 +46,8 @@ CASES = {
     # a reference inside a string and a tuple of references: no template holds them
     "string": '  %3(y) = PrimFunc_Foo(%1, "a %2 b") {instance name: foo}\n      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)\n      # Scope: (Default)\n',
     "tuple": "  %3(y) = MakeTuple((%1, %2), %para1_x)\n      : (<Tuple[Tensor[Float32]*2], TupleShape((2), (2))>) -> (<Tensor[Float32], (2)>)\n",
+    # free variables of an enclosing graph, one with a "%" in its graph's name, one in a string
+    "free": '  %3(y) = Load($(@g0:para1_x), %2, $(@g%1:para2_w), "$(@g:x)")\n      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)\n',
     # a reference longer than any MindSpore writes: refused, at the same place
     "long": "  %3(y) = PrimFunc_Foo(%" + "1" * 70 + ")\n      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)\n",
     # an operator named like a keyword, a note line Lark reads as a marker, a bad note line
@@ -125,4 +127,21 @@ def test_node_items_are_read_by_template(monkeypatch):
     assert (n.index, n.inputs[0].index, n.inputs[1].name, n.output_types[0].shape, n.scope) == \
         (12, 11, "para1_x", (12, 8), "Default/block-12")
     assert n.line == 5 + 3 * 10 + 1
+    core._parser.cache_clear()
+
+
+def test_free_variables_are_holes_of_one_template(monkeypatch):
+    """Loads of 100 different free variables (a graph's weights seen from a closure) share one
+    template, each with its own variable."""
+    text = HEADER + "".join(
+        f"  %{i}(n{i}) = Load($(@outer_3:para{i}_blocks.{i}.w), %{i - 1})\n"
+        f"      : (<Tensor[Float32], (8)>, <UMonad, NoShape>) -> (<Tensor[Float32], (8)>)\n" for i in range(2, 102)
+    ) + FOOTER.replace("%3", "%101")
+    monkeypatch.setattr(core, "FAST_PATH", True)
+    core._parser.cache_clear()
+    ir = core.parse_text(text, "f.ir", lenient=True)
+    assert len(core._fast().templates) == 1
+    loads = {n.index: n for n in ir.subgraphs[0].nodes if n.op == "Load"}
+    assert len(loads) == 100
+    assert loads[57].inputs == (FreeVarRef("outer_3", "para57_blocks.57.w"), NodeRef(56))
     core._parser.cache_clear()
