@@ -35,6 +35,8 @@ _NOTE = re.compile(r"#\s*(?:([Ss]cope:|Fullname with scope:|In file|SideEffect:|
 _COMMENT_TEXT = re.compile(r"        [^ #%\n]")
 #: Distinct comment lines ``notes`` keeps what it made of; past that it starts again.
 _NOTE_LINES = 1 << 14
+#: Distinct attribute texts ``_attrs`` keeps; past that it starts again.
+_ATTR_TEXTS = 1 << 14
 
 
 #: Longest number MindSpore writes is a 20-digit 64-bit integer or a float with its exponent;
@@ -82,6 +84,7 @@ class IRTransformer(Transformer):
         #: what ``notes`` makes of each comment line read on its own (all but "# Comment:" blocks,
         #: which run over the lines under them); a dump repeats a few hundred of them thousands of times
         self._note_lines: dict[str, tuple] = {}
+        self._attr_plans: dict[str, tuple] = {}
 
     def _line(self, token: Token) -> int:
         return token.line + self.line_offset
@@ -204,7 +207,7 @@ class IRTransformer(Transformer):
         parts = []
         for part in rest:
             if not isinstance(part, tuple):  # the ATTRS token: the attributes after the operands, read on their own
-                parts += [(tag, _fresh(value)) for tag, value in self.fragment("attrs_fragment", part)]
+                parts += [(tag, value if copy is None else copy(value)) for tag, value, copy in self._attrs(part)]
             else:
                 parts.append(part)
         for part in parts:
@@ -227,6 +230,18 @@ class IRTransformer(Transformer):
             elif tag == "annotations":
                 self._annotate(node, part[1])
         return node
+
+    def _attrs(self, token) -> tuple:
+        """``(tag, value, how each node copies it)`` for the attributes of an ATTRS token, read once
+        per text (a dump repeats a few thousand attribute texts over its nodes)."""
+        text = str(token)
+        plan = self._attr_plans.get(text)
+        if plan is None:
+            plan = tuple((tag, value, _copier(value)) for tag, value in self.fragment("attrs_fragment", token))
+            if len(self._attr_plans) >= _ATTR_TEXTS:
+                self._attr_plans.clear()
+            self._attr_plans[text] = plan
+        return plan
 
     @staticmethod
     def _annotate(node: Node, annotations) -> None:
@@ -529,9 +544,24 @@ def _fresh(value):
         return {k: _fresh(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_fresh(v) for v in value]
-    if isinstance(value, tuple) and any(isinstance(v, (dict, list, tuple)) for v in value):
+    if isinstance(value, tuple) and _holds_mutable(value):
         return tuple(_fresh(v) for v in value)
     return value
+
+
+def _holds_mutable(value) -> bool:
+    """Whether ``value`` is or holds a dict or list (what :func:`_fresh` copies)."""
+    if isinstance(value, (dict, list)):
+        return True
+    return isinstance(value, tuple) and any(_holds_mutable(v) for v in value)
+
+
+def _copier(value):
+    """How each node copies ``value``, a value of a cached fragment: None (nothing in it can
+    change), ``dict.copy`` (a dict of values that cannot), or :func:`_fresh`."""
+    if isinstance(value, dict) and not any(_holds_mutable(v) for v in value.values()):
+        return dict.copy
+    return _fresh if _holds_mutable(value) else None
 
 
 def _op_name(name: str) -> str:

@@ -145,3 +145,26 @@ def test_free_variables_are_holes_of_one_template(monkeypatch):
     assert len(loads) == 100
     assert loads[57].inputs == (FreeVarRef("outer_3", "para57_blocks.57.w"), NodeRef(56))
     core._parser.cache_clear()
+
+
+def test_nodes_never_share_their_attribute_values(monkeypatch):
+    """Attributes are read once per text and copied per node: changing one node's dicts and lists
+    (nested ones too) changes no other node, and no later parse of the same text."""
+    attrs = ("primitive_attrs: {a: I64(1), b: [1, 2], c: {d: [3]}, e: ((2, 1), (1, 4))} "
+             "cnode_attrs: {x: I64(1), y: (2, 4)} {instance name: foo}")
+    text = HEADER + "".join(
+        f"  %{i}(y) = PrimFunc_Foo(%para1_x) {attrs}\n      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)\n"
+        for i in (1, 2, 3)) + FOOTER
+    monkeypatch.setattr(core, "FAST_PATH", True)
+    core._parser.cache_clear()
+    first = core.parse_text(text, "a.ir").subgraphs[0].nodes
+    first[0].primitive_attrs["a"] = 99
+    first[0].primitive_attrs["b"].append(3)
+    first[0].primitive_attrs["c"]["d"].append(4)
+    first[0].cnode_attrs["x"] = 5
+    again = core.parse_text(text, "a.ir").subgraphs[0].nodes
+    for node in (first[1], again[0], again[1]):
+        assert node.primitive_attrs == {"a": 1, "b": [1, 2], "c": {"d": [3]}, "e": ((2, 1), (1, 4))}
+        assert node.cnode_attrs == {"x": 1, "y": (2, 4)}
+        assert node.instance_name == "foo"
+    core._parser.cache_clear()
