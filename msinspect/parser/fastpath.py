@@ -46,7 +46,7 @@ import re
 from lark import Lark, Token
 
 from msinspect.model import FreeVarRef, NodeRef, ParamRef
-from msinspect.parser.transformer import _free_var, _fresh
+from msinspect.parser.transformer import _free_var, _fresh, _holds_mutable
 
 #: Lines where an item read here may begin: a node at column 0 - 2 (as the window cuts of
 #: ``parser.core``), a parameter line of the ``# Params:`` block at column 0.
@@ -96,6 +96,8 @@ class FastReader:
         #: like the references; a free variable is replaced first (its text may hold a "%")
         free = _terminal(lark, "FREE_VAR")
         self.free_var = re.compile(free)
+        #: the value of each reference text (frozen, so nodes may share them)
+        self.ref_values: dict = {}
         self.refs = re.compile(f"({free})|%(\\d{{1,20}})(?!\\d)|%(para\\d*_[^\\s,():\\[\\]]*)")
         #: a parameter line: the PARAM terminal, the ":" and spaces, where its abstract begins
         self.param_line = re.compile("(" + _terminal(lark, "PARAM") + r")([ \t]*:[ \t]*)(?=<)")
@@ -263,8 +265,16 @@ class FastReader:
         values = list(inputs)
         for i in fresh:
             values[i] = _fresh(values[i])
-        for i, (free, digits, param) in zip(holes, refs):
-            values[i] = NodeRef(int(digits)) if digits else ParamRef(param) if param else _free_var(free)
+        known = self.ref_values
+        for i, ref in zip(holes, refs):
+            value = known.get(ref)
+            if value is None:
+                free, digits, param = ref
+                value = NodeRef(int(digits)) if digits else ParamRef(param) if param else _free_var(free)
+                if len(known) >= TEMPLATES:
+                    known.clear()
+                known[ref] = value
+            values[i] = value
         return callee, tuple(values)
 
     def _template(self, op: str, operands: str):
@@ -288,5 +298,5 @@ class FastReader:
         if len(holes) != len(self.refs.findall(operands)):
             return _BAD
         inputs = node.inputs if operands.strip(" \t") else None
-        fresh = tuple(i for i, v in enumerate(node.inputs) if i not in holes and isinstance(v, (dict, list, tuple)))
+        fresh = tuple(i for i, v in enumerate(node.inputs) if i not in holes and _holds_mutable(v))
         return callee, inputs, holes, fresh
