@@ -140,9 +140,10 @@ _DIGIT_RUN = re.compile(r"(?<![IUFt0-9])[0-9]+")
 _SEEN, _BAD = object(), object()  # a template seen once; one that does not parse
 #: Distinct templates kept (seen once, or parsed), per process; past that they start again.
 _TEMPLATES = 1 << 14
-#: Rules whose result is immutable and depends only on the text of their tokens: kept per
-#: template subtree and text (a type line differs from its template's other lines in one or two
-#: abstracts).
+#: Rules whose result depends only on the text of their tokens and is never changed in place (an
+#: abstract is frozen; every node copies the dicts and lists of its attributes): kept per template
+#: subtree and text (a type line differs from its template's other lines in one or two abstracts,
+#: an attribute dict in one or two pairs).
 _MEMO_RULES = frozenset({"abstract", "abs_comma", "abs_colon", "pair", "eq_pair"})
 _MEMO_SIZE = 1 << 16
 
