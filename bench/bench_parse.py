@@ -4,10 +4,11 @@ over 10 MB), next to a plain line scan of the same text measured in the same run
 Usage: python bench/bench_parse.py [FILE] [--repeat N]
 
 Three parse figures, each against the line scan:
-- cold: a fresh process, grammar compiled, no fragment parsed yet (what one CLI run on one file pays);
+- cold: a fresh process, grammar compiled, no fragment parsed yet (what one CLI run on one file pays;
+  best of --repeat such processes);
 - warm: the same process parsing the same text again (what every further rank of a job pays, since
   ranks repeat each other's attribute dicts and type lines);
-- peak RSS of the cold process over the size of the text.
+- peak RSS of the cold process over the size of the text (the largest of the cold processes').
 Machines are noisy: compare ratios, not seconds. The goal of issue 13 is a ratio of at most 15
 and a peak RSS of at most 5x the file. On a shared machine (more runnable processes than cores)
 wall-clock ratios swing by 2x from run to run; the CPU-time ratios (time.process_time, the
@@ -68,9 +69,12 @@ def main() -> None:
     mb = size / 1e6
     plain = args.tmp / "bench_parse_input.ir"
     plain.write_text(text, encoding="utf-8")
-    cold = json.loads(subprocess.run([sys.executable, "-c", COLD, str(plain), path.name], check=True,
-                                     capture_output=True, text=True, cwd=ROOT).stdout)
+    colds = [json.loads(subprocess.run([sys.executable, "-c", COLD, str(plain), path.name], check=True,
+                                       capture_output=True, text=True, cwd=ROOT).stdout) for _ in range(args.repeat)]
     plain.unlink()
+    # each figure its best over the cold processes (noise only adds time), the memory its worst
+    cold = {**colds[0], "seconds": min(c["seconds"] for c in colds), "cpu": min(c["cpu"] for c in colds),
+            "peak_kb": max(c["peak_kb"] for c in colds), "before_kb": max(c["before_kb"] for c in colds)}
 
     from msinspect.parser import parse_text
     parse_text(text, path.name)  # the fragments of this text are now known to this process
@@ -83,7 +87,7 @@ def main() -> None:
     print(f"file: {shown}")
     print(f"size: {mb:.2f} MB, {text.count(chr(10))} lines, {cold['cnodes']} cnodes, {cold['status']}")
     print(f"line scan (baseline):      {mb / t_scan:8.2f} MB/s  ({t_scan * 1e3:.0f} ms, best of {scans})")
-    print(f"parse, cold process:       {mb / cold['seconds']:8.2f} MB/s  ({cold['seconds'] * 1e3:.0f} ms)  "
+    print(f"parse, cold process:       {mb / cold['seconds']:8.2f} MB/s  ({cold['seconds'] * 1e3:.0f} ms, best of {args.repeat})  "
           f"ratio {cold['seconds'] / t_scan:.1f}x")
     print(f"parse, fragments known:    {mb / t_warm:8.2f} MB/s  ({t_warm * 1e3:.0f} ms, best of {args.repeat})  "
           f"ratio {t_warm / t_scan:.1f}x")
