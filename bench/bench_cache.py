@@ -8,6 +8,10 @@ Measured here (2 cores, MindSpore-free run of `summary --json`, best of 2): zoo 
 rank) first 9.26 s, second 0.81 s wall (11.4x; CPU 8.75 -> 0.80 s, 11.0x); zoo 01 (8 small ranks)
 5.10 -> 1.16 s (4.4x): a second run costs Python's start and imports (pandas, networkx) plus
 reading each rank's rows back, so small dumps gain less.
+With the parser of 2026-11-23 (2.1x faster) the first run of zoo 09 fell to 4.39 s and the second
+stayed at 0.88 s (5.0x: the second run is now mostly Python's start and its pandas / networkx
+imports, some 0.6 s); a 400-block GPT rank of 38 MB (`nets/09_large_gpt.py --layers 400`, not in
+the zoo): 15.44 -> 1.17 s (13.2x wall, 12.1x CPU).
 
 Prints seconds per run and the ratios. Machines are noisy: read the ratios.
 """
