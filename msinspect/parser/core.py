@@ -559,6 +559,7 @@ def _collector_paused():
 
 
 def _resume_collector() -> None:
+    """The collector back on, where a parse paused it (called where a Lark error is caught)."""
     global _paused
     if _paused:
         _paused = False

@@ -16,9 +16,10 @@ own terminals with the grammar's own regular expressions (``NODE_HEAD``, ``OP_NA
 replaced by ``%0``, every parameter ``%para3_w`` by ``%para_`` and every free variable
 ``$(@g1:para3_w)`` by ``$(@g:v)``. Lark parses the template once, as a whole node line, so the
 operator and every operand that is not a reference are Lark's reading in the node rule's own
-context; each node then takes that reading with its own references put back in their places. The tokens of the item go to the transformer's own callbacks (``node``,
-``types_line``, ``notes``, ``annotations``), so the node is made by the code that makes it when
-Lark reads the line itself.
+context; each node then takes that reading with its own references put back in their places. The
+tokens of the item go to the transformer's own callbacks (``node``, ``types_line``, ``notes``,
+``annotations``), so the node is made by the code that makes it when Lark reads the line itself.
+The parameter lines of the ``# Params:`` block are read the same way (``param``).
 
 Why the model is the same as Lark's:
 
@@ -51,10 +52,9 @@ from msinspect.parser.transformer import _free_var, _fresh, _holds_mutable
 #: Lines where an item read here may begin: a node at column 0 - 2 (as the window cuts of
 #: ``parser.core``), a parameter line of the ``# Params:`` block at column 0.
 CANDIDATE = re.compile(r"^(?: {0,2}%\d+\(|%para)", re.M)
-#: Node references and parameters among the operands, as the terminals NODE_REF and PARAM match
-#: them; a reference of more than 20 digits is left in the template, where the transformer refuses it.
+#: Node references among the operands, as the terminal NODE_REF matches them; a reference of more
+#: than 20 digits is left in the template, where the transformer refuses it.
 _NODE_REF = re.compile(r"%\d{1,20}(?!\d)")
-_PARAM = re.compile(r"%para\d*_[^\s,():\[\]]*")
 _NODE_HOLE, _PARAM_HOLE, _FREE_HOLE = "%0", "%para_", "$(@g:v)"
 #: A top-level abstract with abstracts nested one level inside it (as ``parser.typelines`` reads
 #: them), and the text a parameter line's abstract is replaced by in its template.
@@ -92,15 +92,16 @@ class FastReader:
         first = [f"(?:{t.pattern.to_regexp()})" for t in lark.terminals if t.priority > priority]
         self.before_notes = re.compile("|".join(first)) if first else None
         self.templates: dict = {}
-        #: free variables of enclosing graphs (``$(@g:para3_w)``, as FREE_VAR matches them): holes
-        #: like the references; a free variable is replaced first (its text may hold a "%")
-        free = _terminal(lark, "FREE_VAR")
-        self.free_var = re.compile(free)
+        #: the holes of a call: free variables of enclosing graphs (``$(@g:para3_w)``, the
+        #: FREE_VAR terminal), replaced first (their text may hold a "%"), node references and
+        #: parameters (the PARAM terminal); ``refs`` finds all three, left to right
+        free, param = _terminal(lark, "FREE_VAR"), _terminal(lark, "PARAM")
+        self.free_var, self.param_ref = re.compile(free), re.compile(param)
+        self.refs = re.compile(f"({free})|({_NODE_REF.pattern})|({param})")
         #: the value of each reference text (frozen, so nodes may share them)
         self.ref_values: dict = {}
-        self.refs = re.compile(f"({free})|%(\\d{{1,20}})(?!\\d)|%(para\\d*_[^\\s,():\\[\\]]*)")
         #: a parameter line: the PARAM terminal, the ":" and spaces, where its abstract begins
-        self.param_line = re.compile("(" + _terminal(lark, "PARAM") + r")([ \t]*:[ \t]*)(?=<)")
+        self.param_line = re.compile("(" + param + r")([ \t]*:[ \t]*)(?=<)")
         self.param_templates: dict = {}
 
     # ------------------------------------------------------------ one node item
@@ -192,10 +193,9 @@ class FastReader:
 
         The line is read as its template: the name as ``%para_`` and the abstract as ``<x>``, read
         by Lark once as a whole line (the tail after the abstract is Lark's to read, in the state
-        the abstract leaves it). The abstract is an abstract of a type line to the lexer (the
-        ``abstract`` rule, whose terminals cannot hold a ``<`` or ``>``, so it spans the balanced
-        ``<...>`` from its first ``<``): it is read by ``parser.typelines``, Lark's reading of it
-        on its own."""
+        the abstract leaves it). The abstract is the grammar's ``abstract`` rule wherever it
+        stands (its terminals cannot hold a ``<`` or ``>``, so it spans the balanced ``<...>``
+        from its first ``<``): ``parser.typelines`` gives Lark's reading of it on its own."""
         m = self.param_line.match(text, pos, end)
         if m is None:
             return None
@@ -248,7 +248,7 @@ class FastReader:
     def _call(self, op: str, operands: str):
         """``(callee, inputs)`` of ``op(operands)`` as Lark reads it, with this node's references;
         None where the template does not hold."""
-        key = (op, _PARAM.sub(_PARAM_HOLE, _NODE_REF.sub(_NODE_HOLE, self.free_var.sub(_FREE_HOLE, operands))))
+        key = (op, self.param_ref.sub(_PARAM_HOLE, _NODE_REF.sub(_NODE_HOLE, self.free_var.sub(_FREE_HOLE, operands))))
         template = self.templates.get(key)
         if template is None:
             if len(self.templates) >= TEMPLATES:
@@ -269,8 +269,8 @@ class FastReader:
         for i, ref in zip(holes, refs):
             value = known.get(ref)
             if value is None:
-                free, digits, param = ref
-                value = NodeRef(int(digits)) if digits else ParamRef(param) if param else _free_var(free)
+                free, node, param = ref
+                value = NodeRef(int(node[1:])) if node else ParamRef(param[1:]) if param else _free_var(free)
                 if len(known) >= TEMPLATES:
                     known.clear()
                 known[ref] = value

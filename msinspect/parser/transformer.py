@@ -84,6 +84,7 @@ class IRTransformer(Transformer):
         #: what ``notes`` makes of each comment line read on its own (all but "# Comment:" blocks,
         #: which run over the lines under them); a dump repeats a few hundred of them thousands of times
         self._note_lines: dict[str, tuple] = {}
+        #: what ``_attrs`` made of each attribute text
         self._attr_plans: dict[str, tuple] = {}
 
     def _line(self, token: Token) -> int:
