@@ -231,18 +231,21 @@ class FastReader:
     def _param_template(self, sep: str, rest: str):
         """Lark's reading of the template line: the tail the transformer gives ``param_decl`` ("" for
         none); _BAD where the template is not one parameter line."""
-        tr = self.transformer
-        tr.line_offset = 0
-        try:
-            items = self.lark.parse(f"{_PARAM_HOLE}{sep}{_ABSTRACT_HOLE}{rest}\n", start="start")
-        except Exception:
-            return _BAD
-        if len(items) != 1 or items[0][0] != "param":
-            return _BAD
-        param = items[0][2]
-        if param.name != _PARAM_HOLE[1:] or param.abstract is None or param.abstract.text != _ABSTRACT_HOLE:
+        param = self._one_item(f"{_PARAM_HOLE}{sep}{_ABSTRACT_HOLE}{rest}\n", "param")
+        if param is None or param.name != _PARAM_HOLE[1:] or param.abstract is None \
+                or param.abstract.text != _ABSTRACT_HOLE:
             return _BAD
         return param.tail
+
+    def _one_item(self, line: str, tag: str):
+        """What the transformer makes of ``line``, read by Lark as a whole text, where that is one
+        item tagged ``tag``; None otherwise."""
+        self.transformer.line_offset = 0
+        try:
+            items = self.lark.parse(line, start="start")
+        except Exception:
+            return None
+        return items[0][2] if len(items) == 1 and items[0][0] == tag else None
 
     # ------------------------------------------------------------ the call, by template
     def _call(self, op: str, operands: str):
@@ -281,16 +284,8 @@ class FastReader:
         """Lark's reading of ``op(operands)`` as a node line: the callee tuple the node rule is given,
         the operands (None where there are none), the positions of the references' holes, and the
         positions of values to copy for each node."""
-        tr = self.transformer
-        tr.line_offset = 0
-        try:
-            items = self.lark.parse(f"  %0(x) = {op}({operands})\n", start="start")
-        except Exception:
-            return _BAD
-        if len(items) != 1 or items[0][0] != "statement":
-            return _BAD
-        node = items[0][2]
-        if node.index != 0 or node.debug_name != "x" or node.instance_name is not None or node.trailing_attrs \
+        node = self._one_item(f"  %0(x) = {op}({operands})\n", "statement")
+        if node is None or node.index != 0 or node.debug_name != "x" or node.instance_name is not None or node.trailing_attrs \
                 or node.primitive_attrs or node.cnode_attrs or node.cnode_primal_attrs:
             return _BAD
         callee = (node.kind, node.callee, node.op, node.callee_graphs)
