@@ -62,9 +62,17 @@ _ABSTRACT = re.compile(r"<[^<>]*(?:<[^<>]*>[^<>]*)*>")
 _ABSTRACT_HOLE = "<x>"
 #: What Lark reads each hole as.
 _HOLE_VALUES = (NodeRef(0), ParamRef(_PARAM_HOLE[1:]), FreeVarRef("g", "v"))
-#: Distinct templates kept; past that they start again.
+#: Distinct templates (and reference values) kept; past that they start again.
 TEMPLATES = 1 << 14
 _BAD = object()
+
+
+def _keep(table: dict, key, value):
+    """``value``, kept in ``table`` under ``key``; a table of :data:`TEMPLATES` entries starts again."""
+    if len(table) >= TEMPLATES:
+        table.clear()
+    table[key] = value
+    return value
 
 
 def _terminal(lark: Lark, name: str) -> str:
@@ -207,9 +215,7 @@ class FastReader:
         key = (m.group(2), rest)
         template = self.param_templates.get(key)
         if template is None:
-            if len(self.param_templates) >= TEMPLATES:
-                self.param_templates.clear()
-            template = self.param_templates[key] = self._param_template(*key)
+            template = _keep(self.param_templates, key, self._param_template(*key))
         if template is _BAD:
             return None
         abstract = self.transformer.type_lines.abstract(group.group())
@@ -254,9 +260,7 @@ class FastReader:
         key = (op, self.param_ref.sub(_PARAM_HOLE, _NODE_REF.sub(_NODE_HOLE, self.free_var.sub(_FREE_HOLE, operands))))
         template = self.templates.get(key)
         if template is None:
-            if len(self.templates) >= TEMPLATES:
-                self.templates.clear()
-            template = self.templates[key] = self._template(*key)
+            template = _keep(self.templates, key, self._template(*key))
         if template is _BAD:
             return None
         callee, inputs, holes, fresh = template
@@ -273,10 +277,8 @@ class FastReader:
             value = known.get(ref)
             if value is None:
                 free, node, param = ref
-                value = NodeRef(int(node[1:])) if node else ParamRef(param[1:]) if param else _free_var(free)
-                if len(known) >= TEMPLATES:
-                    known.clear()
-                known[ref] = value
+                value = _keep(known, ref, NodeRef(int(node[1:])) if node else ParamRef(param[1:]) if param
+                              else _free_var(free))
             values[i] = value
         return callee, tuple(values)
 
