@@ -26,7 +26,7 @@ def _read(text: str, name: str, lenient: bool, fast: bool, monkeypatch):
         return "error: " + str(err)
     finally:
         core._parser.cache_clear()
-    
+
 
 def _fixtures() -> list[Path]:
     files = sorted(p for p in (ROOT / "fixtures").rglob("*") if p.name.endswith((".ir", ".ir.gz")))
