@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import sys
 import tempfile
 from functools import lru_cache
 from importlib import metadata, resources
@@ -199,9 +200,60 @@ load, store, entries, trim = PARSED.load, PARSED.store, PARSED.entries, PARSED.t
 
 
 def clear() -> tuple[int, int]:
-    """Empty the cache of parsed files and of analysed ranks: ``(entries, bytes)`` removed."""
-    parsed, results = PARSED.clear(), RESULTS.clear()
-    return parsed[0] + results[0], parsed[1] + results[1]
+    """Empty the cache of parsed files, of analysed ranks and of built grammars: ``(entries, bytes)`` removed."""
+    removed = [PARSED.clear(), RESULTS.clear(), clear_grammars()]
+    return sum(r[0] for r in removed), sum(r[1] for r in removed)
+
+
+#: Built grammars kept (one per msinspect version that ran here recently is plenty).
+GRAMMARS_KEPT = 4
+#: Lark options that are objects given at each load, not part of what is built.
+GIVEN_AT_LOAD = ("transformer", "_plugins", "postlex", "lexer_callbacks", "tree_class")
+
+
+def grammar_dir() -> Path:
+    """The folder of built grammars: ``grammar/`` beside the parsed files' folders."""
+    own = os.environ.get("MSINSPECT_PARSE_CACHE_DIR", "")
+    return Path(own) / "grammar" if own else cache_root() / "grammar"
+
+
+def grammar_entry(grammar: str, options: dict) -> Path:
+    """The file that keeps the parser Lark builds from ``grammar`` with ``options``."""
+    digest = hashlib.sha256(grammar.encode("utf-8"))
+    built = sorted((k, repr(v)) for k, v in options.items() if k not in GIVEN_AT_LOAD)
+    versions = []
+    for package in ("lark", "lark-cython"):
+        try:
+            versions.append(metadata.version(package))
+        except metadata.PackageNotFoundError:
+            versions.append("?")
+    digest.update(repr((built, versions, sys.version_info[:2])).encode())
+    return grammar_dir() / f"{digest.hexdigest()}.lark"
+
+
+def grammar_files() -> list[tuple[Path, os.stat_result]]:
+    """Every built grammar kept, with its stat, newest first."""
+    found = []
+    for path in grammar_dir().glob("*.lark"):
+        try:
+            found.append((path, path.stat()))
+        except OSError:
+            continue
+    return sorted(found, key=lambda item: item[1].st_mtime, reverse=True)
+
+
+def trim_grammars() -> None:
+    """Keep the :data:`GRAMMARS_KEPT` newest built grammars."""
+    for path, _ in grammar_files()[GRAMMARS_KEPT:]:
+        path.unlink(missing_ok=True)
+
+
+def clear_grammars() -> tuple[int, int]:
+    """Remove every built grammar: ``(files, bytes)`` removed."""
+    found = grammar_files()
+    for path, _ in found:
+        path.unlink(missing_ok=True)
+    return len(found), sum(st.st_size for _, st in found)
 
 
 #: What an analysed rank depends on besides the parse: every module of these packages and these modules.

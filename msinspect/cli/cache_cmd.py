@@ -1,4 +1,5 @@
-"""``msinspect cache``: where the caches of parsed files and analysed ranks are, how big, and emptying them."""
+"""``msinspect cache``: where the caches of parsed files, analysed ranks and the built grammar are,
+how big, and emptying them."""
 from __future__ import annotations
 
 import click
@@ -21,14 +22,18 @@ def info() -> None:
         size = sum(st.st_size for _, st in found)
         click.echo(f"{store.folder}: {len(found)} {what}, {size / 2**20:.1f} MB "
                    f"of {parsed.limit_bytes() / 2**20:.0f} MB; cache {state}")
+    click.echo(f"{parsed.grammar_dir()}: {len(parsed.grammar_files())} built grammars "
+               f"(the newest {parsed.GRAMMARS_KEPT} kept)")
 
 
 @cache.command()
 def clear() -> None:
-    """Remove every parsed file and analysed rank kept."""
+    """Remove every parsed file, analysed rank and built grammar kept."""
     from msinspect import cache as parsed
 
     count, size = parsed.PARSED.clear()
     click.echo(f"removed {count} parsed files ({size / 2**20:.1f} MB) from {parsed.PARSED.folder}")
     count, size = parsed.RESULTS.clear()
     click.echo(f"removed {count} analysed ranks ({size / 2**20:.1f} MB) from {parsed.RESULTS.folder}")
+    count, size = parsed.clear_grammars()
+    click.echo(f"removed {count} built grammars ({size / 2**20:.1f} MB) from {parsed.grammar_dir()}")

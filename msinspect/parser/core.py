@@ -14,6 +14,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from msinspect.errors import IRParseError
 from msinspect.model import Diagnostic, IRFile
+from msinspect.parser import compiled
 from msinspect.parser.assemble import assemble, check_counts
 from msinspect.parser.fastpath import CANDIDATE, FastReader
 from msinspect.parser.reading import read_text
@@ -73,10 +74,10 @@ def _parser() -> tuple[Lark, IRTransformer]:
     # lark-cython (Lark's own compiled lexer and LALR loop, by Lark's author) halves the time per
     # token on transformer dumps; bench/bench_parse.py measures it.
     options = dict(parser="lalr", lexer="contextual", start=["start", "attrs_fragment", "types_fragment"],
-                   _plugins=lark_cython.plugins, maybe_placeholders=False, propagate_positions=False, cache=False)
-    lark = Lark(grammar, transformer=transformer, **options)
+                   _plugins=lark_cython.plugins, maybe_placeholders=False, propagate_positions=False)
+    lark = compiled.lark(grammar, transformer=transformer, **options)
     # the same grammar building trees, for templates (below)
-    tree_lark = Lark(grammar, **options)
+    tree_lark = compiled.lark(grammar, **options)
 
     templates: dict = {}
     memo: dict = {}
