@@ -10,11 +10,12 @@ input that names nothing gets no edge and no made-up node: :func:`lint` reports 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
-
-import networkx as nx
+from typing import TYPE_CHECKING, Iterator
 
 from msinspect.model import FreeVarRef, IRFile, Node, NodeKind, NodeRef, ParamRef, describe_node, where
+
+if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
+    import networkx as nx
 
 
 def is_cnode(data: dict) -> bool:
@@ -118,6 +119,8 @@ def _key(value, node: Node) -> str | None:
 
 def to_networkx(ir: IRFile) -> nx.MultiDiGraph:
     """Build the data-flow graph of one parsed file."""
+    import networkx as nx
+
     graph = nx.MultiDiGraph(path=ir.path, stage=ir.stage, entry=ir.entry)
     for param in ir.params:
         graph.add_node(f"param:{param.name}", kind=NodeKind.PARAMETER, name=param.short_name,

@@ -1,8 +1,13 @@
 """The cache of analysed ranks: a second analysis answers from it without parsing or analysing,
 a damaged entry is dropped and computed again, the mode is part of the key, and
 MSINSPECT_NO_CACHE turns it off. (A changed file is never served stale:
-tests/analysis/test_rank_groups.py changes a rank's strategy between two cached analyses.)"""
+tests/analysis/test_rank_groups.py changes a rank's strategy between two cached analyses.) A second
+`summary` in a fresh process loads neither Lark nor networkx."""
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -10,7 +15,7 @@ import pytest
 import msinspect
 from msinspect import cache
 from msinspect.analysis import analyse, collect
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, ROOT
 
 DUMP = FIXTURES / "sharding_propagation_dryrun_8rank"
 
@@ -59,3 +64,26 @@ def test_no_cache_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.delenv("MSINSPECT_NO_CACHE")
     analyse(msinspect.load_dump(DUMP), jobs=1)
     assert len(cache.RESULTS.entries()) == 8
+
+
+#: The CLI run in this process, then which of the parser's and the graph's libraries it loaded.
+_CLI_THEN_MODULES = """
+import runpy, sys
+sys.argv = ["msinspect", "summary", sys.argv[1], "--json", "--jobs", "1"]  # parsed in this process
+try:
+    runpy.run_module("msinspect", run_name="__main__")
+except SystemExit:
+    pass
+print("loaded:", sorted(m for m in ("lark", "networkx") if m in sys.modules))
+"""
+
+
+def test_a_second_summary_loads_neither_lark_nor_networkx(tmp_path):
+    env = {**os.environ, "MSINSPECT_PARSE_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("MSINSPECT_NO_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-c", _CLI_THEN_MODULES, str(DUMP)], cwd=ROOT, env=env,
+                           capture_output=True, text=True, check=True).stdout for _ in range(2)]
+    first, second = (run.rsplit("loaded:", 1) for run in runs)
+    assert first[1].strip() == "['lark', 'networkx']"     # the first run parsed and built graphs
+    assert second[1].strip() == "[]"                      # the second answered from the cache
+    assert second[0] == first[0]

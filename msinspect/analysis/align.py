@@ -20,12 +20,13 @@ never guessed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Iterable
-
-import networkx as nx
+from typing import TYPE_CHECKING, Callable, Hashable, Iterable
 
 from msinspect.analysis.flow import first_input, is_data_edge, is_through
 from msinspect.graph import is_cnode
+
+if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
+    import networkx as nx
 
 #: Refinement stops when no colour class splits any more, or after this many rounds.
 MAX_ROUNDS = 12

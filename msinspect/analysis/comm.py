@@ -2,7 +2,8 @@
 between, its group and the ranks in it, and the tensor it moves."""
 from __future__ import annotations
 
-import networkx as nx
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from msinspect.analysis.context import RankContext, shapes_are_global
@@ -13,6 +14,9 @@ from msinspect.analysis.ops import (PIPELINE_OPS, WORLD_GROUPS, as_shape, int_at
 from msinspect.analysis.vocabulary import KINDS
 from msinspect.graph import node_id, to_networkx
 from msinspect.model import IRFile, Node
+
+if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
+    import networkx as nx
 
 COMM_COLUMNS = [
     "rank", "stage", "file", "line", "name", "op", "kind", "moves_data", "producer", "consumers", "group",

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections import deque
 from functools import partial
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from msinspect.analysis.ops import is_comm, is_plumbing
 from msinspect.model import Node
+
+if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
+    import networkx as nx
 
 
 def _node(graph: nx.MultiDiGraph, key: str) -> Node | None:
@@ -54,6 +56,8 @@ def is_data_edge(graph: nx.MultiDiGraph, source: str, target: str, key=None) -> 
 
 def data_view(graph: nx.MultiDiGraph) -> nx.MultiDiGraph:
     """The graph with its data edges only (a read-only networkx view, no copy)."""
+    import networkx as nx
+
     return nx.subgraph_view(graph, filter_edge=partial(is_data_edge, graph))
 
 

@@ -1,7 +1,7 @@
 """One row per CNode of a file: the flat operator table that counts, shape checks and diffs use."""
 from __future__ import annotations
 
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from msinspect.analysis.context import RankContext
 from msinspect.analysis.flow import first_input
@@ -9,6 +9,9 @@ from msinspect.analysis.ops import is_backward, is_comm, is_plumbing, scope_of, 
 from msinspect.analysis.strategies import strategy_of
 from msinspect.graph import node_id
 from msinspect.model import IRFile
+
+if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
+    import networkx as nx
 
 OP_COLUMNS = [
     "rank", "name", "op", "scope", "line", "inputs", "output", "in_strategy", "backward", "comm",

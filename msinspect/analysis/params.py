@@ -2,7 +2,7 @@
 the layout (device matrix and tensor map), the rank's place in its stage gives the slice."""
 from __future__ import annotations
 
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.flow import is_through, data_view, reaches_back
@@ -11,6 +11,9 @@ from msinspect.analysis.ops import as_shapes
 from msinspect.analysis.strategies import strategy_of
 from msinspect.graph import to_networkx
 from msinspect.model import IRFile, Node
+
+if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
+    import networkx as nx
 
 PARAM_COLUMNS = [
     "rank", "param", "global_shape", "rank_shape", "op", "consumer", "in_strategy", "device_matrix",

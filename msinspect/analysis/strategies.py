@@ -3,8 +3,7 @@ and per-rank shapes."""
 from __future__ import annotations
 
 from dataclasses import replace
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from msinspect.analysis.align import align
 from msinspect.analysis.context import RankContext, shapes_are_global
@@ -14,6 +13,9 @@ from msinspect.graph import node_id, to_networkx
 from msinspect.model import (IRFile, Node, Strategy, carries_user_attribute,  # noqa: F401
                              layout_strategy)
 from msinspect.stages import GLOBAL_SHAPE_STAGES, stage_of
+
+if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
+    import networkx as nx
 
 #: Stages of 2.10 known to keep the user's ``shard()`` attribute on primitives (every front-end
 #: pass up to ``validate``): there a strategy without it was the planner's.
