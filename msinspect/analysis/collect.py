@@ -14,6 +14,7 @@ from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, param_rows, slice_text, with_slices
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
 from msinspect import cache as caches
+from msinspect import collector
 from msinspect.analysis.groups import Signature, held_weights, signature_of
 from msinspect.dumps import Dump
 from msinspect.errors import MsInspectError, shown_path
@@ -82,6 +83,14 @@ def _analyse(path: str, reference: str | None, ctx: RankContext, label: str,
 
 
 def _compute(path: str, reference: str | None, ctx: RankContext, label: str, lenient: bool) -> RankResult:
+    """Parse and analyse one rank, Python's cycle collector paused (:mod:`msinspect.collector`);
+    the rank's graph is emptied before it is let go, so its content is freed at once, not at the
+    collector's next full pass."""
+    with collector.paused():
+        return _rows_of(path, reference, ctx, label, lenient)
+
+
+def _rows_of(path: str, reference: str | None, ctx: RankContext, label: str, lenient: bool) -> RankResult:
     from msinspect.graph import to_networkx  # a run answered from the cache loads neither Lark nor the builder
     from msinspect.parser import parse_file
 
@@ -96,6 +105,7 @@ def _compute(path: str, reference: str | None, ctx: RankContext, label: str, len
         ranks_named=tuple(sorted(ranks_named(ir))), pipelined=any(n.op in ("Send", "Receive") for n in ir.nodes()),
         skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []),
     )
+    graph.clear()  # networkx's views make the graph cyclic: emptied, its nodes and edges go now
     result.complete = ir.status != "incomplete" and (ref is None or ref.status != "incomplete")
     for rows in (result.strategies, result.comm, result.params, result.ops):
         for row in rows:

@@ -1,9 +1,7 @@
 """Reading ``.ir`` / ``.ir.gz`` text with the Lark grammar: strict and lenient parsing."""
 from __future__ import annotations
 
-import gc
 import re
-from contextlib import contextmanager
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -12,6 +10,7 @@ import lark_cython
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from msinspect import collector
 from msinspect.errors import IRParseError
 from msinspect.model import Diagnostic, IRFile
 from msinspect.parser import compiled
@@ -64,7 +63,7 @@ class _FragmentError(Exception):
     def __init__(self, token, error, pos: int) -> None:
         super().__init__(str(error))
         self.token, self.error, self.pos = token, error, pos
-        _resume_collector()
+        collector.resume()
 
 
 @lru_cache(maxsize=1)
@@ -295,7 +294,7 @@ class _Failed(Exception):
         super().__init__(str(error))
         self.error = error
         self.pos = pos
-        _resume_collector()
+        collector.resume()
 
 
 def _parse_chunk(path: str, text: str, line_offset: int):
@@ -533,40 +532,6 @@ def _completeness(path: str, text: str, ir: IRFile) -> list[Diagnostic]:
     return found
 
 
-#: Whether a parse has paused Python's cycle collector (and not yet resumed it).
-_paused = False
-
-
-@contextmanager
-def _collector_paused():
-    """Python's cycle collector off while a parse runs without error (back on after, if it was on).
-
-    A parse allocates a model of tens of thousands of objects that hold no cycles, and the
-    collector's full passes walk all of them again and again as they grow: 15% of a large dump's
-    parse. A parse that reads without error makes no cyclic garbage; a Lark error does (its
-    parser state and tracebacks, some 250 KB each), so the first error resumes the collector
-    (:func:`_resume_collector`) and a file of many errors costs no more memory than before."""
-    global _paused
-    if not gc.isenabled():  # off already (by the caller, or by a parse in another thread)
-        yield
-        return
-    gc.disable()
-    _paused = True
-    try:
-        yield
-    finally:
-        _paused = False
-        gc.enable()
-
-
-def _resume_collector() -> None:
-    """The collector back on, where a parse paused it (called where a Lark error is caught)."""
-    global _paused
-    if _paused:
-        _paused = False
-        gc.enable()
-
-
 def parse_text(text: str, path: str = "<string>", *, lenient: bool = False) -> IRFile:
     """Parse IR text.
 
@@ -576,7 +541,7 @@ def parse_text(text: str, path: str = "<string>", *, lenient: bool = False) -> I
     and every count that does not hold; ``complete`` is then False. A node that could not be
     parsed is kept as an ``unparsed`` node with what could be read of it.
     """
-    with _collector_paused():
+    with collector.paused():  # back on at the first Lark error (collector.resume)
         return _parse_text(text, path, lenient)
 
 

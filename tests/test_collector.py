@@ -1,6 +1,7 @@
-"""A parse pauses Python's cycle collector while it reads without error (parser.core): the
-collector must come back on after every parse, stay off where the caller turned it off, and come
-back on at the first error, so that a file of many errors keeps no garbage of their parser states."""
+"""A parse and a rank's analysis pause Python's cycle collector (msinspect.collector): the
+collector must come back on after every parse and analysis, stay off where the caller turned it
+off, and come back on at a parse's first error, so that a file of many errors keeps no garbage of
+their parser states; an analysed rank leaves its graph to no collector pass."""
 from __future__ import annotations
 
 import gc
@@ -8,8 +9,11 @@ import tracemalloc
 
 import pytest
 
+from msinspect.analysis import collect
+from msinspect.analysis.context import RankContext
 from msinspect.errors import IRParseError
 from msinspect.parser import core
+from tests.conftest import FIXTURES
 
 HEADER = "# IR entry: @g\n# Total subgraphs: 1\n\nsubgraph attr:\nsubgraph @g(%para1_x) {\n"
 FOOTER = "  Return(%1)\n      : (<Tensor[Float32], (2)>)\n}\n\n\n"
@@ -71,3 +75,41 @@ def test_errors_leave_no_garbage_behind():
         tracemalloc.stop()
     assert len(ir.diagnostics) >= 300
     assert peak < 4e6, f"the parse peaked at {peak / 1e6:.1f} MB"
+
+
+RANK = FIXTURES / "manual_parallel_8rank" / "rank_0" / "21_validate_0076.ir.gz"
+
+
+def test_a_rank_is_analysed_with_the_collector_paused_and_it_is_on_after(monkeypatch):
+    seen = []
+    original = collect.comm_rows  # one of the analyses, after the parse and the graph
+
+    def watched(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(collect, "comm_rows", watched)
+    result = collect._compute(str(RANK), None, RankContext(rank=0), "rank_0", False)
+    assert seen == [False] and gc.isenabled() and result.comm
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("an analysis that fails")
+
+    monkeypatch.setattr(collect, "comm_rows", fails)
+    with pytest.raises(RuntimeError):
+        collect._compute(str(RANK), None, RankContext(rank=0), "rank_0", False)
+    assert gc.isenabled()
+    gc.disable()
+    monkeypatch.setattr(collect, "comm_rows", original)
+    collect._compute(str(RANK), None, RankContext(rank=0), "rank_0", False)
+    assert not gc.isenabled()                        # the caller's off is kept
+
+
+def test_an_analysed_rank_leaves_its_graph_to_no_collector_pass():
+    """The graph is emptied before it is let go: what is left for the collector after a rank is a
+    handful of objects, not the graph's nodes and edges (thousands here)."""
+    collect._compute(str(RANK), None, RankContext(rank=0), "rank_0", False)  # fragments known
+    gc.collect()
+    gc.disable()
+    collect._compute(str(RANK), None, RankContext(rank=0), "rank_0", False)
+    assert gc.collect() < 200
