@@ -294,6 +294,9 @@ class _Failed(Exception):
         super().__init__(str(error))
         self.error = error
         self.pos = pos
+        #: Where the fast path's search had got to (an offset of the file's text): no node item
+        #: before it reads by template, past the item in error (:func:`_read_range`).
+        self.scanned = 0
         collector.resume()
 
 
@@ -348,17 +351,22 @@ def _fast() -> FastReader:
     return _parser()[1].fast_reader
 
 
-def _read_range(path: str, text: str, a: int, b: int, line_offset: int, fast: bool) -> list:
+def _read_range(path: str, text: str, a: int, b: int, line_offset: int, fast: bool, unread: int = 0) -> list:
     """Items of ``text[a:b]`` (``a`` a line start, line ``line_offset + 1``): node items read by
     template where they can be, every other run of items by Lark. Where Lark fails on a run, the
-    whole range is read by Lark alone, so the error (or result) is exactly Lark's."""
+    whole range is read by Lark alone, so the error (or result) is exactly Lark's; the
+    :class:`_Failed` says how far the search for templates had got (``scanned``). ``unread``: no
+    item before this offset reads by template (an earlier read of the range found so): Lark reads
+    up to it unsearched, so a lenient read of a window of many errors searches it once, not once
+    per error."""
     if not fast:
         return _parse_chunk(path, text[a:b], line_offset)
     reader = _fast()
     items: list = []
-    run = at = a  # the run of items Lark reads starts at ``run``; candidates are searched from ``at``
+    run, at = a, max(a, unread)  # Lark's run of items starts at ``run``; candidates are searched from ``at``
     run_lines = line_offset  # lines before ``run``
     line, counted = line_offset + 1, a  # the line of offset ``counted``
+    scanned = b
     try:
         while True:
             found = CANDIDATE.search(text, at, b)
@@ -372,16 +380,22 @@ def _read_range(path: str, text: str, a: int, b: int, line_offset: int, fast: bo
                 at = found.end()
                 continue
             if text[run:q].strip():
+                scanned = q
                 items.extend(_parse_chunk(path, text[run:q], run_lines))
             item, after = read
             items.append(item)
             line += text.count("\n", q, after)
             counted = run = at = after
             run_lines = line - 1
+        scanned = b
         if text[run:b].strip():
             items.extend(_parse_chunk(path, text[run:b], run_lines))
     except _Failed:
-        return _parse_chunk(path, text[a:b], line_offset)
+        try:
+            return _parse_chunk(path, text[a:b], line_offset)
+        except _Failed as failed:
+            failed.scanned = scanned
+            raise
     return items
 
 
@@ -429,20 +443,20 @@ def _parse_window(path: str, text: str, start: int, end: int, lines_before: int,
     """Parse ``text[start:end]`` into ``items``. Strict: raise at the first error. Lenient: each
     error costs the item it sits in (one diagnostic, and an ``unparsed`` node or subgraph where one
     can be read); parsing goes on at the next item. Every step is local to the window."""
-    todo = [(start, end)]
+    todo = [(start, end, 0)]  # ranges to read, each with what is known not to read by template (_read_range)
     recovered = False
     while todo:
-        a, b = todo.pop()
+        a, b, unread = todo.pop()
         if a >= b:
             continue
         offset = lines_before + text.count("\n", start, a)
         try:
-            items.extend(_read_range(path, text, a, b, offset, fast))
+            items.extend(_read_range(path, text, a, b, offset, fast, unread))
             continue
         except _Failed as failed:
             if not lenient:
                 raise failed.error from None
-            err, pos = failed.error, a + failed.pos
+            err, pos, unread = failed.error, a + failed.pos, failed.scanned
         pos = min(pos, b - 1)
         line_start = text.rfind("\n", a, pos) + 1 if pos > a else a
         line_start = max(line_start, a)
@@ -465,8 +479,8 @@ def _parse_window(path: str, text: str, start: int, end: int, lines_before: int,
         diagnostics.append(Diagnostic(err.line, err.column, f"{err.message}; {span}", end_line=last_line,
                                       text=err.source_line, expected=err.expected))
         # what follows first (a stack: the range after the bad item waits for the one before it)
-        todo.append((resume, b))
-        todo.append((a, first))
+        todo.append((resume, b, unread))
+        todo.append((a, first, 0))
     if recovered:  # the unparsed item was appended before the range in front of it
         items.sort(key=lambda item: item[1])
 
