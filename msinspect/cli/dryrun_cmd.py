@@ -73,6 +73,6 @@ def _print_summary(console, report, Table, note) -> None:
         peak = f"{r.peak_rss_bytes / 2**20:.0f}" if r.peak_rss_bytes else "-"
         table.add_row(str(r.rank), styled((r.state.value, style)), f"{r.wall_seconds:.1f}", peak, detail)
     console.print(table)
-    n_ok = sum(r.ok for r in report.ranks)
-    console.print(f"{n_ok}/{len(report.ranks)} ranks wrote complete strategy IR in {report.wall_seconds:.1f} s; "
+    whole = sum(r.ir_complete for r in report.ranks)  # a rank cancelled after writing it counts
+    console.print(f"{whole}/{len(report.ranks)} ranks wrote complete strategy IR in {report.wall_seconds:.1f} s; "
                   f"run folder: {report.run_dir}")

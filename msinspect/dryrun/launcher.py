@@ -304,12 +304,13 @@ class _RankRunner:
         assert r.ir_dir is not None
         r.step_parallel_end = find_pass_files(r.ir_dir, STRATEGY_STAGE)
         verdicts = [v for v in (ir_verdict(p) for p in r.step_parallel_end) if v]
-        complete = bool(r.step_parallel_end) and not verdicts
+        complete = r.ir_complete = bool(r.step_parallel_end) and not verdicts
         if complete and not cancelled:
             r.state, r.reason = RankState.OK, ""
             return
         if cancelled:
-            r.state, r.reason = RankState.CANCELLED, "stopped: run interrupted"
+            r.state = RankState.CANCELLED
+            r.reason = "stopped: run interrupted" + (" after writing a complete step_parallel_end" if complete else "")
             return
         if timed_out:
             r.state = RankState.TIMED_OUT

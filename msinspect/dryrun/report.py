@@ -49,6 +49,9 @@ class RankResult:
     """The log of the rank's scheduler process."""
     step_parallel_end: list[Path] = dataclasses.field(default_factory=list)
     """The step_parallel_end files written (one per compiled parallel graph)."""
+    ir_complete: bool = False
+    """Whether step_parallel_end was written and every such file is whole by its own node counts
+    (also for a rank cancelled after writing it: its state is then ``cancelled``)."""
     exit_code: int | None = None
     """The worker's exit status (negative: killed by that signal); informative only."""
     wall_seconds: float = 0.0
@@ -207,9 +210,9 @@ def failure_reason(log: Path | None, *, max_len: int = 300) -> str:
 
 def format_summary(report: DryRunReport) -> str:
     """A plain-text summary (the CLI renders a rich table of the same facts)."""
-    ok = [r for r in report.ranks if r.ok]
+    whole = [r for r in report.ranks if r.ir_complete]
     lines = [NOTHING_COMPUTED, f"run folder: {report.run_dir}",
-             f"{len(ok)}/{len(report.ranks)} ranks wrote complete strategy IR (step_parallel_end)"
+             f"{len(whole)}/{len(report.ranks)} ranks wrote complete strategy IR (step_parallel_end)"
              f" in {report.wall_seconds:.1f} s"]
     for r in report.ranks:
         if r.ok:

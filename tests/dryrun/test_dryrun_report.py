@@ -109,3 +109,40 @@ def test_verdict_truncated_dump(tmp_path):
     path = _rank_folder(tmp_path, IR[: IR.index("  Return")])
     verdict = ir_verdict(path)
     assert verdict.startswith("incomplete") and "not readable" not in verdict
+
+
+def _judged(tmp_path: Path, ir_text: str | None, **how):
+    """A rank judged as the launcher judges it when its processes have ended (no MindSpore run)."""
+    import threading
+
+    from msinspect.dryrun.launcher import _RankRunner
+    from msinspect.dryrun.report import DryRunReport
+
+    run_dir = tmp_path / "run"
+    (run_dir / "rank_0").mkdir(parents=True)
+    if ir_text is not None:
+        (run_dir / "rank_0" / "step_parallel_end_0133.ir").write_text(ir_text)
+    runner = _RankRunner(rank=0, rank_size=8, script=tmp_path / "net.py", script_args=(), run_dir=run_dir,
+                         python="python", cwd=tmp_path, env={}, keep_all_passes=True, timeout=60,
+                         cancel=threading.Event(), on_update=None)
+    runner._judge(**{"timed_out": False, "cancelled": False, **how})
+    report = DryRunReport(script=tmp_path / "net.py", run_dir=run_dir, rank_size=8, ranks=[runner.result],
+                          wall_seconds=1.0, interrupted=how.get("cancelled", False))
+    return runner.result, report
+
+
+def test_a_rank_cancelled_after_writing_whole_ir_is_counted_as_having_written_it(tmp_path):
+    from msinspect.dryrun.report import RankState, format_summary
+
+    rank, report = _judged(tmp_path, IR, cancelled=True)
+    assert rank.state is RankState.CANCELLED and rank.ir_complete
+    assert "after writing a complete step_parallel_end" in rank.reason
+    assert "1/1 ranks wrote complete strategy IR" in format_summary(report)
+    assert report.to_dict()["ranks"][0]["ir_complete"] is True
+    # cut short, or never written: not complete, whatever stopped the rank
+    for text in (IR[: IR.index("  Return")], None):
+        rank, report = _judged(tmp_path / str(text is None), text, cancelled=True)
+        assert not rank.ir_complete and rank.reason == "stopped: run interrupted"
+        assert "0/1 ranks wrote complete strategy IR" in format_summary(report)
+    rank, _ = _judged(tmp_path / "ok", IR)
+    assert rank.ok and rank.ir_complete
