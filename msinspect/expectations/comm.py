@@ -1,6 +1,7 @@
 """``[[expect.comm]]``: a communication right after (or before) an operator, in given groups."""
 from __future__ import annotations
 
+import difflib
 import os
 from typing import TYPE_CHECKING, Iterable
 
@@ -50,6 +51,8 @@ class Comm(ExpectationKind):
             return Outcome(e, False, want, no_match(ops, anchor))
         kinds = (comm[[kind_matches(o, n, v["kind"]) for o, n in zip(comm["op"], comm["name"])]]
                  if not comm.empty else comm)
+        if kinds.empty:  # no such communication anywhere read: say which kinds there are
+            return Outcome(e, False, want, _no_kind(v["kind"], comm))
         if e.ranks is not None:
             kinds = kinds[kinds["rank"].isin(e.ranks)]
         if "after" in v:
@@ -70,6 +73,15 @@ class Comm(ExpectationKind):
             found += f"; none on {ranks_text(missing)}, where {anchor} is"
             evidence += evidence_of(anchors[anchors["rank"].isin(missing)])
         return Outcome(e, not missing and groups == want_groups, want, found, evidence)
+
+
+def _no_kind(kind: str, comm) -> str:
+    """``no communication AllReduc in the ranks read; did you mean AllReduce?``, or the kinds there are."""
+    ops = sorted(set(comm["op"])) if not comm.empty else []
+    close = difflib.get_close_matches(kind, ops, n=3, cutoff=0.6)
+    if close:
+        return f"no communication {kind} in the ranks read; did you mean {', '.join(close)}?"
+    return f"no communication {kind} in the ranks read (there: {', '.join(ops) if ops else 'none'})"
 
 
 @assertion(Comm)

@@ -175,6 +175,18 @@ def test_mistyped_operator_gets_did_you_mean(seed, call, found):
     assert f"found:    {found}" in str(exc.value)
 
 
+def test_mistyped_or_absent_communication_kind_is_named(seed):
+    """The seed inserts an AllReduce after matmul (above): a kind no rank has is said to be absent,
+    with the close kinds or the kinds there are, never "0 found in group(s) []"."""
+    with pytest.raises(ExpectationFailed) as exc:
+        assert_comm_after(seed, "AllReduc", "matmul", [[0, 1, 2, 3]])
+    assert "found:    no communication AllReduc in the ranks read; did you mean AllReduce?" in str(exc.value)
+    with pytest.raises(ExpectationFailed) as exc:
+        assert_comm_after(seed, "Broadcast", "matmul", [[0, 1, 2, 3]])
+    found = str(exc.value).split("found:    ", 1)[1].split("\n", 1)[0]
+    assert found.startswith("no communication Broadcast in the ranks read (there: ") and "AllReduce" in found
+
+
 def test_did_you_mean_on_the_zoo_transformer(load_msinspect_dump):
     # fixtures/zoo/nets/gpt.py names its MatMuls q_matmul, k_matmul, v_matmul, out_matmul, ... and
     # its two BatchMatMuls score_bmm and context_bmm (attributes of Attention)
