@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.flow import consumers, label, producer
+from msinspect.analysis.flow import consumers, data_view, label, producer
 from msinspect.analysis import vocabulary
 from msinspect.analysis.ops import (PIPELINE_OPS, WORLD_GROUPS, as_shape, int_attr, is_backward, is_comm, nbytes,
                                     scope_of)
@@ -103,6 +103,8 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
     """Every communication or redistribution operator of ``ir``, in file order."""
     graph = graph if graph is not None else to_networkx(ir)
     is_global = shapes_are_global(ir.path)
+    stage = ir.stage  # read off the path: once, not per row
+    data = data_view(graph)
     rows = []
     for node in ir.nodes():
         if node.index is None or not is_comm(node):
@@ -111,7 +113,7 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
         peer = _peer(node) if node.op in PIPELINE_OPS else None
         source_key = producer(graph, key)
         source = label(graph, source_key)
-        user_keys = _forward_first(graph, node, consumers(graph, key))
+        user_keys = _forward_first(graph, node, consumers(graph, key, data))
         users = [label(graph, k) for k in user_keys]
         if node.op == "Receive" and peer is not None:
             source = f"rank {peer}"
@@ -123,7 +125,7 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
         moving = vocabulary.moves_data(node)
         tensor = nbytes(shape, dtype) if at_rank else None
         rows.append({
-            "rank": ctx.rank, "stage": ir.stage, "file": ir.path, "line": node.line, "name": node.name,
+            "rank": ctx.rank, "stage": stage, "file": ir.path, "line": node.line, "name": node.name,
             "op": node.op, "kind": kind_of(node, graph, key), "moves_data": moving, "producer": source,
             "consumers": tuple(users), "group": node.primitive_attrs.get("group"),
             "group_ranks": ranks, "group_size": size if moving else None, "peer": peer, "shape": shape,

@@ -63,8 +63,8 @@ def data_view(graph: nx.MultiDiGraph) -> nx.MultiDiGraph:
 
 def first_input(graph: nx.MultiDiGraph, key: str) -> str | None:
     """The graph key of the node's first (position 0) data input, if it is a node or parameter."""
-    for source, _, data in graph.in_edges(key, data=True):
-        if data.get("position") == 0:
+    for source, edges in graph.pred[key].items():
+        if any(data.get("position") == 0 for data in edges.values()):
             return source
     return None
 
@@ -81,9 +81,10 @@ def producer(graph: nx.MultiDiGraph, key: str) -> str | None:
     return None
 
 
-def consumers(graph: nx.MultiDiGraph, key: str) -> list[str]:
-    """The nearest real operators downstream of ``key`` along data edges, in file order."""
-    data = data_view(graph)
+def consumers(graph: nx.MultiDiGraph, key: str, data: nx.MultiDiGraph | None = None) -> list[str]:
+    """The nearest real operators downstream of ``key`` along data edges, in file order
+    (``data``: the graph's :func:`data_view`, where the caller made it once for many calls)."""
+    data = data if data is not None else data_view(graph)
     found: list[str] = []
     seen = {key}
     queue = deque([key])
@@ -100,24 +101,26 @@ def consumers(graph: nx.MultiDiGraph, key: str) -> list[str]:
     return sorted(found, key=lambda k: graph.nodes[k].get("line", 0))
 
 
-def reaches_back(graph: nx.MultiDiGraph, start: str, target: str) -> bool:
+def reaches_back(graph: nx.MultiDiGraph, start: str, target: str, data: nx.MultiDiGraph | None = None) -> bool:
     """Whether ``start`` is ``target`` or reaches back to it along data edges through plumbing
-    and communication."""
+    and communication (``data``: as for :func:`consumers`)."""
     if start == target:
         return True
     if not is_through(_node(graph, start)):
         return False
-    return path_between(graph, target, start) is not None
+    return path_between(graph, target, start, data) is not None
 
 
-def path_between(graph: nx.MultiDiGraph, source: str, target: str) -> list[str] | None:
+def path_between(graph: nx.MultiDiGraph, source: str, target: str,
+                 data: nx.MultiDiGraph | None = None) -> list[str] | None:
     """Walk back from ``target`` along data edges through plumbing and communication until
     ``source``.
 
     Returns the keys passed on the way (nearest to ``target`` first; empty when ``source`` feeds
-    ``target`` directly), or None when ``source`` is not reached that way.
+    ``target`` directly), or None when ``source`` is not reached that way. ``data``: as for
+    :func:`consumers`.
     """
-    data = data_view(graph)
+    data = data if data is not None else data_view(graph)
     seen = {target}
     queue = deque([(target, [])])
     while queue:

@@ -32,10 +32,9 @@ def _transpose(node: Node) -> tuple[bool, bool]:
             bool(attrs.get("transpose_b", attrs.get("transpose_x2", False))))
 
 
-def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str) -> tuple[Node, int] | None:
+def _consumer_with_strategy(graph: nx.MultiDiGraph, data: nx.MultiDiGraph, param_key: str) -> tuple[Node, int] | None:
     """The first operator (in file order) with a strategy that reads the parameter, and which of
-    its tensor inputs the parameter is."""
-    data = data_view(graph)
+    its tensor inputs the parameter is (``data``: the graph's data view)."""
     frontier, seen, found = [param_key], {param_key}, []
     while frontier:
         key = frontier.pop()
@@ -57,7 +56,7 @@ def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str) -> tuple[Nod
             # a tensor input; ``<null>`` is what step_parallel_end prints for a mirror operator's output
             if position >= len(node.input_types) or node.input_types[position].kind not in ("Tensor", "Ref", "null"):
                 continue
-            if reaches_back(graph, source, param_key):
+            if reaches_back(graph, source, param_key, data):
                 if tensor_index < len(strategy_of(node).in_strategy):
                     return node, tensor_index
                 break
@@ -72,6 +71,7 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
     graph = graph if graph is not None else to_networkx(ir)
     is_global = shapes_are_global(ir.path)
     ref_shapes = {p.name: p.abstract.shape for p in reference.params if p.abstract} if reference else {}
+    data = data_view(graph)  # one view for every parameter's walk
     rows = []
     for param in ir.params:
         if not param.has_default:
@@ -79,7 +79,7 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
         key = f"param:{param.name}"
         if key not in graph:
             continue
-        hit = _consumer_with_strategy(graph, key)
+        hit = _consumer_with_strategy(graph, data, key)
         if hit is None:
             continue
         node, index = hit

@@ -96,6 +96,7 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
         ref_graph = to_networkx(reference)
         pairs = align(ref_graph, graph, [node_id(node) for node, _ in found], repeats=_repeat_key).pairs
         counterpart = {key: ref_graph.nodes[ref]["node"] for key, ref in pairs.items()}
+    stage = ir.stage  # read off the path: once, not per row
     rows = []
     for node, strategy in found:
         ref = counterpart.get(node_id(node))
@@ -109,7 +110,7 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
             expected = tuple(parts) if all(p is not None for p in parts) else None
         ok = None if expected is None or r_in is None else expected == r_in
         rows.append({
-            "rank": ctx.rank, "stage": ir.stage, "file": ir.path, "line": node.line, "name": node.name,
+            "rank": ctx.rank, "stage": stage, "file": ir.path, "line": node.line, "name": node.name,
             "op": node.op, "scope": scope_of(node), "source_line": node.source_line,
             "in_strategy": strategy.in_strategy, "out_strategy": strategy.out_strategy,
             "set_by": strategy.source, "global_inputs": g_in, "global_output": g_out,
