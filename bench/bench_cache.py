@@ -12,6 +12,10 @@ With the parser of 2026-11-23 (2.1x faster) the first run of zoo 09 fell to 4.39
 stayed at 0.88 s (5.0x: the second run is now mostly Python's start and its pandas / networkx
 imports, some 0.6 s); a 400-block GPT rank of 38 MB (`nets/09_large_gpt.py --layers 400`, not in
 the zoo): 15.44 -> 1.17 s (13.2x wall, 12.1x CPU).
+Later that day (grammar tables kept in the cache, the collector paused through each rank, a
+second run loading no networkx), same run against the morning's code: zoo 09 first 3.41 -> 2.99 s,
+second 0.66 -> 0.52 s (5.2x -> 5.7x); the 38 MB rank first 11.45 -> 9.09 s, second 1.09 -> 0.85 s
+(10.5x -> 10.7x). What a second run of zoo 09 still pays is Python's start and pandas' import.
 
 Prints seconds per run and the ratios. Machines are noisy: read the ratios.
 """
