@@ -30,6 +30,7 @@ import tempfile
 from functools import lru_cache
 from importlib import metadata, resources
 from pathlib import Path
+from typing import BinaryIO, Callable
 
 #: Bound of the parsed-file cache, in MB, unless MSINSPECT_PARSE_CACHE_MB says otherwise.
 DEFAULT_LIMIT_MB = 2048
@@ -90,6 +91,26 @@ def key(text: str, lenient: bool) -> str:
     return digest.hexdigest()
 
 
+def write_whole(path: Path, write: Callable[[BinaryIO], None], failures: tuple = (OSError,)) -> bool:
+    """Write ``path`` by ``write(file)`` whole or not at all: into a private file of its folder,
+    then renamed over it (a reader never meets half an entry). False, and nothing left behind,
+    where the folder cannot be written or ``write`` raises one of ``failures``: a cache that
+    cannot be written is no cache, never an error."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(handle, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except failures:
+        Path(tmp).unlink(missing_ok=True)
+        return False
+    return True
+
+
 class Store:
     """One on-disk cache: entries ``<folder>/<2 hex>/<name>.pickle``, each written whole or not at
     all, read back or dropped when damaged, the least recently used removed past the bound."""
@@ -126,20 +147,9 @@ class Store:
     def store(self, name: str, value) -> None:
         """Keep ``value`` under ``name`` (written whole or not at all), then trim the cache. A
         cache that cannot be written is no cache, never an error."""
-        path = self._entry(name)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        except OSError:
-            return
-        try:
-            with os.fdopen(handle, "wb") as f:
-                pickle.dump(value, f, protocol=_PICKLE_PROTOCOL)
-            os.replace(tmp, path)
-        except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
-            Path(tmp).unlink(missing_ok=True)
-            return
-        self.trim()
+        if write_whole(self._entry(name), lambda f: pickle.dump(value, f, protocol=_PICKLE_PROTOCOL),
+                       (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError)):
+            self.trim()
 
     def entries(self) -> list[tuple[Path, os.stat_result]]:
         """Every entry with its stat, least recently used first."""

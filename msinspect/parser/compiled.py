@@ -14,8 +14,6 @@ loaded is removed and built again. ``MSINSPECT_NO_CACHE`` builds in memory and w
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from lark import Lark
@@ -45,18 +43,7 @@ def lark(grammar: str, **options) -> Lark:
 
 
 def _keep(built: Lark, path: Path, given: tuple[str, ...]) -> None:
-    """Write ``built``'s tables to ``path`` whole or not at all; a cache that cannot be written is
-    no cache, never an error."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    except OSError:
-        return
-    try:
-        with os.fdopen(handle, "wb") as f:
-            built.save(f, exclude_options=given)
-        os.replace(tmp, path)
-    except Exception:  # noqa: BLE001 - e.g. a disk that filled, an option that cannot be pickled
-        Path(tmp).unlink(missing_ok=True)
-        return
-    cache.trim_grammars()
+    """Write ``built``'s tables to ``path`` whole or not at all (e.g. not where the disk filled or
+    an option cannot be pickled)."""
+    if cache.write_whole(path, lambda f: built.save(f, exclude_options=given), (Exception,)):
+        cache.trim_grammars()

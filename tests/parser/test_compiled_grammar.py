@@ -117,3 +117,14 @@ def test_the_parser_of_a_later_process_is_loaded_and_reads_the_same_model(cache_
     done = subprocess.run([sys.executable, "-c", _LOADED_ONLY, str(validate)], cwd=ROOT, env=env,
                           capture_output=True, check=True)
     assert pickle.loads(done.stdout) == parse_file(validate, cache=False)
+
+
+def test_a_write_that_fails_leaves_nothing_behind(cache_dir, grammar, monkeypatch):
+    def full_disk(self, f, exclude_options=()):
+        f.write(b"half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Lark, "save", full_disk)
+    built = compiled.lark(grammar, **OPTIONS)
+    assert built.parse(TEXT, start="start") == Lark(grammar, **OPTIONS).parse(TEXT, start="start")
+    assert list((cache_dir / "grammar").iterdir()) == []   # no entry, no private file
