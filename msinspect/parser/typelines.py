@@ -40,6 +40,11 @@ _TENSOR = re.compile(r"<(?:(Tensor)\[([A-Za-z][A-Za-z0-9]*)\]|(Ref)\[Tensor\[([A
                      r"\(((?:-?\d{1,20})(?:, -?\d{1,20})*)?\)((?:, [^<>()\[\]{},\s:][^<>()\[\]{},\s]*)*)>")
 #: ``<UMonad, NoShape>``, ``<Bool, NoShape>``
 _SCALAR = re.compile(r"<([A-Za-z_]\w*), NoShape>")
+#: One element's shape in a ``TupleShape(...)``: ``NoShape``, ``()``, ``(512, 128)``.
+_ELEMENT = r"(?:NoShape|\((?:-?\d{1,20}(?:, -?\d{1,20})*)?\))"
+#: ``<Tuple[Bool*3], TupleShape(NoShape, NoShape, NoShape)>``: head, element shapes, end.
+_TUPLE = re.compile(rf"(<Tuple\[[^<>()]*\], TupleShape\()({_ELEMENT}(?:, {_ELEMENT})*)(\)>)")
+_ELEMENTS = re.compile(_ELEMENT)
 #: Distinct abstracts, templates and skeletons kept; past that each starts again.
 KEPT = 1 << 16
 _BAD = object()
@@ -63,6 +68,11 @@ def _direct(text: str) -> Abstract | None:
     if m is not None:
         word = m.group(1)
         return Abstract(kind=word, dtype=word, shape=None, text=text, elements=(), ref_key=None)
+    m = _TUPLE.fullmatch(text)
+    if m is not None:
+        elements = tuple(None if e == "NoShape" else tuple(int(d) for d in e[1:-1].split(", ")) if e != "()" else ()
+                         for e in _ELEMENTS.findall(m.group(2)))
+        return Abstract(kind="Tuple", dtype=None, shape=None, text=text, elements=elements, ref_key=None)
     return None
 
 
@@ -89,6 +99,8 @@ class TypeLines:
             self.abstracts.clear()
         template = self.template_key(text)
         trusted = self.trusted.get(template)
+        if trusted is None:
+            trusted = self._tuple_trusted(text)
         result = _direct(text) if trusted else None
         if result is None:
             result = self._by_lark(text)
@@ -99,6 +111,30 @@ class TypeLines:
                 self.trusted[template] = direct is not None and direct == result
         self.abstracts[text] = result
         return result
+
+    def _tuple_trusted(self, text: str) -> bool | None:
+        """For a tuple whose element shapes repeat (a fused optimizer's ``<Tuple[Bool*1245],
+        TupleShape(NoShape, ...)>``, 25 KB): whether the direct reading is trusted, asked of Lark
+        on an *exemplar*, the tuple with each distinct element shape once. Lark reads a
+        ``TupleShape`` element by element, the same way wherever an element stands and however
+        many there are, so the exemplar speaks for every tuple of the same head and the same set
+        of element templates (digits as in :meth:`abstract`). None for any other text."""
+        m = _TUPLE.fullmatch(text)
+        if m is None:
+            return None
+        shapes = _ELEMENTS.findall(m.group(2))
+        distinct = list(dict.fromkeys(shapes))
+        if len(distinct) == len(shapes):
+            return None  # nothing repeats: the tuple itself is as short as its exemplar
+        key = ("tuple", self.template_key(m.group(1)), frozenset(self.template_key(s) for s in distinct))
+        trusted = self.trusted.get(key)
+        if trusted is None:
+            exemplar = m.group(1) + ", ".join(distinct) + m.group(3)
+            read = _direct(exemplar)
+            if len(self.trusted) >= KEPT:
+                self.trusted.clear()
+            trusted = self.trusted[key] = read is not None and read == self._by_lark(exemplar)
+        return trusted
 
     def _by_lark(self, text: str) -> Abstract | None:
         try:
