@@ -42,9 +42,14 @@ _TENSOR = re.compile(r"<(?:(Tensor)\[([A-Za-z][A-Za-z0-9]*)\]|(Ref)\[Tensor\[([A
 _SCALAR = re.compile(r"<([A-Za-z_]\w*), NoShape>")
 #: One element's shape in a ``TupleShape(...)``: ``NoShape``, ``()``, ``(512, 128)``.
 _ELEMENT = r"(?:NoShape|\((?:-?\d{1,20}(?:, -?\d{1,20})*)?\))"
-#: ``<Tuple[Bool*3], TupleShape(NoShape, NoShape, NoShape)>``: head, element shapes, end.
-_TUPLE = re.compile(rf"(<Tuple\[[^<>()]*\], TupleShape\()({_ELEMENT}(?:, {_ELEMENT})*)(\)>)")
+#: One element's flag in ``elements_use_flags={[const vector]{[0]:{1}, [1]:{1}}}``.
+_FLAG = r"\[\d{1,20}\]:\{\d{1,20}\}"
+#: ``<Tuple[Bool*2], TupleShape(NoShape, NoShape), elements_use_flags={[const vector]{[0]:{1}, [1]:{1}}}>``:
+#: the head, the element shapes, and where written the flags between their opening and closing.
+_TUPLE = re.compile(rf"(<Tuple\[[^<>()]*\], TupleShape\()({_ELEMENT}(?:, {_ELEMENT})*)\)"
+                    rf"(?:(, elements_use_flags=\{{\[const vector\]\{{)({_FLAG}(?:, {_FLAG})*)(\}}\}}))?>")
 _ELEMENTS = re.compile(_ELEMENT)
+_FLAGS = re.compile(_FLAG)
 #: Distinct abstracts, templates and skeletons kept; past that each starts again.
 KEPT = 1 << 16
 _BAD = object()
@@ -113,28 +118,40 @@ class TypeLines:
         return result
 
     def _tuple_trusted(self, text: str) -> bool | None:
-        """For a tuple whose element shapes repeat (a fused optimizer's ``<Tuple[Bool*1245],
-        TupleShape(NoShape, ...)>``, 25 KB): whether the direct reading is trusted, asked of Lark
-        on an *exemplar*, the tuple with each distinct element shape once. Lark reads a
-        ``TupleShape`` element by element, the same way wherever an element stands and however
-        many there are, so the exemplar speaks for every tuple of the same head and the same set
-        of element templates (digits as in :meth:`abstract`). None for any other text."""
+        """For a tuple whose element shapes (or flags) repeat, as in a fused optimizer's
+        ``<Tuple[Bool*1245], TupleShape(NoShape, ...), elements_use_flags={...}>`` (25 KB):
+        whether the direct reading is trusted, asked of Lark on an *exemplar*: the tuple with one
+        element shape, and one flag, of each template (digits as in :meth:`abstract`). Lark
+        reads both lists item by item, the same way wherever an item stands and however many
+        there are, so the exemplar speaks for every tuple of the same head and the same sets of
+        item templates. None for any other text."""
         m = _TUPLE.fullmatch(text)
         if m is None:
             return None
-        shapes = _ELEMENTS.findall(m.group(2))
-        distinct = list(dict.fromkeys(shapes))
-        if len(distinct) == len(shapes):
+        lists = [_ELEMENTS.findall(m.group(2)), _FLAGS.findall(m.group(4)) if m.group(4) else []]
+        kept = [self._one_of_each(items) for items in lists]
+        if sum(map(len, kept)) == sum(map(len, lists)):
             return None  # nothing repeats: the tuple itself is as short as its exemplar
-        key = ("tuple", self.template_key(m.group(1)), frozenset(self.template_key(s) for s in distinct))
+        key = ("tuple", self.template_key(m.group(1)), bool(m.group(4)),
+               *(frozenset(map(self.template_key, items)) for items in kept))
         trusted = self.trusted.get(key)
         if trusted is None:
-            exemplar = m.group(1) + ", ".join(distinct) + m.group(3)
+            exemplar = m.group(1) + ", ".join(kept[0]) + ")"
+            if m.group(4):
+                exemplar += m.group(3) + ", ".join(kept[1]) + m.group(5)
+            exemplar += ">"
             read = _direct(exemplar)
             if len(self.trusted) >= KEPT:
                 self.trusted.clear()
             trusted = self.trusted[key] = read is not None and read == self._by_lark(exemplar)
         return trusted
+
+    def _one_of_each(self, items: list[str]) -> list[str]:
+        """The first item of each template, in order."""
+        first: dict[str, str] = {}
+        for item in items:
+            first.setdefault(self.template_key(item), item)
+        return list(first.values())
 
     def _by_lark(self, text: str) -> Abstract | None:
         try:
