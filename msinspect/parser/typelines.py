@@ -19,6 +19,8 @@ aside. Two readings here:
   Lark and directly, and the direct reading is used for that template only where the two are equal. Both readings treat a run
   of digits the same whatever its value (a dimension, part of a name), so the template's other
   texts read alike. Any other abstract is Lark's reading of its text.
+- A tuple whose element shapes or flags repeat (a fused optimizer's tuple of every weight, tens of
+  KB) earns the direct reading on a short *exemplar* of it instead (:meth:`TypeLines._tuple_trusted`).
 """
 from __future__ import annotations
 
