@@ -5,9 +5,9 @@ is an absolute path, else ``~/.cache/msinspect``. The dry-run environment, the M
 parsed files (``parsed/``, or ``$MSINSPECT_PARSE_CACHE_DIR``) live below it.
 
 Parsed files are kept by what they hold, never by path or time: the key is the SHA-256 of the
-file's text, of msinspect's version, of the grammar, of the parser's and the model's source and of
-the parse mode (strict or lenient), so a changed file, a new msinspect or a changed parser never
-meets an old entry. An entry that cannot be
+file's text, of msinspect's version, of the grammar, of the parser's and the model's source, of
+the versions of Lark and lark-cython and of the parse mode (strict or lenient), so a changed file,
+a new msinspect, Lark or parser never meets an old entry. An entry that cannot be
 read back (cut short, corrupt, from another Python) is removed and the file parsed again. The
 cache is bounded (``MSINSPECT_PARSE_CACHE_MB``, 2048 MB by default): when a write takes it past
 the bound, the entries used least recently go first. ``MSINSPECT_NO_CACHE=1`` (the CLI's
@@ -63,17 +63,31 @@ _PARSE_CODE = ("msinspect.model", "msinspect.parser.core", "msinspect.parser.tra
 
 @lru_cache(maxsize=1)
 def _salt() -> bytes:
-    """What else an entry depends on: msinspect's version, the grammar's text and the source of
-    the parser and the model (a checkout's version does not change with its code)."""
+    """What else an entry depends on: msinspect's version, the versions of Lark and lark-cython,
+    the grammar's text and the source of the parser and the model (a checkout's version does not
+    change with its code)."""
     try:
         version = metadata.version("msinspect")
     except metadata.PackageNotFoundError:
         version = "checkout"
     digest = hashlib.sha256(version.encode())
+    digest.update(repr(parser_libraries()).encode())
     digest.update(resources.files("msinspect.grammars").joinpath("mindspore_ir.lark").read_bytes())
     for module in _PARSE_CODE:
         digest.update(_source(module).read_bytes())
     return digest.digest()
+
+
+def parser_libraries() -> tuple[str, ...]:
+    """The versions of Lark and lark-cython ("?" for one not installed): what parses and what
+    builds the grammar's tables besides msinspect's own code."""
+    versions = []
+    for package in ("lark", "lark-cython"):
+        try:
+            versions.append(metadata.version(package))
+        except metadata.PackageNotFoundError:
+            versions.append("?")
+    return tuple(versions)
 
 
 def _source(module: str) -> Path:
@@ -231,13 +245,7 @@ def grammar_entry(grammar: str, options: dict) -> Path:
     """The file that keeps the parser Lark builds from ``grammar`` with ``options``."""
     digest = hashlib.sha256(grammar.encode("utf-8"))
     built = sorted((k, repr(v)) for k, v in options.items() if k not in GIVEN_AT_LOAD)
-    versions = []
-    for package in ("lark", "lark-cython"):
-        try:
-            versions.append(metadata.version(package))
-        except metadata.PackageNotFoundError:
-            versions.append("?")
-    digest.update(repr((built, versions, sys.version_info[:2])).encode())
+    digest.update(repr((built, parser_libraries(), sys.version_info[:2])).encode())
     return grammar_dir() / f"{digest.hexdigest()}.lark"
 
 

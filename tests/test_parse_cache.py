@@ -61,6 +61,20 @@ def test_a_damaged_entry_is_dropped_and_parsed_again(cache_dir):
     assert parse_file(VALIDATE) == good
 
 
+def test_another_lark_never_meets_an_old_entry(cache_dir, monkeypatch):
+    text = "x"
+    before = cache.key(text, False)
+    real = cache.metadata.version
+    monkeypatch.setattr(cache.metadata, "version", lambda name: "0.0.0-other" if name == "lark" else real(name))
+    cache._salt.cache_clear()
+    try:
+        assert cache.key(text, False) != before
+    finally:
+        monkeypatch.undo()
+        cache._salt.cache_clear()
+    assert cache.key(text, False) == before
+
+
 def test_strict_and_lenient_are_kept_apart_and_the_bound_holds(cache_dir, monkeypatch):
     parse_file(VALIDATE)
     parse_file(VALIDATE, lenient=True)
