@@ -167,13 +167,7 @@ class Store:
 
     def entries(self) -> list[tuple[Path, os.stat_result]]:
         """Every entry with its stat, least recently used first."""
-        found = []
-        for path in self.folder.glob("*/*.pickle"):
-            try:
-                found.append((path, path.stat()))
-            except OSError:
-                continue
-        return sorted(found, key=lambda item: item[1].st_mtime)
+        return _oldest_first(self.folder.glob("*/*.pickle"))
 
     def trim(self, limit: int | None = None) -> int:
         """Remove the least recently used entries until the cache is within ``limit`` bytes; the
@@ -192,17 +186,38 @@ class Store:
 
     def clear(self) -> tuple[int, int]:
         """Empty the cache: ``(entries, bytes)`` removed."""
-        found = self.entries()
-        for path, _ in found:
-            path.unlink(missing_ok=True)
-        return len(found), sum(st.st_size for _, st in found)
+        return _remove(self.entries())
+
+
+def _oldest_first(paths) -> list[tuple[Path, os.stat_result]]:
+    """``paths`` with their stats, the least recently written (or used) first; a file gone
+    meanwhile left out."""
+    found = []
+    for path in paths:
+        try:
+            found.append((path, path.stat()))
+        except OSError:
+            continue
+    return sorted(found, key=lambda item: item[1].st_mtime)
+
+
+def _remove(found: list[tuple[Path, os.stat_result]]) -> tuple[int, int]:
+    """Remove each of ``found``: ``(files, bytes)`` removed."""
+    for path, _ in found:
+        path.unlink(missing_ok=True)
+    return len(found), sum(st.st_size for _, st in found)
+
+
+def _beside_parsed(name: str) -> Path:
+    """The folder ``name`` beside the parsed files' folders: of ``$MSINSPECT_PARSE_CACHE_DIR``
+    when set, else of the cache folder."""
+    own = os.environ.get("MSINSPECT_PARSE_CACHE_DIR", "")
+    return (Path(own) if own else cache_root()) / name
 
 
 def results_dir() -> Path:
-    """The folder of analysed ranks: ``results/`` beside the parsed files' folders (of
-    ``$MSINSPECT_PARSE_CACHE_DIR`` when set, else of the cache folder)."""
-    own = os.environ.get("MSINSPECT_PARSE_CACHE_DIR", "")
-    return Path(own) / "results" if own else cache_root() / "results"
+    """The folder of analysed ranks: ``results/`` beside the parsed files' folders."""
+    return _beside_parsed("results")
 
 
 #: The parsed IR files.
@@ -237,8 +252,7 @@ GIVEN_AT_LOAD = ("transformer", "_plugins", "postlex", "lexer_callbacks", "tree_
 
 def grammar_dir() -> Path:
     """The folder of built grammars: ``grammar/`` beside the parsed files' folders."""
-    own = os.environ.get("MSINSPECT_PARSE_CACHE_DIR", "")
-    return Path(own) / "grammar" if own else cache_root() / "grammar"
+    return _beside_parsed("grammar")
 
 
 def grammar_entry(grammar: str, options: dict) -> Path:
@@ -250,28 +264,18 @@ def grammar_entry(grammar: str, options: dict) -> Path:
 
 
 def grammar_files() -> list[tuple[Path, os.stat_result]]:
-    """Every built grammar kept, with its stat, newest first."""
-    found = []
-    for path in grammar_dir().glob("*.lark"):
-        try:
-            found.append((path, path.stat()))
-        except OSError:
-            continue
-    return sorted(found, key=lambda item: item[1].st_mtime, reverse=True)
+    """Every built grammar kept, with its stat, the oldest first."""
+    return _oldest_first(grammar_dir().glob("*.lark"))
 
 
 def trim_grammars() -> None:
     """Keep the :data:`GRAMMARS_KEPT` newest built grammars."""
-    for path, _ in grammar_files()[GRAMMARS_KEPT:]:
-        path.unlink(missing_ok=True)
+    _remove(grammar_files()[:-GRAMMARS_KEPT])
 
 
 def clear_grammars() -> tuple[int, int]:
     """Remove every built grammar: ``(files, bytes)`` removed."""
-    found = grammar_files()
-    for path, _ in found:
-        path.unlink(missing_ok=True)
-    return len(found), sum(st.st_size for _, st in found)
+    return _remove(grammar_files())
 
 
 #: What an analysed rank depends on besides the parse: every module of these packages and these modules.

@@ -20,15 +20,12 @@ from lark import Lark
 
 from msinspect import cache
 
-#: Options that are objects given at each load: never written, always passed again.
-GIVEN_AT_LOAD = cache.GIVEN_AT_LOAD
-
 
 def lark(grammar: str, **options) -> Lark:
     """``Lark(grammar, **options)``, its tables read from the cache folder when kept there."""
     if not cache.enabled():
         return Lark(grammar, **options)
-    given = {k: v for k, v in options.items() if k in GIVEN_AT_LOAD}
+    given = {k: v for k, v in options.items() if k in cache.GIVEN_AT_LOAD}  # objects: passed at each load
     path = cache.grammar_entry(grammar, options)
     try:
         with open(path, "rb") as f:
