@@ -134,8 +134,7 @@ class TypeLines:
         kept = [self._one_of_each(items) for items in lists]
         if sum(map(len, kept)) == sum(map(len, lists)):
             return None  # nothing repeats: the tuple itself is as short as its exemplar
-        key = ("tuple", self.template_key(m.group(1)), bool(m.group(4)),
-               *(frozenset(map(self.template_key, items)) for items in kept))
+        key = ("tuple", self.template_key(m.group(1)), *(frozenset(map(self.template_key, items)) for items in kept))
         trusted = self.trusted.get(key)
         if trusted is None:
             exemplar = m.group(1) + ", ".join(kept[0]) + ")"
