@@ -15,10 +15,12 @@ import enum
 import io
 import json
 import math
+import sys
 from pathlib import PurePath
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,10 +245,19 @@ def markdown_table() -> str:
     return "\n".join(lines)
 
 
+def _pandas():
+    """pandas when it is loaded, else None: a value can be a pandas object (a DataFrame, ``NA``)
+    only once pandas is loaded, so a command that never made a frame never pays for its import."""
+    return sys.modules.get("pandas")
+
+
 def is_missing(value: Any) -> bool:
-    if value is None or value is pd.NA or value is pd.NaT:
+    if value is None:
         return True
-    return isinstance(value, float) and math.isnan(value)
+    if isinstance(value, float):
+        return math.isnan(value)
+    pandas = _pandas()
+    return pandas is not None and (value is pandas.NA or value is pandas.NaT)
 
 
 def plain(value: Any, field: str | None = None) -> Any:
@@ -291,7 +302,8 @@ def records(frame: pd.DataFrame) -> list[dict]:
 
 def to_json(value: Any) -> str:
     """``value`` (a DataFrame, a list of rows or any mapping) as indented JSON text."""
-    if isinstance(value, pd.DataFrame):
+    pandas = _pandas()
+    if pandas is not None and isinstance(value, pandas.DataFrame):
         value = records(value)
     elif isinstance(value, dict):
         value = record(value)
@@ -315,6 +327,8 @@ def csv_cell(value: Any, field: str | None = None) -> str:
 def to_csv(rows: pd.DataFrame | Iterable[dict], columns: list[str] | None = None) -> str:
     """Rows (a DataFrame or dicts) as CSV text with a header of every column (``columns`` when the
     rows may be none)."""
+    import pandas as pd
+
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows), columns=columns)
     cells = pd.DataFrame({c: [csv_cell(v, c) for v in frame[c]] for c in frame.columns}, columns=list(frame.columns))
     out = io.StringIO()

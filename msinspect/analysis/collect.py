@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Callable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Callable
 
 from msinspect.analysis.comm import COMM_COLUMNS, comm_rows, ranks_named, stated_world, with_world
 from msinspect.analysis.context import RankContext
@@ -21,6 +19,9 @@ from msinspect.errors import MsInspectError, shown_path
 from msinspect.executors import run_each
 from msinspect.ranks_read import ReadPlan, plan_reads
 from msinspect.selection import pick_reference, world_of
+
+if TYPE_CHECKING:  # pandas loads where a table is made: `summary` reads the rows and never does
+    import pandas as pd
 
 
 @dataclass
@@ -172,6 +173,8 @@ class Analysis:
 
     def _flag(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Add ``other_stage``: the row comes from a rank read at another stage than the rest."""
+        import pandas as pd
+
         frame["other_stage"] = frame["file"].isin(self._odd) if not frame.empty else pd.Series(dtype=bool)
         return frame
 
@@ -214,6 +217,8 @@ class Analysis:
         """One row per operator input: global shape, strategy, the per-rank shape that follows
         (``expected_rank_shape``), the one found in the dump (``rank_shape``), and whether they agree
         (``ok``; None: cannot tell)."""
+        import pandas as pd
+
         rows = []
         for row in self.strategies().to_dict("records"):
             g_in, r_in, exp = row["global_inputs"], row["rank_inputs"], row["expected_rank_inputs"]
@@ -235,6 +240,8 @@ class Analysis:
 
 
 def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
     frame = pd.DataFrame(rows)
     for column in columns:
         if column not in frame:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.flow import consumers, data_view, label, producer
 from msinspect.analysis import vocabulary
@@ -15,8 +13,10 @@ from msinspect.analysis.vocabulary import KINDS
 from msinspect.graph import node_id, to_networkx
 from msinspect.model import IRFile, Node
 
-if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
+if TYPE_CHECKING:  # networkx loads where a graph is built and pandas where a table is: a run answered
+    # from the cache loads no networkx, and `summary` no pandas
     import networkx as nx
+    import pandas as pd
 
 COMM_COLUMNS = [
     "rank", "stage", "file", "line", "name", "op", "kind", "moves_data", "producer", "consumers", "group",
@@ -144,6 +144,8 @@ def comm_totals(frame: pd.DataFrame, by: str) -> pd.DataFrame:
     ``moves_data`` true, a group that cannot be told): operator count, ``rank_count``, the op
     types, and the sums of ``tensor_bytes`` and ``wire_bytes``; a sum is None ("cannot tell") when
     any of its operators' bytes is unknown."""
+    import pandas as pd
+
     keys = ["kind"] if by == "kind" else ["group_ranks", "moves_data"]
     columns = keys + ["operators", "rank_count", "ops", "tensor_bytes", "wire_bytes", "unknown_bytes"]
     if frame.empty:

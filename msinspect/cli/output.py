@@ -1,5 +1,5 @@
-"""What the analysis subcommands share: loading a dump with progress, printing a DataFrame as a rich
-table, JSON or CSV (:mod:`msinspect.schema`), and the one console factory.
+"""What the analysis subcommands share: loading a dump with progress, printing rows (a DataFrame or
+dicts) as a rich table, JSON or CSV (:mod:`msinspect.schema`), and the one console factory.
 
 Every console the CLI prints with comes from :func:`console`: Rich markup, emoji codes and
 highlighting are off, so no text read from an IR file, a spec or a path is ever read as markup
@@ -8,8 +8,9 @@ highlighting are off, so no text read from an IR file, a spec or a path is ever 
 a terminal's own width, else at least :data:`PIPE_WIDTH` columns."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
-import pandas as pd
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -19,6 +20,9 @@ from msinspect.cli.exits import EXIT_FINDING, EXIT_USAGE, errors  # noqa: F401 (
 from msinspect.cli.reads import tell_plan
 from msinspect.dumps import load_dump
 from msinspect.schema import is_missing, plain, records, to_csv, to_json  # noqa: F401 (plain: the one JSON converter)
+
+if TYPE_CHECKING:  # pandas loads where a table is made (`summary` makes none)
+    import pandas as pd
 
 #: Columns of output that is not a terminal (a pipe, a file, a test).
 PIPE_WIDTH = 160
@@ -98,23 +102,28 @@ def cell(value) -> str:
     return str(value)
 
 
-def emit(frame: pd.DataFrame, *, as_json: bool, as_csv: bool, title: str, columns: list[str] | None = None,
-         styles: dict[str, str] | None = None, shown: pd.DataFrame | None = None) -> None:
-    """Print ``frame``: every column as JSON or CSV (:mod:`msinspect.schema`), or ``columns`` as a
-    rich table (of ``shown``, the same rows made for a person, when given)."""
+def emit(rows: pd.DataFrame | list[dict], *, as_json: bool, as_csv: bool, title: str,
+         columns: list[str] | None = None, styles: dict[str, str] | None = None,
+         shown: pd.DataFrame | list[dict] | None = None) -> None:
+    """Print ``rows`` (a DataFrame, or dicts that each hold every column, at least one): every column
+    as JSON or CSV (:mod:`msinspect.schema`), or ``columns`` as a rich table (of ``shown``, the same
+    rows made for a person, when given)."""
     if as_json:
-        click.echo(to_json(frame))
+        click.echo(to_json(rows))
         return
     if as_csv:
-        click.echo(to_csv(frame), nl=False)
+        click.echo(to_csv(rows), nl=False)
         return
-    frame = frame if shown is None else shown
-    shown_columns = [c for c in (columns or list(frame.columns)) if c in frame.columns]
-    table = Table(title=f"{title} ({len(frame)} row{'s' if len(frame) != 1 else ''})")
+    rows = rows if shown is None else shown
+    dicts = isinstance(rows, list)
+    present = (list(rows[0]) if rows else []) if dicts else list(rows.columns)
+    shown_columns = [c for c in (columns or present) if c in present]
+    table = Table(title=f"{title} ({len(rows)} row{'s' if len(rows) != 1 else ''})")
     for column in shown_columns:
         table.add_column(column, overflow="fold", style=(styles or {}).get(column))
-    for row in frame[shown_columns].itertuples(index=False):
-        table.add_row(*(cell(v) for v in row))
+    lines = ([row[c] for c in shown_columns] for row in rows) if dicts else rows[shown_columns].itertuples(index=False)
+    for line in lines:
+        table.add_row(*(cell(v) for v in line))
     stdout().print(table)
 
 

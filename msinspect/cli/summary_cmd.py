@@ -6,8 +6,9 @@ from pathlib import Path
 import click
 
 from msinspect.analysis.groups import rank_groups
-from msinspect.analysis.summary import summary_frame
+from msinspect.analysis.summary import SUMMARY_COLUMNS, summary_rows
 from msinspect.cli.output import analysed, emit, errors, stage_option, stdout, table_options
+from msinspect.schema import is_missing
 
 
 def _ranks_text(ranks) -> str | None:
@@ -25,20 +26,18 @@ def summary(dump, stage, as_json, as_csv, jobs, scheduler, lenient, world):
         analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
                             world=world, scheduler=scheduler)
         groups = rank_groups(analysis)
-        frame = summary_frame(analysis, groups)
+        rows = summary_rows(analysis, groups)
     if as_json or as_csv:
-        emit(frame, as_json=as_json, as_csv=as_csv, title="")
+        emit(rows, as_json=as_json, as_csv=as_csv, title="")
         return
-    shown = frame.assign(
-        rank=frame["rank_label"], file=[Path(f).name if isinstance(f, str) else None for f in frame["file"]],
-        by_kind=[", ".join(f"{k} {v}" for k, v in kinds.items()) if isinstance(kinds, dict) and kinds else None
-                 for kinds in frame["by_kind"]],
-        stage_ranks=[_ranks_text(r) for r in frame["stage_ranks"]])
-    flags = [c for c in ("other_stage", "note") if frame[c].notna().any() and frame[c].astype(bool).any()]
+    shown = [{**row, "rank": row["rank_label"], "file": Path(row["file"]).name if row["file"] else None,
+              "by_kind": ", ".join(f"{k} {v}" for k, v in row["by_kind"].items()) if row["by_kind"] else None,
+              "stage_ranks": _ranks_text(row["stage_ranks"])} for row in rows]
+    flags = [c for c in ("other_stage", "note") if any(not is_missing(row[c]) and row[c] for row in rows)]
     hidden = ("rank_label", "rank_group_odd", "rank_group_distinct")  # the group lines below say them
-    emit(frame, as_json=False, as_csv=False, title=f"summary of {dump}", shown=shown,
-         columns=[c for c in frame.columns if c not in hidden and (c not in ("other_stage", "note") or c in flags)])
-    stages = sorted(set(shown["stage_ranks"].dropna()))
+    emit(rows, as_json=False, as_csv=False, title=f"summary of {dump}", shown=shown,
+         columns=[c for c in SUMMARY_COLUMNS if c not in hidden and (c not in ("other_stage", "note") or c in flags)])
+    stages = sorted({row["stage_ranks"] for row in shown if row["stage_ranks"] is not None})
     for line in groups.lines():
         stdout().print(line, soft_wrap=True)
     if len(stages) > 1:
