@@ -2,7 +2,8 @@
 a damaged entry is dropped and computed again, the mode is part of the key, and
 MSINSPECT_NO_CACHE turns it off. (A changed file is never served stale:
 tests/analysis/test_rank_groups.py changes a rank's strategy between two cached analyses.) A second
-`summary` in a fresh process loads neither Lark nor networkx, and no `summary` loads pandas."""
+`summary` in a fresh process loads neither Lark nor networkx, and no `summary --json` loads pandas
+or Rich."""
 from __future__ import annotations
 
 import os
@@ -74,16 +75,16 @@ try:
     runpy.run_module("msinspect", run_name="__main__")
 except SystemExit:
     pass
-print("loaded:", sorted(m for m in ("lark", "networkx", "pandas") if m in sys.modules))
+print("loaded:", sorted(m for m in ("lark", "networkx", "pandas", "rich") if m in sys.modules))
 """
 
 
-def test_a_second_summary_loads_neither_lark_nor_networkx_nor_pandas(tmp_path):
+def test_a_second_summary_loads_neither_lark_nor_networkx_and_none_pandas_or_rich(tmp_path):
     env = {**os.environ, "MSINSPECT_PARSE_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("MSINSPECT_NO_CACHE", None)
     runs = [subprocess.run([sys.executable, "-c", _CLI_THEN_MODULES, str(DUMP)], cwd=ROOT, env=env,
                            capture_output=True, text=True, check=True).stdout for _ in range(2)]
     first, second = (run.rsplit("loaded:", 1) for run in runs)
-    assert first[1].strip() == "['lark', 'networkx']"     # the first run parsed and built graphs, made no table
+    assert first[1].strip() == "['lark', 'networkx']"     # the first run parsed and built graphs, printed no table
     assert second[1].strip() == "[]"                      # the second answered from the cache
     assert second[0] == first[0]

@@ -5,24 +5,25 @@ Every console the CLI prints with comes from :func:`console`: Rich markup, emoji
 highlighting are off, so no text read from an IR file, a spec or a path is ever read as markup
 (``[const vector]``, ``[/x]``) or an emoji (``:100:`` in ``path:100:5``); styles are given as
 ``style=`` or :class:`rich.text.Text` spans, never as markup tags in a string. One width rule:
-a terminal's own width, else at least :data:`PIPE_WIDTH` columns."""
+a terminal's own width, else at least :data:`PIPE_WIDTH` columns.
+
+Rich loads where something is printed for a person, pandas where a table is made: ``summary
+--json`` answered from the cache loads neither (they were most of what such a run cost)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
-from rich.text import Text
 
 from msinspect.cli.exits import EXIT_FINDING, EXIT_USAGE, errors  # noqa: F401 (the one table lives there)
 from msinspect.cli.reads import tell_plan
 from msinspect.dumps import load_dump
 from msinspect.schema import is_missing, plain, records, to_csv, to_json  # noqa: F401 (plain: the one JSON converter)
 
-if TYPE_CHECKING:  # pandas loads where a table is made (`summary` makes none)
+if TYPE_CHECKING:
     import pandas as pd
+    from rich.console import Console
+    from rich.text import Text
 
 #: Columns of output that is not a terminal (a pipe, a file, a test).
 PIPE_WIDTH = 160
@@ -31,6 +32,8 @@ PIPE_WIDTH = 160
 def console(*, stderr: bool = False) -> Console:
     """The one console factory: no markup, no emoji codes, no highlighting; stderr soft-wraps
     (paths and messages stay on one line); a pipe gets at least :data:`PIPE_WIDTH` columns."""
+    from rich.console import Console
+
     made = Console(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=stderr)
     if not made.is_terminal:
         made.width = max(made.width, PIPE_WIDTH)
@@ -47,6 +50,8 @@ def stdout() -> Console:
 
 def styled(*parts: str | tuple[str, str]) -> Text:
     """Text from plain parts and ``(text, style)`` pairs: the text is never read as markup."""
+    from rich.text import Text
+
     return Text.assemble(*parts)
 
 
@@ -62,6 +67,8 @@ def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False
     if quiet or len(dump.ranks) < 2:
         analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world, scheduler=scheduler)
     else:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         with Progress(TextColumn("analysing {task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=stderr(), transient=True) as progress:
             task = progress.add_task(str(path), total=len(dump.ranks))
@@ -114,6 +121,8 @@ def emit(rows: pd.DataFrame | list[dict], *, as_json: bool, as_csv: bool, title:
     if as_csv:
         click.echo(to_csv(rows), nl=False)
         return
+    from rich.table import Table
+
     rows = rows if shown is None else shown
     dicts = isinstance(rows, list)
     present = (list(rows[0]) if rows else []) if dicts else list(rows.columns)
