@@ -1,15 +1,21 @@
 """Shared test helpers: where the fixtures are."""
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 
 # The suite keeps parsed files in a cache of its own (inherited by every command it runs), never in
-# the user's: msinspect.cache keys entries by content, so a shared cache only saves time.
-os.environ.setdefault("MSINSPECT_PARSE_CACHE_DIR", tempfile.mkdtemp(prefix="msinspect-tests-cache-"))
+# the user's: msinspect.cache keys entries by content, so a shared cache only saves time. Made once,
+# by the session that does not inherit one (a pytest run inside a test makes none), and removed
+# when that session ends.
+if "MSINSPECT_PARSE_CACHE_DIR" not in os.environ:
+    os.environ["MSINSPECT_PARSE_CACHE_DIR"] = tempfile.mkdtemp(prefix="msinspect-tests-cache-")
+    atexit.register(shutil.rmtree, os.environ["MSINSPECT_PARSE_CACHE_DIR"], ignore_errors=True)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
