@@ -222,8 +222,8 @@ def _comm_ops(lr: RankResult, rr: RankResult) -> tuple[list[tuple[dict, dict]], 
     """Communication operators of the operator table, paired by their stable identity and order."""
     ca = _keyed([r for r in lr.ops if r["comm"] and not r["plumbing"]], OP_FIELDS)
     cb = _keyed([r for r in rr.ops if r["comm"] and not r["plumbing"]], OP_FIELDS)
-    return ([(ca[k], cb[k]) for k in ca.keys() & cb.keys()], [ca[k] for k in ca.keys() - cb.keys()],
-            [cb[k] for k in cb.keys() - ca.keys()])
+    return ([(ca[k], cb[k]) for k in ca if k in cb], [ca[k] for k in ca if k not in cb],
+            [cb[k] for k in cb if k not in ca])  # in file order (a set's order changes from run to run)
 
 
 def _only(left: list[dict], right: list[dict]) -> pd.DataFrame:
@@ -231,7 +231,9 @@ def _only(left: list[dict], right: list[dict]) -> pd.DataFrame:
     number of times, by what names them in words."""
     count_l = pd.Series([_identity(r) for r in left], dtype=object).value_counts()
     count_r = pd.Series([_identity(r) for r in right], dtype=object).value_counts()
-    sample = {_identity(r): r for r in right + left}
+    sample: dict[tuple, dict] = {}  # the first in the left file, else in the right
+    for r in left + right:
+        sample.setdefault(_identity(r), r)
     rows = []
     for key in sorted(set(count_l.index) | set(count_r.index), key=str):
         nl, nr = int(count_l.get(key, 0)), int(count_r.get(key, 0))
