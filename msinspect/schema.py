@@ -86,7 +86,8 @@ FIELDS: tuple[Field, ...] = (
     Field("rank_shape", "list[int]|null", "the per-rank shape found in the dump (the input's, or the weight's)",
           "shapes, shapes --params"),
     Field("ok", "bool|null", "shapes: `rank_shape` equals `expected_rank_shape` (null: cannot tell); "
-          "check, dryrun: no failure", "shapes, check, dryrun"),
+          "check, dryrun: no failure; train: the run succeeded and every expectation checked passed",
+          "shapes, check, dryrun, train"),
     # slices
     Field("param", "str", "the weight's name", "shapes --params, diff"),
     Field("consumer", "str", "the operator that reads the weight (its instance name)", "shapes --params"),
@@ -195,7 +196,8 @@ FIELDS: tuple[Field, ...] = (
     Field("reason", "str|null", "why the file or folder could not be read; dryrun: why a rank failed",
           "parse, dryrun"),
     # check
-    Field("spec", "str", "the spec file", "check"),
+    Field("spec", "str", "the spec file (train: the one its dumps are, or would have been, checked against)",
+          "check, train"),
     Field("dump", "str", "the dump checked", "check"),
     Field("passed_count", "int", "expectations that passed", "check"),
     Field("failed_count", "int", "expectations that failed", "check"),
@@ -211,10 +213,10 @@ FIELDS: tuple[Field, ...] = (
     Field("text", "str", "the IR line", "check (`evidence`)"),
     # dryrun
     Field("script", "str", "the script run", "dryrun"),
-    Field("run_dir", "str", "the run folder the ranks' IR went to", "dryrun"),
-    Field("rank_size", "int", "the simulated ranks", "dryrun"),
+    Field("run_dir", "str", "the run folder the ranks' IR went to", "dryrun, train"),
+    Field("rank_size", "int", "the ranks of the run (dryrun: simulated)", "dryrun, train"),
     Field("interrupted", "bool", "stopped by Ctrl-C", "dryrun"),
-    Field("wall_seconds", "float", "wall time in seconds (the run's, or the rank's)", "dryrun"),
+    Field("wall_seconds", "float", "wall time in seconds (the run's, or the rank's)", "dryrun, train"),
     Field("ranks", "list[dict]", "dryrun: one per rank: `rank`, `state`, `reason`, `ir_dir`, `log`, "
           "`scheduler_log`, `step_parallel_end`, `ir_complete`, `exit_code`, `wall_seconds`, `peak_rss_bytes`, `pids`; "
           "check: in `ranks_read`", "dryrun, check (`ranks_read`)"),
@@ -232,6 +234,20 @@ FIELDS: tuple[Field, ...] = (
     Field("ranks_read", "list[dict]", "per stage analysed: `stage`, `read_count`, `not_read_count`, "
           "`other_stage_count`, `ranks` (`rank`, `rank_label`, `folder`, `file`, `stage`, `read`, "
           "`other_stage`, `note`)", "check (JSON)"),
+    # train
+    Field("mode", "str", "the training job (`manual_parallel`, `sharding_propagation`, `recursive_pipeline`)",
+          "train"),
+    Field("run", "str", "`real` (trained) or `dry_run` (the planner compiled, nothing computed)", "train"),
+    Field("device", "str", "where the job ran, in words", "train"),
+    Field("message", "str", "the run's sentence: why it failed, or what it did", "train"),
+    Field("loss_first", "float|null", "the first loss rank 0 printed; null for a dry run (nothing computed)",
+          "train"),
+    Field("loss_last", "float|null", "the last loss rank 0 printed; null for a dry run", "train"),
+    Field("losses_identical", "bool|null", "every rank printed the same losses; null for a dry run", "train"),
+    Field("checked", "bool", "a check of the run's dumps was asked for (not `--no-check`)", "train"),
+    Field("check", "dict|null", "the check of the run's dumps, as `check --json` prints it; null: none made "
+          "(not asked for, the run failed, or see `check_error`)", "train"),
+    Field("check_error", "str|null", "why the dumps could not be checked", "train"),
 )
 
 BY_NAME = {f.name: f for f in FIELDS}

@@ -3,6 +3,7 @@ of the sharding-propagation job and without starting any process: what the CLI p
 gets."""
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -83,3 +84,49 @@ def test_train_ends_with_the_tables_code(monkeypatch, tmp_path, error, code, sai
     result = CliRunner().invoke(main, ["train", "sharding_propagation", "--out", str(tmp_path)])
     assert result.exit_code == code, result.output
     assert said in result.output
+
+
+def _train_cli(monkeypatch, result: JobResult, *args: str):
+    """``msinspect train sharding_propagation ARGS`` with the job's run replaced by ``result`` (a
+    run folder that exists: the fixture's dry-run dump); the check and the printing are real."""
+    import msinspect.train
+
+    monkeypatch.setattr(msinspect.train, "run_job", lambda mode, **job: result)
+    return CliRunner().invoke(main, ["train", "sharding_propagation", *args])
+
+
+def test_train_json_is_the_run_and_its_check_in_the_schema(monkeypatch):
+    """A dry run has no losses (null, never 0); its check is check --json's report; every key is
+    the schema's, with its type."""
+    from msinspect.schema import BY_NAME
+    from tests.test_cli_schema import _matches
+
+    run = _train_cli(monkeypatch, _dry_run(DUMP), "--json")
+    assert run.exit_code == 0, run.output
+    (data,) = json.loads(run.stdout)
+    spec = tomllib.loads(JOBS["sharding_propagation"].spec.read_text())
+    entries = sum(len(v) for v in spec["expect"].values()) + ("ranks" in spec["job"])
+    assert (data["mode"], data["run"], data["rank_size"], data["ok"]) == ("sharding_propagation", "dry_run", 8, True)
+    assert data["loss_first"] is None and data["loss_last"] is None and data["losses_identical"] is None
+    assert data["checked"] is True and data["check_error"] is None
+    assert (data["check"]["passed_count"], data["check"]["failed_count"]) == (entries, 0)
+    assert data["check"]["dump"] == str(DUMP) and data["run_dir"] == str(DUMP)
+    assert "they have no losses" in run.stderr and "msinspect train" not in run.stdout  # no table on stdout
+    check_keys = {k: v for k, v in data["check"].items() if k != "ranks_read"}  # its own row documents it
+    wrong = {(k, repr(v)[:40]) for obj in (data, check_keys) for k, v in obj.items()
+             if k not in BY_NAME or not _matches(v, BY_NAME[k].type)}
+    assert not wrong, sorted(wrong)
+
+
+def test_train_json_of_a_failed_run_and_of_no_check(monkeypatch):
+    failed = json.loads(_train_cli(monkeypatch, _dry_run(DUMP, ok=False), "--json").stdout)[0]
+    assert failed["ok"] is False and failed["checked"] is True and failed["check"] is None
+    unchecked = json.loads(_train_cli(monkeypatch, _dry_run(DUMP), "--json", "--no-check").stdout)[0]
+    assert unchecked["ok"] is True and unchecked["checked"] is False and unchecked["check"] is None
+
+
+def test_train_prints_its_table_without_json(monkeypatch):
+    run = _train_cli(monkeypatch, _dry_run(DUMP))
+    assert run.exit_code == 0, run.output
+    assert "msinspect train" in run.stdout and "n/a (nothing computed)" in run.stdout
+    assert "they have no losses" in run.stdout

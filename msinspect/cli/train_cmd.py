@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from msinspect.cli.exits import errors, launcher_errors
-from msinspect.cli.output import console, styled
+from msinspect.cli.output import console, json_option, styled, to_json
 
 MODE_CHOICES = ("recursive_pipeline", "sharding_propagation", "manual_parallel", "all")
 
@@ -28,13 +28,15 @@ MODE_CHOICES = ("recursive_pipeline", "sharding_propagation", "manual_parallel",
 @click.option("--no-check", is_flag=True, help="train only; do not check the expectations")
 @click.option("--spec", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="check against this spec instead of train_jobs/MODE.toml (one mode only)")
-def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, timeout, no_check, spec):
+@json_option
+def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, timeout, no_check, spec, as_json):
     """Run training job MODE (or all three), then check its IR against train_jobs/MODE.toml.
 
     Manual parallel trains for real (on CPU: 8 processes under msrun). The two automatic modes
     train for real under msrun where a GPU/Ascend is present; on a CPU-only machine they run as
     the compile-only planner dry run, which computes nothing. Exits non-zero when a job fails or
-    an expectation fails.
+    an expectation fails. --json: one object per mode (the run, its losses, null for a dry run, and
+    the check's report as check --json prints it) instead of the table.
     """
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
                                TimeElapsedColumn)
@@ -80,13 +82,16 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
             err.print(styled((f"{t.mode}: expectations failed", "bold red"), f" (spec {t.spec}, dumps {t.result.run_dir})"))
             err.print(t.report.format(only_failed=True))
             err.print(f"look closer: msinspect check {t.spec} {t.result.run_dir}; msinspect diff / render on the ranks named")
-    table = Table(title="msinspect train")
-    for col in COLUMNS:
-        table.add_column(col, no_wrap=col == "mode")
-    for t in finished:
-        table.add_row(*t.row().values())
-    out.print(table)
+    if as_json:
+        click.echo(to_json([t.to_dict() for t in finished]))
+    else:
+        table = Table(title="msinspect train")
+        for col in COLUMNS:
+            table.add_column(col, no_wrap=col == "mode")
+        for t in finished:
+            table.add_row(*t.row().values())
+        out.print(table)
     if any(not t.result.real for t in finished):
-        out.print("Dry runs compile MindSpore's planner for every rank and compute nothing: "
-                  "they have no losses.")
+        (err if as_json else out).print("Dry runs compile MindSpore's planner for every rank and compute nothing: "
+                                        "they have no losses.")
     sys.exit(0 if all(t.ok for t in finished) else 1)

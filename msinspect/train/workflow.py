@@ -79,6 +79,19 @@ class Trained:
         return dict(zip(COLUMNS, (self.mode, str(r.ranks), "real" if r.real else "dry run", loss,
                                   f"{r.wall_seconds:.0f} s", self.expectations)))
 
+    def to_dict(self) -> dict:
+        """The mode's run and check in the output schema (:mod:`msinspect.schema`): a dry run's
+        losses are null (nothing was computed), never 0; ``check`` is the check's report
+        (``msinspect check --json``), null when none was made (``checked``: whether one was asked
+        for; ``check_error``: why it could not be made)."""
+        r = self.result
+        return {"mode": self.mode, "ok": self.ok, "run": "real" if r.real else "dry_run", "rank_size": r.ranks,
+                "device": r.device, "message": r.message, "run_dir": r.run_dir, "wall_seconds": r.wall_seconds,
+                "loss_first": r.loss_first, "loss_last": r.loss_last, "losses_identical": r.identical_across_ranks,
+                "spec": self.spec, "checked": self.checked,
+                "check": self.report.to_dict() if self.report is not None else None,
+                "check_error": str(self.check_error) if self.check_error is not None else None}
+
 
 def check_run(mode: str, result: JobResult, *, spec: Path | str | None = None, check: bool = True) -> Trained:
     """Check a run's dumps against ``spec`` (default: the job's own), when it ran and ``check``."""
