@@ -22,17 +22,21 @@ from msinspect.cli.reads import tell_plan
               help="Draw the graph around this operator (repeatable; as render --op: an instance name, "
                    "scope/name or a scope). Default: the operators --spec names and, per kind of "
                    "communication, the one with the most wire bytes.")
+@click.option("--rank", type=int, default=None,
+              help="Draw the pictures from this rank's file (default: each from the first rank whose file has "
+                   "the operator; the busiest collective of a kind from the rank where it sends the most).")
 @click.option("--overwrite", is_flag=True, help="Replace the -o file if it exists.")
 @stage_option
 @jobs_option
 @scheduler_option
 @lenient_option
-def report(dump, out, spec, ops, overwrite, stage, jobs, scheduler, lenient):
+def report(dump, out, spec, ops, rank, overwrite, stage, jobs, scheduler, lenient):
     """Write one HTML file (CSS, JavaScript and pictures inline; it fetches nothing) that shows DUMP:
     the run and the ranks read, a sortable, filterable table of strategies with repeats collapsed,
     communication per kind and per group with a bar chart of bytes, each weight's device grid, the
     graph around chosen operators (--op) and, with --spec, every expectation with its evidence. Open it in any browser."""
     from msinspect.dumps import load_dump
+    from msinspect.errors import MsInspectError
     from msinspect.report.files import check_writable, free_name, write_new
     from msinspect.report.html import default_output, report_html
 
@@ -44,6 +48,10 @@ def report(dump, out, spec, ops, overwrite, stage, jobs, scheduler, lenient):
             loaded_spec = load_spec(spec)  # a bad spec stops before any dump is read
         loaded = load_dump(dump)
         analysis = loaded.analyse(stage, jobs=jobs, lenient=lenient, scheduler=scheduler)
+        read = sorted({r.rank for r in analysis.results if r.rank is not None})
+        if rank is not None and rank not in read:
+            raise MsInspectError(f"--rank {rank}: no such rank was read in {dump} (ranks read: "
+                                 f"{', '.join(map(str, read)) or 'none'})")
         outcome = None
         if loaded_spec is not None:
             from msinspect.check import check
@@ -52,7 +60,8 @@ def report(dump, out, spec, ops, overwrite, stage, jobs, scheduler, lenient):
         warn_skipped(analysis.skipped)
         if analysis.plan is not None:
             tell_plan(analysis.plan)
-        written = write_new(path, report_html(analysis, outcome, ops=ops, lenient=lenient), overwrite=overwrite)
+        written = write_new(path, report_html(analysis, outcome, ops=ops, lenient=lenient, rank=rank),
+                            overwrite=overwrite)
     size = written.stat().st_size
     click.echo(f"wrote {written} ({size / 1024:,.0f} KiB); open it in a browser: file://{written.resolve()}")
     if outcome is not None:

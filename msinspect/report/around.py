@@ -116,16 +116,19 @@ def _rank_text(rank) -> str:
     return "?" if rank is None or (isinstance(rank, float) and math.isnan(rank)) else str(int(rank))
 
 
-def choose(analysis, ops: tuple[str, ...] | list[str] = (), check_report=None) -> list[Choice]:
+def choose(analysis, ops: tuple[str, ...] | list[str] = (), check_report=None, rank: int | None = None) -> list[Choice]:
     """What the report draws: the ``ops`` selectors when given; else the operators the spec of
-    ``check_report`` names, then the busiest collective of each kind; at most :data:`MAX_PICTURES`."""
-    frame = analysis.operators()
+    ``check_report`` names, then the busiest collective of each kind; at most :data:`MAX_PICTURES`.
+    ``rank``: from that rank's file only (else each from the first rank whose file has it)."""
+    frame, comm = analysis.operators(), analysis.comm()
+    if rank is not None:
+        frame, comm = frame[frame["rank"] == rank], comm[comm["rank"] == rank]
     if ops:
         chosen = [_locate(frame, Choice(s, "named with --op", s), s) for s in dict.fromkeys(ops)]
     else:
         chosen = [_locate(frame, Choice(s, f"named by the spec ({labels})", s), s)
                   for s, labels in _spec_selectors(check_report)]
-        chosen += _busiest_per_kind(analysis.comm())
+        chosen += _busiest_per_kind(comm)
     return chosen[:MAX_PICTURES] if not ops else chosen
 
 
@@ -139,8 +142,9 @@ def _inline(svg: bytes, ident: str) -> str:
     return text.replace("<svg ", f'<svg class="around" data-ident="{ident}" ', 1)
 
 
-def draw(analysis, choices: list[Choice], *, lenient: bool = False) -> list[Neighbourhood]:
-    """Each choice drawn (see the module's bounds); a choice that cannot be drawn says why."""
+def draw(analysis, choices: list[Choice], *, lenient: bool = False, rank: int | None = None) -> list[Neighbourhood]:
+    """Each choice drawn (see the module's bounds); a choice that cannot be drawn says why
+    (``rank``: the choices were looked for in that rank's file only)."""
     import graphviz
 
     from msinspect.parser import parse_file
@@ -153,7 +157,8 @@ def draw(analysis, choices: list[Choice], *, lenient: bool = False) -> list[Neig
         out.append(item)
         if not choice.lines:
             stage = analysis.plan.stage if analysis.plan is not None and analysis.plan.stage else "read"
-            item.problem = f"no operator of the files read matches {choice.what!r} (at stage {stage})"
+            where = "the files read" if rank is None else f"rank {rank}'s file"
+            item.problem = f"no operator of {where} matches {choice.what!r} (at stage {stage})"
             if choice.why.startswith("named by the spec"):
                 item.problem += "; the spec may check it at another stage"
             continue

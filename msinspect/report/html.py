@@ -137,11 +137,12 @@ def group_rows(analysis) -> list[dict]:
     return rows
 
 
-def report_html(analysis, check_report=None, *, title: str | None = None, ops=(), lenient: bool = False) -> str:
+def report_html(analysis, check_report=None, *, title: str | None = None, ops=(), lenient: bool = False,
+                rank: int | None = None) -> str:
     """The page for an :class:`~msinspect.analysis.collect.Analysis` (and a
     :class:`~msinspect.check.CheckReport`); ``ops``: the selectors to draw the graph around (default:
-    see :func:`msinspect.report.around.choose`). The run section shows the rank groups
-    (:func:`group_rows`)."""
+    see :func:`msinspect.report.around.choose`), from ``rank``'s file when given. The run section
+    shows the rank groups (:func:`group_rows`)."""
     from msinspect.report.around import choose, draw
 
     strategy_rows = merged_rows(analysis.strategies(), STRATEGY_SHOWN)
@@ -155,7 +156,7 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
         comm_columns=COMM_SHOWN, comm_blocks=blocks(comm_rows), comm_count=len(comm_rows),
         comm=_comm_summary(comm_frame) if len(comm_frame) else None,
         params=_params(analysis),
-        around=draw(analysis, choose(analysis, ops, check_report), lenient=lenient),
+        around=draw(analysis, choose(analysis, ops, check_report, rank=rank), lenient=lenient, rank=rank),
         around_named=bool(ops),
         rank_groups=group_rows(analysis),
         check=check_report,

@@ -110,3 +110,27 @@ def test_rank_groups_in_the_run_section(analysed, monkeypatch):
     assert len(rows) == 2 and 'class="warn"' not in table
     assert ">A</td><td>ranks 0-3</td><td>0</td>" in rows[0] and ">B</td><td>ranks 4-7</td><td>1</td>" in rows[1]
     assert 'id="rank-groups"' not in report_html(analysed("seed_002").analyse())
+
+
+def test_pictures_come_from_the_rank_asked_for(tmp_path):
+    """zoo 04 (fixtures/zoo/nets/04_pipeline_hsdp_recompute.py) puts the head on pipeline stage 1,
+    ranks 4-7: its ``lm_matmul`` is in their files only. Without --rank the picture comes from the
+    first rank whose file has it (4); --rank 6 draws it from rank 6's file; rank 1 has none, which
+    the picture's place says; a rank that was not read is bad input, and nothing is written."""
+    from msinspect import load_dump
+    from msinspect.report.around import choose, draw
+
+    pipeline = FIXTURES / "zoo" / "04_pipeline_hsdp_recompute"
+    analysis = load_dump(pipeline).analyse(jobs=1)
+    assert [c.rank for c in choose(analysis, ["lm_matmul"])] == [4]
+    (on_6,) = choose(analysis, ["lm_matmul"], rank=6)
+    assert on_6.rank == 6 and "rank_6" in on_6.file and on_6.lines
+    (on_1,) = choose(analysis, ["lm_matmul"], rank=1)
+    assert on_1.lines == []
+    (item,) = draw(analysis, [on_1], rank=1)
+    assert item.problem.startswith("no operator of rank 1's file matches 'lm_matmul'")
+    busiest = choose(analysis, rank=2)  # the busiest collective of each kind, on rank 2
+    assert busiest and {c.rank for c in busiest} == {2}
+    out = tmp_path / "r.html"
+    run = CliRunner().invoke(main, ["report", str(pipeline), "--rank", "9", "-o", str(out)])
+    assert run.exit_code == 2 and "--rank 9: no such rank was read" in run.stderr and not out.exists()
