@@ -46,8 +46,7 @@ def replicate(source: Path, ranks: int, into: Path) -> Path:
 
 def one(root: str, jobs: int | None) -> None:
     """In a fresh process: analyse ``root`` as `summary` does; print seconds and peak RSS as JSON."""
-    import resource
-
+    from memory import peak_kb
     from msinspect.analysis import analyse, rank_groups
     from msinspect.dumps import load_dump
 
@@ -56,8 +55,7 @@ def one(root: str, jobs: int | None) -> None:
     rows = len(analysis.strategies()) + len(analysis.comm())
     groups = rank_groups(analysis)
     seconds = time.perf_counter() - start
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"ranks": len(analysis.results), "seconds": seconds, "peak_mb": peak_kb / 1024,
+    print(json.dumps({"ranks": len(analysis.results), "seconds": seconds, "peak_mb": peak_kb() / 1024,
                       "rows": rows, "groups": len(groups.groups)}))
 
 
