@@ -162,20 +162,30 @@ def device_grid(param: str, shape, device_matrix, tensor_map, ranks, read_ranks=
     return grid
 
 
-def grids_of(analysis, param: str, rows=None) -> list[DeviceGrid]:
+def weight_rows(slices) -> dict[str, list[dict]]:
+    """The rows of ``analysis.slices()`` per weight, as dicts, weights in the order they first come
+    (one conversion of the whole table: a DataFrame per weight costs a millisecond each, seconds
+    for a transformer's thousand weights)."""
+    out: dict[str, list[dict]] = {}
+    for row in slices.to_dict("records"):
+        if isinstance(row["param"], str):
+            out.setdefault(row["param"], []).append(row)
+    return out
+
+
+def grids_of(analysis, param: str, rows: list[dict] | None = None) -> list[DeviceGrid]:
     """The device grids of the weight named ``param`` (its short name) from an
     :class:`~msinspect.analysis.collect.Analysis`: one per distinct layout (a weight held by two
     pipeline stages gets two). KeyError when no rank holds it; ValueError (with the reason) when
-    its layout cannot be told. ``rows``: the weight's rows of ``analysis.slices()`` when the
-    caller holds them (the slices are computed afresh on each call of that method)."""
+    its layout cannot be told. ``rows``: the weight's rows of ``analysis.slices()`` (as dicts) when
+    the caller holds them (the slices are computed afresh on each call of that method)."""
     if rows is None:
-        frame = analysis.slices()
-        rows = frame[frame["param"] == param]
-        if rows.empty:
-            have = sorted(set(frame["param"]))
-            raise KeyError(f"no weight named {param!r} with a strategy (weights: {', '.join(have) or 'none'})")
+        rows = weight_rows(analysis.slices())
+        if param not in rows:
+            raise KeyError(f"no weight named {param!r} with a strategy (weights: {', '.join(sorted(rows)) or 'none'})")
+        rows = rows[param]
     grids, seen = [], set()
-    for row in rows.to_dict("records"):
+    for row in rows:
         if row["device_matrix"] is None or row["global_shape"] is None:
             raise ValueError(f"{param}: its layout cannot be told: "
                              + (f"no layout is known for {row['op']}'s strategy {row['in_strategy']} on "
@@ -188,7 +198,7 @@ def grids_of(analysis, param: str, rows=None) -> list[DeviceGrid]:
         if key in seen:
             continue
         seen.add(key)
-        read = [r for r in rows["rank"] if r in stage]
+        read = [r["rank"] for r in rows if r["rank"] in stage]
         grid = device_grid(param, key[2], key[0], key[1], key[3], read)
         if not ctx.stage_ranks:
             grid.note = ("pipeline stages cannot be told (not every rank read at one stage): "

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from msinspect.errors import shown_path
-from msinspect.report.grid import grids_of
+from msinspect.report.grid import grids_of, weight_rows
 from msinspect.report.grid_svg import grid_svg
 from msinspect.report.tables import (COMM_SHOWN, STRATEGY_SHOWN, blocks, compressed_names, merged_rows, param_blocks,
                                      ranks_text, text)
@@ -89,10 +89,9 @@ PARAM_SHOWN = ["global_shape", "consumer", "op", "in_strategy", "device_matrix",
 def _params(analysis) -> dict:
     """Each weight (repeated layers' weights collapsed into one block) and each distinct layout's
     device grid once."""
-    frame = analysis.slices()
     out, by_layout = [], defaultdict(list)
-    for param, rows in frame.groupby("param", sort=False):
-        first = rows.iloc[0]
+    for param, rows in weight_rows(analysis.slices()).items():
+        first = rows[0]
         try:
             grids = grids_of(analysis, param, rows)
             problem = None
@@ -101,7 +100,7 @@ def _params(analysis) -> dict:
         info = {"param": param, "global_shape": text(first["global_shape"]), "op": first["op"],
                 "consumer": first["consumer"], "in_strategy": text(first["in_strategy"]),
                 "device_matrix": text(first["device_matrix"]), "tensor_map": text(first["tensor_map"]),
-                "ranks": ranks_text(rows["rank"]), "problem": problem, "grids": grids}
+                "ranks": ranks_text(r["rank"] for r in rows), "problem": problem, "grids": grids}
         out.append(info)
         for grid in grids:
             key = (grid.shape, grid.device_matrix, grid.tensor_map, grid.ranks)
