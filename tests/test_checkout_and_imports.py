@@ -48,3 +48,17 @@ def test_importing_the_package_and_its_pytest_plugin_stays_light():
     assert done.stdout.strip() == "[]"
     used = run("import msinspect; msinspect.parse_file; print('lark' in sys.modules)")
     assert used.stdout.strip() == "True"
+
+
+def test_the_command_list_and_an_error_stay_light():
+    """``msinspect --help`` lists every command (importing each) and a command's error is handled
+    (its table of errors names the render errors): neither loads Lark, networkx, pandas or graphviz."""
+    code = ("import runpy; sys.argv[0] = 'msinspect'\n"
+            "try:\n    runpy.run_module('msinspect', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print('loaded:', sorted(m for m in ('lark', 'networkx', 'pandas', 'graphviz') if m in sys.modules))")
+    listed = run(code, "--help")
+    assert "summary" in listed.stdout and "render" in listed.stdout, listed.stderr
+    assert listed.stdout.rsplit("loaded:", 1)[1].strip() == "[]"
+    failed = run(code, "summary", str(FIXTURES / "no_such_dump"))
+    assert "error:" in failed.stderr
+    assert failed.stdout.rsplit("loaded:", 1)[1].strip() == "[]"

@@ -3,9 +3,12 @@ CLI, a notebook or a script. A selector is what :func:`~msinspect.analysis.ops.s
 takes: an instance name, an op type, ``scope/name`` or a scope."""
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from msinspect.analysis.ops import selector_matches
+
+if TYPE_CHECKING:  # the frames come from the caller: nothing here makes one
+    import pandas as pd
 
 
 def rows_of(frame: pd.DataFrame, selector: str | None, column: str = "name") -> pd.DataFrame:

@@ -7,7 +7,7 @@ from msinspect.cli.exits import errors
 from msinspect.cli.output import warn_skipped
 from msinspect.cli.reads import tell_unreadable
 from msinspect.errors import shown_path
-from msinspect.render import FORMATS, dot_path_for, output_path, render_dump, write
+from msinspect.render.files import FORMATS
 
 
 @click.command(epilog="Exit status: 0 picture written; 1 the IR file does not parse; 2 bad input (no such "
@@ -46,6 +46,8 @@ def render(dump, selector, graph_name, rank, stage, depth, backward, plumbing, o
     if param:
         from msinspect.cli.grid_cmd import draw_param
         return draw_param(dump, param, rank, stage, out, fmt, overwrite, lenient)
+    from msinspect.render import dot_path_for, output_path, render_dump, write  # networkx and graphviz: here
+
     with errors():
         picture = render_dump(dump, around=selector, graph_name=graph_name, rank=rank, stage=stage, depth=depth,
                               include_backward=backward, include_plumbing=plumbing, lenient=lenient,

@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
-import pandas as pd
 
 from msinspect.analysis.comm import KINDS, comm_totals
 from msinspect.analysis.select import comm_of, rows_of
 from msinspect.cli.display import short_scope
 from msinspect.cli.output import (EXIT_FINDING, analysed, emit, errors, only_ranks, rank_option, stage_option, stderr,
                                   table_options)
+
+if TYPE_CHECKING:  # pandas loads where a table is made, not for `msinspect --help`
+    import pandas as pd
 
 
 def _nothing_matched(selector: str | None, before: pd.DataFrame, after: pd.DataFrame, what: str) -> None:

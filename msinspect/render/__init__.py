@@ -18,10 +18,18 @@ into the edges unless asked for, and the gradient graph is left out unless asked
 """
 from __future__ import annotations
 
-from msinspect.render.dot import render, render_around
-from msinspect.render.files import (FORMATS, INSTALL_HINT, DotNotFoundError, OutputExistsError, dot_available,
-                                    dot_path_for, write)
-from msinspect.render.pictures import Picture, default_name, output_path, render_dump
+from msinspect.lazy import lazy_exports
 
 __all__ = ["FORMATS", "INSTALL_HINT", "DotNotFoundError", "OutputExistsError", "Picture", "default_name",
            "dot_available", "dot_path_for", "output_path", "render", "render_around", "render_dump", "write"]
+
+# imported on first use: the errors and file names (msinspect.render.files) cost no networkx or
+# graphviz, so `msinspect --help` and every command's error handling stay light
+_LAZY = {name: ("msinspect.render.dot", name) for name in ("render", "render_around")}
+_LAZY |= {name: ("msinspect.render.files", name) for name in ("FORMATS", "INSTALL_HINT", "DotNotFoundError",
+                                                               "OutputExistsError", "dot_available", "dot_path_for",
+                                                               "write")}
+_LAZY |= {name: ("msinspect.render.pictures", name) for name in ("Picture", "default_name", "output_path",
+                                                                  "render_dump")}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

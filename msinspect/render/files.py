@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-
-import graphviz
+from typing import TYPE_CHECKING
 
 from msinspect.errors import MsInspectError
+
+if TYPE_CHECKING:  # graphviz loads where a picture is written
+    import graphviz
 
 #: Picture formats :func:`write` asks ``dot`` for; ``dot`` alone writes only the source.
 FORMATS = ("svg", "png", "dot")
@@ -80,6 +82,8 @@ def write(digraph: graphviz.Digraph, out_path: str | Path, fmt: str = "svg", *, 
         return source_path
     if not dot_available():
         raise DotNotFoundError(source_path, fmt)
+    import graphviz
+
     try:
         picture = graphviz.pipe("dot", fmt, digraph.source.encode("utf-8"))
     except graphviz.ExecutableNotFound as error:
