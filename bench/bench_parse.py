@@ -1,13 +1,19 @@
 """Parser throughput on the largest fixture (the zoo's 124-block transformer, step_parallel_end,
 over 10 MB), next to a plain line scan of the same text measured in the same run, and peak memory.
 
-Usage: python bench/bench_parse.py [FILE] [--repeat N]
+Usage: python bench/bench_parse.py [FILE] [--repeat N] [--next OTHER_RANK_FILE]
 
-Three parse figures, each against the line scan:
+Three parse figures, each against the line scan (a fourth with --next):
 - cold: a fresh process, grammar compiled, no fragment parsed yet (what one CLI run on one file pays;
   best of --repeat such processes);
 - warm: the same process parsing the same text again (what every further rank of a job pays, since
   ranks repeat each other's attribute dicts and type lines);
+- next rank (with --next, the same stage of another rank of the same job): a fresh process parses
+  FILE, then the other rank's file is timed against its own line scan. What a worker pays for each
+  further rank of a job: its fragments are the job's, but not all of them (group names, ids).
+  Measured on zoo 09 with its rank 1 (made by `msinspect dryrun fixtures/zoo/nets/09_large_gpt.py
+  --ranks 8 --only 1`, then `msinspect scrub`; 10.61 MB like rank 0) on 2026-11-23: 580 ms =
+  14.7x (CPU 14.2x), where the same text again took 497 ms = 13.6x and a cold process 960 ms = 26.3x;
 - peak RSS of the cold process over the size of the text (the largest of the cold processes'), and
   the part of it the text and its parse add to the loaded interpreter. The process's own peak
   (bench/memory.py): until 2026-11-23 this bench read ``ru_maxrss``, which in a child counts this
@@ -52,6 +58,23 @@ print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_kb": peak_kb(),
                   "before_kb": before, "ready_kb": ready, "cnodes": ir.cnode_count, "status": ir.status}))
 """
 
+#: Run in a fresh interpreter: parse the first file (fragments of the job now known), then time the
+#: parse of the second, another rank of the same job.
+NEXT = """
+import json, sys, time
+from msinspect.parser import parse_text
+parse_text(open(sys.argv[1], encoding="utf-8").read(), "first.ir")
+text = open(sys.argv[2], encoding="utf-8").read()
+start, cpu = time.perf_counter(), time.process_time()
+parse_text(text, "next.ir")
+print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu}))
+"""
+
+
+def read_text(path: Path) -> str:
+    raw = path.read_bytes()
+    return (gzip.decompress(raw) if path.name.endswith(".gz") else raw).decode("utf-8")
+
 
 def largest_fixture() -> Path:
     files = [p for p in (ROOT / "fixtures").rglob("*") if p.name.endswith((".ir", ".ir.gz"))]
@@ -68,16 +91,24 @@ def main() -> None:
     ap.add_argument("file", nargs="?", type=Path)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--tmp", type=Path, default=Path("/tmp"), help="where the decompressed text is written for the cold run")
+    ap.add_argument("--next", type=Path, default=None, help="the same stage's file of another rank of FILE's job")
     args = ap.parse_args()
     path = args.file or largest_fixture()
-    raw = path.read_bytes()
-    text = (gzip.decompress(raw) if path.name.endswith(".gz") else raw).decode("utf-8")
+    text = read_text(path)
     size = len(text.encode())
     mb = size / 1e6
     plain = args.tmp / "bench_parse_input.ir"
     plain.write_text(text, encoding="utf-8")
     colds = [json.loads(subprocess.run([sys.executable, "-c", COLD, str(plain), path.name, str(ROOT / "bench")], check=True,
                                        capture_output=True, text=True, cwd=ROOT).stdout) for _ in range(args.repeat)]
+    nexts = []
+    if args.next is not None:
+        other = args.tmp / "bench_parse_next.ir"
+        other_text = read_text(args.next)
+        other.write_text(other_text, encoding="utf-8")
+        nexts = [json.loads(subprocess.run([sys.executable, "-c", NEXT, str(plain), str(other)], check=True,
+                                           capture_output=True, text=True, cwd=ROOT).stdout) for _ in range(args.repeat)]
+        other.unlink()
     plain.unlink()
     # each figure its best over the cold processes (noise only adds time), the memory its worst
     cold = {**colds[0], "seconds": min(c["seconds"] for c in colds), "cpu": min(c["cpu"] for c in colds),
@@ -99,6 +130,13 @@ def main() -> None:
           f"ratio {cold['seconds'] / t_scan:.1f}x")
     print(f"parse, fragments known:    {mb / t_warm:8.2f} MB/s  ({t_warm * 1e3:.0f} ms, best of {args.repeat})  "
           f"ratio {t_warm / t_scan:.1f}x")
+    if nexts:
+        n_scan = best_of(lambda: line_scan(other_text), scans)
+        n_cpu = best_of(lambda: line_scan(other_text), scans, clock=time.process_time)
+        n_mb, best, best_cpu = len(other_text.encode()) / 1e6, min(n["seconds"] for n in nexts), min(n["cpu"] for n in nexts)
+        print(f"parse, next rank:          {n_mb / best:8.2f} MB/s  ({best * 1e3:.0f} ms, best of {args.repeat}; "
+              f"{args.next.name}, {n_mb:.2f} MB, line scan {n_scan * 1e3:.0f} ms)  ratio {best / n_scan:.1f}x "
+              f"(CPU {best_cpu / n_cpu:.1f}x)")
     print(f"CPU time: line scan {c_scan * 1e3:.0f} ms, parse cold {cold['cpu'] * 1e3:.0f} ms (ratio "
           f"{cold['cpu'] / c_scan:.1f}x), fragments known {c_warm * 1e3:.0f} ms (ratio {c_warm / c_scan:.1f}x)")
     print(f"peak RSS of the cold process: {cold['peak_kb'] / 1024:.0f} MB = {cold['peak_kb'] * 1024 / size:.1f}x the text "
