@@ -22,6 +22,7 @@ from msinspect.report.grid_svg import PngUnavailableError
 from msinspect.scrub import ScrubError
 from msinspect.spec import SpecError
 from msinspect.train import TrainError
+from msinspect.train.launcher import JobArgumentError
 from tests.conftest import FIXTURES
 
 
@@ -62,6 +63,7 @@ EXAMPLES = [
     DryRunError("ranks must be at least 1"),
     DryRunSetupError([Problem("the libcuda stand-in is missing", "msinspect setup-dryrun")]),
     TrainError("sharding_propagation: timed out after 60 s", Path("runs/train-x")),
+    JobArgumentError("--num-samples 16 is less than one batch of 32: manual_parallel would train no step"),
 ]
 
 

@@ -23,6 +23,8 @@ class Job:
     """The seed's epoch count (the job's default)."""
     batch_size: int
     """The seed's batch size (the job's default; see the job for global vs per rank)."""
+    cuts_batch: bool = False
+    """Whether the job cuts each global batch evenly across the ranks itself (so they must divide it)."""
 
     @property
     def script(self) -> Path:
@@ -38,7 +40,7 @@ class Job:
 JOBS: dict[str, Job] = {
     "recursive_pipeline": Job("recursive_pipeline", "000/001 double recursive search", True, True, 10, 32),
     "sharding_propagation": Job("sharding_propagation", "002 sharding propagation", True, False, 5, 2),
-    "manual_parallel": Job("manual_parallel", "003 manual parallel", False, True, 10, 32),
+    "manual_parallel": Job("manual_parallel", "003 manual parallel", False, True, 10, 32, cuts_batch=True),
 }
 """Every job, by mode name."""
 

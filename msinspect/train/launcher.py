@@ -66,6 +66,10 @@ class TrainError(MsInspectError, RuntimeError):
         super().__init__(message + (f"\n  run folder: {run_dir}" if run_dir else ""))
 
 
+class JobArgumentError(MsInspectError, ValueError):
+    """The job cannot run with these arguments (bad input, said before any process starts)."""
+
+
 class TrainInterrupted(KeyboardInterrupt):
     """The run was interrupted (Ctrl-C / SIGTERM); every process it started has been stopped."""
 
@@ -204,6 +208,18 @@ def parse_losses(log: Path) -> tuple[list[tuple[int, int, str]], list[str]]:
 
 
 # --------------------------------------------------------------------------- the entry point
+def check_arguments(job: Job, ranks: int, batch_size: int, num_samples: int | None) -> None:
+    """What the job's script would refuse (or train nothing with), said before any process starts:
+    a batch the job cuts across the ranks that they do not divide; fewer images than one batch
+    (the jobs drop an incomplete last batch)."""
+    if job.cuts_batch and batch_size % ranks:
+        raise JobArgumentError(f"{job.mode} cuts each global batch evenly across the ranks: --batch-size "
+                               f"{batch_size} does not divide by {ranks} ranks (choose a multiple of {ranks})")
+    if job.uses_mnist and num_samples is not None and num_samples < batch_size:
+        raise JobArgumentError(f"--num-samples {num_samples} is less than one batch of {batch_size}: {job.mode} "
+                               f"would train no step (its incomplete last batch is dropped)")
+
+
 def run_job(mode: str, *, ranks: int = 8, epochs: int | None = None, batch_size: int | None = None,
             data: Path | str | None = None, out_root: Path | str = "runs",
             script_args: Sequence[str] = (), num_samples: int | None = None,
@@ -223,6 +239,7 @@ def run_job(mode: str, *, ranks: int = 8, epochs: int | None = None, batch_size:
     job = JOBS[mode]
     if ranks < 1:
         raise TrainError("ranks must be at least 1")
+    check_arguments(job, ranks, job.batch_size if batch_size is None else batch_size, num_samples)
     if not job.script.is_file():
         raise TrainError(f"job script not found: {job.script}")
     if importlib.util.find_spec("mindspore") is None:

@@ -63,3 +63,20 @@ def test_bad_spec_fails_before_any_process(tmp_path):
     assert run.returncode == 2
     assert "not valid TOML" in run.stderr and str(spec) in run.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_arguments_the_job_would_refuse_fail_before_any_process(tmp_path, monkeypatch):
+    """manual_parallel cuts its global batch of 32 across the ranks (train_jobs/manual_parallel.py):
+    3 ranks do not divide it; 16 images are less than one batch, and the jobs drop an incomplete
+    last batch, so nothing would train. Both are said at once, not after msrun started 3 processes."""
+    monkeypatch.setattr(subprocess, "Popen", _no_processes)
+    monkeypatch.setattr(launcher.subprocess, "Popen", _no_processes)
+    with pytest.raises(launcher.JobArgumentError, match="--batch-size 32 does not divide by 3 ranks"):
+        run_job("manual_parallel", ranks=3, out_root=tmp_path / "runs")
+    with pytest.raises(launcher.JobArgumentError, match="--num-samples 16 is less than one batch of 32"):
+        run_job("manual_parallel", num_samples=16, out_root=tmp_path / "runs")
+    args = ["train", "manual_parallel", "--ranks", "4", "--batch-size", "30", "--out", str(tmp_path / "runs")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert "--batch-size 30 does not divide by 4 ranks" in result.output
+    assert not (tmp_path / "runs").exists()
