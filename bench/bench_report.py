@@ -15,27 +15,10 @@ Machines are noisy: read the ratios.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def run(args: list[str], cache_dir: str) -> float:
-    """Wall seconds of one run of ``msinspect ARGS`` in a fresh process."""
-    env = {**os.environ, "MSINSPECT_PARSE_CACHE_DIR": cache_dir,
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    env.pop("MSINSPECT_NO_CACHE", None)
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "msinspect", *args], capture_output=True, text=True, env=env)
-    seconds = time.perf_counter() - start
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"msinspect {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return seconds
+from bench_cache import ROOT, run  # one fresh `msinspect` process on a given cache folder
 
 
 def main() -> None:
@@ -51,8 +34,8 @@ def main() -> None:
         for _ in range(args.repeat):
             for name, command in commands.items():
                 with tempfile.TemporaryDirectory(prefix="bench-report-cache-") as cache_dir:
-                    times.setdefault((name, "first run"), []).append(run(command, cache_dir))
-                    times.setdefault((name, "caches filled"), []).append(run(command, cache_dir))
+                    times.setdefault((name, "first run"), []).append(run(command, cache_dir)[0])
+                    times.setdefault((name, "caches filled"), []).append(run(command, cache_dir)[0])
         size = Path(page).stat().st_size
     print(f"{args.dump}: report of {size / 2**20:.1f} MB (best of {args.repeat}, wall seconds)")
     print(f"{'':16} {'summary --json':>15} {'report':>8} {'report / summary':>17}")
