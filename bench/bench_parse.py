@@ -37,6 +37,8 @@ from pathlib import Path
 
 from timing import best_of
 
+from msinspect.parser.reading import read_text  # the parser's own reading of .ir / .ir.gz
+
 ROOT = Path(__file__).resolve().parent.parent
 NODE = re.compile(r"^\s+(?:%\d+\(|Return\()")
 
@@ -71,11 +73,6 @@ print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_ti
 """
 
 
-def read_text(path: Path) -> str:
-    raw = path.read_bytes()
-    return (gzip.decompress(raw) if path.name.endswith(".gz") else raw).decode("utf-8")
-
-
 def largest_fixture() -> Path:
     files = [p for p in (ROOT / "fixtures").rglob("*") if p.name.endswith((".ir", ".ir.gz"))]
     return max(files, key=lambda p: len(gzip.decompress(p.read_bytes())) if p.name.endswith(".gz") else p.stat().st_size)
@@ -94,7 +91,7 @@ def main() -> None:
     ap.add_argument("--next", type=Path, default=None, help="the same stage's file of another rank of FILE's job")
     args = ap.parse_args()
     path = args.file or largest_fixture()
-    text = read_text(path)
+    text = read_text(path)[0]
     size = len(text.encode())
     mb = size / 1e6
     plain = args.tmp / "bench_parse_input.ir"
@@ -104,7 +101,7 @@ def main() -> None:
     nexts = []
     if args.next is not None:
         other = args.tmp / "bench_parse_next.ir"
-        other_text = read_text(args.next)
+        other_text = read_text(args.next)[0]
         other.write_text(other_text, encoding="utf-8")
         nexts = [json.loads(subprocess.run([sys.executable, "-c", NEXT, str(plain), str(other)], check=True,
                                            capture_output=True, text=True, cwd=ROOT).stdout) for _ in range(args.repeat)]
