@@ -15,9 +15,10 @@ from msinspect.errors import IRParseError
 from msinspect.model import Diagnostic, IRFile
 from msinspect.parser import compiled
 from msinspect.parser.assemble import assemble, check_counts
+from msinspect.parser.attrtexts import AttrTexts
 from msinspect.parser.fastpath import CANDIDATE, FastReader
 from msinspect.parser.reading import read_text
-from msinspect.parser.transformer import BadToken, IRTransformer
+from msinspect.parser.transformer import BadToken, IRTransformer, _copier
 from msinspect.parser.typelines import TypeLines
 
 GRAMMAR = "mindspore_ir.lark"
@@ -119,6 +120,7 @@ def _parser() -> tuple[Lark, IRTransformer]:
             raise _FragmentError(token, failed.error, failed.pos) from None
 
     transformer.fragment = fragment
+    transformer.attr_texts = AttrTexts(lark, transformer, _copier) if FAST_PATH else None
     transformer.type_lines = type_lines  # the abstracts of parameter lines (parser.fastpath)
     transformer.fast_reader = FastReader(lark, transformer)
     return lark, transformer

@@ -86,6 +86,9 @@ class IRTransformer(Transformer):
         self._note_lines: dict[str, tuple] = {}
         #: what ``_attrs`` made of each attribute text
         self._attr_plans: dict[str, tuple] = {}
+        #: attribute texts read by their shape (``parser.attrtexts``, set by ``parser.core``): its
+        #: ``plan(text)`` is ``_attrs``'s plan, or None where the text is read as a fragment
+        self.attr_texts = None
 
     def _line(self, token: Token) -> int:
         return token.line + self.line_offset
@@ -238,7 +241,9 @@ class IRTransformer(Transformer):
         text = str(token)
         plan = self._attr_plans.get(text)
         if plan is None:
-            plan = tuple((tag, value, _copier(value)) for tag, value in self.fragment("attrs_fragment", token))
+            plan = self.attr_texts.plan(text) if self.attr_texts is not None else None
+            if plan is None:
+                plan = tuple((tag, value, _copier(value)) for tag, value in self.fragment("attrs_fragment", token))
             if len(self._attr_plans) >= _ATTR_TEXTS:
                 self._attr_plans.clear()
             self._attr_plans[text] = plan

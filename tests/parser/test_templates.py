@@ -20,7 +20,10 @@ FOOTER = "  Return(%3)\n      : (<Tensor[Float32], (2)>)\n}\n\n\n"
 
 @pytest.fixture
 def fresh_parser(monkeypatch):
-    """A parser with no fragment or template seen yet, counting template instantiations."""
+    """A parser with no fragment or template seen yet, counting template instantiations. Every
+    node, attribute text and type line read by Lark (no fast path), so that each fragment is read
+    by template where it can be: the templates are what is tested here."""
+    monkeypatch.setattr(core, "FAST_PATH", False)
     core._parser.cache_clear()
     calls = []
     real = core._instantiate
