@@ -135,7 +135,7 @@ class FastReader:
             return None
         callee, inputs = call
         line_end = m.end()
-        annotations, after = self._annotations(text, line_end, end, line)
+        annotations, after = self._annotations(text, line_end, end)
         if annotations is None:
             return None
         tr = self.transformer
@@ -145,7 +145,7 @@ class FastReader:
         if inputs is not None:
             children.append(("args", inputs))
         if attrs_text is not None:
-            children.append(Token("ATTRS", attrs_text, attrs_at, line, attrs_at - pos + 1))
+            children.append(attrs_text)  # the ATTRS token's text (see _annotations)
         try:
             children.append(tr.annotations(annotations))
             node = tr.node(children)
@@ -153,43 +153,42 @@ class FastReader:
             return None
         return ("statement", node.line, node), after
 
-    def _annotations(self, text: str, at: int, end: int, line: int):
+    def _annotations(self, text: str, at: int, end: int):
         """The annotation results under a node line ending at ``at``, and where the next item's
-        line begins; None where the item is not read here."""
+        line begins; None where the item is not read here. The callbacks are given the text of
+        each TYPES and NOTES token: a callback that would say where an error is (it asks the token
+        for its position) fails here, and the item is left to Lark, which says it."""
         out = []
         tr = self.transformer
+        types_line, notes, nl_match = tr.types_line, tr.notes, self.nl.match
         while True:
-            nl = self.nl.match(text, at, end)
+            nl = nl_match(text, at, end)
             if nl is None:
                 return None, at  # no line end: Lark says what is wrong
             q = nl.end()
-            line += text.count("\n", at, q)
-            line_start = text.rfind("\n", at, q) + 1
             if q >= end:
-                return out, line_start
+                return out, text.rfind("\n", at, q) + 1
             ch = text[q]
             if ch == ":":
                 token = self.types.match(text, q, end)
                 if token is None:
                     return None, at
                 try:
-                    out.append(tr.types_line([Token("TYPES", token.group(), q, line, q - line_start + 1)]))
+                    out.append(types_line([token.group()]))
                 except Exception:
                     return None, at
             elif ch == "#":
                 if self.before_notes is not None and self.before_notes.match(text, q, end):
-                    return out, line_start
+                    return out, text.rfind("\n", at, q) + 1
                 token = self.notes.match(text, q, end)
-                value = token.group()
                 try:
-                    out.append(tr.notes([Token("NOTES", value, q, line, q - line_start + 1)]))
+                    out.append(notes([token.group()]))
                 except Exception:
                     return None, at
-                line += value.count("\n")
             elif ch == "{":
                 return None, at  # a strategy before the type line (releases up to 1.7)
             else:
-                return out, line_start
+                return out, text.rfind("\n", at, q) + 1
             at = token.end()
             while at < end and text[at] in " \t":
                 at += 1

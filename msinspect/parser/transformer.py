@@ -84,6 +84,8 @@ class IRTransformer(Transformer):
         #: what ``notes`` makes of each comment line read on its own (all but "# Comment:" blocks,
         #: which run over the lines under them); a dump repeats a few hundred of them thousands of times
         self._note_lines: dict[str, tuple] = {}
+        #: and of each whole run of them (nodes of one cell share their scope and source lines)
+        self._note_blocks: dict[str, tuple] = {}
         #: what ``_attrs`` made of each attribute text
         self._attr_plans: dict[str, tuple] = {}
         #: attribute texts read by their shape (``parser.attrtexts``, set by ``parser.core``): its
@@ -340,7 +342,11 @@ class IRTransformer(Transformer):
         """Sort the comment lines under a node (one NOTES token) into scope, fullname, source
         lines, side effect, "# Comment:" blocks and other comments."""
         token = c[0]
-        lines = str(token).split("\n")
+        whole = str(token)
+        read = self._note_blocks.get(whole)
+        if read is not None:
+            return read
+        lines = whole.split("\n")
         out, i = [], 0
         known = self._note_lines
         while i < len(lines):
@@ -382,7 +388,10 @@ class IRTransformer(Transformer):
             known[raw] = entry
             out.append(entry)
             i += 1
-        return ("notes", out)
+        if len(self._note_blocks) >= _NOTE_LINES:
+            self._note_blocks.clear()
+        read = self._note_blocks[whole] = ("notes", tuple(out))
+        return read
 
     def io_types(self, c):
         return ("types", (c[0], c[1]))
