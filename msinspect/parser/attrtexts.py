@@ -48,6 +48,8 @@ _HEAD = re.compile(r"\{instance name: [^{}\[\]()\"'\n]*\}[ \t]*")
 _HOLE = "\x00"
 #: Distinct shapes (and texts read by them) kept; past that they start again.
 SHAPES = 1 << 12
+#: Distinct instance-name groups kept.
+HEADS = 1 << 14
 _BAD = object()
 
 
@@ -61,8 +63,11 @@ class AttrTexts:
 
     def __init__(self, lark: Lark, transformer, copier) -> None:
         self.lark, self.transformer, self.copier = lark, transformer, copier
-        self.string = re.compile(lark.get_terminal("STRING").pattern.to_regexp())
+        #: split by it, a text is the pieces of its key between holes and its strings in turn
+        self.strings = re.compile("(" + lark.get_terminal("STRING").pattern.to_regexp() + ")")
         self.shapes: dict = {}
+        #: the plan of each instance-name group read
+        self.heads: dict = {}
 
     def plan(self, text: str):
         """``(tag, value, how each node copies it)`` for each attribute group of ``text``, as
@@ -71,18 +76,25 @@ class AttrTexts:
         out = ()
         rest = text
         if head is not None:
-            try:
-                out = tuple((tag, value, self.copier(value))
-                            for tag, value in self.transformer.fragment("attrs_fragment", head.group().rstrip(" \t")))
-            except Exception:
-                return None
+            group = head.group().rstrip(" \t")
+            out = self.heads.get(group)
+            if out is None:
+                try:
+                    out = tuple((tag, value, self.copier(value))
+                                for tag, value in self.transformer.fragment("attrs_fragment", group))
+                except Exception:
+                    return None
+                if len(self.heads) >= HEADS:
+                    self.heads.clear()
+                self.heads[group] = out
             rest = text[head.end():]
             if not rest:
                 return out
         if _HOLE in rest:
             return None
-        strings = self.string.findall(rest)
-        key = self.string.sub(_HOLE, rest) if strings else rest
+        pieces = self.strings.split(rest)
+        strings = pieces[1::2]
+        key = _HOLE.join(pieces[0::2])
         shape = self.shapes.get(key)
         if shape is None:
             if len(self.shapes) >= SHAPES:

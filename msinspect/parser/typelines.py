@@ -33,8 +33,10 @@ from lark import Lark
 from msinspect.model import Abstract
 from msinspect.parser.abstracts import _SHORT_DTYPES
 
-#: A top-level abstract, with abstracts nested one level inside it.
+#: A top-level abstract, with abstracts nested one level inside it; split by it, a line is its
+#: skeleton's pieces and its abstracts in turn.
 _GROUP = re.compile(r"<[^<>]*(?:<[^<>]*>[^<>]*)*>")
+_PIECES = re.compile(f"({_GROUP.pattern})")
 _HOLE = "<x>"
 #: ``<Tensor[Float32], (8, 16)>``, ``<Ref[Tensor[Float32]], (512, 128), ref_key=w, is_parameter>``,
 #: ``<Tensor[Float32], (1), value=...>``
@@ -164,8 +166,9 @@ class TypeLines:
     def line(self, text: str):
         """The transformer's result for a type line (``: (...) -> (...)``), or None where it is
         not read here (the caller reads it with Lark)."""
-        groups = _GROUP.findall(text)
-        skeleton = _GROUP.sub(_HOLE, text)
+        pieces = _PIECES.split(text)
+        groups = pieces[1::2]
+        skeleton = _HOLE.join(pieces[0::2])
         if skeleton.count("<") != len(groups) or skeleton.replace("->", "").count(">") != len(groups):
             return None
         shape = self.skeletons.get(skeleton)
