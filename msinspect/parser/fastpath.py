@@ -99,6 +99,14 @@ class FastReader:
         #: matches, the node has ended (None: there are none)
         first = [f"(?:{t.pattern.to_regexp()})" for t in lark.terminals if t.priority > priority]
         self.before_notes = re.compile("|".join(first)) if first else None
+        #: what nearly every node has under its line: one type line, then one run of comment lines,
+        #: then the next item. Each terminal is atomic (``(?>...)``), so it matches where and as
+        #: it matches on its own (no backtracking into it to let what follows match): this is the
+        #: loop of _annotations taking those three steps, in one match.
+        nl = f"(?>{self.nl.pattern})"
+        self.types_then_notes = re.compile(
+            f"{nl}((?>{self.types.pattern}))[ \t]*{nl}" + (f"(?!{self.before_notes.pattern})" if first else "")
+            + f"((?>{self.notes.pattern}))[ \t]*{nl}")
         self.templates: dict = {}
         #: the holes of a call: free variables of enclosing graphs (``$(@g:para3_w)``, the
         #: FREE_VAR terminal), replaced first (their text may hold a "%"), node references and
@@ -158,9 +166,18 @@ class FastReader:
         line begins; None where the item is not read here. The callbacks are given the text of
         each TYPES and NOTES token: a callback that would say where an error is (it asks the token
         for its position) fails here, and the item is left to Lark, which says it."""
-        out = []
         tr = self.transformer
         types_line, notes, nl_match = tr.types_line, tr.notes, self.nl.match
+        common = self.types_then_notes.match(text, at, end)
+        if common is not None:
+            q = common.end()
+            if q >= end or text[q] not in ":#{":
+                try:
+                    out = [types_line([common.group(1)]), notes([common.group(2)])]
+                except Exception:
+                    return None, at
+                return out, text.rfind("\n", common.end(2), q) + 1
+        out = []
         while True:
             nl = nl_match(text, at, end)
             if nl is None:

@@ -132,29 +132,33 @@ class TypeLines:
         m = _TUPLE.fullmatch(text)
         if m is None:
             return None
-        lists = [_ELEMENTS.findall(m.group(2)), _FLAGS.findall(m.group(4)) if m.group(4) else []]
-        kept = [self._one_of_each(items) for items in lists]
+        # each list's items, and their templates: those of the list's text, item by item (no item
+        # begins with a digit, so each digit run has the same character before it either way)
+        found = [(_ELEMENTS, m.group(2)), (_FLAGS, m.group(4) or "")]
+        lists = [pattern.findall(text) for pattern, text in found]
+        keys = [pattern.findall(self.template_key(text)) for pattern, text in found]
+        if list(map(len, keys)) != list(map(len, lists)):
+            return None
+        kept = []  # of each list, the first item of each template, in order
+        for items, templates in zip(lists, keys):
+            first: dict[str, str] = {}
+            for item, template in zip(items, templates):
+                first.setdefault(template, item)
+            kept.append(first)
         if sum(map(len, kept)) == sum(map(len, lists)):
             return None  # nothing repeats: the tuple itself is as short as its exemplar
-        key = ("tuple", self.template_key(m.group(1)), *(frozenset(map(self.template_key, items)) for items in kept))
+        key = ("tuple", self.template_key(m.group(1)), *map(frozenset, kept))
         trusted = self.trusted.get(key)
         if trusted is None:
-            exemplar = m.group(1) + ", ".join(kept[0]) + ")"
+            exemplar = m.group(1) + ", ".join(kept[0].values()) + ")"
             if m.group(4):
-                exemplar += m.group(3) + ", ".join(kept[1]) + m.group(5)
+                exemplar += m.group(3) + ", ".join(kept[1].values()) + m.group(5)
             exemplar += ">"
             read = _direct(exemplar)
             if len(self.trusted) >= KEPT:
                 self.trusted.clear()
             trusted = self.trusted[key] = read is not None and read == self._by_lark(exemplar)
         return trusted
-
-    def _one_of_each(self, items: list[str]) -> list[str]:
-        """The first item of each template, in order."""
-        first: dict[str, str] = {}
-        for item in items:
-            first.setdefault(self.template_key(item), item)
-        return list(first.values())
 
     def _by_lark(self, text: str) -> Abstract | None:
         try:
@@ -180,8 +184,11 @@ class TypeLines:
             return None
         tag, ins, outs, holes_in, holes_out = shape
         values = []
+        known = self.abstracts
         for group in groups:
-            value = self.abstract(group)
+            value = known.get(group, _BAD)
+            if value is _BAD:
+                value = self.abstract(group)
             if value is None:
                 return None
             values.append(value)

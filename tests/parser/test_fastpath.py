@@ -59,6 +59,18 @@ CASES = {
     # two nodes, blank lines between, attributes after the operands, a strategy before the types
     "two": "  %2(a) = PrimFunc_Foo(%1) primitive_attrs: {x: I64(1)}\n\n\n  %3(b) = PrimFunc_Bar(%2, Bool(0))\n      : (<Ref[Tensor[Float32]], (4, 2), ref_key=w, is_parameter>) -> (<Tensor[Float32], (2)>)\n",
     "strategy": "  %3(y) = PrimFunc_Foo(%1)\n      {in_strategy: ((2, 1))}      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)\n",
+    # a type line and comments (read in one match), then what that match must not take for
+    # the end of the node: a kernel type line, a comment line at column 0, a marker, blank
+    # lines and trailing blanks, a comment continued over more lines
+    "types_notes": "  %2(a) = PrimFunc_Foo(%1)\n      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)  \n"
+                   "      # Scope: (Default)\t\n\n\n"
+                   "  %3(b) = PrimFunc_Foo(%2)\n      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)\n"
+                   "      # Scope: (Default)\n      # In file a.py:1\n          x = 1\n"
+                   "      : (Tensor) -> (Tensor)\n",
+    "notes_then_comment": "  %3(y) = PrimFunc_Foo(%1)\n      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)\n"
+                          "      # Scope: (Default)\n# a comment at column 0\n",
+    "notes_then_marker": "  %3(y) = PrimFunc_Foo(%1)\n      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)\n"
+                         "      # Scope: (Default)\n#------------------------> 1\n",
     # tuples whose element shapes repeat (read by exemplar), a scalar and an empty shape among
     # them, negative dimensions, one with a tail the exemplar does not cover, one broken inside
     "tuples": "  %3(y) = MakeTuple(%1, %1, %1, %1)\n      : (<Tuple[Tensor[Float32]*4], TupleShape((2), (2), (), (2))>, "
