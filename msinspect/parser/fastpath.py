@@ -65,6 +65,8 @@ _HOLE_VALUES = (NodeRef(0), ParamRef(_PARAM_HOLE[1:]), FreeVarRef("g", "v"))
 #: Distinct templates (and reference values) kept; past that they start again.
 TEMPLATES = 1 << 14
 _BAD = object()
+#: Operands written this many times or more are read from an exemplar (FastReader._read_call).
+_RUN = 16
 
 
 def _keep(table: dict, key, value):
@@ -298,11 +300,30 @@ class FastReader:
             values[i] = value
         return callee, tuple(values)
 
+    def _read_call(self, op: str, operands: str):
+        """The node Lark reads from the line ``  %0(x) = op(operands)``. Operands that are one
+        text written ``_RUN`` or more times (a fused optimizer's ``MakeTuple`` of every weight, tens
+        of KB) are read from an *exemplar*: the call with two of them and with three. Lark reads
+        ``value ("," value)*`` item by item, each item after the first in the same parser state
+        (after a ","), so the same text reads as the same value wherever it stands; where the
+        exemplars read as two and three equal operands of one callee, the call reads as that many
+        of that operand."""
+        item, sep, _ = operands.partition(", ")
+        count = operands.count(", ") + 1
+        if sep and count >= _RUN and operands == ", ".join([item] * count):
+            two, three = (self._one_item(f"  %0(x) = {op}({', '.join([item] * k)})\n", "statement") for k in (2, 3))
+            if two is not None and three is not None and len(two.inputs) == 2 and two.inputs[0] == two.inputs[1] \
+                    and three.inputs == two.inputs + two.inputs[:1] \
+                    and (three.kind, three.callee, three.op, three.callee_graphs) == (two.kind, two.callee, two.op, two.callee_graphs):
+                two.inputs = two.inputs[:1] * count
+                return two
+        return self._one_item(f"  %0(x) = {op}({operands})\n", "statement")
+
     def _template(self, op: str, operands: str):
         """Lark's reading of ``op(operands)`` as a node line: the callee tuple the node rule is given,
         the operands (None where there are none), the positions of the references' holes, and the
         positions of values to copy for each node."""
-        node = self._one_item(f"  %0(x) = {op}({operands})\n", "statement")
+        node = self._read_call(op, operands)
         if node is None or node.index != 0 or node.debug_name != "x" or node.instance_name is not None or node.trailing_attrs \
                 or node.primitive_attrs or node.cnode_attrs or node.cnode_primal_attrs:
             return _BAD

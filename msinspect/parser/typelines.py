@@ -38,6 +38,8 @@ from msinspect.parser.abstracts import _SHORT_DTYPES
 _GROUP = re.compile(r"<[^<>]*(?:<[^<>]*>[^<>]*)*>")
 _PIECES = re.compile(f"({_GROUP.pattern})")
 _HOLE = "<x>"
+#: A run of holes read from an exemplar (TypeLines._by_exemplar).
+_HOLE_RUN = re.compile(r"<x>(?:, <x>){15,}")
 #: ``<Tensor[Float32], (8, 16)>``, ``<Ref[Tensor[Float32]], (512, 128), ref_key=w, is_parameter>``,
 #: ``<Tensor[Float32], (1), value=...>``
 _TENSOR = re.compile(r"<(?:(Tensor)\[([A-Za-z][A-Za-z0-9]*)\]|(Ref)\[Tensor\[([A-Za-z][A-Za-z0-9]*)\]\]), "
@@ -206,7 +208,7 @@ class TypeLines:
 
     def _skeleton(self, skeleton: str, holes: int):
         try:
-            tag, (ins, outs) = self._lark_types(skeleton)
+            tag, (ins, outs) = self._by_exemplar(skeleton) or self._lark_types(skeleton)
         except Exception:
             return _BAD
         holes_in = tuple(i for i, a in enumerate(ins) if isinstance(a, Abstract) and a.text == _HOLE)
@@ -214,3 +216,22 @@ class TypeLines:
         if len(holes_in) + len(holes_out) != holes:
             return _BAD
         return tag, ins, outs, holes_in, holes_out
+
+    def _by_exemplar(self, skeleton: str):
+        """Lark's reading of a skeleton with a run of ``_RUN`` or more holes (a fused optimizer's
+        type line, one abstract per weight), from the skeleton with two and with three holes in
+        the run's place: Lark reads ``io_elem ("," io_elem)*`` item by item, each after the first
+        in the same parser state, so where the list of holes grows by one hole from two to three
+        (and holds nothing else), it holds that many holes; None where it does not."""
+        run = _HOLE_RUN.search(skeleton)
+        if run is None:
+            return None
+        count = run.group().count(_HOLE)
+        (tag, (ins, outs)), (tag3, (ins3, outs3)) = (
+            self._lark_types(skeleton[:run.start()] + ", ".join([_HOLE] * k) + skeleton[run.end():]) for k in (2, 3))
+        for grown, (two, three), (other, other3) in ((0, (ins, ins3), (outs, outs3)), (1, (outs, outs3), (ins, ins3))):
+            if tag == tag3 and other == other3 and two and three == two + two[:1] and all(a == two[0] for a in two):
+                many = two[:1] * (len(two) - 2 + count)
+                return tag, ((ins, many) if grown else (many, outs))
+        return None
+

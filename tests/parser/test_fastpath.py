@@ -71,6 +71,18 @@ CASES = {
                           "      # Scope: (Default)\n# a comment at column 0\n",
     "notes_then_marker": "  %3(y) = PrimFunc_Foo(%1)\n      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)\n"
                          "      # Scope: (Default)\n#------------------------> 1\n",
+    # operands and abstracts written 20 times (read from an exemplar of two and three): node
+    # references, constants, lists (each node its own), items holding ", " and strings holding
+    # one (no exemplar), a run with another item after it, a run among the outputs, kernel types
+    "runs": "  %3(y) = MakeTuple(" + ", ".join(["%1"] * 20) + ")\n      : (" + ", ".join(["<Tensor[Float32], (2)>"] * 20)
+            + ") -> (<Tensor[Float32], (2)>)\n"
+            "  %4(z) = MakeTuple(" + ", ".join(["Bool(1)"] * 20) + ")\n      : (<Bool, NoShape>) -> ("
+            + ", ".join(["<Tensor[Float32], (2)>"] * 20) + ")\n"
+            "  %5(w) = MakeTuple(" + ", ".join(["[1, 2]"] * 20) + ", (I64(1), I64(2)))\n"
+            "  %6(v) = MakeTuple(" + ", ".join(["(I64(1), I64(2))"] * 20) + ")\n      : (" + ", ".join(["Tensor"] * 20) + ")\n"
+            "  %7(u) = MakeTuple(" + ", ".join(['"a, b"'] * 20) + ")\n"
+            "  %8(t) = MakeTuple(" + ", ".join(["%para1_x"] * 20) + ")\n      : (<Tensor[Float32], (2)>, Tensor, "
+            + ", ".join(["<Tensor[Float32], (2)>"] * 20) + ") -> (<Tensor[Float32], (2)>)\n",
     # tuples whose element shapes repeat (read by exemplar), a scalar and an empty shape among
     # them, negative dimensions, one with a tail the exemplar does not cover, one broken inside
     "tuples": "  %3(y) = MakeTuple(%1, %1, %1, %1)\n      : (<Tuple[Tensor[Float32]*4], TupleShape((2), (2), (), (2))>, "
@@ -146,6 +158,26 @@ def test_node_items_are_read_by_template(monkeypatch):
     assert (n.index, n.inputs[0].index, n.inputs[1].name, n.output_types[0].shape, n.scope) == \
         (12, 11, "para1_x", (12, 8), "Default/block-12")
     assert n.line == 5 + 3 * 10 + 1
+    core._parser.cache_clear()
+
+
+def test_a_fused_call_of_every_weight_is_read_from_an_exemplar(monkeypatch):
+    """A MakeTuple of 300 operands, one reference written 300 times, typed by 300 abstracts (a
+    fused optimizer's, one per weight): Lark is given only short texts, and the node holds 300 of
+    each (by hand: %1 each time, each of shape (2))."""
+    node = ("  %3(y) = MakeTuple(" + ", ".join(["%1"] * 300) + ")\n      : ("
+            + ", ".join(["<Tensor[Float32], (2)>"] * 300) + ") -> (<Tensor[Float32], (2)>)\n")
+    text = HEADER + "  %1(x) = PrimFunc_Id(%para1_x)\n" + node + FOOTER
+    monkeypatch.setattr(core, "FAST_PATH", True)
+    core._parser.cache_clear()
+    lark = core._parser()[0]
+    read, real = [], type(lark).parse
+    monkeypatch.setattr(type(lark), "parse", lambda self, text, **kw: (read.append(len(text)), real(self, text, **kw))[1])
+    ir = core.parse_text(text, "fused.ir")
+    (fused,) = [n for n in ir.subgraphs[0].nodes if n.index == 3]
+    assert fused.inputs == (NodeRef(1),) * 300
+    assert [a.shape for a in fused.input_types] == [(2,)] * 300
+    assert max(read) < len(node) / 10
     core._parser.cache_clear()
 
 
