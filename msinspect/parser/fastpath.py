@@ -115,7 +115,7 @@ class FastReader:
         #: parameters (the PARAM terminal); ``refs`` finds all three, left to right
         free, param = _terminal(lark, "FREE_VAR"), _terminal(lark, "PARAM")
         self.free_var, self.param_ref = re.compile(free), re.compile(param)
-        self.refs = re.compile(f"({free})|({_NODE_REF.pattern})|({param})")
+        self.refs = re.compile(f"(?:{free})|(?:{_NODE_REF.pattern})|(?:{param})")
         #: the value of each reference text (frozen, so nodes may share them)
         self.ref_values: dict = {}
         #: a parameter line: the PARAM terminal, the ":" and spaces, where its abstract begins
@@ -129,14 +129,14 @@ class FastReader:
         m = self.node_line.match(text, pos, end)
         if m is None:
             return None
-        head_text, op, rest = m.group(1, 2, 3)
-        cut = self.args_end.search(rest)
+        head_text, op = m.group(1, 2)
+        line_end = m.end()
+        cut = self.args_end.search(text, m.start(3), line_end)
         if cut is not None:
-            operands = rest[:cut.start()]
-            attrs_at = m.start(3) + cut.end()
-            attrs_text = self.attrs.match(text, attrs_at, m.end()).group()
+            operands = text[m.start(3):cut.start()]
+            attrs_text = self.attrs.match(text, cut.end(), line_end).group()
         else:
-            stripped = rest.rstrip(" \t")
+            stripped = m.group(3).rstrip(" \t")
             if not stripped.endswith(")"):
                 return None
             operands, attrs_text = stripped[:-1], None
@@ -144,7 +144,6 @@ class FastReader:
         if call is None:
             return None
         callee, inputs = call
-        line_end = m.end()
         annotations, after = self._annotations(text, line_end, end)
         if annotations is None:
             return None
@@ -275,7 +274,9 @@ class FastReader:
     def _call(self, op: str, operands: str):
         """``(callee, inputs)`` of ``op(operands)`` as Lark reads it, with this node's references;
         None where the template does not hold."""
-        key = (op, self.param_ref.sub(_PARAM_HOLE, _NODE_REF.sub(_NODE_HOLE, self.free_var.sub(_FREE_HOLE, operands))))
+        holed = self.free_var.sub(_FREE_HOLE, operands) if "$" in operands else operands  # each begins with its text
+        holed = _NODE_REF.sub(_NODE_HOLE, holed)
+        key = (op, self.param_ref.sub(_PARAM_HOLE, holed) if "%para" in holed else holed)
         template = self.templates.get(key)
         if template is None:
             template = _keep(self.templates, key, self._template(*key))
@@ -293,10 +294,9 @@ class FastReader:
         known = self.ref_values
         for i, ref in zip(holes, refs):
             value = known.get(ref)
-            if value is None:
-                free, node, param = ref
-                value = _keep(known, ref, NodeRef(int(node[1:])) if node else ParamRef(param[1:]) if param
-                              else _free_var(free))
+            if value is None:  # "$(@g:x)", "%para3_w" or "%12": each of the three begins its own way
+                value = _keep(known, ref, _free_var(ref) if ref[0] == "$" else ParamRef(ref[1:])
+                              if ref.startswith("%para") else NodeRef(int(ref[1:])))
             values[i] = value
         return callee, tuple(values)
 

@@ -256,6 +256,17 @@ class IRTransformer(Transformer):
         sources, comments, kernel = [], [], []
         seen_types = False
         for tag, value in annotations:
+            if tag == "notes":  # a run of comment lines, sorted once per text (notes)
+                scope, fullname, side_effect, block_sources, block_comments = value
+                if scope is not None:
+                    node.scope = scope
+                if fullname is not None:
+                    node.fullname = fullname
+                if side_effect is not None:
+                    node.side_effect = side_effect
+                sources += block_sources
+                comments += block_comments
+                continue
             if tag == "strategy_types":
                 strategy, value = value
                 node.trailing_attrs.update(strategy)
@@ -330,13 +341,7 @@ class IRTransformer(Transformer):
         return ("braces", c[0])
 
     def annotations(self, c):
-        flat = []
-        for item in c:
-            if item[0] == "notes":
-                flat += item[1]
-            else:
-                flat.append(item)
-        return ("annotations", flat)
+        return ("annotations", c)
 
     def notes(self, c):
         """Sort the comment lines under a node (one NOTES token) into scope, fullname, source
@@ -390,7 +395,7 @@ class IRTransformer(Transformer):
             i += 1
         if len(self._note_blocks) >= _NOTE_LINES:
             self._note_blocks.clear()
-        read = self._note_blocks[whole] = ("notes", tuple(out))
+        read = self._note_blocks[whole] = ("notes", _summary(out))
         return read
 
     def io_types(self, c):
@@ -551,6 +556,18 @@ def _graph_union(items) -> tuple[str, ...]:
     if isinstance(item, PrimitiveValue) and item.name.startswith("@") and all(isinstance(i, GraphRef) for i in item.items):
         return tuple(i.name for i in item.items)
     return ()
+
+
+def _summary(entries: list) -> tuple:
+    """What a run of comment lines gives a node, as ``_annotate`` reads its entries one by one:
+    the last scope, fullname and side effect among them (None: none), the sources and comments."""
+    found = {"scope": None, "fullname": None, "side_effect": None, "source": [], "comment": []}
+    for tag, value in entries:
+        if tag in ("source", "comment"):
+            found[tag].append(value)
+        else:
+            found[tag] = value
+    return (found["scope"], found["fullname"], found["side_effect"], tuple(found["source"]), tuple(found["comment"]))
 
 
 def _fresh(value):
