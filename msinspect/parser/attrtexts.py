@@ -102,7 +102,7 @@ class AttrTexts:
             shape = self.shapes[key] = self._shape(key, strings)
         if shape is _BAD or shape[0] != len(strings):
             return None
-        holes, parts, where = shape
+        holes, parts, where, groups = shape
         if not holes:
             return out + parts
         string = self.transformer.string
@@ -110,7 +110,16 @@ class AttrTexts:
             values = [string([s]) for s in strings]
         except Exception:
             return None
-        return out + _fill(parts, where, values)
+        if groups is None:
+            return out + _fill(parts, where, values)
+        filled = list(parts)
+        for i, places in groups:  # each hole a value of a group's dict: the dict copied once
+            tag, value, copy = filled[i]
+            value = value.copy()
+            for k, hole in places:
+                value[k] = values[hole]
+            filled[i] = (tag, value, copy)
+        return out + tuple(filled)
 
     def _shape(self, key: str, strings: list[str]):
         """``(number of holes, the plan of the key's reading, where each hole's value goes)``;
@@ -129,7 +138,20 @@ class AttrTexts:
         if not _locate(read, sentinels, where, found) or len(found) != len(strings):
             return _BAD
         parts = tuple((tag, value, self.copier(value)) for tag, value in read)
-        return len(strings), parts, where
+        return len(strings), parts, where, _dict_values(parts, where)
+
+
+def _dict_values(parts: tuple, where: dict):
+    """Where every hole is a value of a group's dict (``primitive_attrs: {group: "..."}``): each
+    group's number and its ``(key, hole)`` pairs; None otherwise (_fill puts them)."""
+    groups = []
+    for i, inner in where.items():
+        places = inner.get(1) if len(inner) == 1 else None
+        if not isinstance(parts[i][1], dict) or not isinstance(places, dict) \
+                or any(hole.__class__ is not int for hole in places.values()):
+            return None
+        groups.append((i, tuple(places.items())))
+    return tuple(groups)
 
 
 def _locate(value, sentinels: dict, where: dict, found: set) -> bool:

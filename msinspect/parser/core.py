@@ -142,6 +142,11 @@ def _parser() -> tuple[Lark, IRTransformer]:
 #: A template seen once is read directly; the second time its tree is made. Anything that fails on
 #: the template or on the instance is read by the direct parse, whose result or error is the answer.
 _DIGIT_RUN = re.compile(r"(?<![IUFt0-9])[0-9]+")
+#: The same made in bulk: every ASCII digit to "0" (on the UTF-8 bytes, where an ASCII digit is
+#: one byte and part of no other character, so each character keeps its place), then the runs
+#: right after "I", "U", "F" or "t" put back.
+_ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_KEPT_RUN = re.compile(r"(?<=[IUFt])[0-9]+")
 _SEEN, _BAD = object(), object()  # a template seen once; one that does not parse
 #: Distinct templates kept (seen once, or parsed), per process; past that they start again.
 _TEMPLATES = 1 << 14
@@ -153,12 +158,19 @@ _MEMO_RULES = frozenset({"abstract", "abs_comma", "abs_colon", "pair", "eq_pair"
 _MEMO_SIZE = 1 << 16
 
 
-def _zeros(match: re.Match) -> str:
-    return "0" * (match.end() - match.start())
-
-
 def _template_key(text: str) -> str:
-    return _DIGIT_RUN.sub(_zeros, text)
+    """``text`` with each run of :data:`_DIGIT_RUN` made zeros."""
+    zeroed = text.encode("utf-8", "surrogatepass").translate(_ZERO_DIGITS).decode("utf-8", "surrogatepass")
+    kept = _KEPT_RUN.search(text)
+    if kept is None:
+        return zeroed
+    parts, last = [], 0
+    while kept is not None:
+        parts += (zeroed[last:kept.start()], kept.group())
+        last = kept.end()
+        kept = _KEPT_RUN.search(text, last)
+    parts.append(zeroed[last:])
+    return "".join(parts)
 
 
 def _template_tree(tree_lark: Lark, transformer, start: str, key: str):

@@ -68,11 +68,13 @@ def _direct(text: str) -> Abstract | None:
         kind = m.group(1) or m.group(3)
         dtype = m.group(2) or m.group(4)
         dims = m.group(5)
-        shape = tuple(int(d) for d in dims.split(", ")) if dims else ()
+        shape = tuple(map(int, dims.split(", "))) if dims else ()
         ref_key = None
-        for item in m.group(6).split(", ")[1:]:
-            if item.startswith("ref_key="):
-                ref_key = item[len("ref_key="):].lstrip(":")
+        tail = m.group(6)
+        if "ref_key=" in tail:
+            for item in tail.split(", ")[1:]:
+                if item.startswith("ref_key="):
+                    ref_key = item[len("ref_key="):].lstrip(":")
         return Abstract(kind=kind, dtype=_SHORT_DTYPES.get(dtype, dtype), shape=shape, text=text,
                         elements=(), ref_key=ref_key)
     m = _SCALAR.fullmatch(text)
@@ -175,7 +177,7 @@ class TypeLines:
         pieces = _PIECES.split(text)
         groups = pieces[1::2]
         skeleton = _HOLE.join(pieces[0::2])
-        if skeleton.count("<") != len(groups) or skeleton.replace("->", "").count(">") != len(groups):
+        if skeleton.count("<") != len(groups) or skeleton.count(">") - skeleton.count("->") != len(groups):
             return None
         shape = self.skeletons.get(skeleton)
         if shape is None:

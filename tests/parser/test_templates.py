@@ -84,3 +84,17 @@ def test_a_dump_reads_the_same_with_templates_as_without(fresh_parser, monkeypat
     direct = parse_text(text, path.name, lenient=True)
     assert with_templates.cnode_count == direct.cnode_count > 0
     assert canonical(with_templates) == canonical(direct)
+
+
+def test_the_template_key_is_the_digit_runs_made_zeros():
+    # made in bulk (bytes, then the runs after I/U/F/t put back): the same as replacing each run of
+    # _DIGIT_RUN one by one, on text with non-ASCII letters, digits of other scripts, a lone surrogate
+    import random
+
+    rng = random.Random(13)
+    alphabet = "IUFtx0123456789 (,)é٣\udc80"
+    by_run = lambda text: core._DIGIT_RUN.sub(lambda m: "0" * len(m.group()), text)  # noqa: E731
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        assert core._template_key(text) == by_run(text), repr(text)
+    assert core._template_key("I64(12) F32(3.5) blocks.74.wq U8 t9x 7") == "I64(00) F32(0.0) blocks.00.wq U8 t9x 0"
