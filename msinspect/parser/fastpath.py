@@ -17,9 +17,10 @@ replaced by ``%0``, every parameter ``%para3_w`` by ``%para_`` and every free va
 ``$(@g1:para3_w)`` by ``$(@g:v)``. Lark parses the template once, as a whole node line, so the
 operator and every operand that is not a reference are Lark's reading in the node rule's own
 context; each node then takes that reading with its own references put back in their places. The
-tokens of the item go to the transformer's own callbacks (``node``, ``types_line``, ``notes``,
-``annotations``), so the node is made by the code that makes it when Lark reads the line itself.
-The parameter lines of the ``# Params:`` block are read the same way (``param``).
+tokens of the item go to the transformer's own callbacks (``node_at``, which ``node`` calls with
+its token's text and line; ``types_line``, ``notes`` and ``annotations`` with each token's text),
+so the node is made by the code that makes it when Lark reads the line itself. The parameter
+lines of the ``# Params:`` block are read the same way (``param``, ``param_at``).
 
 Why the model is the same as Lark's:
 
@@ -44,7 +45,7 @@ from __future__ import annotations
 
 import re
 
-from lark import Lark, Token
+from lark import Lark
 
 from msinspect.model import FreeVarRef, NodeRef, ParamRef
 from msinspect.parser.transformer import _free_var, _fresh, _holds_mutable
@@ -148,16 +149,14 @@ class FastReader:
         if annotations is None:
             return None
         tr = self.transformer
-        tr.line_offset = 0
-        column = m.start(1) - pos + 1
-        children = [Token("NODE_HEAD", head_text, m.start(1), line, column), callee]
+        rest = []
         if inputs is not None:
-            children.append(("args", inputs))
+            rest.append(("args", inputs))
         if attrs_text is not None:
-            children.append(attrs_text)  # the ATTRS token's text (see _annotations)
+            rest.append(attrs_text)  # the ATTRS token's text (see _annotations)
         try:
-            children.append(tr.annotations(annotations))
-            node = tr.node(children)
+            rest.append(tr.annotations(annotations))
+            node = tr.node_at(head_text, line, None, callee, rest)
         except Exception:  # a value the transformer refuses: Lark says where and why
             return None
         return ("statement", node.line, node), after
@@ -238,14 +237,8 @@ class FastReader:
         abstract = self.transformer.type_lines.abstract(group.group())
         if abstract is None:
             return None
-        name = m.group(1)
-        children = [Token("PARAM", name, pos, line, 1), abstract]
-        if template:
-            children.append(template)
-        tr = self.transformer
-        tr.line_offset = 0
         try:
-            item = tr.param_decl(children)
+            item = self.transformer.param_at(m.group(1), line, abstract, template)
         except Exception:
             return None
         after = self.nl.match(text, nl, end).end()

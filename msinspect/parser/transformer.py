@@ -128,12 +128,14 @@ class IRTransformer(Transformer):
         return ("kv", self._line(c[0]), (key.strip(), value.strip()))
 
     def param_decl(self, c):
-        tail = c[2] if len(c) > 2 else ""
-        param = Parameter(
-            name=str(c[0])[1:], abstract=c[1], line=self._line(c[0]),
-            has_default="has_default" in tail, tail=tail,
-        )
-        return ("param", param.line, param)
+        return self.param_at(str(c[0]), self._line(c[0]), c[1], c[2] if len(c) > 2 else "")
+
+    @staticmethod
+    def param_at(name: str, line: int, abstract, tail: str):
+        """A parameter line's item from its PARAM token's text and line (``param_decl``, and the
+        fast reader of ``parser.fastpath``)."""
+        param = Parameter(name=name[1:], abstract=abstract, line=line, has_default="has_default" in tail, tail=tail)
+        return ("param", line, param)
 
     def param_tail(self, c):
         return str(c[0]).strip()
@@ -197,10 +199,16 @@ class IRTransformer(Transformer):
     # ------------------------------------------------------------ statements
     def node(self, c):
         head = c[0]
-        match = _HEAD.match(str(head))
-        index, debug_name = _index(head, match.group(1)), match.group(2)
-        kind, callee, op, graphs = c[1]
-        node = self._statement(self._line(head), index, debug_name, kind, callee, op, c[2:])
+        return self.node_at(str(head), self._line(head), head, c[1], c[2:])
+
+    def node_at(self, head: str, line: int, token, callee: tuple, rest):
+        """A node from its NODE_HEAD token's text and line, its callee and the rest of its
+        children (``node``, and the fast reader of ``parser.fastpath``, which gives no token:
+        a value it would be named in an error for is then an error of its own)."""
+        match = _HEAD.match(head)
+        index, debug_name = _index(token, match.group(1)), match.group(2)
+        kind, callee, op, graphs = callee
+        node = self._statement(line, index, debug_name, kind, callee, op, rest)
         node.callee_graphs = graphs
         return node
 
