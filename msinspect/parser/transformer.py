@@ -220,22 +220,24 @@ class IRTransformer(Transformer):
                     callee=callee, inputs=(), line=line)
         parts = []
         for part in rest:
-            if not isinstance(part, tuple):  # the ATTRS token: the attributes after the operands, read on their own
-                parts += [(tag, value if copy is None else copy(value)) for tag, value, copy in self._attrs(part)]
-            else:
+            if part.__class__ is tuple:
                 parts.append(part)
+            else:  # the ATTRS token: the attributes after the operands, read on their own
+                parts += self._attrs(part)
         for part in parts:
-            tag = part[0]
+            tag, value = part[0], part[1]
+            if len(part) > 2 and part[2] is not None:  # an attribute's value, copied for this node
+                value = part[2](value)
             if tag == "args":
-                node.inputs = part[1]
+                node.inputs = value
             elif tag == "primitive_attrs":
-                node.primitive_attrs = part[1]
+                node.primitive_attrs = value
             elif tag == "cnode_attrs":
-                node.cnode_attrs = part[1]
+                node.cnode_attrs = value
             elif tag == "cnode_primal_attrs":
-                node.cnode_primal_attrs = part[1]
+                node.cnode_primal_attrs = value
             elif tag == "braces":
-                attrs = part[1]
+                attrs = value
                 if len(attrs) == 1 and "instance name" in attrs:
                     name = attrs["instance name"]
                     node.instance_name = None if name is None else str(name)
