@@ -80,6 +80,25 @@ def test_errors_leave_no_garbage_behind():
 RANK = FIXTURES / "manual_parallel_8rank" / "rank_0" / "21_validate_0076.ir.gz"
 
 
+def test_a_clean_parse_makes_no_cyclic_garbage_and_its_model_goes_to_the_oldest_generation():
+    """What a clean parse makes is the model it returns, which no young generation's pass needs
+    to walk: it is moved to the oldest generation as the parse ends; a parse that met an error
+    leaves what it made to the collector as usual."""
+    from msinspect.parser.reading import read_text
+
+    text = read_text(RANK)[0]
+    core.parse_text(text, "rank.ir")  # fragments known
+    gc.collect()
+    ir = core.parse_text(text, "rank.ir")
+    node = ir.subgraphs[0].nodes[0]
+    assert any(o is node for o in gc.get_objects(generation=2))
+    assert not any(o is node for o in gc.get_objects(generation=0) + gc.get_objects(generation=1))
+    del ir, node
+    assert gc.collect() == 0  # nothing it made was a cycle left for the collector
+    bad = core.parse_text(_bad(3), "bad.ir", lenient=True)
+    assert any(o is bad for o in gc.get_objects(generation=0))
+
+
 def test_a_rank_is_analysed_with_the_collector_paused_and_it_is_on_after(monkeypatch):
     seen = []
     original = collect.comm_rows  # one of the analyses, after the parse and the graph

@@ -569,7 +569,7 @@ def parse_text(text: str, path: str = "<string>", *, lenient: bool = False) -> I
     and every count that does not hold; ``complete`` is then False. A node that could not be
     parsed is kept as an ``unparsed`` node with what could be read of it.
     """
-    with collector.paused():  # back on at the first Lark error (collector.resume)
+    with collector.paused(kept=True):  # back on at the first Lark error (collector.resume)
         return _parse_text(text, path, lenient)
 
 
