@@ -17,14 +17,10 @@ Where tasks run:
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import socket
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures import as_completed as local_completed
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Sequence
 
 from msinspect.errors import IRParseError, MsInspectError
@@ -88,6 +84,8 @@ def _start_method():
     while this process runs one thread; else from a fork server, since a fork copies other threads'
     locks in whatever state they are (a Dask client's threads left behind in the process made
     forked workers die)."""
+    import multiprocessing  # a run whose ranks are all in the cache starts no process
+
     return multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
 
 
@@ -109,6 +107,10 @@ def _returning_errors(fn: Callable, *args, **kwargs):
 
 
 def _in_pool(fn, tasks, jobs, name, kwargs) -> Iterator[Outcome]:
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import as_completed as local_completed
+    from concurrent.futures.process import BrokenProcessPool
+
     with ProcessPoolExecutor(max_workers=jobs, mp_context=_start_method()) as pool:
         futures = {pool.submit(_returning_errors, fn, *task, **kwargs): i for i, task in enumerate(tasks)}
         try:

@@ -3,7 +3,7 @@ a damaged entry is dropped and computed again, the mode is part of the key, and
 MSINSPECT_NO_CACHE turns it off. (A changed file is never served stale:
 tests/analysis/test_rank_groups.py changes a rank's strategy between two cached analyses.) A second
 `summary` in a fresh process loads neither Lark nor networkx, and no `summary --json` loads pandas
-or Rich."""
+or Rich; the second starts no process pool (nor imports one)."""
 from __future__ import annotations
 
 import os
@@ -75,7 +75,8 @@ try:
     runpy.run_module("msinspect", run_name="__main__")
 except SystemExit:
     pass
-print("loaded:", sorted(m for m in ("lark", "networkx", "pandas", "rich") if m in sys.modules))
+print("loaded:", sorted(m for m in ("lark", "networkx", "pandas", "rich", "concurrent.futures.process")
+                        if m in sys.modules))
 """
 
 
@@ -86,5 +87,5 @@ def test_a_second_summary_loads_neither_lark_nor_networkx_and_none_pandas_or_ric
                            capture_output=True, text=True, check=True).stdout for _ in range(2)]
     first, second = (run.rsplit("loaded:", 1) for run in runs)
     assert first[1].strip() == "['lark', 'networkx']"     # the first run parsed and built graphs, printed no table
-    assert second[1].strip() == "[]"                      # the second answered from the cache
+    assert second[1].strip() == "[]"                      # the second answered from the cache (and started no pool)
     assert second[0] == first[0]
