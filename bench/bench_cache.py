@@ -19,6 +19,10 @@ second 0.66 -> 0.52 s (5.2x -> 5.7x); the 38 MB rank first 11.45 -> 9.09 s, seco
 A `summary` answered from the cache then stopped importing pandas (its rows are counts) and, with
 --json, Rich; same run against the session's start (9705333), best of 3: zoo 09 first 3.01 ->
 2.58 s, second 0.65 -> 0.22 s (4.7x -> 11.5x).
+On 2026-11-24, with the parser 1.7x faster in a fresh process (0.96 -> 0.57 s on zoo 09's rank),
+no pool imported when every rank is cached, and msinspect's modules compiled (compiled(); until
+then every run on this machine compiled the modules that had no bytecode): zoo 09 first 2.12 s,
+second 0.18 s (11.5x wall, 11.6x CPU).
 
 Prints seconds per run and the ratios. Machines are noisy: read the ratios.
 """
@@ -42,6 +46,7 @@ def run(args: list[str], cache_dir: str) -> tuple[float, float]:
     env = {**os.environ, "MSINSPECT_PARSE_CACHE_DIR": cache_dir,
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     env.pop("MSINSPECT_NO_CACHE", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # see compiled()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "msinspect", *args], capture_output=True, text=True, env=env)
@@ -53,6 +58,14 @@ def run(args: list[str], cache_dir: str) -> tuple[float, float]:
     return seconds, cpu
 
 
+def compiled() -> None:
+    """msinspect's modules compiled to bytecode, as an installed package has them (pip writes
+    them at install): a shell with PYTHONDONTWRITEBYTECODE set (this machine's) would otherwise
+    have every run compile the modules that have none, some 30 ms of each run."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "msinspect")], check=True,
+                   env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     # the zoo's large transformer (a 10 MB step_parallel_end): the size the cache is for
@@ -61,6 +74,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args()
     command = [args.command, args.dump, "--json"]
+    compiled()
     colds, warms, offs, parsed_only = [], [], [], []
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="bench-cache-") as cache_dir:

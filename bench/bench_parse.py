@@ -12,8 +12,9 @@ Three parse figures, each against the line scan (a fourth with --next):
   FILE, then the other rank's file is timed against its own line scan. What a worker pays for each
   further rank of a job: its fragments are the job's, but not all of them (group names, ids).
   Measured on zoo 09 with its rank 1 (made by `msinspect dryrun fixtures/zoo/nets/09_large_gpt.py
-  --ranks 8 --only 1`, then `msinspect scrub`; 10.61 MB like rank 0) on 2026-11-23: 580 ms =
-  14.7x (CPU 14.2x), where the same text again took 497 ms = 13.6x and a cold process 960 ms = 26.3x;
+  --ranks 8 --only 1`, then `msinspect scrub`; 10.61 MB like rank 0) on 2026-11-24: 370 ms =
+  9.1x (CPU 8.8x), where the same text again took 322 ms = 7.8x and a cold process 572 ms = 13.9x
+  (at the day's start: 14.8x, 12.9x and 24.0x);
 - peak RSS of the cold process over the size of the text (the largest of the cold processes'), and
   the part of it the text and its parse add to the loaded interpreter. The process's own peak
   (bench/memory.py): until 2026-11-23 this bench read ``ru_maxrss``, which in a child counts this
