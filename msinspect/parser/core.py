@@ -381,19 +381,21 @@ def _read_range(path: str, text: str, a: int, b: int, line_offset: int, fast: bo
     run_lines = line_offset  # lines before ``run``
     line, counted = line_offset + 1, a  # the line of offset ``counted``
     scanned = b
+    search, count, read_node, read_param = CANDIDATE.search, text.count, reader.node, reader.param
     try:
         while True:
-            found = CANDIDATE.search(text, at, b)
+            found = search(text, at, b)
             if found is None:
                 break
             q = found.start()
-            line += text.count("\n", counted, q)
-            counted = q
-            read = (reader.param if text.startswith("%para", q) else reader.node)(text, q, b, line)
+            if q != counted:
+                line += count("\n", counted, q)
+                counted = q
+            read = (read_param if text.startswith("%para", q) else read_node)(text, q, b, line)
             if read is None:
                 at = found.end()
                 continue
-            if text[run:q].strip():
+            if q != run and text[run:q].strip():
                 scanned = q
                 items.extend(_parse_chunk(path, text[run:q], run_lines))
             item, after = read
