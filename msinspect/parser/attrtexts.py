@@ -122,8 +122,9 @@ class AttrTexts:
         return out + tuple(filled)
 
     def _shape(self, key: str, strings: list[str]):
-        """``(number of holes, the plan of the key's reading, where each hole's value goes)``;
-        _BAD where the key is not one shape."""
+        """``(number of holes, the plan of the key's reading, where each hole's value goes, and
+        the same as (group, key) pairs where every hole is a value of a group's dict)``; _BAD
+        where the key is not one shape."""
         pieces = key.split(_HOLE)
         if len(pieces) != len(strings) + 1:
             return _BAD

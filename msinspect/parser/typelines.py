@@ -220,7 +220,7 @@ class TypeLines:
         return tag, ins, outs, holes_in, holes_out
 
     def _by_exemplar(self, skeleton: str):
-        """Lark's reading of a skeleton with a run of ``_RUN`` or more holes (a fused optimizer's
+        """Lark's reading of a skeleton with a run of 16 or more holes (a fused optimizer's
         type line, one abstract per weight), from the skeleton with two and with three holes in
         the run's place: Lark reads ``io_elem ("," io_elem)*`` item by item, each after the first
         in the same parser state, so where the list of holes grows by one hole from two to three
