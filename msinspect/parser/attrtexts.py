@@ -100,10 +100,10 @@ class AttrTexts:
             if len(self.shapes) >= SHAPES:
                 self.shapes.clear()
             shape = self.shapes[key] = self._shape(key, strings)
-        if shape is _BAD or shape[0] != len(strings):
+        if shape is _BAD:
             return None
-        holes, parts, where, groups = shape
-        if not holes:
+        parts, where, groups = shape
+        if not strings:
             return out + parts
         string = self.transformer.string
         try:
@@ -122,9 +122,9 @@ class AttrTexts:
         return out + tuple(filled)
 
     def _shape(self, key: str, strings: list[str]):
-        """``(number of holes, the plan of the key's reading, where each hole's value goes, and
-        the same as (group, key) pairs where every hole is a value of a group's dict)``; _BAD
-        where the key is not one shape."""
+        """``(the plan of the key's reading, where each hole's value goes, and the same as
+        (group, key) pairs where every hole is a value of a group's dict)``; _BAD where the key is
+        not one shape. (The key's holes are as many as the text's strings: the text holds no NUL.)"""
         pieces = key.split(_HOLE)
         if len(pieces) != len(strings) + 1:
             return _BAD
@@ -139,7 +139,7 @@ class AttrTexts:
         if not _locate(read, sentinels, where, found) or len(found) != len(strings):
             return _BAD
         parts = tuple((tag, value, self.copier(value)) for tag, value in read)
-        return len(strings), parts, where, _dict_values(parts, where)
+        return parts, where, _dict_values(parts, where)
 
 
 def _dict_values(parts: tuple, where: dict):
