@@ -242,7 +242,7 @@ class IRTransformer(Transformer):
                     name = attrs["instance name"]
                     node.instance_name = None if name is None else str(name)
                 else:
-                    node.trailing_attrs.update(attrs)
+                    node.trailing_attrs = {**node.trailing_attrs, **attrs}
             elif tag == "annotations":
                 self._annotate(node, part[1])
         return node
@@ -279,7 +279,7 @@ class IRTransformer(Transformer):
                 continue
             if tag == "strategy_types":
                 strategy, value = value
-                node.trailing_attrs.update(strategy)
+                node.trailing_attrs = {**node.trailing_attrs, **strategy}
                 tag = "types"
             if tag == "types":
                 if seen_types:
