@@ -9,9 +9,8 @@ definition of which edges carry a value.
 """
 from __future__ import annotations
 
-from collections import deque
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from msinspect.analysis.ops import is_comm, is_plumbing
 from msinspect.model import Node
@@ -81,24 +80,29 @@ def producer(graph: nx.MultiDiGraph, key: str) -> str | None:
     return None
 
 
+def _walk(graph: nx.MultiDiGraph, start: str, step) -> Iterator[tuple[str, str]]:
+    """``(from, to)`` for every node reached from ``start``, breadth first, going on from ``start``
+    and from the nodes data passes through (:func:`is_through`) only; ``step`` gives a node's
+    neighbours (successors or predecessors in the data view). ``graph`` is the full graph:
+    networkx asks its walk's graph for its size, which a filtered view counts node by node."""
+    import networkx as nx
+
+    def onward(key: str):
+        return step(key) if key == start or is_through(_node(graph, key)) else ()
+
+    return nx.generic_bfs_edges(graph, start, onward)
+
+
 def consumers(graph: nx.MultiDiGraph, key: str, data: nx.MultiDiGraph | None = None) -> list[str]:
     """The nearest real operators downstream of ``key`` along data edges, in file order
     (``data``: the graph's :func:`data_view`, where the caller made it once for many calls)."""
     data = data if data is not None else data_view(graph)
-    found: list[str] = []
-    seen = {key}
-    queue = deque([key])
-    while queue:
-        current = queue.popleft()
-        for target in data.successors(current):
-            if target in seen or _node(graph, target) is None:
-                continue
-            seen.add(target)
-            if is_through(_node(graph, target)):
-                queue.append(target)
-            else:
-                found.append(target)
-    return sorted(found, key=lambda k: graph.nodes[k].get("line", 0))
+    found = []
+    for _, target in _walk(graph, key, data.successors):
+        node = _node(graph, target)
+        if node is not None and not is_through(node):
+            found.append((node.line, target))
+    return [target for _, target in sorted(found)]
 
 
 def reaches_back(graph: nx.MultiDiGraph, start: str, target: str, data: nx.MultiDiGraph | None = None) -> bool:
@@ -121,18 +125,15 @@ def path_between(graph: nx.MultiDiGraph, source: str, target: str,
     :func:`consumers`.
     """
     data = data if data is not None else data_view(graph)
-    seen = {target}
-    queue = deque([(target, [])])
-    while queue:
-        current, trail = queue.popleft()
-        for upstream in data.predecessors(current):
-            if upstream == source:
-                return trail
-            if upstream in seen:
-                continue
-            seen.add(upstream)
-            if is_through(_node(graph, upstream)):
-                queue.append((upstream, trail + [upstream]))
+    came_from = {}
+    for nearer, upstream in _walk(graph, target, data.predecessors):
+        if upstream == source:
+            trail = []
+            while nearer != target:
+                trail.append(nearer)
+                nearer = came_from[nearer]
+            return trail[::-1]
+        came_from[upstream] = nearer
     return None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.flow import is_through, data_view, reaches_back
+from msinspect.analysis.flow import consumers, data_view, reaches_back
 from msinspect.analysis.layout import MATMUL_OPS, layout_of
 from msinspect.analysis.ops import as_shapes
 from msinspect.analysis.strategies import strategy_of
@@ -35,21 +35,11 @@ def _transpose(node: Node) -> tuple[bool, bool]:
 def _consumer_with_strategy(graph: nx.MultiDiGraph, data: nx.MultiDiGraph, param_key: str) -> tuple[Node, int] | None:
     """The first operator (in file order) with a strategy that reads the parameter, and which of
     its tensor inputs the parameter is (``data``: the graph's data view)."""
-    frontier, seen, found = [param_key], {param_key}, []
-    while frontier:
-        key = frontier.pop()
-        for target in data.successors(key):
-            if target in seen:
-                continue
-            seen.add(target)
-            node = graph.nodes[target].get("node")
-            if node is None:
-                continue
-            if is_through(node):
-                frontier.append(target)
-            elif strategy_of(node) is not None and strategy_of(node).in_strategy:
-                found.append((node.line, target, node))
-    for _, target, node in sorted(found, key=lambda t: t[0]):
+    for target in consumers(graph, param_key, data):  # in file order
+        node = graph.nodes[target]["node"]
+        strategy = strategy_of(node)
+        if strategy is None or not strategy.in_strategy:
+            continue
         edges = sorted((d["position"], u) for u, _, d in data.in_edges(target, data=True))
         tensor_index = 0
         for position, source in edges:
@@ -57,7 +47,7 @@ def _consumer_with_strategy(graph: nx.MultiDiGraph, data: nx.MultiDiGraph, param
             if position >= len(node.input_types) or node.input_types[position].kind not in ("Tensor", "Ref", "null"):
                 continue
             if reaches_back(graph, source, param_key, data):
-                if tensor_index < len(strategy_of(node).in_strategy):
+                if tensor_index < len(strategy.in_strategy):
                     return node, tensor_index
                 break
             tensor_index += 1

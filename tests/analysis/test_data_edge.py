@@ -86,3 +86,47 @@ def test_load_reads_its_parameter_and_is_only_ordered_by_the_rest():
     keys = {n.instance_name or n.op: node_id(n) for n in ir.nodes() if n.index is not None}
     assert is_data_edge(graph, "param:para4_v", keys["Load"])
     assert not is_data_edge(graph, keys["matmul"], keys["Load"])
+
+
+#: A weight w reaches its MatMul through a chain (Load, AllGather, Depend) and a Neg through its
+#: Load only; the Neg is written after the MatMul though the walk meets it first.
+CHAIN = """# IR entry: @main_1
+# Total subgraphs: 1
+
+# Total params: 2
+# Params:
+%para1_x: <Tensor[Float32], (8, 16)>
+%para2_w: <Ref[Tensor[Float32]], (16, 16), ref_key=w, is_parameter>  :  has_default
+
+subgraph attr:
+subgraph instance: main_1 : 0x1
+subgraph @main_1() {
+  %1(CNode_1) = Load(%para2_w, U)
+      : (<Ref[Tensor[Float32]], (16, 16), ref_key=w, is_parameter>, <UMonad, NoShape>) -> (<Tensor[Float32], (16, 16)>)
+  %2(CNode_2) = AllGather(%1) {instance name: gather}
+      : (<Tensor[Float32], (16, 16)>) -> (<Tensor[Float32], (16, 16)>)
+  %3(CNode_3) = Depend(%2, %para1_x)
+      : (<Tensor[Float32], (16, 16)>, <Tensor[Float32], (8, 16)>) -> (<Tensor[Float32], (16, 16)>)
+  %4(CNode_4) = MatMul(%para1_x, %3) {instance name: matmul} {in_strategy: ((2, 1), (1, 4))}
+      : (<Tensor[Float32], (8, 16)>, <Tensor[Float32], (16, 16)>) -> (<Tensor[Float32], (8, 16)>)
+  %5(CNode_5) = Neg(%1) {instance name: neg}
+      : (<Tensor[Float32], (16, 16)>) -> (<Tensor[Float32], (16, 16)>)
+  %6(CNode_6) = MakeTuple(%4, %5)
+      : (<Tensor[Float32], (8, 16)>, <Tensor[Float32], (16, 16)>) -> (<Tuple[Tensor[Float32]*2], TupleShape((8, 16), (16, 16))>)
+  Return(%6)
+      : (<Tuple[Tensor[Float32]*2], TupleShape((8, 16), (16, 16))>)
+}
+
+
+"""
+
+
+def test_walks_give_file_order_and_the_trail_nearest_first():
+    ir = parse_text(CHAIN, "step_parallel_end_0001.ir")
+    graph = to_networkx(ir)
+    keys = {n.instance_name or n.op: node_id(n) for n in ir.nodes() if n.index is not None}
+    assert consumers(graph, "param:para2_w") == [keys["matmul"], keys["neg"]]
+    assert path_between(graph, "param:para2_w", keys["matmul"]) == [keys["Depend"], keys["gather"], keys["Load"]]
+    assert path_between(graph, "param:para2_w", keys["neg"]) == [keys["Load"]]
+    assert path_between(graph, "param:para1_x", keys["neg"]) is None  # x only orders the Depend
+    assert [row["consumer"] for row in param_rows(ir, graph=graph)] == ["matmul"]
