@@ -97,10 +97,17 @@ def _source(module: str) -> Path:
     return path if path.is_dir() else path.with_suffix(".py")
 
 
-def key(text: str, lenient: bool) -> str:
-    """The entry's name for this text read in this mode."""
+def hasher(lenient: bool):
+    """The hash that names an entry, fed with what the entry depends on besides the text: fed the
+    text's UTF-8 bytes next (at once or piece by piece), its ``hexdigest()`` is :func:`key`."""
     digest = hashlib.sha256(_salt())
     digest.update(b"lenient\0" if lenient else b"strict\0")
+    return digest
+
+
+def key(text: str, lenient: bool) -> str:
+    """The entry's name for this text read in this mode."""
+    digest = hasher(lenient)
     digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 

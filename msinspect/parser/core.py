@@ -1,10 +1,13 @@
 """Reading ``.ir`` / ``.ir.gz`` text with the Lark grammar: strict and lenient parsing."""
 from __future__ import annotations
 
+import hashlib
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Iterable, Iterator
 
 import lark_cython
 from lark import Lark, Token, Tree
@@ -17,7 +20,7 @@ from msinspect.parser import compiled
 from msinspect.parser.assemble import assemble, check_counts
 from msinspect.parser.attrtexts import AttrTexts
 from msinspect.parser.fastpath import CANDIDATE, FastReader
-from msinspect.parser.reading import read_text
+from msinspect.parser.reading import Unclean, read_text, text_pieces
 from msinspect.parser.transformer import BadToken, IRTransformer, _copier
 from msinspect.parser.typelines import TypeLines
 
@@ -353,10 +356,12 @@ FAST_PATH = True
 _FREE_TEXT = "-" * 20
 
 
-def _has_free_text(text: str) -> bool:
-    """Whether a line of ``text`` begins with :data:`_FREE_TEXT` (two substring searches: a regex
-    over a large dump costs a tenth of its parse)."""
-    return text.startswith(_FREE_TEXT) or "\n" + _FREE_TEXT in text
+def _free_text_at(piece: str, before: str) -> bool:
+    """Whether a line of ``before + piece`` begins with :data:`_FREE_TEXT`, where ``before`` is
+    the text's last characters before ``piece`` ("\n" at the text's start); two substring
+    searches (a regex over a large dump costs a tenth of its parse)."""
+    line_start = "\n" + _FREE_TEXT
+    return line_start in before + piece[:len(_FREE_TEXT)] or line_start in piece
 
 
 def _fast() -> FastReader:
@@ -432,20 +437,37 @@ _REFS = re.compile(r"(?<![\w$@])%(\d{1,20})\b(?!\()|(?<![\w$@])%(para\d*_[^\s,()
 _SUBGRAPH_HEAD = re.compile(r"subgraph @([^\s(\[]+)")
 
 
-def _windows(text: str) -> list[tuple[int, int, int]]:
-    """``(start, end, lines before start)`` of windows of about ``_WINDOW_CHARS`` characters, cut
-    only at lines where :data:`_CUT` says a window may begin."""
-    cuts = [0]
+def _windows(pieces: Iterable[str]) -> Iterator[tuple[str, int, int, int]]:
+    """``(text, start, end, lines before start)``: windows ``text[start:end]`` of a text given in
+    ``pieces`` (one piece: a text in hand), each of about ``_WINDOW_CHARS`` characters, cut at the
+    first line at or after that many where :data:`_CUT` says a window may begin. ``text`` holds
+    the window and the pieces read beyond it, never the whole file: where no cut shows, as many
+    characters again as it holds are read before the next search (a long stretch without a cut, as
+    megabytes of blank lines, is copied a bounded number of times, not once per piece)."""
+    pieces = iter(pieces)
+    text, start, lines, resume, ended = "", 0, 0, 0, False
     while True:
-        found = _CUT.search(text, cuts[-1] + _WINDOW_CHARS)
-        if not found:
-            break
-        cuts.append(found.start())
-    out, lines = [], 0
-    for start, end in zip(cuts, cuts[1:] + [len(text)]):
-        out.append((start, end, lines))
+        at = max(start + _WINDOW_CHARS, resume)
+        found = _CUT.search(text, at) if at < len(text) else None
+        if found is None and not ended:
+            resume = max(text.rfind("\n") + 1, start) - start  # a cut begins a line: none before the last
+            read, count = [text[start:]], 0
+            while count < max(len(text) - start, 1):
+                piece = next(pieces, None)
+                if piece is None:
+                    ended = True
+                    break
+                read.append(piece)
+                count += len(piece)
+            text, start = "".join(read), 0
+            continue
+        end = found.start() if found is not None else len(text)
+        if end > start:
+            yield text, start, end, lines
+        if found is None:
+            return
         lines += text.count("\n", start, end)
-    return out
+        start = end
 
 
 def _next_line(text: str, pos: int, end: int) -> int:
@@ -543,7 +565,7 @@ def _unparsed(raw: str, line: int):
 _DUMP_NAME = re.compile(r"^(?:\d+_)?[^\W\d]\w*_\d+\.ir(?:\.gz)?$")
 
 
-def _completeness(path: str, text: str, ir: IRFile) -> list[Diagnostic]:
+def _completeness(path: str, facts: _Facts, ir: IRFile) -> list[Diagnostic]:
     """What shows a dump was cut that its counts cannot: a dump ends with the blank line its dumper
     writes after every block ("}" then two line ends, DumpSubgraph / DumpIRInSubgraph; the
     analyze_fail exporter ends the same way), in every release, so a headed file without it was
@@ -555,11 +577,40 @@ def _completeness(path: str, text: str, ir: IRFile) -> list[Diagnostic]:
         found.append(Diagnostic(1, 1, "named as a MindSpore dump file but has no '# IR entry' header: "
                                       "its beginning is missing (a documentation excerpt should not be "
                                       "named like a dump file)"))
-    if ir.family != "excerpt" and not text.endswith("\n\n"):
-        line = text.count("\n") + 1
+    if ir.family != "excerpt" and not facts.ends_blank:
+        line = facts.newlines + 1
         found.append(Diagnostic(line, 1, "the file ends inside its last block (MindSpore ends a dump with "
                                          "blank lines): truncated dump?"))
     return found
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What a parse needs to know of the whole text besides its windows."""
+
+    newlines: int
+    size: int
+    """Its length in UTF-8 bytes."""
+    ends_newline: bool
+    ends_blank: bool
+    """Whether it ends with a blank line ("\n\n")."""
+    free_text: bool
+    """Whether a line begins with :data:`_FREE_TEXT` (Lark then reads the whole file)."""
+
+
+def _facts_of(pieces: Iterable[str]) -> _Facts:
+    """The :class:`_Facts` of the text ``pieces`` join to (one piece: a text in hand)."""
+    newlines = size = 0
+    free_text = False
+    tail = ""  # the text's last characters so far
+    width = len(_FREE_TEXT)
+    for piece in pieces:
+        newlines += piece.count("\n")
+        free_text = free_text or _free_text_at(piece, tail if len(tail) == width else "\n" + tail)
+        size += len(piece.encode("utf-8", "replace"))
+        tail = piece[-width:] if len(piece) >= width else (tail + piece)[-width:]
+    return _Facts(newlines=newlines, size=size, ends_newline=tail.endswith("\n"),
+                  ends_blank=tail.endswith("\n\n"), free_text=free_text)
 
 
 def parse_text(text: str, path: str = "<string>", *, lenient: bool = False) -> IRFile:
@@ -571,26 +622,28 @@ def parse_text(text: str, path: str = "<string>", *, lenient: bool = False) -> I
     and every count that does not hold; ``complete`` is then False. A node that could not be
     parsed is kept as an ``unparsed`` node with what could be read of it.
     """
+    return _parse(path, [text], _facts_of([text]), lenient, lambda line: _line_text(text, line))
+
+
+def _parse(path: str, pieces: Iterable[str], facts: _Facts, lenient: bool, line_text) -> IRFile:
+    """The parse of the text ``pieces`` join to, window by window; ``line_text(n)``: its line
+    ``n``, for a strict error found once every window is read."""
     with collector.paused(kept=True):  # back on at the first Lark error (collector.resume)
-        return _parse_text(text, path, lenient)
-
-
-def _parse_text(text: str, path: str, lenient: bool) -> IRFile:
-    ir = IRFile(path=path, family="excerpt", lines=text.count("\n"), size=len(text.encode("utf-8", "replace")))
-    items: list = []
-    diagnostics: list[Diagnostic] = []
-    fast = FAST_PATH and not _has_free_text(text)
-    for start, end, lines_before in _windows(text):
-        _parse_window(path, text, start, end, lines_before, lenient, items, diagnostics, fast)
-    last_line = text.count("\n") + (0 if text.endswith("\n") else 1)
-    _, problems = assemble(path, items, into=ir, last_line=last_line)
-    problems += check_counts(ir) + _completeness(path, text, ir)
-    if problems and not lenient:
-        first = problems[0]
-        raise IRParseError(path=path, line=first.line, column=first.column, message=first.message,
-                           source_line=_line_text(text, first.line) if first.line > 0 else "")
-    ir.diagnostics.extend(diagnostics + problems)
-    return ir
+        ir = IRFile(path=path, family="excerpt", lines=facts.newlines, size=facts.size)
+        items: list = []
+        diagnostics: list[Diagnostic] = []
+        fast = FAST_PATH and not facts.free_text
+        for text, start, end, lines_before in _windows(pieces):
+            _parse_window(path, text, start, end, lines_before, lenient, items, diagnostics, fast)
+        last_line = facts.newlines + (0 if facts.ends_newline else 1)
+        _, problems = assemble(path, items, into=ir, last_line=last_line)
+        problems += check_counts(ir) + _completeness(path, facts, ir)
+        if problems and not lenient:
+            first = problems[0]
+            raise IRParseError(path=path, line=first.line, column=first.column, message=first.message,
+                               source_line=line_text(first.line) if first.line > 0 else "")
+        ir.diagnostics.extend(diagnostics + problems)
+        return ir
 
 
 def parse_file(path: str | Path, *, lenient: bool = False, cache: bool | None = None) -> IRFile:
@@ -598,11 +651,20 @@ def parse_file(path: str | Path, *, lenient: bool = False, cache: bool | None = 
 
     ``cache`` (default: unless ``MSINSPECT_NO_CACHE`` is set): keep the parsed file in the user's
     cache, keyed by its text, msinspect's version and the grammar (:mod:`msinspect.cache`), and
-    answer from there the next time the same text is read in the same mode."""
+    answer from there the next time the same text is read in the same mode.
+
+    The text is read twice, piece by piece (:func:`~msinspect.parser.reading.text_pieces`), never
+    held whole: once for its name in the cache and the facts of the whole (line count, how it
+    ends), once for the parse, each read hashed; a file that changed between the two reads, or
+    that has a problem reading reports (not UTF-8, a bad ``.gz``), is read whole instead."""
     from msinspect import cache as parsed_cache
 
-    text, diagnostics = read_text(path, lenient=lenient)
     use = parsed_cache.enabled() if cache is None else cache
+    try:
+        return _parse_pieces(str(path), lenient, use)
+    except Unclean:
+        pass
+    text, diagnostics = read_text(path, lenient=lenient)
     if use:
         name = parsed_cache.key(text, lenient)
         ir = parsed_cache.load(name)
@@ -614,4 +676,28 @@ def parse_file(path: str | Path, *, lenient: bool = False, cache: bool | None = 
     if use:
         parsed_cache.store(name, ir)
     ir.diagnostics[:0] = diagnostics
+    return ir
+
+
+def _parse_pieces(path: str, lenient: bool, use: bool) -> IRFile:
+    """:func:`parse_file` reading the file piece by piece; :class:`Unclean` where it cannot."""
+    from msinspect import cache as parsed_cache
+
+    def digest():
+        return parsed_cache.hasher(lenient) if use else hashlib.sha256()
+
+    first = digest()
+    facts = _facts_of(text_pieces(path, first))
+    if use:
+        ir = parsed_cache.load(first.hexdigest())
+        if isinstance(ir, IRFile):
+            ir.path = path
+            return ir
+    second = digest()
+    ir = _parse(path, text_pieces(path, second), facts, lenient,
+                lambda line: _line_text(read_text(path, lenient=lenient)[0], line))
+    if second.digest() != first.digest():  # the file changed while it was read
+        raise Unclean
+    if use:
+        parsed_cache.store(first.hexdigest(), ir)
     return ir

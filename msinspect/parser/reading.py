@@ -14,13 +14,19 @@ What can go wrong and what the caller gets:
   saying so, in both modes;
 - bytes that are not UTF-8: an IRParseError at their line and column (lenient: a diagnostic, the
   bytes replaced by U+FFFD).
+
+:func:`text_pieces` reads a file that has none of these problems piece by piece, so a parse need
+not hold its whole text; where it meets one it raises :class:`Unclean`, and :func:`read_text`
+says what it is.
 """
 from __future__ import annotations
 
+import codecs
 import gzip
 import os
 import zlib
 from pathlib import Path
+from typing import Iterator
 
 from msinspect.errors import DumpNotFoundError, IRParseError
 from msinspect.model import Diagnostic
@@ -31,6 +37,8 @@ MAX_BYTES_VARIABLE = "MSINSPECT_MAX_IR_BYTES"
 #: hundred MB; beyond the cap the file is refused rather than read into memory.
 MAX_TEXT_BYTES = 4 << 30
 _CHUNK = 1 << 20
+#: Bytes read at a time by :func:`text_pieces`.
+PIECE_BYTES = 1 << 18
 
 
 def max_text_bytes() -> int:
@@ -133,3 +141,36 @@ def read_text(path: str | os.PathLike, *, lenient: bool = False,
             raise IRParseError(path=str(path), line=line, column=column, message=message,
                                source_line=shown) from None
         return raw.decode("utf-8", "replace"), diagnostics + [Diagnostic(line, column, message)]
+
+
+class Unclean(Exception):
+    """The file has a problem :func:`read_text` reports (it cannot be read, its ``.gz`` is bad, it
+    is over the cap, it is not UTF-8): read it with :func:`read_text` to say what."""
+
+
+def text_pieces(path: str | os.PathLike, digest=None, max_bytes: int | None = None) -> Iterator[str]:
+    """The file's text (``.ir.gz`` decompressed) in pieces of about :data:`PIECE_BYTES`, decoded
+    as they are read: what the pieces join to is what :func:`read_text` returns. ``digest`` (a
+    hashlib object), when given, is fed each piece's bytes. :class:`Unclean` where
+    :func:`read_text` would report a problem, once that problem is met (pieces before it may
+    have been given)."""
+    path = Path(path)
+    cap = max_bytes if max_bytes is not None else max_text_bytes()
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    total = 0
+    try:
+        with (gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")) as stream:
+            while True:
+                raw = stream.read(PIECE_BYTES)
+                total += len(raw)
+                if total > cap:
+                    raise Unclean
+                if digest is not None:
+                    digest.update(raw)
+                piece = decoder.decode(raw, final=not raw)
+                if piece:
+                    yield piece
+                if not raw:
+                    return
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError):  # ValueError: a NUL in the path
+        raise Unclean from None
