@@ -5,6 +5,9 @@
 >>> ir.node("matmul").strategy.in_strategy
 ((2, 4), (4, 1))
 """
+__version__ = "0.1.0"
+"""msinspect's version (setup.cfg reads it from here)."""
+
 __all__ = [
     "CheckReport", "RankDiff", "check_dump", "diff_ranks",
     "Dump", "DumpNotFoundError", "IRFile", "IRParseError", "MsInspectError", "Node", "RankDump",

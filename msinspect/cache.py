@@ -6,7 +6,7 @@ parsed files (``parsed/``, or ``$MSINSPECT_PARSE_CACHE_DIR``) live below it.
 
 Parsed files are kept by what they hold, never by path or time: the key is the SHA-256 of the
 file's text, of msinspect's version, of the grammar, of the parser's and the model's source, of
-the versions of Lark and lark-cython and of the parse mode (strict or lenient), so a changed file,
+the Lark and lark-cython installed and of the parse mode (strict or lenient), so a changed file,
 a new msinspect, Lark or parser never meets an old entry. An entry that cannot be
 read back (cut short, corrupt, from another Python) is removed and the file parsed again. The
 cache is bounded (``MSINSPECT_PARSE_CACHE_MB``, 2048 MB by default): when a write takes it past
@@ -28,7 +28,8 @@ import pickle
 import sys
 import tempfile
 from functools import lru_cache
-from importlib import metadata, resources
+import importlib.util
+from importlib import resources
 from pathlib import Path
 from typing import BinaryIO, Callable
 
@@ -63,14 +64,12 @@ _PARSE_CODE = ("msinspect.model", "msinspect.parser.core", "msinspect.parser.tra
 
 @lru_cache(maxsize=1)
 def _salt() -> bytes:
-    """What else an entry depends on: msinspect's version, the versions of Lark and lark-cython,
-    the grammar's text and the source of the parser and the model (a checkout's version does not
+    """What else an entry depends on: msinspect's version, the Lark and lark-cython installed, the
+    grammar's text and the source of the parser and the model (a checkout's version does not
     change with its code)."""
-    try:
-        version = metadata.version("msinspect")
-    except metadata.PackageNotFoundError:
-        version = "checkout"
-    digest = hashlib.sha256(version.encode())
+    import msinspect
+
+    digest = hashlib.sha256(msinspect.__version__.encode())
     digest.update(repr(parser_libraries()).encode())
     digest.update(resources.files("msinspect.grammars").joinpath("mindspore_ir.lark").read_bytes())
     for module in _PARSE_CODE:
@@ -79,15 +78,18 @@ def _salt() -> bytes:
 
 
 def parser_libraries() -> tuple[str, ...]:
-    """The versions of Lark and lark-cython ("?" for one not installed): what parses and what
-    builds the grammar's tables besides msinspect's own code."""
-    versions = []
-    for package in ("lark", "lark-cython"):
+    """Which Lark and lark-cython are installed ("?" for one that is not): the SHA-256 of each
+    package's ``__init__.py``, which states its version. Found without importing either (a run
+    answered from the cache loads neither) and without ``importlib.metadata`` (3 MB and 15 ms of
+    every process, for the ``email`` package it reads distributions with)."""
+    found = []
+    for module in ("lark", "lark_cython"):
         try:
-            versions.append(metadata.version(package))
-        except metadata.PackageNotFoundError:
-            versions.append("?")
-    return tuple(versions)
+            spec = importlib.util.find_spec(module)
+            found.append(hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()[:16])
+        except (ImportError, AttributeError, TypeError, ValueError, OSError):  # not installed, no file
+            found.append("?")
+    return tuple(found)
 
 
 def _source(module: str) -> Path:

@@ -61,13 +61,18 @@ def test_a_damaged_entry_is_dropped_and_parsed_again(cache_dir):
     assert parse_file(VALIDATE) == good
 
 
-def test_another_lark_never_meets_an_old_entry(cache_dir, monkeypatch):
+def test_another_lark_never_meets_an_old_entry(cache_dir, monkeypatch, tmp_path):
+    """Another Lark installed (here a package named lark first on the path, stating another
+    version) changes every entry's name; the Lark in use again, the names come back."""
     text = "x"
     before = cache.key(text, False)
-    real = cache.metadata.version
-    monkeypatch.setattr(cache.metadata, "version", lambda name: "0.0.0-other" if name == "lark" else real(name))
+    (tmp_path / "lark").mkdir()
+    (tmp_path / "lark" / "__init__.py").write_text('__version__: str = "0.0.0-other"\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "lark")  # found where it is installed, not where it was loaded from
     cache._salt.cache_clear()
     try:
+        assert cache.parser_libraries()[0] != "?"
         assert cache.key(text, False) != before
     finally:
         monkeypatch.undo()

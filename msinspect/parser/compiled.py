@@ -8,7 +8,7 @@ The tables are written with Lark's ``save`` and read back the way Lark's own cac
 (``_load`` with the transformer and plugins, which are objects given at each load, never kept).
 Lark's own ``cache=PATH`` is not used: it puts the path into the hash it checks, so a file cannot
 be written under a private name and renamed, and a reader could meet half a file. Here the file
-is named by the grammar's text, the options and the versions of Lark, lark-cython and Python
+is named by the grammar's text, the options, the Lark and lark-cython installed (``cache.parser_libraries``) and Python's version
 (:func:`msinspect.cache.grammar_entry`), written whole or not at all, and a file that cannot be
 loaded is removed and built again. ``MSINSPECT_NO_CACHE`` builds in memory and writes nothing.
 """
