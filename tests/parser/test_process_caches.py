@@ -43,3 +43,24 @@ def test_a_file_reads_the_same_after_others_as_in_a_fresh_process():
             assert read == (_read(path, False), _read(path, True)), path
     finally:
         core._parser.cache_clear()
+
+
+def test_a_text_is_kept_from_its_second_sight_on():
+    """Comment blocks and attribute texts are kept for the rest of the process only once seen
+    twice; the same file read again reads the same, from what is then kept."""
+    path = ROOT / "fixtures/zoo/01_semi_auto_tp4dp2/rank_0/step_parallel_end_0020.ir.gz"
+    text = read_text(path)[0]
+    core._parser.cache_clear()
+    try:
+        transformer = core._parser()[1]
+        first = canonical(core.parse_text(text, path.name))
+        blocks, plans = transformer._note_blocks, transformer._attr_plans
+        once = len(blocks.seen) - len(blocks.kept)
+        assert once > 0 and len(plans.seen) > 0
+        kept_before = set(blocks.kept)
+        assert canonical(core.parse_text(text, path.name)) == first
+        assert len(blocks.kept) == len(blocks.seen) and len(plans.kept) == len(plans.seen)
+        assert len(blocks.kept) - len(kept_before) == once  # each seen once before, kept now
+        assert canonical(core.parse_text(text, path.name)) == first
+    finally:
+        core._parser.cache_clear()
