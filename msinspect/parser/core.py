@@ -607,7 +607,7 @@ def _facts_of(pieces: Iterable[str]) -> _Facts:
     for piece in pieces:
         newlines += piece.count("\n")
         free_text = free_text or _free_text_at(piece, tail if len(tail) == width else "\n" + tail)
-        size += len(piece.encode("utf-8", "replace"))
+        size += len(piece) if piece.isascii() else len(piece.encode("utf-8", "replace"))  # isascii: a flag
         tail = piece[-width:] if len(piece) >= width else (tail + piece)[-width:]
     return _Facts(newlines=newlines, size=size, ends_newline=tail.endswith("\n"),
                   ends_blank=tail.endswith("\n\n"), free_text=free_text)
