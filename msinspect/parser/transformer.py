@@ -8,6 +8,7 @@ numbers come from the tokens themselves. Top-level items come out as tagged tupl
 from __future__ import annotations
 
 import re
+from typing import Hashable
 
 from lark import Token, Transformer
 
@@ -47,14 +48,14 @@ class SecondSight:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.kept: dict[str, object] = {}
+        self.kept: dict[Hashable, object] = {}
         self.seen: set[int] = set()
 
-    def get(self, text: str):
+    def get(self, text: Hashable):
         return self.kept.get(text)
 
-    def keep(self, text: str, value):
-        """``value``, kept for ``text`` if ``text`` was seen before."""
+    def keep(self, text: Hashable, value):
+        """``value``, kept for ``text`` (a text, or a tuple of texts) if ``text`` was seen before."""
         sight = hash(text)  # a str keeps its hash: the lookup before this one computed it
         if sight in self.seen:
             if len(self.kept) >= self.size:
