@@ -19,11 +19,14 @@ The parse figures, each against the line scan, the best of --repeat fresh proces
   further rank of a job: its fragments are the job's, but not all of them (group names, ids).
   Zoo 09's rank 1 is made by `msinspect dryrun fixtures/zoo/nets/09_large_gpt.py --ranks 8 --only 1`,
   then `msinspect scrub` (10.61 MB like rank 0).
-Measured on zoo 09, 2026-11-24 (2 cores): parse_file cold 586 ms = 13.7x, peak 48 MB = 4.7x the
-file (the loaded interpreter 26 MB: Python 11, Lark and what it imports 10, msinspect's parser 1,
-the grammar's tables 3; the parse adds 22 MB = 2.2x: the model 13 MB, the parser's per-process
-caches the rest); parse_text cold 13.2x, peak 66 MB = 6.5x; fragments known 7.2x; next rank 8.8x
-(CPU 9.0x). At the day's start: parse_text cold 14.3x at 72 MB = 7.2x, the file read whole.
+Measured on zoo 09, 2026-11-24 (2 cores, line scan 41 ms): parse_file cold 592 ms = 14.4x, peak
+47 MB = 4.7x the file (the loaded interpreter 25 MB: Python 11, Lark and what it imports 10,
+msinspect's parser 1, the grammar's tables 3; the parse adds 22 MB = 2.2x: the model 13 MB, the
+parser's per-process caches the rest); parse_text cold 14.0x, peak 64 MB = 6.3x; fragments known
+7.4x; next rank 9.9x (CPU 10.1x: a process keeps a text from its second sight, so the second file
+reads again what the first read once). At the day's start: parse_text cold 13.4x at 72 MB = 7.1x,
+next rank 8.5x, the file read whole. The ratios move with the baseline: on a quieter moment the
+line scan took 36 ms and the same parse read 15-16x. The 38 MB rank: 14.0x, 92 MB = 2.5x.
 The peak is the process's own (bench/memory.py): until 2026-11-23 this bench read ``ru_maxrss``,
 which in a child counts this bench's own size at the fork.
 Machines are noisy: compare ratios, not seconds. On a shared machine (more runnable processes than
