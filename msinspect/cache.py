@@ -23,12 +23,12 @@ the graph builder and every analysis module (:func:`result_key`).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import pickle
 import sys
 import tempfile
 from functools import lru_cache
-import importlib.util
 from importlib import resources
 from pathlib import Path
 from typing import BinaryIO, Callable

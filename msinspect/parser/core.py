@@ -701,8 +701,16 @@ def _parse_pieces(path: str, lenient: bool, use: bool) -> IRFile:
             ir.path = path
             return ir
     second = digest()
-    ir = _parse(path, text_pieces(path, second), facts, lenient,
-                lambda line: _line_text(read_text(path, lenient=lenient)[0], line))
+    try:
+        ir = _parse(path, text_pieces(path, second), facts, lenient,
+                    lambda line: _line_text(read_text(path, lenient=lenient)[0], line))
+    except IRParseError:  # said of the text the first read saw, unless the file changed since
+        again = digest()
+        for _ in text_pieces(path, again):
+            pass
+        if again.digest() != first.digest():
+            raise Unclean from None
+        raise
     if second.digest() != first.digest():  # the file changed while it was read
         raise Unclean
     if use:

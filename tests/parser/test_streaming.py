@@ -117,6 +117,30 @@ def test_a_file_changed_between_its_reads_is_read_again_whole(tmp_path, monkeypa
     assert cache.load(cache.key(old, False)) is None
 
 
+def test_a_dump_finished_between_its_reads_is_not_called_cut(tmp_path, monkeypatch):
+    """The first read sees a dump still being written (no blank line after its last block), the
+    second the finished file: what the first read saw is no error of the file now read."""
+    source = ROOT / "fixtures/zoo/01_semi_auto_tp4dp2/rank_0/step_parallel_end_0020.ir.gz"
+    whole = gzip.decompress(source.read_bytes()).decode()
+    path = tmp_path / "step_parallel_end_0020.ir"
+    path.write_text(whole.rstrip("\n") + "\n")
+    with pytest.raises(MsInspectError, match="truncated dump"):
+        core.parse_file(path, cache=False)
+    calls = []
+    pieces = reading.text_pieces
+
+    def finishing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            path.write_text(whole)
+        return pieces(*args, **kwargs)
+
+    monkeypatch.setattr(core, "text_pieces", finishing)
+    ir = core.parse_file(path, cache=False)
+    assert ir.status == "complete"
+    assert canonical(ir) == canonical(core.parse_text(whole, str(path)))
+
+
 def test_what_reading_reports_is_reported_as_before(tmp_path):
     """Bytes that are not UTF-8 and a cut .gz reach the reader's own errors and diagnostics."""
     source = ROOT / "fixtures/zoo/01_semi_auto_tp4dp2/rank_0/step_parallel_end_0020.ir.gz"
