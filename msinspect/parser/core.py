@@ -21,7 +21,8 @@ from msinspect.parser.assemble import assemble, check_counts
 from msinspect.parser.attrtexts import AttrTexts
 from msinspect.parser.fastpath import CANDIDATE, FastReader
 from msinspect.parser.reading import Unclean, read_text, text_pieces
-from msinspect.parser.transformer import BadToken, IRTransformer, SecondSight, _copier
+from msinspect.parser.secondsight import SecondSight
+from msinspect.parser.transformer import BadToken, IRTransformer, _copier
 from msinspect.parser.typelines import TypeLines
 
 GRAMMAR = "mindspore_ir.lark"

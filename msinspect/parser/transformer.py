@@ -8,7 +8,6 @@ numbers come from the tokens themselves. Top-level items come out as tagged tupl
 from __future__ import annotations
 
 import re
-from typing import Hashable
 
 from lark import Token, Transformer
 
@@ -25,6 +24,7 @@ from msinspect.model import (
     TensorValue,
 )
 from msinspect.parser.abstracts import COMMA, make_abstract
+from msinspect.parser.secondsight import SecondSight
 
 _WORDS = {"true": True, "false": False, "None": None, "Null": None}
 _FLOAT_SCALARS = ("F16(", "F32(", "F64(", "BF16(", "Float32(", "Float16(")
@@ -38,34 +38,6 @@ _COMMENT_TEXT = re.compile(r"        [^ #%\n]")
 _NOTE_LINES = 1 << 14
 #: Distinct attribute texts ``_attrs`` keeps; past that it starts again.
 _ATTR_TEXTS = 1 << 14
-
-
-class SecondSight:
-    """What was made of each text, kept per process from the text's second sight on: a text seen
-    once costs its hash, not its copy (in a dump most comment blocks and attribute texts are one
-    node's own, while a worker's next rank repeats them all). Past ``size`` texts kept, or four
-    times as many seen, it starts again."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.kept: dict[Hashable, object] = {}
-        self.seen: set[int] = set()
-
-    def get(self, text: Hashable):
-        return self.kept.get(text)
-
-    def keep(self, text: Hashable, value):
-        """``value``, kept for ``text`` (a text, or a tuple of texts) if ``text`` was seen before."""
-        sight = hash(text)  # a str keeps its hash: the lookup before this one computed it
-        if sight in self.seen:
-            if len(self.kept) >= self.size:
-                self.kept.clear()
-            self.kept[text] = value
-        else:
-            if len(self.seen) >= 4 * self.size:
-                self.seen.clear()
-            self.seen.add(sight)
-        return value
 
 
 #: Longest number MindSpore writes is a 20-digit 64-bit integer or a float with its exponent;
