@@ -510,7 +510,7 @@ def _parse_window(path: str, text: str, start: int, end: int, lines_before: int,
         if text[line_start:pos].strip():
             # the error is inside the line: the item it belongs to began on an item line above
             while first > a and not _ITEM.match(text, first):
-                first = text.rfind("\n", a, first - 1) + 1 if first - 1 > a else a
+                first = max(text.rfind("\n", a, first - 1) + 1, a)  # the line above, in the window
         # else the line's first token is already wrong: it is an item of its own (an elision
         # "..." of a documentation excerpt, an unknown line) and costs only itself
         resume = _next_line(text, pos, b)

@@ -158,3 +158,20 @@ def test_what_reading_reports_is_reported_as_before(tmp_path):
     with pytest.raises(MsInspectError, match="truncated .gz"):
         core.parse_file(cut, cache=False)
     assert core.parse_file(cut, lenient=True, cache=False).status == "incomplete"
+
+
+def test_where_windows_fall_changes_no_lenient_reading(monkeypatch):
+    """A lenient parse skips the item an error sits in, whichever window the item begins: here
+    the type line under every 40th node is broken halfway along, and every item is a window of
+    its own (the item's first line, the node's, is its window's first)."""
+    text = read_text(ROOT / "fixtures/zoo/01_semi_auto_tp4dp2/rank_0/step_parallel_end_0020.ir.gz")[0]
+    lines = text.split("\n")
+    types = [i for i, line in enumerate(lines) if line.startswith("      : (<Tensor[")]
+    for i in types[::40]:
+        lines[i] = lines[i].replace("<Tensor[", "<Tensor[[", 1)
+    broken = "\n".join(lines)
+    expected = core.parse_text(broken, "step_parallel_end_0020.ir", lenient=True)
+    skipped = [d for d in expected.diagnostics if "skipped lines" in d.message]
+    assert len(skipped) >= 5 and all(f"skipped lines {d.line - 1}-" in d.message for d in skipped)  # from its node line
+    monkeypatch.setattr(core, "_WINDOW_CHARS", 1)
+    assert canonical(core.parse_text(broken, "step_parallel_end_0020.ir", lenient=True)) == canonical(expected)
