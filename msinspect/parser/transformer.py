@@ -280,23 +280,11 @@ class IRTransformer(Transformer):
             if tag == "strategy_types":
                 strategy, value = value
                 node.trailing_attrs = {**node.trailing_attrs, **strategy}
-                tag = "types"
-            if tag == "types":
-                if seen_types:
-                    kernel.append(_types_text(value))
-                else:
-                    node.input_types, node.output_types = value
-                    seen_types = True
-            elif tag == "source":
-                sources.append(value)
-            elif tag == "scope":
-                node.scope = value
-            elif tag == "fullname":
-                node.fullname = value
-            elif tag == "side_effect":
-                node.side_effect = value
+            if seen_types:  # "types": the grammar's annotations are type lines and comment runs
+                kernel.append(_types_text(value))
             else:
-                comments.append(value)
+                node.input_types, node.output_types = value
+                seen_types = True
         node.sources = tuple(sources)
         node.comments = tuple(comments)
         node.kernel_lines = tuple(kernel)
@@ -432,22 +420,6 @@ class IRTransformer(Transformer):
         word = str(c[0])
         return Abstract(kind=word, dtype=None, shape=None, text=word)
 
-    def scope(self, c):
-        return ("scope", _paren_payload(str(c[0])))
-
-    def fullname(self, c):
-        return ("fullname", _paren_payload(str(c[0])))
-
-    def source(self, c):
-        text = str(c[0])
-        return ("source", text[text.index("In file") + len("In file"):].strip())
-
-    def side_effect(self, c):
-        return ("side_effect", str(c[0]).split(":", 1)[1].strip())
-
-    def comment(self, c):
-        return ("comment", str(c[0]))
-
     # ------------------------------------------------------------ values
     def node_ref(self, c):
         return NodeRef(_index(c[0], str(c[0])[1:]))
@@ -566,8 +538,8 @@ def _graph_union(items) -> tuple[str, ...]:
 
 
 def _summary(entries: list) -> tuple:
-    """What a run of comment lines gives a node, as ``_annotate`` reads its entries one by one:
-    the last scope, fullname and side effect among them (None: none), the sources and comments."""
+    """What a run of comment lines gives a node (``_annotate`` sets it): the last scope, fullname
+    and side effect among them (None: none), the sources and comments in order."""
     found = {"scope": None, "fullname": None, "side_effect": None, "source": [], "comment": []}
     for tag, value in entries:
         if tag in ("source", "comment"):
