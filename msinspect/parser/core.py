@@ -675,9 +675,8 @@ def parse_file(path: str | Path, *, lenient: bool = False, cache: bool | None = 
     text, diagnostics = read_text(path, lenient=lenient)
     if use:
         name = parsed_cache.key(text, lenient)
-        ir = parsed_cache.load(name)
-        if isinstance(ir, IRFile):
-            ir.path = str(path)
+        ir = _kept(name, str(path))
+        if ir is not None:
             ir.diagnostics[:0] = diagnostics
             return ir
     ir = parse_text(text, str(path), lenient=lenient)
@@ -697,9 +696,8 @@ def _parse_pieces(path: str, lenient: bool, use: bool) -> IRFile:
     first = digest()
     facts = _facts_of(text_pieces(path, first))
     if use:
-        ir = parsed_cache.load(first.hexdigest())
-        if isinstance(ir, IRFile):
-            ir.path = path
+        ir = _kept(first.hexdigest(), path)
+        if ir is not None:
             return ir
     second = digest()
     try:
@@ -716,4 +714,15 @@ def _parse_pieces(path: str, lenient: bool, use: bool) -> IRFile:
         raise Unclean
     if use:
         parsed_cache.store(first.hexdigest(), ir)
+    return ir
+
+
+def _kept(name: str, path: str) -> IRFile | None:
+    """The parsed file the cache keeps under ``name``, now read from ``path``; None where it keeps none."""
+    from msinspect import cache as parsed_cache
+
+    ir = parsed_cache.load(name)
+    if not isinstance(ir, IRFile):
+        return None
+    ir.path = path
     return ir
