@@ -18,6 +18,8 @@ from msinspect.parser import core, reading
 from msinspect.parser.reading import read_text
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The semi-auto job's rank 0 after the parallel pass (a 2.10 dump of 0.4 MB).
+SEMI_AUTO = ROOT / "fixtures/zoo/01_semi_auto_tp4dp2/rank_0/step_parallel_end_0020.ir.gz"
 #: The same rule as the parser's, written out here: a window may begin at a subgraph's attribute
 #: line, a node line or a Return line, indented at most two spaces.
 CUT = re.compile(r"^(?:subgraph attr:| {0,2}%\d+\(| {0,2}Return\()", re.M)
@@ -56,7 +58,7 @@ def test_a_file_read_in_pieces_parses_as_its_whole_text(monkeypatch, whole, piec
 @pytest.mark.parametrize("piece", [1, 7, 97, 4096, None])
 def test_windows_cut_where_the_rule_says_whatever_the_pieces(monkeypatch, piece):
     monkeypatch.setattr(core, "_WINDOW_CHARS", 2000)
-    text = read_text(ROOT / "fixtures/zoo/01_semi_auto_tp4dp2/rank_0/step_parallel_end_0020.ir.gz")[0][:200_000]
+    text = read_text(SEMI_AUTO)[0][:200_000]
     pieces = [text] if piece is None else [text[i:i + piece] for i in range(0, len(text), piece)]
     windows = [(held[start:end], lines, len(held)) for held, start, end, lines in core._windows(pieces)]
     assert "".join(w for w, _, _ in windows) == text
@@ -90,26 +92,31 @@ def test_a_large_file_is_never_held_whole(monkeypatch):
     assert len(held) > 30 and max(held) < ir.size // 8
 
 
-def test_a_file_changed_between_its_reads_is_read_again_whole(tmp_path, monkeypatch):
-    """The second read differs from the first (a dump being rewritten): the result is the new
-    text's, and the cache keeps it under the new text's name only."""
-    monkeypatch.setenv("MSINSPECT_PARSE_CACHE_DIR", str(tmp_path / "cache"))
-    source = ROOT / "fixtures/zoo/01_semi_auto_tp4dp2/rank_0/step_parallel_end_0020.ir.gz"
-    old = gzip.decompress(source.read_bytes()).decode()
-    new = old.replace("# Scope: (", "# Scope: (Changed/", 1)
-    assert new != old
-    path = tmp_path / "step_parallel_end_0020.ir"
-    path.write_text(old)
+def _rewritten_before_the_second_read(monkeypatch, path: Path, text: str) -> list:
+    """``path`` given ``text`` as the parser begins its second read of it; the list of its reads."""
     calls = []
     pieces = reading.text_pieces
 
     def rewriting(*args, **kwargs):
         calls.append(1)
         if len(calls) == 2:
-            path.write_text(new)
+            path.write_text(text)
         return pieces(*args, **kwargs)
 
     monkeypatch.setattr(core, "text_pieces", rewriting)
+    return calls
+
+
+def test_a_file_changed_between_its_reads_is_read_again_whole(tmp_path, monkeypatch):
+    """The second read differs from the first (a dump being rewritten): the result is the new
+    text's, and the cache keeps it under the new text's name only."""
+    monkeypatch.setenv("MSINSPECT_PARSE_CACHE_DIR", str(tmp_path / "cache"))
+    old = gzip.decompress(SEMI_AUTO.read_bytes()).decode()
+    new = old.replace("# Scope: (", "# Scope: (Changed/", 1)
+    assert new != old
+    path = tmp_path / "step_parallel_end_0020.ir"
+    path.write_text(old)
+    calls = _rewritten_before_the_second_read(monkeypatch, path, new)
     ir = core.parse_file(path, cache=True)
     assert len(calls) == 2
     assert canonical(ir) == canonical(core.parse_text(new, str(path)))
@@ -120,22 +127,12 @@ def test_a_file_changed_between_its_reads_is_read_again_whole(tmp_path, monkeypa
 def test_a_dump_finished_between_its_reads_is_not_called_cut(tmp_path, monkeypatch):
     """The first read sees a dump still being written (no blank line after its last block), the
     second the finished file: what the first read saw is no error of the file now read."""
-    source = ROOT / "fixtures/zoo/01_semi_auto_tp4dp2/rank_0/step_parallel_end_0020.ir.gz"
-    whole = gzip.decompress(source.read_bytes()).decode()
+    whole = gzip.decompress(SEMI_AUTO.read_bytes()).decode()
     path = tmp_path / "step_parallel_end_0020.ir"
     path.write_text(whole.rstrip("\n") + "\n")
     with pytest.raises(MsInspectError, match="truncated dump"):
         core.parse_file(path, cache=False)
-    calls = []
-    pieces = reading.text_pieces
-
-    def finishing(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            path.write_text(whole)
-        return pieces(*args, **kwargs)
-
-    monkeypatch.setattr(core, "text_pieces", finishing)
+    _rewritten_before_the_second_read(monkeypatch, path, whole)
     ir = core.parse_file(path, cache=False)
     assert ir.status == "complete"
     assert canonical(ir) == canonical(core.parse_text(whole, str(path)))
@@ -143,8 +140,7 @@ def test_a_dump_finished_between_its_reads_is_not_called_cut(tmp_path, monkeypat
 
 def test_what_reading_reports_is_reported_as_before(tmp_path):
     """Bytes that are not UTF-8 and a cut .gz reach the reader's own errors and diagnostics."""
-    source = ROOT / "fixtures/zoo/01_semi_auto_tp4dp2/rank_0/step_parallel_end_0020.ir.gz"
-    text = gzip.decompress(source.read_bytes())
+    text = gzip.decompress(SEMI_AUTO.read_bytes())
     bad = tmp_path / "step_parallel_end_0020.ir"
     bad.write_bytes(text[:5000] + b"\xff" + text[5000:])
     with pytest.raises(MsInspectError, match="invalid UTF-8 byte 0xff"):
@@ -153,7 +149,7 @@ def test_what_reading_reports_is_reported_as_before(tmp_path):
     assert any("invalid UTF-8" in d.message for d in lenient.diagnostics)
     cut = tmp_path / "cut" / "step_parallel_end_0020.ir.gz"
     cut.parent.mkdir()
-    shutil.copy(source, cut)
+    shutil.copy(SEMI_AUTO, cut)
     cut.write_bytes(cut.read_bytes()[: cut.stat().st_size // 2])
     with pytest.raises(MsInspectError, match="truncated .gz"):
         core.parse_file(cut, cache=False)
@@ -164,7 +160,7 @@ def test_where_windows_fall_changes_no_lenient_reading(monkeypatch):
     """A lenient parse skips the item an error sits in, whichever window the item begins: here
     the type line under every 40th node is broken halfway along, and every item is a window of
     its own (the item's first line, the node's, is its window's first)."""
-    text = read_text(ROOT / "fixtures/zoo/01_semi_auto_tp4dp2/rank_0/step_parallel_end_0020.ir.gz")[0]
+    text = read_text(SEMI_AUTO)[0]
     lines = text.split("\n")
     types = [i for i, line in enumerate(lines) if line.startswith("      : (<Tensor[")]
     for i in types[::40]:
