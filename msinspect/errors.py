@@ -34,6 +34,10 @@ class MsInspectError(Exception):
         return _rebuild, (type(self), self.args, dict(self.__dict__))
 
 
+class ConfigError(MsInspectError):
+    """A setting msinspect reads from the environment has a value it cannot use."""
+
+
 class DumpNotFoundError(MsInspectError):
     """A path holds no MindSpore IR dump (no ``.ir`` / ``.ir.gz`` files, or no such stage)."""
 

@@ -17,6 +17,7 @@ from msinspect import collector
 from msinspect.errors import IRParseError
 from msinspect.model import Diagnostic, IRFile
 from msinspect.parser import compiled
+from msinspect import parser_mode as parse_mode
 from msinspect.parser.assemble import assemble, check_counts
 from msinspect.parser.attrtexts import AttrTexts
 from msinspect.parser.fastpath import CANDIDATE, FastReader
@@ -71,31 +72,67 @@ class _FragmentError(Exception):
         collector.resume()
 
 
-@lru_cache(maxsize=1)
 def _parser() -> tuple[Lark, IRTransformer]:
+    """The Lark instance and transformer of the reading in force (:mod:`msinspect.parser_mode`)."""
+    return _built(parse_mode.current())
+
+
+@lru_cache(maxsize=len(parse_mode.READINGS))
+def _built(reading: str) -> tuple[Lark, IRTransformer]:
+    fast = reading == parse_mode.FAST
     grammar = resources.files("msinspect.grammars").joinpath(GRAMMAR).read_text(encoding="utf-8")
-    transformer = IRTransformer()
+    transformer = IRTransformer(keep=fast)
     # lark-cython (Lark's own compiled lexer and LALR loop, by Lark's author) halves the time per
     # token on transformer dumps; bench/bench_parse.py measures it.
     options = dict(parser="lalr", lexer="contextual", start=["start", "attrs_fragment", "types_fragment"],
                    _plugins=lark_cython.plugins, maybe_placeholders=False, propagate_positions=False)
     lark = compiled.lark(grammar, transformer=transformer, **options)
-    # the same grammar building trees, for templates (below)
-    tree_lark = compiled.lark(grammar, **options)
 
+    def direct(start: str, text: str):
+        try:
+            return lark.parse(text, start=start)
+        except UnexpectedInput as caught:
+            err = _detached(caught)
+            raise _FragmentError(None, err, _offset(err, text)) from None
+        except BadToken as bad:
+            raise _FragmentError(None, bad, bad.token.start_pos) from None
+
+    read_fragment = _fast_fragments(grammar, options, lark, transformer, direct) if fast else direct
+
+    def fragment(start: str, token):
+        try:
+            return read_fragment(start, str(token))
+        except _FragmentError as failed:
+            raise _FragmentError(token, failed.error, failed.pos) from None
+
+    transformer.fragment = fragment
+    if fast:
+        transformer.attr_texts = AttrTexts(lark, transformer, _copier)
+        transformer.fast_reader = FastReader(lark, transformer)
+    return lark, transformer
+
+
+_parser.cache_clear = lambda: _built.cache_clear()  # a new parser for each reading on its next use
+
+
+def _fast_fragments(grammar: str, options: dict, lark: Lark, transformer: IRTransformer, direct):
+    """The fast reading's ``read(start, text)`` of a fragment: kept per text from its second
+    sight on, a type line by :class:`TypeLines`, any other by its digit template's tree, and
+    ``direct(start, text)`` (Lark) wherever those cannot say."""
+    tree_lark = compiled.lark(grammar, **options)  # the same grammar building trees, for templates
     templates: dict = {}
     memo: dict = {}
     type_lines = TypeLines(lark, _template_key)
-
+    transformer.type_lines = type_lines  # the abstracts of parameter lines (parser.fastpath)
     kept = SecondSight(FRAGMENT_CACHE)  # most type lines are one node's (zoo 09: 2,538 of 3,816)
 
-    def parse_fragment(start: str, text: str):
+    def read(start: str, text: str):
         key = (start, text)
         found = kept.get(key)
-        return found if found is not None else kept.keep(key, read_fragment(start, text))
+        return found if found is not None else kept.keep(key, by_template(start, text))
 
-    def read_fragment(start: str, text: str):
-        if start == "types_fragment" and FAST_PATH:
+    def by_template(start: str, text: str):
+        if start == "types_fragment":
             read = type_lines.line(text)
             if read is not None:
                 return read
@@ -115,25 +152,9 @@ def _parser() -> tuple[Lark, IRTransformer]:
                     return _instantiate(tree, text, memo)
                 except Exception:  # whatever the template cannot say, the direct parse says exactly
                     pass
-        try:
-            return lark.parse(text, start=start)
-        except UnexpectedInput as caught:
-            err = _detached(caught)
-            raise _FragmentError(None, err, _offset(err, text)) from None
-        except BadToken as bad:
-            raise _FragmentError(None, bad, bad.token.start_pos) from None
+        return direct(start, text)
 
-    def fragment(start: str, token):
-        try:
-            return parse_fragment(start, str(token))
-        except _FragmentError as failed:
-            raise _FragmentError(token, failed.error, failed.pos) from None
-
-    transformer.fragment = fragment
-    transformer.attr_texts = AttrTexts(lark, transformer, _copier) if FAST_PATH else None
-    transformer.type_lines = type_lines  # the abstracts of parameter lines (parser.fastpath)
-    transformer.fast_reader = FastReader(lark, transformer)
-    return lark, transformer
+    return read
 
 
 # ---------------------------------------------------------------- fragment templates
@@ -356,9 +377,6 @@ def _parse_chunk(path: str, text: str, line_offset: int):
 
 
 # ---------------------------------------------------------------- node items read by template
-#: Read node items with :mod:`msinspect.parser.fastpath` (False: Lark reads every token; the tests
-#: compare the two).
-FAST_PATH = True
 #: What begins analyze_fail's exception text (the FAIL_TEXT terminal, a line of 20 or more "-"),
 #: which runs over many lines of free text: files holding one are read by Lark alone.
 _FREE_TEXT = "-" * 20
@@ -370,6 +388,11 @@ def _free_text_at(piece: str, before: str) -> bool:
     searches (a regex over a large dump costs a tenth of its parse)."""
     line_start = "\n" + _FREE_TEXT
     return line_start in before + piece[:len(_FREE_TEXT)] or line_start in piece
+
+
+#: What the grammar skips between items (its _NL and %ignore terminals): a run of only these is
+#: no item; any other character, even one Python calls whitespace, is Lark's to judge.
+_BLANK = " \t\r\n"
 
 
 def _fast() -> FastReader:
@@ -408,7 +431,7 @@ def _read_range(path: str, text: str, a: int, b: int, line_offset: int, fast: bo
             if read is None:
                 at = found.end()
                 continue
-            if q != run and text[run:q].strip():
+            if q != run and text[run:q].strip(_BLANK):
                 scanned = q
                 items.extend(_parse_chunk(path, text[run:q], run_lines))
             item, after = read
@@ -417,7 +440,7 @@ def _read_range(path: str, text: str, a: int, b: int, line_offset: int, fast: bo
             counted = run = at = after
             run_lines = line - 1
         scanned = b
-        if text[run:b].strip():
+        if text[run:b].strip(_BLANK):
             items.extend(_parse_chunk(path, text[run:b], run_lines))
     except _Failed:
         try:
@@ -640,7 +663,7 @@ def _parse(path: str, pieces: Iterable[str], facts: _Facts, lenient: bool, line_
         ir = IRFile(path=path, family="excerpt", lines=facts.newlines, size=facts.size)
         items: list = []
         diagnostics: list[Diagnostic] = []
-        fast = FAST_PATH and not facts.free_text
+        fast = parse_mode.current() == parse_mode.FAST and not facts.free_text
         for text, start, end, lines_before in _windows(pieces):
             _parse_window(path, text, start, end, lines_before, lenient, items, diagnostics, fast)
         last_line = facts.newlines + (0 if facts.ends_newline else 1)

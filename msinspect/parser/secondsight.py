@@ -9,7 +9,7 @@ class SecondSight:
     """What was made of each text, kept per process from the text's second sight on: a text seen
     once costs its hash, not its copy (in a dump most comment blocks and attribute texts are one
     node's own, while a worker's next rank repeats them all). Past ``size`` texts kept, or four
-    times as many seen, it starts again."""
+    times as many seen, it starts again; a size of 0 keeps nothing."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -21,6 +21,8 @@ class SecondSight:
 
     def keep(self, text: Hashable, value):
         """``value``, kept for ``text`` (a text, or a tuple of texts) if ``text`` was seen before."""
+        if not self.size:
+            return value
         sight = hash(text)  # a str keeps its hash: the lookup before this one computed it
         if sight in self.seen:
             if len(self.kept) >= self.size:

@@ -72,11 +72,20 @@ def _index(token: Token, text: str) -> int:
     return int(text)
 
 
+class _Forgetful(dict):
+    """A table that keeps nothing (the reference reading makes every value anew)."""
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+
 class IRTransformer(Transformer):
     """Builds model objects while the parser reduces. ``line_offset`` shifts reported lines when
     a tail of the file is parsed on its own (lenient mode)."""
 
-    def __init__(self, line_offset: int = 0) -> None:
+    def __init__(self, line_offset: int = 0, keep: bool = True) -> None:
+        """``keep``: keep what was made of each text (the fast reading); False: make it every time
+        (the reference reading, :mod:`msinspect.parser_mode`)."""
         super().__init__(visit_tokens=False)
         self.line_offset = line_offset
         #: ``fragment(start, token)``: the cached result of parsing the token's text from the
@@ -84,12 +93,12 @@ class IRTransformer(Transformer):
         self.fragment = None
         #: what ``notes`` makes of each comment line read on its own (all but "# Comment:" blocks,
         #: which run over the lines under them); a dump repeats a few hundred of them thousands of times
-        self._note_lines: dict[str, tuple] = {}
+        self._note_lines: dict[str, tuple] = {} if keep else _Forgetful()
         #: and of each whole run of them (nodes of one cell share their scope and source lines;
         #: most runs are one node's alone: zoo 09, 2,619 of 3,249, 2.9 of their 3.2 MB of text)
-        self._note_blocks = SecondSight(_NOTE_LINES)
+        self._note_blocks = SecondSight(_NOTE_LINES if keep else 0)
         #: what ``_attrs`` made of each attribute text (zoo 09: 2,999 of 3,012 texts are one node's)
-        self._attr_plans = SecondSight(_ATTR_TEXTS)
+        self._attr_plans = SecondSight(_ATTR_TEXTS if keep else 0)
         #: attribute texts read by their shape (``parser.attrtexts``, set by ``parser.core``): its
         #: ``plan(text)`` is ``_attrs``'s plan, or None where the text is read as a fragment
         self.attr_texts = None

@@ -19,7 +19,7 @@ def _text(*attrs: str) -> str:
 
 
 def _read(text: str, lenient: bool, fast: bool, monkeypatch):
-    monkeypatch.setattr(core, "FAST_PATH", fast)
+    monkeypatch.setenv("MSINSPECT_PARSER", "fast" if fast else "reference")
     core._parser.cache_clear()
     try:
         return canonical(core.parse_text(text, "a.ir", lenient=lenient))
@@ -66,7 +66,7 @@ def test_one_shape_gives_each_node_its_own_values(monkeypatch):
     # 200 nodes of one shape (by hand: group i % 7, the id i, the ranks (i, i + 1) as strings)
     attrs = [f'{{instance name: op{i}}} primitive_attrs: {{group: "g{i % 7}", n: I64(3)}} '
              f'cnode_attrs: {{id: "{i}", ranks: ("{i}", "{i + 1}")}}' for i in range(200)]
-    monkeypatch.setattr(core, "FAST_PATH", True)
+    monkeypatch.setenv("MSINSPECT_PARSER", "fast")
     core._parser.cache_clear()
     try:
         ir = core.parse_text(_text(*attrs), "a.ir")

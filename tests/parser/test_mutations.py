@@ -1,7 +1,8 @@
 """Property tests: mutate real fixtures and check that only IRParseError ever escapes, and that no
 mutated file is reported complete when the counts it states no longer hold.
 
-The oracle is independent of the parser: cnode definition lines are counted with a regex.
+The oracle is independent of the parser: cnode definition lines are counted with a regex; and
+the parser's two readings (fast and reference) must agree on every mutated file.
 Sources: a 2.10 dump and a 2.0 documentation file always, and every file under ``fixtures/zoo/``
 when that folder exists. ``bench/fuzz_parse.py`` runs the same kinds of mutation at scale."""
 from __future__ import annotations
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from msinspect import IRParseError, parse_file, parse_text
 from msinspect.errors import MsInspectError
 from tests.conftest import FIXTURES
+from tests.parser.readings import assert_same
 
 
 def _read(path: Path) -> bytes:
@@ -52,6 +54,8 @@ def check(data: bytes) -> None:
         strict = None
     lenient = parse_text(text, "mutated.ir", lenient=True)
     assert lenient.complete == (strict is not None and strict.complete)
+    for mode in (False, True):  # the parser's two readings agree on it, errors and all
+        assert_same(text, "mutated.ir", lenient=mode)
     if lenient.complete:
         stated = STATED.search(text)
         if stated:

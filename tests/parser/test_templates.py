@@ -11,7 +11,7 @@ import pytest
 
 from msinspect import parse_text
 from msinspect.model import canonical
-from msinspect.parser import core
+from msinspect.parser import core, typelines
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = "# IR entry: @g\n# Total subgraphs: 1\n\nsubgraph attr:\nsubgraph @g(%para1_x) {\n"
@@ -20,11 +20,17 @@ FOOTER = "  Return(%3)\n      : (<Tensor[Float32], (2)>)\n}\n\n\n"
 
 @pytest.fixture
 def fresh_parser(monkeypatch):
-    """A parser with no fragment or template seen yet, counting template instantiations. Every
-    node, attribute text and type line read by Lark (no fast path), so that each fragment is read
-    by template where it can be: the templates are what is tested here."""
-    monkeypatch.setattr(core, "FAST_PATH", False)
+    """A fast parser with no fragment or template seen yet, counting template instantiations. Its
+    other accelerators are off (node items read by Lark, no attribute shapes, no type-line
+    skeletons), so that each fragment is read by template where it can be: the templates are what
+    is tested here."""
+    monkeypatch.setenv("MSINSPECT_PARSER", "fast")
     core._parser.cache_clear()
+    reads = core._read_range
+    monkeypatch.setattr(core, "_read_range", lambda path, text, a, b, lines, fast, unread=0:
+                        reads(path, text, a, b, lines, False, unread))
+    monkeypatch.setattr(typelines.TypeLines, "line", lambda self, text: None)
+    core._parser()[1].attr_texts = None
     calls = []
     real = core._instantiate
 
