@@ -22,6 +22,8 @@ Outcomes, per mutation:
   ``Total number of cnodes`` no longer equals its cnode lines, or the text was cut, or reported no
   problem for a file named as MindSpore names dumps that lost its ``# IR entry`` header. Must be 0.
   (A headerless documentation excerpt states nothing to check: a cut one stays ``excerpt``.)
+- ``READINGS DIFFER``: one mutation in ten is also read with both of the parser's readings
+  (``MSINSPECT_PARSER=fast`` and ``reference``); their models or errors differ. Must be 0.
 The oracle counts cnode lines with a regex, independently of the parser.
 """
 from __future__ import annotations
@@ -45,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from msinspect.errors import MsInspectError  # noqa: E402
+from msinspect.model import canonical  # noqa: E402
 from msinspect.parser import parse_file, parse_text  # noqa: E402
 
 CNODE_LINE = re.compile(rb"^\s+(?:%\d+\(|Return\()", re.M)
@@ -206,6 +209,10 @@ def pick_source(srcs, rng: random.Random):
     return rng.choices(srcs, [1.0 / max(len(text), 1000) for _, text in srcs])[0]
 
 
+#: How each mutation is read (``readings``: with both of the parser's readings, one in ten).
+MODES = ("strict", "lenient", "text", "readings")
+
+
 def run_one(index: int, seed: int, kinds: list[str], weights: list[float], srcs, workdir: Path) -> dict:
     """In the child: build mutation ``index`` and parse it strict and lenient."""
     rng = random.Random(seed * 1_000_003 + index)
@@ -217,8 +224,8 @@ def run_one(index: int, seed: int, kinds: list[str], weights: list[float], srcs,
     path.write_bytes(data)
     result = {"index": index, "kind": kind, "source": name, "facts": facts, "size": len(plain)}
     try:
-        for mode in ("strict", "lenient", "text"):
-            if mode == "text" and index % 10:
+        for mode in MODES:
+            if mode in ("text", "readings") and index % 10:
                 continue
             if mode == "lenient" and result["strict"][0] != "documented error":
                 result[mode] = result["strict"]  # strict read it: lenient takes the same path
@@ -229,6 +236,16 @@ def run_one(index: int, seed: int, kinds: list[str], weights: list[float], srcs,
                     try:
                         decoded = plain.decode("utf-8")
                     except UnicodeDecodeError:
+                        continue
+                    ir = parse_text(decoded, fname, lenient=bool(index % 2))
+                elif mode == "readings":
+                    try:
+                        decoded = plain.decode("utf-8")
+                    except UnicodeDecodeError:
+                        continue
+                    differ = _readings_differ(decoded, fname, lenient=bool(index % 2))
+                    if differ:
+                        result[mode] = ("READINGS DIFFER", differ)
                         continue
                     ir = parse_text(decoded, fname, lenient=bool(index % 2))
                 else:
@@ -247,6 +264,21 @@ def run_one(index: int, seed: int, kinds: list[str], weights: list[float], srcs,
             p.unlink()
         path.parent.rmdir()
     return result
+
+
+def _readings_differ(decoded: str, fname: str, lenient: bool) -> str:
+    """Where the parser's fast and reference readings (``MSINSPECT_PARSER``) make different models
+    or errors of the text: a description, else ""."""
+    made = []
+    for how in ("fast", "reference"):
+        os.environ["MSINSPECT_PARSER"] = how
+        try:
+            made.append(canonical(parse_text(decoded, fname, lenient=lenient)))
+        except MsInspectError as err:
+            made.append(str(err))
+        finally:
+            os.environ.pop("MSINSPECT_PARSER", None)
+    return "" if made[0] == made[1] else f"{'lenient' if lenient else 'strict'}: {str(made[0])[:80]} / {str(made[1])[:80]}"
 
 
 def supervised(index: int, args, kinds, weights, srcs, workdir: Path) -> dict:
@@ -343,16 +375,16 @@ def main() -> int:
     report(results, srcs, wall, args)
     if args.examples:
         bad = [r for r in results if "over" in r or any(
-            str(r.get(m, ("",))[0]).startswith(("other", "ACCEPTED")) for m in ("strict", "lenient", "text"))]
+            str(r.get(m, ("",))[0]).startswith(("other", "ACCEPTED", "READINGS")) for m in MODES)]
         Path(args.examples).write_text(json.dumps(bad, indent=1, default=str))
-    broken = sum(1 for r in results for m in ("strict", "lenient", "text") if r.get(m, ("",))[0] == "ACCEPTED BROKEN")
+    broken = sum(1 for r in results for m in MODES if r.get(m, ("",))[0] in ("ACCEPTED BROKEN", "READINGS DIFFER"))
     return 1 if broken else 0
 
 
 def report(results: list[dict], srcs, wall: float, args) -> None:
     print(f"{len(results)} mutations of {len(srcs)} source files, seed {args.seed}, "
           f"bound {args.timeout:g} s / {args.memory_gib:g} GiB, {args.workers} workers, {wall:.0f} s wall")
-    by_mode: dict[str, collections.Counter] = {m: collections.Counter() for m in ("strict", "lenient", "text")}
+    by_mode: dict[str, collections.Counter] = {m: collections.Counter() for m in MODES}
     examples: dict[str, dict] = {}
     for r in results:
         if "over" in r:
@@ -361,16 +393,17 @@ def report(results: list[dict], srcs, wall: float, args) -> None:
                 by_mode[m][label] += 1
             examples.setdefault(f"{label} [{r['kind']}]", r)
             continue
-        for m in ("strict", "lenient", "text"):
+        for m in MODES:
             if m in r:
                 outcome = r[m][0]
                 by_mode[m][outcome] += 1
-                if outcome.startswith(("other", "ACCEPTED")):
+                if outcome.startswith(("other", "ACCEPTED", "READINGS")):
                     examples.setdefault(f"{m}: {outcome} [{r['kind']}]", r)
     outcomes = sorted({o for c in by_mode.values() for o in c})
-    print(f"\n{'outcome':<44}{'strict':>8}{'lenient':>9}{'text':>7}")
+    print(f"\n{'outcome':<44}{'strict':>8}{'lenient':>9}{'text':>7}{'readings':>10}")
     for o in outcomes:
-        print(f"{o:<44}{by_mode['strict'][o]:>8}{by_mode['lenient'][o]:>9}{by_mode['text'][o]:>7}")
+        print(f"{o:<44}{by_mode['strict'][o]:>8}{by_mode['lenient'][o]:>9}{by_mode['text'][o]:>7}"
+              f"{by_mode['readings'][o]:>10}")
     kinds = collections.Counter(r["kind"] for r in results)
     print("\nmutations per kind: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
     slow = collections.defaultdict(list)
@@ -382,7 +415,7 @@ def report(results: list[dict], srcs, wall: float, args) -> None:
     if examples:
         print("\none example of each escape / time-out / accepted-broken:")
         for label, r in sorted(examples.items()):
-            detail = next((r[m][1] for m in ("strict", "lenient", "text") if m in r and r[m][0] in label), "")
+            detail = next((r[m][1] for m in MODES if m in r and r[m][0] in label), "")
             print(f"  {label}: #{r['index']} of {r['source']} {r.get('facts', '')} "
                   f"{r.get('seconds')} s {r.get('maxrss_mib')} MiB {detail}")
 

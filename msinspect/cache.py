@@ -6,8 +6,8 @@ parsed files (``parsed/``, or ``$MSINSPECT_PARSE_CACHE_DIR``) live below it.
 
 Parsed files are kept by what they hold, never by path or time: the key is the SHA-256 of the
 file's text, of msinspect's version, of the grammar, of the parser's and the model's source, of
-the Lark and lark-cython installed and of the parse mode (strict or lenient), so a changed file,
-a new msinspect, Lark or parser never meets an old entry. An entry that cannot be
+the Lark and lark-cython installed, of the reading (``MSINSPECT_PARSER``) and of the parse mode
+(strict or lenient), so a changed file, a new msinspect, Lark or parser never meets an old entry. An entry that cannot be
 read back (cut short, corrupt, from another Python) is removed and the file parsed again. The
 cache is bounded (``MSINSPECT_PARSE_CACHE_MB``, 2048 MB by default): when a write takes it past
 the bound, the entries used least recently go first. ``MSINSPECT_NO_CACHE=1`` (the CLI's
@@ -17,8 +17,8 @@ Analysed ranks (:class:`~msinspect.analysis.collect.RankResult`: the compact row
 file gives) are kept the same way in :data:`RESULTS` (``results/`` of the cache folder, or of
 ``$MSINSPECT_PARSE_CACHE_DIR``), under the same bound, switch and ``cache clear``: keyed by the
 content of the file and of its reference file, their paths (rows name them), the rank, the
-world and the mode, msinspect's version, the grammar and the source of the parser, the model,
-the graph builder and every analysis module (:func:`result_key`).
+world and the mode, msinspect's version, the grammar and the source of every msinspect module
+(:func:`result_key`).
 """
 from __future__ import annotations
 
@@ -57,23 +57,34 @@ def enabled() -> bool:
     return os.environ.get("MSINSPECT_NO_CACHE", "") in ("", "0")
 
 
-#: The code a parsed file depends on besides the grammar: an entry made by other code is never read.
-_PARSE_CODE = ("msinspect.model", "msinspect.parser.core", "msinspect.parser.transformer",
-               "msinspect.parser.assemble", "msinspect.parser.abstracts", "msinspect.parser.reading")
+@lru_cache(maxsize=1)
+def _code() -> bytes:
+    """The digest of every module of msinspect (each file's path in the package and its bytes):
+    whatever a parse or an analysis reads through, so an entry made by other code is never read."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent
+    for source in sorted(package.rglob("*.py")):
+        digest.update(source.relative_to(package).as_posix().encode() + b"\0" + source.read_bytes())
+    return digest.digest()
+
+
+def _salt() -> bytes:
+    """What else an entry depends on: msinspect's version, the Lark and lark-cython installed, the
+    grammar's text, msinspect's source (a checkout's version does not change with its code) and
+    the reading in force (``MSINSPECT_PARSER``: a reference read is never answered by a fast one)."""
+    from msinspect.parser_mode import current
+
+    return _fixed_salt() + current().encode()
 
 
 @lru_cache(maxsize=1)
-def _salt() -> bytes:
-    """What else an entry depends on: msinspect's version, the Lark and lark-cython installed, the
-    grammar's text and the source of the parser and the model (a checkout's version does not
-    change with its code)."""
+def _fixed_salt() -> bytes:
     import msinspect
 
     digest = hashlib.sha256(msinspect.__version__.encode())
     digest.update(repr(parser_libraries()).encode())
     digest.update(resources.files("msinspect.grammars").joinpath("mindspore_ir.lark").read_bytes())
-    for module in _PARSE_CODE:
-        digest.update(_source(module).read_bytes())
+    digest.update(_code())
     return digest.digest()
 
 
@@ -90,13 +101,6 @@ def parser_libraries() -> tuple[str, ...]:
         except (ImportError, AttributeError, TypeError, ValueError, OSError):  # not installed, no file
             found.append("?")
     return tuple(found)
-
-
-def _source(module: str) -> Path:
-    """The source file of one of msinspect's modules, or the folder of a package, found without
-    importing it (a run answered from the cache never loads the parser)."""
-    path = Path(__file__).resolve().parent.joinpath(*module.split(".")[1:])
-    return path if path.is_dir() else path.with_suffix(".py")
 
 
 def hasher(lenient: bool):
@@ -287,20 +291,6 @@ def clear_grammars() -> tuple[int, int]:
     return _remove(grammar_files())
 
 
-#: What an analysed rank depends on besides the parse: every module of these packages and these modules.
-_ANALYSIS_CODE = ("msinspect.analysis", "msinspect.graph", "msinspect.stages", "msinspect.selection")
-
-
-@lru_cache(maxsize=1)
-def _analysis_salt() -> bytes:
-    digest = hashlib.sha256(_salt())
-    for module in _ANALYSIS_CODE:
-        found = _source(module)
-        for source in sorted(found.glob("*.py")) if found.is_dir() else [found]:
-            digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    return digest.digest()
-
-
 def file_digest(path: str | os.PathLike) -> bytes:
     """SHA-256 of a file's bytes as stored (a ``.ir.gz`` by its compressed bytes)."""
     digest = hashlib.sha256()
@@ -314,7 +304,7 @@ def result_key(path: str, reference: str | None, options: tuple) -> str:
     """The name of one rank's analysed result: the content (and path) of its file and reference
     file, and ``options`` (rank, world, mode: anything the rows depend on), salted with the code
     (see the module's docstring). OSError when a file cannot be read."""
-    digest = hashlib.sha256(_analysis_salt())
+    digest = hashlib.sha256(_salt())
     for item in (path, reference):
         digest.update(repr(item).encode("utf-8", "surrogatepass") + b"\0")
         if item is not None:

@@ -70,13 +70,13 @@ def test_another_lark_never_meets_an_old_entry(cache_dir, monkeypatch, tmp_path)
     (tmp_path / "lark" / "__init__.py").write_text('__version__: str = "0.0.0-other"\n')
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "lark")  # found where it is installed, not where it was loaded from
-    cache._salt.cache_clear()
+    cache._fixed_salt.cache_clear()
     try:
         assert cache.parser_libraries()[0] != "?"
         assert cache.key(text, False) != before
     finally:
         monkeypatch.undo()
-        cache._salt.cache_clear()
+        cache._fixed_salt.cache_clear()
     assert cache.key(text, False) == before
 
 
