@@ -39,6 +39,7 @@ _READABLE = {
     "GRAPH_REF2": "a graph reference like @name",
     "OP_NAME": "an operator name",
     "PRIM_NAME": "a primitive name",
+    "NAMELESS_PRIM": "a primitive's attributes like primitive_attrs: {[...]}",
     "KEY": "an attribute name",
     "STRING": "a quoted string",
     "NUMBER": "a number",

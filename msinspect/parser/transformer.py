@@ -462,6 +462,10 @@ class IRTransformer(Transformer):
     def prim_value(self, c):
         return PrimitiveValue(str(c[0]), c[1])
 
+    def nameless_prim_value(self, c):
+        """A primitive printed by its attributes alone (``primitive_attrs: {[...]}``): no name."""
+        return PrimitiveValue("", c[1])
+
     def tuple(self, c):
         return tuple(c)
 

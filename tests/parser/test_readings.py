@@ -1,6 +1,7 @@
 """The parser's two readings (``MSINSPECT_PARSER=fast|reference``, :mod:`msinspect.parser_mode`)
 give the same model, or the same error at the same line and column, on every IR file the
-repository holds: fixtures, the model zoo and the documentation corpus, strict and lenient (a
+repository holds: fixtures, the model zoo, the documentation corpus and the golden constructs,
+strict and lenient (a
 lenient read differs from a strict one only where the strict read fails: there both are
 compared). Mutated files are compared in ``test_mutations.py``."""
 from __future__ import annotations
@@ -17,7 +18,8 @@ from msinspect.parser import core
 from tests.conftest import FIXTURES, ROOT
 from tests.parser.readings import both, reading
 
-FILES = sorted(p for p in FIXTURES.rglob("*") if p.name.endswith((".ir", ".ir.gz")))
+GOLDEN = ROOT / "tests" / "parser" / "golden"
+FILES = sorted(p for p in [*FIXTURES.rglob("*"), *GOLDEN.glob("*")] if p.name.endswith((".ir", ".ir.gz")))
 
 
 def _text(path) -> str:
@@ -27,12 +29,12 @@ def _text(path) -> str:
 
 def test_every_file_is_compared():
     # by hand: the tree holds the fixtures of every family, the zoo and the documentation corpus
-    folders = {p.relative_to(FIXTURES).parts[0] for p in FILES}
+    folders = {p.relative_to(FIXTURES).parts[0] for p in FILES if FIXTURES in p.parents}
     assert {"zoo", "docs_ir", "docs_2_0", "manual_parallel_8rank", "seed_002_as_printed"} <= folders
-    assert len(FILES) > 200
+    assert len(FILES) > 200 and any(GOLDEN in p.parents for p in FILES)
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_file_reads_the_same_both_ways(path):
     text = _text(path)
     strict = both(text, path.name, lenient=False)
