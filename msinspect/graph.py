@@ -6,13 +6,23 @@ subgraphs), keyed ``"<subgraph>/%3"``, ``"<subgraph>/Return"`` or ``"param:<name
 ``kind`` a :class:`~msinspect.model.NodeKind`; one edge per input that names a node or a
 parameter of the file, from the producer to the consumer, with the input's ``position``. An
 input that names nothing gets no edge and no made-up node: :func:`lint` reports it.
+
+Calls are followed the way MindSpore binds them (:func:`_bind_calls`): a call of a subgraph of
+the file (``call @g(a, b)``, ``@g(a, b)``, a call of a value that may be ``@g`` or one of a
+``FuncUnion``, a ``Partial(@g, a)`` and the later call of what it made) gets an edge from each
+argument to the callee's parameter it binds (``binds``: the call's key), and an edge from each
+callee's ``Return`` to the call (position :data:`RETURNED`). Such a call (a ``Partial`` too),
+those ``Return`` nodes and those parameters are marked ``bound``: data passes through them
+(``analysis.flow``), so a weight given to a ``@lazy_inline`` model body as an argument reaches
+the operators inside it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-from msinspect.model import FreeVarRef, IRFile, Node, NodeKind, NodeRef, ParamRef, describe_node, where
+from msinspect.model import (FreeVarRef, GraphRef, IRFile, Node, NodeKind, NodeRef, ParamRef, describe_node,
+                             where)
 
 if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
     import networkx as nx
@@ -117,6 +127,49 @@ def _key(value, node: Node) -> str | None:
     return None
 
 
+#: The position of the edge from a callee's ``Return`` to the call: the call's output.
+RETURNED = -1
+
+
+def _callee_params(sub, argument_count: int, partial: bool) -> tuple[str, ...] | None:
+    """The parameters of ``sub`` that ``argument_count`` arguments bind: the first ones for a
+    ``Partial``, else the last ones (a ``Partial`` bound those before); None where the arguments
+    outnumber the parameters (not a binding this reading understands)."""
+    if argument_count > len(sub.params):
+        return None
+    return sub.params[:argument_count] if partial else sub.params[len(sub.params) - argument_count:]
+
+
+def _bind_calls(ir: IRFile, graph: nx.MultiDiGraph, names: _Names) -> None:
+    """Add the edges of calls to the file's subgraphs (see the module's docstring)."""
+    subgraphs = {sub.name: sub for sub in ir.subgraphs}
+    for node in ir.nodes():
+        partial = node.op == "Partial" and node.inputs and isinstance(node.inputs[0], GraphRef)
+        if partial:
+            callees, arguments = (node.inputs[0].name,), node.inputs[1:]
+        elif node.kind in (NodeKind.CALL_GRAPH, NodeKind.CALL_VALUE) and node.callee_graphs:
+            callees, arguments = node.callee_graphs, node.inputs
+        else:
+            continue
+        call = node_id(node)
+        for name in callees:
+            sub = subgraphs.get(name)
+            bound = _callee_params(sub, len(arguments), partial) if sub is not None else None
+            if bound is None:
+                continue
+            for param, value in zip(bound, arguments):
+                source = names.source_of(value, node)
+                if source is not None:
+                    graph.add_edge(source, f"param:{param}", position=sub.params.index(param), binds=call)
+                    graph.nodes[f"param:{param}"]["bound"] = True
+            if partial:
+                graph.nodes[call]["bound"] = True
+            returned = f"{name}/Return"
+            if not partial and returned in graph:
+                graph.add_edge(returned, call, position=RETURNED)
+                graph.nodes[returned]["bound"] = graph.nodes[call]["bound"] = True
+
+
 def to_networkx(ir: IRFile) -> nx.MultiDiGraph:
     """Build the data-flow graph of one parsed file."""
     import networkx as nx
@@ -142,6 +195,7 @@ def to_networkx(ir: IRFile) -> nx.MultiDiGraph:
             source = names.source_of(value, node)
             if source is not None:
                 graph.add_edge(source, target, position=position)
+    _bind_calls(ir, graph, names)
     return graph
 
 

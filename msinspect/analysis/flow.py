@@ -5,7 +5,10 @@ a communication operator sits *between* real operators, and so does a chain of t
 ``AllGather -> Reshape -> StridedSlice -> Reshape`` of one redistribution).
 
 Every walk here goes along *data edges* only (:func:`is_data_edge`, :func:`data_view`): the one
-definition of which edges carry a value.
+definition of which edges carry a value. Calls to the file's subgraphs are walked into
+(:mod:`msinspect.graph` binds each argument to the callee's parameter and each callee's
+``Return`` to the call): a call's arguments reach the callee, its output comes from the callee's
+``Return`` (:func:`passes_through`).
 """
 from __future__ import annotations
 
@@ -13,7 +16,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Iterator
 
 from msinspect.analysis.ops import is_comm, is_plumbing
-from msinspect.model import Node
+from msinspect.graph import RETURNED
+from msinspect.model import Node, NodeKind
 
 if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
     import networkx as nx
@@ -27,6 +31,22 @@ def is_through(node: Node | None) -> bool:
     """A node data passes through on its way between operators: plumbing (``Load``, ``Depend``
     ...) and communication, never a source such as ``Receive``."""
     return node is not None and not is_source(node) and (is_plumbing(node) or is_comm(node))
+
+
+def passes_through(graph: nx.MultiDiGraph, key: str) -> bool:
+    """Whether data passes through the graph node ``key`` on its way between operators:
+    :func:`is_through`, or a call bound to its callees, a callee's ``Return``, a subgraph
+    parameter bound at calls (``bound`` in :mod:`msinspect.graph`)."""
+    data = graph.nodes[key]
+    return bool(data.get("bound")) or is_through(data.get("node"))
+
+
+def _bound_call(graph: nx.MultiDiGraph, key: str) -> bool:
+    """A call (or ``Partial``) whose arguments were bound to a callee's parameters: its value is
+    the callee's (a ``Partial``'s: a function, no data)."""
+    data = graph.nodes[key]
+    return bool(data.get("bound")) and (data.get("kind") in (NodeKind.CALL_GRAPH, NodeKind.CALL_VALUE)
+                                        or data.get("op") == "Partial")
 
 
 def is_source(node: Node | None) -> bool:
@@ -44,6 +64,10 @@ def is_data_edge(graph: nx.MultiDiGraph, source: str, target: str, key=None) -> 
     node = _node(graph, target)
     if node is None:
         return True
+    if _bound_call(graph, target):  # its arguments go to the callee's parameters; its value comes back
+        positions = [d.get("position") for d in graph.get_edge_data(source, target, default={}).values()] \
+            if key is None else [graph.edges[source, target, key].get("position")]
+        return RETURNED in positions
     if node.op == "UpdateState" or is_source(node):
         return False
     if node.op in ("Depend", "Load"):
@@ -61,22 +85,32 @@ def data_view(graph: nx.MultiDiGraph) -> nx.MultiDiGraph:
 
 
 def first_input(graph: nx.MultiDiGraph, key: str) -> str | None:
-    """The graph key of the node's first (position 0) data input, if it is a node or parameter."""
-    for source, edges in graph.pred[key].items():
-        if any(data.get("position") == 0 for data in edges.values()):
-            return source
-    return None
+    """The graph key of the node's first (position 0) data input, if it is a node or parameter;
+    for a bound call, the ``Return`` of the one graph it calls; for a subgraph parameter, the
+    argument of its one call (None where several graphs or calls could give it)."""
+    wanted = RETURNED if _bound_call(graph, key) else 0
+    if graph.nodes[key].get("kind") == NodeKind.PARAMETER:
+        sources = list(graph.pred[key])
+        return sources[0] if len(sources) == 1 else None
+    found = [source for source, edges in graph.pred[key].items()
+             if any(data.get("position") == wanted for data in edges.values())]
+    return found[0] if len(found) == 1 or (found and wanted == 0) else None
 
 
 def producer(graph: nx.MultiDiGraph, key: str) -> str | None:
-    """The nearest real operator (or parameter) upstream of ``key`` along first inputs."""
+    """The nearest real operator (or parameter) upstream of ``key`` along first inputs, through
+    calls into their callees; a subgraph parameter where its callers differ, a call where the
+    graphs it may call differ."""
     seen = {key}
     current = first_input(graph, key)
     while current is not None and current not in seen:
         seen.add(current)
-        if not is_through(_node(graph, current)):
+        if not passes_through(graph, current):
             return current
-        current = first_input(graph, current)
+        upstream = first_input(graph, current)
+        if upstream is None and graph.nodes[current].get("bound") and graph.nodes[current].get("kind") != NodeKind.RETURN:
+            return current  # a parameter of several callers, a call of several graphs: itself
+        current = upstream
     return None
 
 
@@ -88,7 +122,7 @@ def _walk(graph: nx.MultiDiGraph, start: str, step) -> Iterator[tuple[str, str]]
     import networkx as nx
 
     def onward(key: str):
-        return step(key) if key == start or is_through(_node(graph, key)) else ()
+        return step(key) if key == start or passes_through(graph, key) else ()
 
     return nx.generic_bfs_edges(graph, start, onward)
 
@@ -100,7 +134,7 @@ def consumers(graph: nx.MultiDiGraph, key: str, data: nx.MultiDiGraph | None = N
     found = []
     for _, target in _walk(graph, key, data.successors):
         node = _node(graph, target)
-        if node is not None and not is_through(node):
+        if node is not None and not passes_through(graph, target):
             found.append((node.line, target))
     return [target for _, target in sorted(found)]
 
@@ -110,7 +144,7 @@ def reaches_back(graph: nx.MultiDiGraph, start: str, target: str, data: nx.Multi
     and communication (``data``: as for :func:`consumers`)."""
     if start == target:
         return True
-    if not is_through(_node(graph, start)):
+    if not passes_through(graph, start):
         return False
     return path_between(graph, target, start, data) is not None
 
