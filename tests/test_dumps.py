@@ -75,7 +75,7 @@ def test_folders_below_a_rank_are_not_ranks(tmp_path):
 
 
 def test_a_folder_of_several_runs_is_refused_with_each_run_and_its_ranks():
-    """fixtures/zoo holds ten runs (zoo.toml): 01, 04, 06 and 10 keep all 8 ranks; 02 keeps ranks
+    """fixtures/zoo holds one run per network of zoo.toml: 01, 04, 06 and 10 keep all 8 ranks; 02 keeps ranks
     0, 31, 63 of 64, 03 ranks 0, 15, 31 of 32, 05 ranks 0, 5, 15 of 16; 09 keeps rank 0 only; 07
     (a CPU run) and 08 (its analyze_fail.ir) keep their IR files with no rank folder."""
     from msinspect.dumps import SeveralRunsError
@@ -84,7 +84,9 @@ def test_a_folder_of_several_runs_is_refused_with_each_run_and_its_ranks():
     with pytest.raises(SeveralRunsError) as info:
         load_dump(zoo)
     text = str(info.value)
-    assert "holds 10 runs" in text
+    from tests.zoo.zoo_manifest import networks
+
+    assert f"holds {len(networks())} runs" in text
     for run, ranks in [("01_semi_auto_tp4dp2", "8 rank(s): rank_0-rank_7"),
                        ("02_sharding_propagation_64", "3 rank(s): rank_0, rank_31, rank_63"),
                        ("03_recursive_programming_32", "3 rank(s): rank_0, rank_15, rank_31"),
@@ -101,9 +103,10 @@ def test_a_folder_of_several_runs_is_refused_with_each_run_and_its_ranks():
 
 def test_every_analysis_command_refuses_several_runs_and_lists_them():
     from tests.test_cli_parse import msinspect
+    from tests.zoo.zoo_manifest import networks
 
     zoo = FIXTURES / "zoo"
     for command in ("summary", "shapes"):
         run = msinspect(command, zoo)
-        assert run.returncode == 2 and "holds 10 runs" in run.stderr and "Traceback" not in run.stderr
+        assert run.returncode == 2 and f"holds {len(networks())} runs" in run.stderr and "Traceback" not in run.stderr
         assert f"{zoo / '04_pipeline_hsdp_recompute'} (8 rank(s): rank_0-rank_7)" in run.stderr
