@@ -322,11 +322,13 @@ def strategy_of(node: Node) -> Strategy | None:
     """The strategy of an operator, wherever MindSpore wrote it: the trailing braces (the one
     used, after the parallel pass), else the primitive's ``in_strategy`` / ``in_layout`` (the
     user's ``shard()``, alone before the parallel pass of a semi-auto job), else the node's
-    ``cnode_attrs``. Set by the user when the primitive carries the user's attribute, else by the
+    ``cnode_attrs``, else its ``cnode_primal_attrs`` (where the pipeline pass alone writes the
+    strategy of a micro-batch's StridedSlice in MindFormers' jobs). Set by the user when the primitive carries the user's attribute, else by the
     planner (the parallel pass's own ``_Virtual*`` operators: always the planner). Whether a file
     can tell the planner's from the user's is the analyses' business
     (:func:`msinspect.analysis.strategies.strategy_of`)."""
-    found = _from(node.trailing_attrs) or _from(node.primitive_attrs) or _from(node.cnode_attrs)
+    found = (_from(node.trailing_attrs) or _from(node.primitive_attrs) or _from(node.cnode_attrs)
+             or _from(node.cnode_primal_attrs))
     if found is None:
         return None
     user = not node.op.startswith("_Virtual") and carries_user_attribute(node)
