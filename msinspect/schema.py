@@ -91,9 +91,15 @@ FIELDS: tuple[Field, ...] = (
     # slices
     Field("param", "str", "the weight's name", "shapes --params, diff"),
     Field("consumer", "str", "the operator that reads the weight (its instance name)", "shapes --params"),
-    Field("device_matrix", "list[int]|null", "MindSpore's device matrix of that input (repeated-calculation "
-          "axis on the right)", "shapes --params"),
-    Field("tensor_map", "list[int]|null", "MindSpore's tensor map of the weight", "shapes --params"),
+    Field("device_matrix", "list[int]|null", "the weight's device arrangement as MindSpore's "
+          "`parameter_layout_dict` states it: the user's Layout, else its consumer's device matrix "
+          "(repeated-calculation axis on the right), every size-1 axis removed", "shapes --params"),
+    Field("tensor_map", "list[int]|null", "the weight's tensor map on that device arrangement (axes counted "
+          "from the right, -1: not cut), as `parameter_layout_dict` states it", "shapes --params"),
+    Field("slice_shape", "list[int]|null", "the shape of that layout's slice (before any optimizer shard)",
+          "shapes --params"),
+    Field("opt_shard_group", "str", "the optimizer-shard group of the weight (the group of its "
+          "optimizer-parallel AllGather), empty without optimizer shard", "shapes --params"),
     Field("slice", "list[list[int]]|null", "the part of the weight the rank holds: [start, stop] per "
           "dimension; null: cannot tell", "shapes --params"),
     Field("slice_text", "str", "`slice` as `[8:16, 0:16]`, or `cannot tell`", "shapes --params"),

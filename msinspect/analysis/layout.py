@@ -94,6 +94,28 @@ def layout_of(op: str, in_strategy: tuple[tuple[int, ...], ...], stage_devices: 
     return Layout(tuple(matrix), tuple(tuple(m) for m in maps))
 
 
+def standard(device_matrix: tuple[int, ...], tensor_map: tuple) -> tuple[tuple[int, ...], tuple]:
+    """The layout as MindSpore keeps and reports it (a parameter's ``parameter_layout_dict``
+    entry): every device-matrix axis of size 1 removed, a tensor dimension it cut marked -1 and
+    the axes numbered again (``TensorLayout::RemoveElementEqualToOneInDeviceArrangement``). An
+    entry that names several axes (a ``Layout`` dimension cut by several) is kept as it is."""
+    count = len(device_matrix)
+    if any(not isinstance(v, int) for v in tensor_map):
+        return tuple(device_matrix), tuple(tensor_map)
+    original = list(tensor_map)
+    out = list(tensor_map)
+    kept = []
+    for i, size in enumerate(device_matrix):
+        if size != 1:
+            kept.append(size)
+            continue
+        reverse = count - 1 - i
+        if reverse in original:  # the dimension that axis cut (it cut nothing: size 1)
+            out[original.index(reverse)] = -1
+        out = [v - 1 if v >= reverse else v for v in out]
+    return tuple(kept), tuple(out)
+
+
 def _right_aligned(rank: int, width: int) -> list[int]:
     # Tensor dim j of a rank-n tensor sits under matrix axis width - n + j, i.e. n - 1 - j from the right.
     return [rank - 1 - j for j in range(rank)]

@@ -1,12 +1,14 @@
 """Which slice of each parameter a rank holds: the parameter's first consumer with a strategy gives
-the layout (device matrix and tensor map), the rank's place in its stage gives the slice."""
+the layout (device matrix and tensor map, as MindSpore's ``parameter_layout_dict`` states them),
+the rank's place in its stage gives the slice; an optimizer-parallel AllGather of the weight gives
+its optimizer-shard group."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.flow import consumers, data_view, reaches_back
-from msinspect.analysis.layout import MATMUL_OPS, layout_of
+from msinspect.analysis.layout import MATMUL_OPS, divided, layout_of, standard
 from msinspect.analysis.ops import as_shapes
 from msinspect.analysis.strategies import strategy_of
 from msinspect.graph import to_networkx
@@ -17,8 +19,37 @@ if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from 
 
 PARAM_COLUMNS = [
     "rank", "param", "global_shape", "rank_shape", "op", "consumer", "in_strategy", "device_matrix",
-    "tensor_map", "slice", "file", "line",
+    "tensor_map", "slice_shape", "opt_shard_group", "slice", "file", "line",
 ]
+#: The instance names MindSpore gives the AllGather of an optimizer-parallel weight (its
+#: ``parallel_optimizer_allgather`` / ``..._not_recompute``), and the gathers of its micro steps.
+_OPT_GATHERS = ("AllGather", "_MicroStepAllGather", "_MiniStepAllGather")
+
+
+def _user_layout(node: Node, index: int) -> dict | None:
+    """The ``mindspore.parallel.Layout`` the user gave input ``index`` (``in_layout``), if any."""
+    layouts = node.primitive_attrs.get("in_layout")
+    if isinstance(layouts, dict):
+        layouts = (layouts,)
+    if isinstance(layouts, (tuple, list)) and index < len(layouts) and isinstance(layouts[index], dict):
+        return layouts[index]
+    return None
+
+
+def _optimizer_groups(ir: IRFile, graph: nx.MultiDiGraph) -> dict[str, str]:
+    """The optimizer-shard group of each weight (its parameter's name): the group of the
+    optimizer-parallel AllGather that gathers it, named by ``mirror_user_id`` or fed by it."""
+    from msinspect.analysis.flow import first_input
+
+    found = {}
+    for node in ir.nodes():
+        if node.op not in _OPT_GATHERS or not (node.instance_name or "").startswith("parallel_optimizer_allgather"):
+            continue
+        group = node.primitive_attrs.get("group")
+        source = first_input(graph, f"{node.graph}/{node.ref}")
+        if source is not None and source.startswith("param:"):
+            found[source[len("param:"):]] = group
+    return found
 
 
 def _transpose(node: Node) -> tuple[bool, bool]:
@@ -62,6 +93,7 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
     is_global = shapes_are_global(ir.path)
     ref_shapes = {p.name: p.abstract.shape for p in reference.params if p.abstract} if reference else {}
     data = data_view(graph)  # one view for every parameter's walk
+    optimizer = _optimizer_groups(ir, graph)
     rows = []
     for param in ir.params:
         if not param.has_default:
@@ -87,23 +119,35 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
             "rank": ctx.rank, "param": param.short_name, "global_shape": global_shape,
             "rank_shape": rank_shape, "op": node.op, "consumer": node.name,
             "in_strategy": strategy_of(node).in_strategy[index], "strategy": strategy_of(node).in_strategy,
-            "input_index": index, "transpose": _transpose(node), "file": ir.path, "line": param.line,
+            "input_index": index, "transpose": _transpose(node), "user_layout": _user_layout(node, index),
+            "opt_shard_group": optimizer.get(param.name, ""), "file": ir.path, "line": param.line,
         })
     return rows
 
 
 def with_slices(rows: list[dict], ctx: RankContext) -> list[dict]:
-    """Add ``device_matrix``, ``tensor_map`` and ``slice`` (``(start, stop)`` per dimension) to
-    parameter rows of one rank."""
+    """Add ``device_matrix`` and ``tensor_map`` (MindSpore's parameter layout: the user's
+    ``Layout`` where one was given, else the consumer's, each in MindSpore's standard form, see
+    :func:`~msinspect.analysis.layout.standard`), ``slice_shape`` (the slice of that layout, before
+    any optimizer shard) and ``slice`` (``(start, stop)`` per dimension) to parameter rows of one
+    rank."""
     out = []
     for row in rows:
         row = dict(row)
         strategy, transpose, index = row.pop("strategy"), row.pop("transpose"), row.pop("input_index")
+        user = row.pop("user_layout", None)
         layout = None
         if ctx.stage_devices and row["global_shape"] is not None:
             layout = layout_of(row["op"], strategy, ctx.stage_devices, transpose)
-        row["device_matrix"] = layout.device_matrix if layout else None
-        row["tensor_map"] = layout.tensor_maps[index] if layout else None
+        if user is not None and isinstance(user.get("device_matrix"), (tuple, list)):
+            matrix, tensor_map = standard(tuple(user["device_matrix"]), tuple(user["tensor_map"]))
+        elif layout is not None:
+            matrix, tensor_map = standard(layout.device_matrix, layout.tensor_maps[index])
+        else:
+            matrix = tensor_map = None
+        row["device_matrix"], row["tensor_map"] = matrix, tensor_map
+        row["slice_shape"] = (divided(row["global_shape"], row["in_strategy"])
+                              if row["global_shape"] is not None and matrix is not None else None)
         row["slice"] = (layout.slice_of(index, row["global_shape"], ctx.local_rank)
                         if layout and ctx.local_rank is not None else None)
         out.append(row)

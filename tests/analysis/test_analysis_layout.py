@@ -51,3 +51,22 @@ def test_divided(shape, strategy, expected):
 def test_operators_with_their_own_device_matrix_get_no_layout():
     assert layout_of("Gather", ((8, 1), (1, 1)), 8) is None
     assert layout_of("BatchMatMul", ((2, 1, 4), (2, 4, 1)), 8) is None
+
+
+@pytest.mark.parametrize("matrix, tensor_map, expected", [
+    # MindSpore's own cases (tests/ut/cpp/parallel/tensor_layout/tensor_layout_test.cc,
+    # RemoveElementEqualToOneInDeviceArrangement1-3)
+    ((2, 2, 1), (2, 1), ((2, 2), (1, 0))),
+    ((16, 1, 1), (2, 0), ((16,), (0, -1))),
+    ((1, 16, 1), (2, 1), ((16,), (-1, 0))),
+    # what MindSpore 2.10's parameter_layout_dict printed for zoo 10 / 11 (dp 2 x mp 4): a MatMul
+    # ((2, 1), (1, 4)) reads w with [2, 1, 4] / [1, 0]; ((2, 4), (4, 1)) with [2, 4, 1] / [1, 0]
+    ((2, 1, 4), (1, 0), ((2, 4), (-1, 0))),
+    ((2, 4, 1), (1, 0), ((2, 4), (0, -1))),
+    # a Layout dimension cut by two axes is kept as written
+    ((2, 4), ((1, 0), -1), ((2, 4), ((1, 0), -1))),
+])
+def test_the_standard_form_is_mindspores(matrix, tensor_map, expected):
+    from msinspect.analysis.layout import standard
+
+    assert standard(matrix, tensor_map) == expected

@@ -41,7 +41,9 @@ def test_slice_of_w_follows_the_device_matrix(sharding, rank):
     slices = sharding.slices()
     w = slices[(slices["rank"] == rank) & (slices["param"] == "w")].iloc[0]
     k = rank % 4
-    assert w["device_matrix"] == (2, 4, 1)
+    # MatMul ((2, 4), (4, 1)): device matrix [2, 4, 1], w's tensor map [1, 0]; as MindSpore's
+    # parameter_layout_dict states it, the size-1 axis removed: [2, 4] and [0, -1]
+    assert (w["device_matrix"], w["tensor_map"]) == ((2, 4), (0, -1))
     assert w["slice"] == ((8 * k, 8 * k + 8), (0, 16))
     assert w["rank_shape"] == (8, 16)
 

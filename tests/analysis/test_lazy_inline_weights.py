@@ -5,7 +5,9 @@ its strategy, layout and slice. Before calls were bound, no weight had a row.
 Expected facts are those written in fixtures/zoo/nets/11_lazy_inline_8.py before the dump was
 read: ``up`` ((2, 1), (1, 4)) reads w1 (64, 256): each rank holds (64, 64), columns
 64 * (r % 4) ...; ``down`` ((2, 4), (4, 1)) reads w2 (256, 64): rows 64 * (r % 4) ...; the
-device matrix of ``up`` is [2, 1, 4], w1's tensor map [1, 0]."""
+device matrix of ``up`` is [2, 1, 4], w1's tensor map [1, 0]: as MindSpore's
+``parameter_layout_dict`` states a weight's layout (size-1 axes removed), [2, 4] and [-1, 0]; w2's
+[2, 4] and [0, -1]."""
 from __future__ import annotations
 
 import pytest
@@ -36,5 +38,6 @@ def test_each_rank_holds_its_columns_of_w1_and_rows_of_w2(slices, rank, block):
     assert (tuple(w2.global_shape), tuple(w2.rank_shape)) == ((256, 64), (64, 64))
     assert [list(b) for b in w1.slice] == [[0, 64], [64 * k, 64 * (k + 1)]]
     assert [list(b) for b in w2.slice] == [[64 * k, 64 * (k + 1)], [0, 64]]
-    assert (w1.consumer, tuple(w1.device_matrix), tuple(w1.tensor_map)) == ("up", (2, 1, 4), (1, 0))
-    assert w2.consumer == "down"
+    assert (w1.consumer, tuple(w1.device_matrix), tuple(w1.tensor_map)) == ("up", (2, 4), (-1, 0))
+    assert (w2.consumer, tuple(w2.device_matrix), tuple(w2.tensor_map)) == ("down", (2, 4), (0, -1))
+    assert (tuple(w1.slice_shape), w1.opt_shard_group) == ((64, 64), "")

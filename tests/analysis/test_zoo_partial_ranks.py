@@ -36,10 +36,12 @@ def _check_slices(slices):
     assert sorted(wq.index) == list(PRESENT)
     for r in PRESENT:
         assert wq.loc[r, "global_shape"] == (512, 512)
-        assert wq.loc[r, "device_matrix"] == (2, 1, 4)
+        # MatMul ((2, 1), (1, 4)): [2, 1, 4] and wq's map [1, 0], as MindSpore states a
+        # parameter's layout (size-1 axes removed): [2, 4] and [-1, 0]
+        assert (wq.loc[r, "device_matrix"], wq.loc[r, "tensor_map"]) == ((2, 4), (-1, 0))
         assert wq.loc[r, "slice"] == ((0, 512), ((r % 4) * 128, (r % 4) * 128 + 128))
     position = slices[slices["param"] == "embed.position"]
-    assert set(position["device_matrix"]) == {(2, 1, 1, 4)}
+    assert set(position["device_matrix"]) == {(2, 4)}  # [2, 1, 1, 4], its size-1 axes removed
     assert set(position["slice"]) == {((0, 64), (0, 512))}
 
 

@@ -51,7 +51,8 @@ def test_seed_002_w_rank_5_holds_rows_8_to_16(seed_analysis):
 
 def test_seed_002_grid_draws_the_4_axis_as_columns_and_the_replication_as_rows(seed_analysis):
     [grid] = grids_of(seed_analysis, "w")
-    assert grid.device_matrix == (2, 4, 1) and grid.tensor_map == (1, 0)
+    # MatMul ((2, 4), (4, 1)): [2, 4, 1] / [1, 0]; as MindSpore states w's layout: [2, 4] / [0, -1]
+    assert grid.device_matrix == (2, 4) and grid.tensor_map == (0, -1)
     assert len(grid.panels) == 1
     assert [[c.rank for c in row] for row in grid.panels[0].rows] == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert grid.row_axis.cuts == () and grid.col_axis.cuts == (0,)
