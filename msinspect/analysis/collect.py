@@ -6,7 +6,8 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-from msinspect.analysis.comm import COMM_COLUMNS, comm_rows, ranks_named, stated_world, with_world
+from msinspect.analysis.comm import (COMM_COLUMNS, comm_rows, ranks_named, shared_groups, stated_world,
+                                    with_world)
 from msinspect.analysis.context import RankContext
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, param_rows, slice_text, with_slices
@@ -303,5 +304,6 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
         if world is not None:
             for result in results:
                 with_world(result.comm, world)
+    shared_groups([r.comm for r in results], world)  # a group one rank names by its hash only
     return Analysis(dump, results, world, plan)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from msinspect.analysis import comm_groups, vocabulary
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.flow import consumers, data_view, label, producer
-from msinspect.analysis import vocabulary
 from msinspect.analysis.ops import (PIPELINE_OPS, WORLD_GROUPS, as_shape, int_attr, is_backward, is_comm, nbytes,
                                     scope_of)
 from msinspect.analysis.vocabulary import KINDS
@@ -37,14 +37,30 @@ def kind_of(node: Node, graph: nx.MultiDiGraph, key: str) -> str:
     return kind
 
 
-def group_ranks(node: Node, ctx: RankContext) -> tuple[int, ...] | None:
-    """The ranks in the operator's group, from its attributes (``group_rank_ids``, ``rank_list``,
-    ``group_ranks: "4-5-6-7"``), or the world when the group is the world group."""
+# ------------------------------------------------------------------ groups and peers
+def _alone(node: Node) -> bool:
+    """A ``_MicroStepAllGather`` of a weight that optimizer parallel does not cut: ``group: ""``,
+    for which ``comm_ops.py`` sets ``rank_size = 1`` (its forward gathers the rank's own tensor
+    only, its gradient is accumulated, nothing crosses the wire)."""
+    return node.op == "_MicroStepAllGather" and node.primitive_attrs.get("group") == ""
+
+
+def _size_of(node: Node) -> int | None:
+    """The size the operator states of its group (``rank_size``, mirrors: ``dev_num``)."""
+    if _alone(node):
+        return 1
+    for key in ("rank_size", "dev_num"):
+        value = int_attr(node, key)
+        if value is not None and value > 0:
+            return value
+    return None
+
+
+def _listed(node: Node, ctx: RankContext) -> tuple[int, ...] | None:
+    """The rank list the operator's attributes write for its group (``group_rank_ids``,
+    ``rank_list``, ``group_ranks: "4-5-6-7"``; the world for the world group), whether or not it
+    can be the group's (:func:`_group_list` checks)."""
     attrs = node.primitive_attrs
-    if node.op in PIPELINE_OPS:
-        peer = _peer(node)
-        if peer is not None and ctx.rank is not None:
-            return tuple(sorted({ctx.rank, peer}))
     for key in ("group_rank_ids", "rank_list"):
         value = attrs.get(key)
         if isinstance(value, tuple) and value and all(isinstance(v, int) for v in value):
@@ -52,7 +68,10 @@ def group_ranks(node: Node, ctx: RankContext) -> tuple[int, ...] | None:
     text = attrs.get("group_ranks")
     if isinstance(text, str) and text:
         if text in WORLD_GROUPS:
-            return ctx.world
+            # MindSpore writes "WORLD_GROUP" for the world group, and for a group name it does not
+            # know (``DeviceManager::FindRankListNameByHashName``): an optimizer gather of a weight
+            # it does not cut has ``group: ""``, ``group_ranks: "WORLD_GROUP"``
+            return ctx.world if attrs.get("group") in WORLD_GROUPS else None
         try:
             return tuple(int(v) for v in text.split("-"))
         except ValueError:
@@ -62,8 +81,89 @@ def group_ranks(node: Node, ctx: RankContext) -> tuple[int, ...] | None:
     return None
 
 
-def _peer(node: Node) -> int | None:
-    return int_attr(node, "dest_rank") if node.op == "Send" else int_attr(node, "src_rank")
+def known_groups(ir: IRFile, ctx: RankContext) -> dict[str, tuple[int, ...]]:
+    """Group name -> rank list, from every operator of the file that writes its group's ranks in
+    a list that can be the group's (its size, the rank itself, a sha256 name: :func:`comm_groups.fits`).
+    Within one rank a name stands for one group; a name written with two different lists tells
+    neither."""
+    found: dict[str, set[tuple[int, ...]]] = {}
+    for node in ir.nodes():
+        name = node.primitive_attrs.get("group") if node.primitive_attrs else None
+        if not isinstance(name, str) or not name or name in WORLD_GROUPS:
+            continue
+        ranks = _listed(node, ctx)
+        if ranks is not None and comm_groups.fits(ranks, size=_size_of(node), rank=ctx.rank, name=name):
+            found.setdefault(name, set()).add(tuple(ranks))
+    return {name: lists.pop() for name, lists in found.items() if len(lists) == 1}
+
+
+def _group_list(node: Node, ctx: RankContext, known: dict[str, tuple[int, ...]] | None = None
+                ) -> tuple[int, ...] | None:
+    """The ranks of the operator's communication group: the list its attributes write when it
+    can be the group's (:func:`comm_groups.fits`); else the list another operator of the file
+    writes for the same group name (``known``: :func:`known_groups`); else the one candidate the
+    group's name hashes to (the file's other groups, and the strided rank lists of the world
+    holding the rank: :func:`comm_groups.resolve`); else None ("cannot tell")."""
+    name = node.primitive_attrs.get("group")
+    size = _size_of(node)
+    if _alone(node):
+        return (ctx.rank,) if ctx.rank is not None else None
+    ranks = _listed(node, ctx)
+    if ranks is not None and comm_groups.fits(ranks, size=size, rank=ctx.rank, name=name):
+        return tuple(ranks)
+    if not isinstance(name, str) or not name or name in WORLD_GROUPS:
+        return None
+    ranks = (known or {}).get(name)
+    if ranks is not None and comm_groups.fits(ranks, size=size, rank=ctx.rank, name=name):
+        return ranks
+    size = size or comm_groups.stated_size(name)
+    found = comm_groups.resolve(name, (known or {}).values(), size=size, rank=ctx.rank)
+    if found is None and ctx.rank is not None and ctx.world and size:
+        found = comm_groups.resolve_strided(name, size, ctx.rank, ctx.world)
+    return found
+
+
+def peer_of(node: Node, ranks: tuple[int, ...] | None) -> int | None:
+    """The other rank of a Send (its destination) or a Receive (its source).
+
+    MindSpore writes the global rank as ``dst_global_rank`` / ``src_global_rank`` where the pass
+    knows it (``PipelineInterleave::InsertSendReceive``). ``dest_rank`` / ``src_rank`` is the
+    peer's rank *within the operator's group* (the Send and Receive primitives of ``comm_ops.py``):
+    in the world group that is the global rank (``PipelineTransformer::InsertSend`` writes
+    ``global_rank_ + (user_stage - stage) * per_stage_rank_num_``); in the pipeline-interleave
+    pass's stage group it is the peer's stage, its index in the group's rank list (``ranks``,
+    sorted: ``DeviceManager::GetDeviceListBetweenStage`` lists the ranks stage by stage). None
+    where neither tells (a stage-relative rank whose group's ranks are unknown)."""
+    if node.op not in PIPELINE_OPS:
+        return None
+    send = node.op == "Send"
+    found = int_attr(node, "dst_global_rank" if send else "src_global_rank")
+    if found is not None:
+        return found
+    within = int_attr(node, "dest_rank" if send else "src_rank")
+    group = node.primitive_attrs.get("group")
+    if within is None or not isinstance(group, str):
+        return None
+    if group in WORLD_GROUPS:
+        return within
+    if ranks and 0 <= within < len(ranks):
+        return sorted(ranks)[within]
+    return None
+
+
+def group_ranks(node: Node, ctx: RankContext, known: dict[str, tuple[int, ...]] | None = None
+                ) -> tuple[int, ...] | None:
+    """The ranks that take part in the operator: for a Send / Receive the rank and its peer, for
+    the others their communication group's ranks (:func:`_group_list`); None: cannot tell."""
+    if node.op in PIPELINE_OPS:
+        peer = peer_of(node, _group_list(node, ctx, known))
+        return tuple(sorted({ctx.rank, peer})) if peer is not None and ctx.rank is not None else None
+    return _group_list(node, ctx, known)
+
+
+def _peer(node: Node, ctx: RankContext = RankContext(), known: dict[str, tuple[int, ...]] | None = None
+          ) -> int | None:
+    return peer_of(node, _group_list(node, ctx, known))
 
 
 def _moved(node: Node, is_global: bool) -> tuple[tuple[int, ...] | None, str | None, bool]:
@@ -102,15 +202,17 @@ def _forward_first(graph: nx.MultiDiGraph, node: Node, keys: list[str]) -> list[
 def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGraph | None = None) -> list[dict]:
     """Every communication or redistribution operator of ``ir``, in file order."""
     graph = graph if graph is not None else to_networkx(ir)
-    is_global = shapes_are_global(ir.path)
     stage = ir.stage  # read off the path: once, not per row
+    is_global = shapes_are_global(ir.path)
+    known = known_groups(ir, ctx)
     data = data_view(graph)
     rows = []
     for node in ir.nodes():
         if node.index is None or not is_comm(node):
             continue
         key = node_id(node)
-        peer = _peer(node) if node.op in PIPELINE_OPS else None
+        group = _group_list(node, ctx, known)
+        peer = peer_of(node, group) if node.op in PIPELINE_OPS else None
         source_key = producer(graph, key)
         source = label(graph, source_key)
         user_keys = _forward_first(graph, node, consumers(graph, key, data))
@@ -120,8 +222,12 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
         if node.op == "Send" and peer is not None:
             users = [f"rank {peer}"]
         shape, dtype, at_rank = _moved(node, is_global)
-        ranks = group_ranks(node, ctx)
-        size = vocabulary.group_size(node, ranks) if node.op not in PIPELINE_OPS else 2
+        if node.op in PIPELINE_OPS:
+            ranks = tuple(sorted({ctx.rank, peer})) if peer is not None and ctx.rank is not None else None
+            size = 2
+        else:
+            ranks = group
+            size = 1 if _alone(node) else vocabulary.group_size(node, ranks)
         moving = vocabulary.moves_data(node)
         tensor = nbytes(shape, dtype) if at_rank else None
         rows.append({
@@ -129,8 +235,8 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
             "op": node.op, "kind": kind_of(node, graph, key), "moves_data": moving, "producer": source,
             "consumers": tuple(users), "group": node.primitive_attrs.get("group"),
             "group_ranks": ranks, "group_size": size if moving else None, "peer": peer, "shape": shape,
-            "out_shape": node.output_shape, "dtype": dtype, "tensor_bytes": tensor,
-            "wire_bytes": vocabulary.wire_bytes(node, tensor, size),
+            "out_shape": node.output_shape, "dtype": dtype,
+            "tensor_bytes": tensor, "wire_bytes": vocabulary.wire_bytes(node, tensor, size),
             "producer_scope": _scope(graph, source_key),
             "consumer_scopes": tuple(_scope(graph, k) for k in user_keys),
             "scope": scope_of(node), "micro": node.cnode_primal_attrs.get("micro"), "graph": node.graph,
@@ -193,12 +299,14 @@ def stated_world(ir: IRFile) -> int | None:
 def ranks_named(ir: IRFile) -> set[int]:
     """Every rank an operator of the file names: its group's rank list, a Send's or Receive's peer."""
     named: set[int] = set()
+    ctx = RankContext()
+    known = known_groups(ir, ctx)
     for node in ir.nodes():
         if node.index is None or not is_comm(node):
             continue
-        ranks = group_ranks(node, RankContext())
+        ranks = group_ranks(node, ctx, known)
         named.update(ranks or ())
-        peer = _peer(node) if node.op in PIPELINE_OPS else None
+        peer = _peer(node, ctx, known) if node.op in PIPELINE_OPS else None
         if peer is not None:
             named.add(peer)
     return named
@@ -212,3 +320,45 @@ def with_world(rows: list[dict], world: tuple[int, ...]) -> list[dict]:
             if row["moves_data"]:
                 row["group_size"] = len(world)
     return rows
+
+
+def shared_groups(results: list[list[dict]], world: tuple[int, ...] | None) -> None:
+    """Fill in, across the ranks read, the group of every row that names its group by a name
+    standing for one rank list on every rank (MindSpore's ``{size}-{hash}`` names, MindFormers'
+    sha256 names: :mod:`msinspect.analysis.comm_groups`) but whose own file does not tell its
+    ranks: the list another rank's operators write for that name, where it holds the row's rank
+    and has the row's group size; else the one list of the ranks' groups, or of the world's
+    strided lists holding the rank, that the name hashes to. ``results``: each rank's comm rows,
+    changed in place (``group_ranks``, ``group_size``, ``wire_bytes``)."""
+    lists: dict[str, set[tuple[int, ...]]] = {}
+    every: set[tuple[int, ...]] = set()
+    for rows in results:
+        for row in rows:
+            ranks = row.get("group_ranks")
+            if ranks is None or row["op"] in PIPELINE_OPS:
+                continue
+            every.add(tuple(ranks))
+            name = row.get("group")
+            if comm_groups.is_mindspore_name(name) or comm_groups.is_sha256_name(name):
+                lists.setdefault(name, set()).add(tuple(ranks))
+    for rows in results:
+        for row in rows:
+            name = row.get("group")
+            if row.get("group_ranks") is not None or not row.get("moves_data") or row["op"] in PIPELINE_OPS:
+                continue
+            if not (comm_groups.is_mindspore_name(name) or comm_groups.is_sha256_name(name)):
+                continue
+            size, rank = row.get("group_size"), row.get("rank")
+            found = lists.get(name, set())
+            ranks = next(iter(found)) if len(found) == 1 else None
+            if ranks is None or not comm_groups.fits(ranks, size=size, rank=rank, name=name):
+                candidates = set(every)
+                wanted = size or comm_groups.stated_size(name)
+                if rank is not None and world and wanted:
+                    candidates.update(comm_groups.strided_candidates(rank, wanted, world))
+                ranks = comm_groups.resolve(name, candidates, size=size, rank=rank)
+            if ranks is None:
+                continue
+            row["group_ranks"] = tuple(ranks)
+            row["group_size"] = len(ranks)
+            row["wire_bytes"] = vocabulary.wire_bytes_for(row["op"], row.get("tensor_bytes"), len(ranks))

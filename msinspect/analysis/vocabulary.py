@@ -176,12 +176,17 @@ def wire_bytes(node: Node, tensor_bytes: int | None, n: int | None) -> int | Non
 
     None when the tensor's size or the group size is unknown, or the algorithm is not one of these.
     """
-    entry = VOCABULARY.get(node.op)
+    return wire_bytes_for(node.op, tensor_bytes, n)
+
+
+def wire_bytes_for(op: str, tensor_bytes: int | None, n: int | None) -> int | None:
+    """:func:`wire_bytes` of an operator of type ``op``."""
+    entry = VOCABULARY.get(op)
     if entry is None or not entry.moves_data:
         return 0
     if tensor_bytes is None:
         return None
-    if entry.algorithm == "p2p" and node.op in PIPELINE_OPS:
+    if entry.algorithm == "p2p" and op in PIPELINE_OPS:
         return tensor_bytes
     if n is None or n < 1:
         return None
