@@ -6,12 +6,13 @@ from typing import TYPE_CHECKING
 
 from msinspect.analysis import comm_groups, vocabulary
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.flow import consumers, data_view, label, producer
-from msinspect.analysis.ops import (PIPELINE_OPS, WORLD_GROUPS, as_shape, int_attr, is_backward, is_comm, nbytes,
-                                    scope_of)
+from msinspect.analysis.flow import consumers, data_view, first_input, label, producer
+from msinspect.analysis.layout import divided
+from msinspect.analysis.ops import (DTYPE_BYTES, PIPELINE_OPS, WORLD_GROUPS, as_shape, as_shapes, int_attr,
+                                    is_backward, is_comm, is_plumbing, nbytes, scope_of)
 from msinspect.analysis.vocabulary import KINDS
-from msinspect.graph import node_id, to_networkx
-from msinspect.model import IRFile, Node
+from msinspect.graph import RETURNED, node_id, to_networkx
+from msinspect.model import IRFile, Node, NodeKind
 
 if TYPE_CHECKING:  # networkx loads where a graph is built and pandas where a table is: a run answered
     # from the cache loads no networkx, and `summary` no pandas
@@ -166,23 +167,204 @@ def _peer(node: Node, ctx: RankContext = RankContext(), known: dict[str, tuple[i
     return peer_of(node, _group_list(node, ctx, known))
 
 
-def _moved(node: Node, is_global: bool) -> tuple[tuple[int, ...] | None, str | None, bool]:
-    """Shape and dtype of the tensor the operator sends (Receive: the one it receives), and
-    whether that is the tensor at the rank. Send / Receive carry it in their ``shape`` and
-    ``dtype`` attributes (the abstracts of a pre-parallel stage show the global tensor); other
-    operators take their first input, which before the parallel pass's re-inference is the
-    rank's own only for a parameter (parameters are cut in place)."""
-    if node.op in PIPELINE_OPS:
-        shape = as_shape(node.primitive_attrs.get("shape"))
-        dtype = node.primitive_attrs.get("dtype")
-        if shape is not None and isinstance(dtype, str):
-            return shape, dtype, True
-        if node.op == "Receive" and node.output_types and node.output_types[0].shape is not None:
-            return node.output_types[0].shape, node.output_types[0].dtype, not is_global
-    first = node.input_types[0] if node.input_types else None  # position 0, not the first that prints
-    if first is not None and first.kind in ("Tensor", "Ref") and first.shape is not None:
-        return first.shape, first.dtype, not is_global or (first.kind == "Ref" and first.ref_key is not None)
-    return None, None, False
+# ------------------------------------------------------------------ the tensor at the rank
+def _dtype_text(value) -> str | None:
+    """A Send / Receive ``dtype`` attribute: ``F32``, or ``Tensor(F32)`` as backward Sends write it."""
+    if not isinstance(value, str):
+        return None
+    if value.startswith("Tensor(") and value.endswith(")"):
+        value = value[len("Tensor("):-1]
+    return value or None
+
+
+class RankShapes:
+    """The tensor each communication operator of one file takes and gives *at the rank*.
+
+    Where the file is written after the parallel pass re-inferred the shapes (``validate`` on) the
+    abstracts say it. Before (``step_parallel_end``) they show the global tensor, and the
+    operators the pass inserted print ``<null>``; then the tensor at the rank is only what is
+    certain:
+
+    - a parameter's value (through ``Load`` / ``Depend``): parameters are cut in place, so the
+      file's parameter list shows the rank's slice (the mirror operators, optimizer gathers);
+    - the output of another communication operator whose input at the rank is known, by the
+      operator's rule (:func:`~msinspect.analysis.vocabulary.output_of`): a mirror after an
+      optimizer gather;
+    - a scalar (nothing to cut);
+    - what its consumers take: an operator with a strategy fed by the collective directly (through
+      plumbing only) takes its global input divided by its strategy (MindSpore inserts the
+      communication so that each operator gets its input in the layout its strategy asks for); the
+      input then follows by the rule undone (:func:`~msinspect.analysis.vocabulary.input_of`). The
+      global input is the consumer's ``origin_input_shapes``, or, for a collective that keeps the
+      logical tensor (the partial-sum AllReduce, a redistribution step), the global input it
+      prints; every consumer must agree.
+
+    Anything else is None: "cannot tell"."""
+
+    def __init__(self, ir: IRFile, graph: nx.MultiDiGraph, ctx: RankContext,
+                 known: dict[str, tuple[int, ...]] | None = None):
+        self.graph = graph
+        self.ctx = ctx
+        self.known = known
+        self.is_global = shapes_are_global(ir.path)
+        self._inputs: dict[str, tuple] = {}
+        self._outputs: dict[str, tuple] = {}
+        self._busy: set[str] = set()
+
+    def _node(self, key: str | None) -> Node | None:
+        return self.graph.nodes[key].get("node") if key is not None else None
+
+    def group_size(self, node: Node) -> int | None:
+        return _size_of(node) if _alone(node) else vocabulary.group_size(node, _group_list(node, self.ctx, self.known))
+
+    def _source(self, key: str) -> str | None:
+        """The node whose value the operator's first input is, past ``Load`` / ``Depend`` and
+        the parameters of a called subgraph bound to one caller's argument (a ``@lazy_inline``
+        body's weights: :mod:`msinspect.graph`)."""
+        current = first_input(self.graph, key)
+        seen = {key}
+        while current is not None and current not in seen:
+            seen.add(current)
+            data = self.graph.nodes[current]
+            node = data.get("node")
+            if node is None:
+                if not (data.get("bound") and not data.get("output_shapes")):
+                    return current
+            elif node.op not in ("Load", "Depend"):
+                return current
+            current = first_input(self.graph, current)
+        return None
+
+    def moved(self, key: str) -> tuple[tuple[int, ...] | None, str | None, bool]:
+        """(shape, dtype, at the rank) of the tensor the operator sends (Receive: receives)."""
+        node = self._node(key)
+        if node.op in PIPELINE_OPS:
+            shape = as_shape(node.primitive_attrs.get("shape"))
+            dtype = _dtype_text(node.primitive_attrs.get("dtype"))
+            if shape is not None and dtype is not None and dtype in DTYPE_BYTES:
+                return shape, dtype, True
+            if node.op == "Receive" and node.output_types and node.output_types[0].shape is not None:
+                return node.output_types[0].shape, node.output_types[0].dtype, not self.is_global
+        found = self.rank_input(key)
+        if found is not None:
+            return found[0], found[1], True
+        first = node.input_types[0] if node.input_types else None  # position 0, not the first that prints
+        if first is not None and first.kind in ("Tensor", "Ref") and first.shape is not None:
+            return first.shape, first.dtype, False
+        return None, None, False
+
+    def rank_input(self, key: str) -> tuple[tuple[int, ...], str | None] | None:
+        """(shape, dtype) of the operator's first input at the rank; None: cannot tell."""
+        if key not in self._inputs:
+            if key in self._busy:
+                return None
+            self._busy.add(key)
+            try:
+                self._inputs[key] = self._rank_input(key)
+            finally:
+                self._busy.discard(key)
+        return self._inputs[key]
+
+    def rank_output(self, key: str) -> tuple[tuple[int, ...], str | None] | None:
+        """(shape, dtype) of the operator's output at the rank; None: cannot tell."""
+        if key not in self._outputs:
+            node = self._node(key)
+            out = node.output_types[0] if len(node.output_types) == 1 else None
+            typed = out is not None and out.kind in ("Tensor", "Ref") and out.shape is not None
+            if typed and not self.is_global:
+                self._outputs[key] = (out.shape, out.dtype)
+            else:
+                found = self.rank_input(key)
+                shape = vocabulary.output_of(node, found[0], self.group_size(node)) if found else None
+                self._outputs[key] = (shape, found[1]) if shape is not None else None
+        return self._outputs[key]
+
+    def _rank_input(self, key: str) -> tuple[tuple[int, ...], str | None] | None:
+        node = self._node(key)
+        first = node.input_types[0] if node.input_types else None
+        printed = first is not None and first.kind in ("Tensor", "Ref") and first.shape is not None
+        if printed and (not self.is_global or first.shape == () or (first.kind == "Ref" and first.ref_key)):
+            return first.shape, first.dtype
+        source = self._source(key)
+        data = self.graph.nodes[source] if source is not None else {}
+        if data.get("kind") == "parameter":
+            shapes, dtypes = data.get("output_shapes") or (), data.get("dtypes") or ()
+            if shapes and shapes[0] is not None:
+                return shapes[0], dtypes[0] if dtypes else None
+            return None
+        upstream = self._node(source)
+        if upstream is not None and is_comm(upstream) and upstream.op in vocabulary.SHAPE_RULES:
+            found = self.rank_output(source)
+            if found is not None:
+                return found
+        out = self._from_consumers(key, node, first.shape if printed else None)
+        if out is None:
+            return None
+        shape = vocabulary.input_of(node, out, self.group_size(node))
+        return (shape, first.dtype if printed else None) if shape is not None else None
+
+    def _from_consumers(self, key: str, node: Node, printed: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        """The operator's output at the rank as its consumers' strategies cut it (see the class)."""
+        if node.op not in vocabulary.SHAPE_RULES:
+            return None
+        keeps = vocabulary.SHAPE_RULES[node.op] == "same" or vocabulary.is_redistribution_step(node)
+        found = set()
+        for target, position in self._users(key):
+            consumer = self._node(target)
+            strategy = consumer.strategy if consumer is not None else None
+            rows = strategy.in_strategy if strategy is not None else None
+            if not rows or position >= len(rows):
+                return None
+            origin = as_shapes(consumer.cnode_primal_attrs.get("origin_input_shapes"))
+            whole = origin[position] if origin is not None and position < len(origin) else None
+            if whole is None and keeps:
+                whole = printed
+            elif whole is not None and keeps and printed is not None and printed != whole:
+                return None
+            part = divided(whole, rows[position]) if whole is not None else None
+            if part is None:
+                return None
+            found.add(part)
+        return found.pop() if len(found) == 1 else None
+
+    def _users(self, key: str) -> list[tuple[str, int]]:
+        """(operator, input position) of every real operator the collective's output reaches
+        through plumbing alone (``Load`` / ``Depend``'s first input) and through calls of the
+        file's subgraphs (an argument to the parameter it binds, a callee's ``Return`` to the
+        call: :mod:`msinspect.graph`); an output that reaches anything else (another
+        communication operator, a ``MakeTuple``, an unbound call or ``Return``) gives []: its
+        consumers cannot tell."""
+        found, todo, seen = [], [key], {key}
+        while todo:
+            current = todo.pop()
+            for target, edges in self.graph.succ[current].items():
+                data = self.graph.nodes[target]
+                node = data.get("node")
+                for edge in edges.values():
+                    position = edge.get("position")
+                    if data.get("bound"):
+                        called = data.get("kind") in (NodeKind.CALL_GRAPH, NodeKind.CALL_VALUE)
+                        if called and position != RETURNED:
+                            continue  # an argument: its value goes on to the parameter it binds
+                        if data.get("op") == "Partial":
+                            return []
+                        if target not in seen:
+                            seen.add(target)
+                            todo.append(target)
+                        continue
+                    if node is None or node.index is None:
+                        return []
+                    if node.op in ("Load", "Depend"):
+                        if position == 0 and target not in seen:
+                            seen.add(target)
+                            todo.append(target)
+                        continue
+                    if node.op == "UpdateState":
+                        continue
+                    if is_comm(node) or is_plumbing(node) or node.kind != "call_primitive":
+                        return []
+                    found.append((target, position))
+        return found
 
 
 def _scope(graph: nx.MultiDiGraph, key: str | None) -> str | None:
@@ -203,8 +385,8 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
     """Every communication or redistribution operator of ``ir``, in file order."""
     graph = graph if graph is not None else to_networkx(ir)
     stage = ir.stage  # read off the path: once, not per row
-    is_global = shapes_are_global(ir.path)
     known = known_groups(ir, ctx)
+    shapes = RankShapes(ir, graph, ctx, known)
     data = data_view(graph)
     rows = []
     for node in ir.nodes():
@@ -221,7 +403,7 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
             source = f"rank {peer}"
         if node.op == "Send" and peer is not None:
             users = [f"rank {peer}"]
-        shape, dtype, at_rank = _moved(node, is_global)
+        shape, dtype, at_rank = shapes.moved(key)
         if node.op in PIPELINE_OPS:
             ranks = tuple(sorted({ctx.rank, peer})) if peer is not None and ctx.rank is not None else None
             size = 2
@@ -230,12 +412,14 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
             size = 1 if _alone(node) else vocabulary.group_size(node, ranks)
         moving = vocabulary.moves_data(node)
         tensor = nbytes(shape, dtype) if at_rank else None
+        out = shapes.rank_output(key) if node.op not in PIPELINE_OPS else None
         rows.append({
             "rank": ctx.rank, "stage": stage, "file": ir.path, "line": node.line, "name": node.name,
             "op": node.op, "kind": kind_of(node, graph, key), "moves_data": moving, "producer": source,
             "consumers": tuple(users), "group": node.primitive_attrs.get("group"),
             "group_ranks": ranks, "group_size": size if moving else None, "peer": peer, "shape": shape,
-            "out_shape": node.output_shape, "dtype": dtype,
+            "out_shape": out[0] if out is not None else None if shapes.is_global else node.output_shape,
+            "dtype": dtype,
             "tensor_bytes": tensor, "wire_bytes": vocabulary.wire_bytes(node, tensor, size),
             "producer_scope": _scope(graph, source_key),
             "consumer_scopes": tuple(_scope(graph, k) for k in user_keys),

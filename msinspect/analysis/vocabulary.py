@@ -197,3 +197,89 @@ def wire_bytes_for(op: str, tensor_bytes: int | None, n: int | None) -> int | No
     if entry.algorithm in ("reducescatter", "alltoall"):
         return (n - 1) * tensor_bytes // n
     return None
+
+
+# How each operator's output shape follows from its input's, as MindSpore's infer functions define
+# them (``mindspore/python/mindspore/ops/operations/comm_ops.py``: ``AlltoAll.infer_shape``,
+# ``_MicroStepAllGather`` / ``_MiniStepAllGather`` / ``_HostAllGather.infer_shape``; the C infer
+# functions ``nnacl/infer/all_gather_infer.c`` and ``reduce_scatter_infer.c``):
+#
+# - ``same``: AllReduce, Broadcast, and the mirror and virtual operators (identity forward);
+# - ``gather``: the first dimension times the group's rank count (``rank_size``);
+# - ``scatter``: the first dimension divided by it (it must divide);
+# - ``alltoall``: ``concat_dim`` times ``split_count``, then ``split_dim`` divided by it.
+SHAPE_RULES = {
+    "AllReduce": "same", "Broadcast": "same", "_MirrorOperator": "same", "_MirrorMiniStepOperator": "same",
+    "_MirrorMicroStepOperator": "same", "MirrorMicroStepOperator": "same", "_VirtualDiv": "same",
+    "AllGather": "gather", "_HostAllGather": "gather", "_MicroStepAllGather": "gather",
+    "_MiniStepAllGather": "gather", "ReduceScatter": "scatter", "_HostReduceScatter": "scatter",
+    "AlltoAll": "alltoall", "AllToAll": "alltoall",
+}
+
+
+def _int_attr(node: Node, key: str) -> int | None:
+    value = node.primitive_attrs.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _alltoall_args(node: Node, rank: int) -> tuple[int, int, int] | None:
+    count, split, concat = (_int_attr(node, k) for k in ("split_count", "split_dim", "concat_dim"))
+    if count is None or split is None or concat is None or count < 1:
+        return None
+    split, concat = split % rank if rank else split, concat % rank if rank else concat  # negative axes
+    if not (0 <= split < rank and 0 <= concat < rank):
+        return None
+    return count, split, concat
+
+
+def output_of(node: Node, shape: tuple[int, ...] | None, n: int | None) -> tuple[int, ...] | None:
+    """The operator's output shape from its input's (``n``: the group's rank count), by MindSpore's
+    infer rule (:data:`SHAPE_RULES`); None where the rule does not apply or is unknown."""
+    rule = SHAPE_RULES.get(node.op)
+    if shape is None or rule is None:
+        return None
+    if rule == "same":
+        return tuple(shape)
+    if rule in ("gather", "scatter"):
+        n = _int_attr(node, "rank_size") or n
+        if not shape or not n or n < 1:
+            return None
+        if rule == "gather":
+            return (shape[0] * n, *shape[1:])
+        return (shape[0] // n, *shape[1:]) if shape[0] % n == 0 else None
+    args = _alltoall_args(node, len(shape))
+    if args is None:
+        return None
+    count, split, concat = args
+    out = list(shape)
+    out[concat] *= count
+    if out[split] % count:
+        return None
+    out[split] //= count
+    return tuple(out)
+
+
+def input_of(node: Node, shape: tuple[int, ...] | None, n: int | None) -> tuple[int, ...] | None:
+    """The operator's input shape from its output's: :func:`output_of` undone."""
+    rule = SHAPE_RULES.get(node.op)
+    if shape is None or rule is None:
+        return None
+    if rule == "same":
+        return tuple(shape)
+    if rule in ("gather", "scatter"):
+        n = _int_attr(node, "rank_size") or n
+        if not shape or not n or n < 1:
+            return None
+        if rule == "scatter":
+            return (shape[0] * n, *shape[1:])
+        return (shape[0] // n, *shape[1:]) if shape[0] % n == 0 else None
+    args = _alltoall_args(node, len(shape))
+    if args is None:
+        return None
+    count, split, concat = args
+    out = list(shape)
+    out[split] *= count
+    if out[concat] % count:
+        return None
+    out[concat] //= count
+    return tuple(out)

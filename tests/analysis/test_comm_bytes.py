@@ -1,0 +1,225 @@
+"""Bytes of the communication the planner inserted, at step_parallel_end, where MindSpore prints
+the operators it just inserted with no output (``-> (<null>)``) and every activation at its
+global (uncut) shape. The tensor at the rank is worked out by hand from the network scripts
+(fixtures/zoo/nets/), the device count and MindSpore's definitions, then the ring formulas of the
+README (S the tensor at the rank, n the group size, float32 = 4 bytes):
+
+    AllReduce and mirror operators: 2 (n - 1) / n * S;  AllGather: (n - 1) * S;
+    ReduceScatter and AlltoAll: (n - 1) / n * S;  Send / Receive: S.
+
+What cannot be told stays None ("cannot tell"), never 0.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import msinspect
+from tests.conftest import FIXTURES
+
+ZOO = FIXTURES / "zoo"
+INTERLEAVE = Path(__file__).parent / "dumps" / "pipeline_interleave_4rank"
+F32 = 4
+
+
+def allreduce(n, s):
+    return 2 * (n - 1) * s // n
+
+
+@pytest.fixture(scope="module")
+def zoo01_spe():
+    return msinspect.load_dump(ZOO / "01_semi_auto_tp4dp2").analyse("step_parallel_end").comm()
+
+
+def _gpt_mirrors(rank: int, layers: int) -> Counter:
+    """(group, S, wire bytes) of the gradient AllReduce of every weight of gpt.py with plan "all",
+    dp 2 x tp 4 on 8 ranks (zoo 01, 09), for rank r: its tp group is its half {4 (r // 4) ..},
+    its dp group {r % 4, r % 4 + 4}.
+
+    - embedding (1024, 512) and position (64, 512): embed_gather ((1, 1), (dp, 1)) and pos_add
+      ((dp, 1, 1), (1, 1)) keep them whole, the same on all 8 ranks: the world;
+    - LayerNorm gammas and betas (512,): ((dp, 1), (1,), (1,)): whole on all 8: the world;
+      2 per LayerNorm, 2 LayerNorms per block and the head's;
+    - wq, wk, wv (512, 512) cut (1, tp) -> (512, 128); wo (512, 512) cut (tp, 1) -> (128, 512);
+      w_in (512, 2048) cut (1, tp) -> (512, 512); w_out (2048, 512) cut (tp, 1) -> (512, 512);
+      lm_head (512, 1024) cut (1, tp) -> (512, 256): each slice is held by the 2 ranks of the
+      rank's dp group."""
+    world = tuple(range(8))
+    dp = (rank % 4, rank % 4 + 4)
+    found = Counter()
+
+    def add(group, elements, count=1):
+        size = elements * F32
+        found[(group, size, allreduce(len(group), size))] += count
+
+    add(world, 1024 * 512)
+    add(world, 64 * 512)
+    add(world, 512, 4 * layers + 2)
+    add(dp, 512 * 128, 4 * layers)  # wq, wk, wv, wo
+    add(dp, 512 * 512, 2 * layers)  # w_in, w_out
+    add(dp, 512 * 256)
+    return found
+
+
+def _rows(comm, rank, op):
+    rows = comm[(comm["rank"] == rank) & (comm["op"] == op)]
+    return Counter((tuple(r["group_ranks"]), r["tensor_bytes"], r["wire_bytes"]) for r in rows.to_dict("records"))
+
+
+@pytest.mark.parametrize("rank", [0, 5])
+def test_zoo01_mirror_operators_move_the_ranks_slice(zoo01_spe, rank):
+    """Zoo 01 (4 blocks): the 45 mirror operators of a rank, each the gradient AllReduce of the
+    weight slice the rank holds (a parameter is cut in place: the file's parameter list shows the
+    slice though the mirror's input prints the whole weight)."""
+    assert _rows(zoo01_spe, rank, "_MirrorOperator") == _gpt_mirrors(rank, layers=4)
+
+
+@pytest.mark.parametrize("rank", [0, 5])
+def test_zoo01_forward_allreduces(zoo01_spe, rank):
+    """Zoo 01: out_matmul and ffn_out_matmul ((dp, tp), (tp, 1)) are row parallel: their (N, 512)
+    output (N = batch 8 x sequence 64 = 512 rows) is a partial sum over the tp group, its rows
+    cut by dp: (256, 512) at the rank, summed over the rank's tp group (n = 4), once per such
+    MatMul: 2 per block, 8. loss_mean ((dp,),) reduces the batch axis cut by dp: a float32 scalar
+    summed over the dp group (n = 2): S = 4, 2 * 1 / 2 * 4 = 4 bytes."""
+    tp = tuple(range(rank // 4 * 4, rank // 4 * 4 + 4))
+    dp = (rank % 4, rank % 4 + 4)
+    partial = 256 * 512 * F32
+    assert _rows(zoo01_spe, rank, "AllReduce") == Counter({(tp, partial, allreduce(4, partial)): 8,
+                                                           (dp, 4, 4): 1})
+
+
+def test_zoo01_head_gather_cannot_be_told_at_step_parallel_end(zoo01_spe):
+    """The AllGather giving loss_ce the whole vocabulary gathers lm_matmul's output through a
+    Split / Concat redistribution, not into an operator with a strategy: its size at the rank
+    cannot be told from this file (validate shows it): None, never 0."""
+    gathers = zoo01_spe[zoo01_spe["op"] == "AllGather"]
+    assert len(gathers) == 8
+    assert gathers["wire_bytes"].isna().all()
+    assert gathers["tensor_bytes"].isna().all()
+
+
+def test_zoo09_transformer():
+    """Zoo 09: gpt.py with 124 blocks, the layout of zoo 01, rank 0 only (its step_parallel_end is
+    the only file kept): 2 + 4 * 124 + 2 + 6 * 124 + 1 = 1245 mirror operators, 2 * 124 = 248
+    row-parallel AllReduces of (256, 512) over ranks 0-3, the loss's over {0, 4}."""
+    comm = msinspect.load_dump(ZOO / "09_large_gpt").analyse("step_parallel_end").comm()
+    assert _rows(comm, 0, "_MirrorOperator") == _gpt_mirrors(0, layers=124)
+    partial = 256 * 512 * F32
+    assert _rows(comm, 0, "AllReduce") == Counter({((0, 1, 2, 3), partial, allreduce(4, partial)): 248,
+                                                   ((0, 4), 4, 4): 1})
+
+
+def test_zoo04_layernorm_weights_are_not_cut_by_the_optimizer():
+    """Zoo 04 (hsdp: optimizer parallel): a weight repeated over the 4 ranks of its stage is cut
+    by the optimizer only above MindSpore's default threshold (``parallel_optimizer_threshold``,
+    64 KB): the LayerNorm gammas and betas (512 float32 = 2 KB) are not. Their
+    ``_MicroStepAllGather`` has ``group: ""``, for which comm_ops.py sets ``rank_size = 1``: the
+    rank's own (512,), nothing on the wire; the ``_MirrorMicroStepOperator`` after it is the
+    gradient AllReduce of that (512,) over the rank's stage (LayerNorm keeps its weights whole:
+    all 4 ranks of the stage hold them): S = 2048, 2 * 3 / 4 * 2048 = 3072. Stage 0 (ranks 0-3)
+    holds blocks 0-1: 2 blocks x 2 LayerNorms x 2 weights = 8; stage 1 (4-7) blocks 2-3 and the
+    head's ln_f: 10."""
+    comm = msinspect.load_dump(ZOO / "04_pipeline_hsdp_recompute").analyse("step_parallel_end").comm()
+    for rank in range(8):
+        stage = (0, 1, 2, 3) if rank < 4 else (4, 5, 6, 7)
+        count = 8 if rank < 4 else 10
+        rows = comm[comm["rank"] == rank]
+        alone = rows[(rows["op"] == "_MicroStepAllGather") & (rows["group"] == "")]
+        assert Counter((tuple(r["group_ranks"]), r["tensor_bytes"], r["wire_bytes"])
+                       for r in alone.to_dict("records")) == Counter({((rank,), 2048, 0): count})
+        assert _rows(comm, rank, "_MirrorMicroStepOperator") == Counter({(stage, 2048, 3072): count})
+
+
+@pytest.mark.parametrize("rank", [0, 5, 15])
+def test_zoo05_expert_alltoalls(rank):
+    """Zoo 05, 16 ranks (0, 5 and 15 kept), all collectives over the world of 16:
+
+    - proj_a ((16, 1), (1, 1)) gives (1024, 512) rows cut 16: (64, 512); proj_b ((1, 16), (16, 1))
+      wants its columns cut: the AlltoAll takes (64, 512) = 131072 bytes, sends 15 / 16 of it;
+    - dispatch_transpose ((16, 1, 1),) of the (64, 16, 512) reshape, cut on its first axis, gives
+      (16, 4, 512); expert_bmm ((16, 1, 1), ...) wants the experts axis cut: the AlltoAll takes
+      (16, 4, 512) = 131072 bytes;
+    - wa (512, 512) is held whole by all 16 (proj_a does not cut it): its mirror moves 1 MB;
+    - the loss is a float32 scalar summed over 16: S = 4, 2 * 15 / 16 * 4 = 7 (bytes, rounded down).
+
+    The way back (combine AlltoAll, into a Reshape), proj_b's AllReduce (into a Reshape) and the
+    Gather's ReduceScatter (its input printed ``<null>``: no element type) cannot be told here."""
+    comm = msinspect.load_dump(ZOO / "05_expert_alltoall_16").analyse("step_parallel_end").comm()
+    world = tuple(range(16))
+    rows = comm[(comm["rank"] == rank) & comm["moves_data"]]
+    known = Counter((r["op"], tuple(r["group_ranks"]), r["tensor_bytes"], r["wire_bytes"])
+                    for r in rows.to_dict("records") if pd.notna(r["wire_bytes"]))
+    tokens = 64 * 512 * F32
+    assert known == Counter({("AlltoAll", world, tokens, 15 * tokens // 16): 2,
+                             ("_MirrorOperator", world, 512 * 512 * F32, allreduce(16, 512 * 512 * F32)): 1,
+                             ("AllReduce", world, 4, 7): 1})
+    unknown = rows[rows["wire_bytes"].isna()]
+    assert sorted(unknown["op"]) == ["AllReduce", "AlltoAll", "ReduceScatter"]
+
+
+@pytest.mark.parametrize("rank", [0, 5])
+def test_zoo11_lazy_inline_blocks(rank):
+    """Zoo 11 (its script's hand-derived facts: dp 2 x mp 4 on 8 ranks, ranks 0 and 5 kept):
+    each block's w1 (64, 256) cut (1, 4) and w2 (256, 64) cut (4, 1) leave (64, 64) float32 =
+    16384 bytes at the rank, repeated over its dp group {r % 4, r % 4 + 4}: 4 mirror operators,
+    2 * 1 / 2 * 16384 = 16384 bytes each. ``down`` ((2, 4), (4, 1)) gives partial sums of the
+    (16, 64) rows, cut by dp: (8, 64) = 2048 bytes summed over the rank's mp group (n = 4):
+    3072 bytes where told (the block's body is a subgraph its weights reach as arguments). The
+    loss's mean over the dp-cut rows: a scalar over the dp group, 4 bytes."""
+    comm = msinspect.load_dump(ZOO / "11_lazy_inline_8").analyse("step_parallel_end").comm()
+    dp = (rank % 4, rank % 4 + 4)
+    mp = tuple(range(rank // 4 * 4, rank // 4 * 4 + 4))
+    assert _rows(comm, rank, "_MirrorOperator") == Counter({(dp, 16384, 16384): 4})
+    reduces = _rows(comm, rank, "AllReduce")
+    assert reduces[(dp, 4, 4)] == 1
+    told = {key for key in reduces if key[0] == mp and pd.notna(key[2])}
+    assert told == {(mp, 2048, 3072)}
+
+
+@pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
+def test_pipeline_sends_both_ways(stage):
+    """The interleaved pipeline: a micro-batch is 16 / 2 = 8 rows of 64, cut dp 2 inside a stage:
+    every Send and Receive moves (4, 64) float32 = 1024 bytes, the gradient's way back included
+    (its Sends write ``dtype: Tensor(F32)``, the forward ones ``F32``)."""
+    comm = msinspect.load_dump(INTERLEAVE).analyse(stage).comm()
+    pipe = comm[comm["op"].isin(["Send", "Receive"])]
+    assert len(pipe) == (8 if stage == "step_parallel_end" else 16)
+    assert set(pipe["tensor_bytes"]) == {4 * 64 * F32}
+    assert set(pipe["wire_bytes"]) == {4 * 64 * F32}
+    assert set(pipe["dtype"]) == {"F32"}
+
+
+def test_zoo04_gradient_sends_have_bytes():
+    """Zoo 04 at validate: stage 1 sends the gradient of each micro-batch's (128, 512) activation
+    back to stage 0 (16 / 4 = 4 sequences x 64 = 256 rows, dp 2): 262144 bytes, like the forward
+    Sends, though written ``dtype: Tensor(F32)``."""
+    comm = msinspect.load_dump(ZOO / "04_pipeline_hsdp_recompute").analyse("validate").comm()
+    sends = comm[(comm["op"] == "Send") & (comm["rank"] >= 4)]
+    assert len(sends) == 16  # 4 micro-batches on each of ranks 4-7
+    assert set(sends["tensor_bytes"]) == {128 * 512 * F32}
+    assert set(sends["wire_bytes"]) == {128 * 512 * F32}
+
+
+@pytest.mark.parametrize("dump", ["01_semi_auto_tp4dp2", "04_pipeline_hsdp_recompute", "05_expert_alltoall_16",
+                                  "06_control_flow_8", "10_layout_api_8", "11_lazy_inline_8"])
+def test_step_parallel_end_bytes_are_those_validate_shows(dump):
+    """Every size told at step_parallel_end is one MindSpore itself infers for the same rank at
+    validate, where the shapes are per rank: for each operator told, an operator of the same type
+    (a mirror operator is its gradient's AllReduce there, an optimizer gather an AllGather), kind
+    and group moves the same bytes at validate; or it moves nothing (a group of one rank, gone
+    by validate)."""
+    analysis = msinspect.load_dump(ZOO / dump)
+    end, valid = analysis.analyse("step_parallel_end").comm(), analysis.analyse("validate").comm()
+
+    def key(row):
+        op = "AllReduce" if "Mirror" in row["op"] else "AllGather" if "StepAllGather" in row["op"] else row["op"]
+        return row["rank"], op, row["kind"], tuple(row["group_ranks"]), row["tensor_bytes"], row["wire_bytes"]
+
+    at_validate = {key(r) for r in valid.to_dict("records") if r["moves_data"] and r["group_ranks"] is not None}
+    told = [r for r in end.to_dict("records") if r["moves_data"] and pd.notna(r["wire_bytes"])]
+    assert told
+    for row in told:
+        assert row["wire_bytes"] == 0 or key(row) in at_validate, row
