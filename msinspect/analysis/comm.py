@@ -26,11 +26,13 @@ COMM_COLUMNS = [
 ]
 
 
-def kind_of(node: Node, graph: nx.MultiDiGraph, key: str) -> str:
-    """Why the operator is there: see :mod:`msinspect.analysis.vocabulary` (from the primitive and
-    its instance name); an unnamed AllGather of a parameter (2.2 era) is optimizer parallel."""
-    kind = vocabulary.kind_of(node, is_backward(node))
-    if kind == "user" and node.op == "AllGather":
+def kind_of(node: Node, graph: nx.MultiDiGraph, key: str, planner: bool | None = None) -> str:
+    """Why the operator is there: see :mod:`msinspect.analysis.vocabulary` (from the primitive,
+    its instance name and, for ``planner``, whether the parallel pass inserted communication into
+    the file: :func:`~msinspect.analysis.vocabulary.planner_ran`); an unnamed AllGather of a
+    parameter (2.2 era) is optimizer parallel."""
+    kind = vocabulary.kind_of(node, is_backward(node), planner)
+    if kind in ("user", "unknown") and node.op == "AllGather":
         source = producer(graph, key)
         data = graph.nodes[source] if source is not None else {}
         if data.get("kind") == "parameter" and data.get("has_default"):
@@ -385,6 +387,7 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
     """Every communication or redistribution operator of ``ir``, in file order."""
     graph = graph if graph is not None else to_networkx(ir)
     stage = ir.stage  # read off the path: once, not per row
+    planner = vocabulary.planner_ran(stage, ir.attrs)
     known = known_groups(ir, ctx)
     shapes = RankShapes(ir, graph, ctx, known)
     data = data_view(graph)
@@ -415,7 +418,7 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
         out = shapes.rank_output(key) if node.op not in PIPELINE_OPS else None
         rows.append({
             "rank": ctx.rank, "stage": stage, "file": ir.path, "line": node.line, "name": node.name,
-            "op": node.op, "kind": kind_of(node, graph, key), "moves_data": moving, "producer": source,
+            "op": node.op, "kind": kind_of(node, graph, key, planner), "moves_data": moving, "producer": source,
             "consumers": tuple(users), "group": node.primitive_attrs.get("group"),
             "group_ranks": ranks, "group_size": size if moving else None, "peer": peer, "shape": shape,
             "out_shape": out[0] if out is not None else None if shapes.is_global else node.output_shape,

@@ -21,17 +21,29 @@ Kinds (why the operator is there):
   ``Reshape``, ``Split``, ``Concat``, ``Transpose``, ``GetNext`` ... named ``redistribution_op_*``):
   nothing on the wire;
 - ``virtual``: the parallel pass's bookkeeping operators (``_VirtualDiv`` ...): nothing on the wire;
-- ``user``: a collective the user's own code calls.
+- ``user``: a collective the user's own code calls: told only where the file shows that the
+  parallel pass inserted nothing (a stage before it, or a job it did not run in: see
+  :func:`planner_ran`);
+- ``unknown``: nothing recorded tells who put it there ("cannot tell").
+
+Who inserted a collective is read off what MindSpore records, never guessed from a name's look:
+the primitive (the mirror and optimizer operators exist only for the parallel pass), the instance
+names its passes give (``forward_op_*``, ``redistribution_op_*``, ``mirror``, ``parallel_optimizer``
+...; an operator's replacement graph names its operators ``HashName(instance) + op + index``:
+``GenerateGraph::NewOpInst`` in ``mindspore/ccsrc/frontend/parallel/graph_util/generate_graph.cc``,
+e.g. ``7206914136160063563ReduceScatter11`` in the masked lookup of a vocabulary-parallel Gather
+named ``vocab_gather``), and the flags the parallel pass sets on the graph.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from msinspect.model import Node
 
 #: The kinds, in the order summaries list them.
 KINDS = ("forward", "redistribution", "backward", "gradient", "optimizer", "pipeline", "local", "virtual",
-         "user")
+         "user", "unknown")
 
 
 @dataclass(frozen=True)
@@ -126,9 +138,55 @@ def moves_data(node: Node) -> bool:
     return node.op in MOVING
 
 
-def kind_of(node: Node, backward: bool) -> str:
+#: The name ``GenerateGraph::NewOpInst`` gives an operator of a replacement graph (an operator's
+#: own parallel implementation, ``ops_info/*.cc``): ``HashName(instance name)``, a decimal
+#: ``std::hash`` of up to 20 digits, then the primitive's name and the operator's index in the
+#: graph. With ``grad`` before it: its gradient.
+_REPLACE_GRAPH_NAME = re.compile(r"^(?:grad)?(\d{1,20})([A-Za-z_]+?)(\d+)$")
+
+#: Graph flags the parallel pass sets (``mindspore/ccsrc/frontend/parallel/step_parallel.cc``,
+#: ``ops_utils.h``): ``check_set_strategy_valid_once_only`` when it returned without running (the
+#: job is not [semi-]auto parallel), ``semi_auto_parallel_run_once_only`` once it ran.
+RAN_FLAG = "semi_auto_parallel_run_once_only"
+SKIPPED_FLAG = "check_set_strategy_valid_once_only"
+#: Stages written before the parallel pass inserts any collective (``pipeline_split`` inserts
+#: only Send / Receive, whose kind the vocabulary fixes; ``step_parallel_begin`` is dumped as the
+#: pass begins).
+BEFORE_PLANNER = frozenset({
+    "bootstrap", "parse", "symbol_resolve", "combine_like_graphs", "meta_unpack_prepare",
+    "abstract_specialize", "type_inference", "event_method", "auto_monad", "graph_reusing", "inline",
+    "add_attr", "parallel-infer-symbol", "pre_auto_parallel", "insert-virtual-dataset",
+    "parallel-infer-symbol-second", "dataset_repeat_opt", "pipeline_split", "step_auto_parallel_begin",
+    "step_parallel_begin", "opt_pass_add_attr_with_inline", "opt_pass_py_interpret_to_execute",
+})
+
+
+def planner_ran(stage: str, attrs: dict) -> bool | None:
+    """Whether the parallel pass inserted its communication into a file of ``stage`` with header
+    ``attrs``: False before it (:data:`BEFORE_PLANNER`) or where it returned without running
+    (:data:`SKIPPED_FLAG` without :data:`RAN_FLAG`), True at ``step_parallel_end`` and where
+    :data:`RAN_FLAG` is set; None where the file does not tell."""
+    if stage in BEFORE_PLANNER:
+        return False
+    if stage == "step_parallel_end" or RAN_FLAG in attrs:
+        return True
+    if SKIPPED_FLAG in attrs:
+        return False
+    return None
+
+
+def replace_graph_operator(node: Node) -> bool:
+    """Whether the operator's instance name is the one MindSpore gives an operator of another
+    operator's replacement graph (``GenerateGraph::NewOpInst``: ``HashName(instance) + op +
+    index``, the hash a 64-bit decimal, the op this operator's own primitive)."""
+    match = _REPLACE_GRAPH_NAME.match(node.instance_name or "")
+    return match is not None and match.group(2) == node.op and int(match.group(1)) < 1 << 64
+
+
+def kind_of(node: Node, backward: bool, planner: bool | None = None) -> str:
     """Why the operator is there (see the module's docstring); ``backward``: whether it sits in
-    the gradient graph."""
+    the gradient graph; ``planner``: whether the parallel pass inserted communication into the
+    file (:func:`planner_ran`; None: the file does not tell)."""
     name = (node.instance_name or "").lower()
     entry = VOCABULARY.get(node.op)
     if entry is None or not entry.moves_data:
@@ -149,7 +207,11 @@ def kind_of(node: Node, backward: bool) -> str:
         return "forward"
     if backward:
         return "backward"
-    return "user"
+    if replace_graph_operator(node):
+        return "forward"
+    if planner is False:
+        return "user"
+    return "unknown"
 
 
 def group_size(node: Node, ranks: tuple[int, ...] | None) -> int | None:

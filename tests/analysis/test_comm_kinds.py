@@ -1,0 +1,107 @@
+"""Who put a collective there, from what MindSpore records: the primitive, the instance names its
+parallel passes give (``forward_op_*``, ``redistribution_op_*``, an operator's replacement graph
+``HashName(instance) + op + index``), and the flags the parallel pass sets on the graph. The
+facts are worked out from the network scripts: the zoo's nets call no collective of their own,
+train_jobs/manual_parallel.py calls one ``ops.AllReduce`` and sets no parallel mode.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import msinspect
+from msinspect.analysis.comm_groups import std_hash
+from msinspect.analysis.vocabulary import KINDS, kind_of, planner_ran
+from msinspect.model import Node
+from tests.conftest import FIXTURES
+
+ZOO = FIXTURES / "zoo"
+INTERLEAVE = Path(__file__).parent / "dumps" / "pipeline_interleave_4rank"
+
+
+@pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
+def test_vocabulary_parallel_gather_scatter_is_the_planners(stage):
+    """Zoo 05's ``vocab_gather`` cuts the (4096, 512) table by rows over 16 ranks: MindSpore's
+    GatherInfo replaces it with a masked lookup whose partial rows are reduce-scattered over the
+    16. The ReduceScatter is named by ``GenerateGraph::NewOpInst``: ``HashName("vocab_gather")``
+    + ``ReduceScatter`` + its index in the replacement graph. It is the Gather's own forward
+    communication (kind ``forward``), not the user's; its gradient (an AllGather, in the gradient
+    graph at validate) is ``backward``."""
+    prefix = str(std_hash("vocab_gather"))
+    comm = msinspect.load_dump(ZOO / "05_expert_alltoall_16").analyse(stage).comm()
+    scatter = comm[comm["op"] == "ReduceScatter"]
+    assert set(scatter["rank"]) == {0, 5, 15}
+    assert all(name.startswith(prefix + "ReduceScatter") for name in scatter["name"])
+    assert set(scatter["kind"]) == {"forward"}
+    if stage == "validate":
+        back = comm[comm["name"].str.startswith("grad" + prefix)]
+        assert set(back["op"]) == {"AllGather"}
+        assert set(back["kind"]) == {"backward"}
+
+
+@pytest.mark.parametrize(("dump", "stages"), [
+    (ZOO / "01_semi_auto_tp4dp2", ("step_parallel_end", "validate")),
+    (ZOO / "04_pipeline_hsdp_recompute", ("step_parallel_end", "validate")),
+    (ZOO / "05_expert_alltoall_16", ("step_parallel_end", "validate")),
+    (ZOO / "09_large_gpt", ("step_parallel_end",)),
+    (ZOO / "10_layout_api_8", ("step_parallel_end", "validate")),
+    (INTERLEAVE, ("step_parallel_end", "validate")),
+])
+def test_the_zoo_calls_no_collective_of_its_own(dump, stages):
+    """The zoo's networks (and the interleaved pipeline's) call no collective: every one in
+    their dumps is the planner's, and each is told which of its kinds it is."""
+    for stage in stages:
+        kinds = set(msinspect.load_dump(dump).analyse(stage).comm()["kind"])
+        assert kinds and not kinds & {"user", "unknown"}, (stage, kinds)
+
+
+@pytest.mark.parametrize("stage", ["type_inference", "validate", "execute"])
+def test_manual_allreduce_stays_the_users(stage):
+    """train_jobs/manual_parallel.py sets no parallel mode and averages the loss with its own
+    ``ops.AllReduce`` over the world (8 ranks). The parallel pass returned without running
+    (``check_set_strategy_valid_once_only`` on the graph, no ``semi_auto_parallel_run_once_only``),
+    and type_inference is before it: the forward AllReduce is the user's; the one in the gradient
+    graph (from the AllReduce's bprop) is ``backward``. Only rank 0 kept type_inference."""
+    comm = msinspect.load_dump(FIXTURES / "manual_parallel_8rank").analyse(stage).comm()
+    ranks = [0] if stage == "type_inference" else list(range(8))
+    assert sorted(set(comm["rank"])) == ranks
+    users = comm[comm["kind"] == "user"]
+    assert sorted(users["rank"]) == ranks  # one per rank
+    assert set(users["op"]) == {"AllReduce"}
+    assert set(comm["kind"]) <= {"user", "backward"}
+
+
+def _node(op: str, name: str | None) -> Node:
+    return Node(graph="g", index=1, debug_name="x", op=op, kind="call_primitive", callee=op, inputs=(),
+                line=1, instance_name=name)
+
+
+@pytest.mark.parametrize(("name", "planner", "kind"), [
+    ("all_reduce", False, "user"),       # the parallel pass inserted nothing into the file
+    ("all_reduce", True, "unknown"),     # it did, and nothing tells this one apart: cannot tell
+    ("all_reduce", None, "unknown"),     # the file does not say
+    ("7206914136160063563AllReduce3", True, "forward"),  # a replacement graph's, HashName + op + index
+    ("7206914136160063563AllReduce3", None, "forward"),
+    ("7206914136160063563ReduceScatter3", None, "unknown"),  # another op's name: not this AllReduce's rule
+    ("99999999999999999999AllReduce3", None, "unknown"),  # not a 64-bit hash
+    ("forward_op_123", False, "forward"),
+])
+def test_kind_from_what_is_recorded(name, planner, kind):
+    assert kind_of(_node("AllReduce", name), False, planner) == kind
+
+
+@pytest.mark.parametrize(("stage", "attrs", "ran"), [
+    ("type_inference", {}, False),
+    ("step_parallel_begin", {}, False),
+    ("step_parallel_end", {}, True),
+    ("validate", {"check_set_strategy_valid_once_only": "1"}, False),
+    ("validate", {"check_set_strategy_valid_once_only": "1", "semi_auto_parallel_run_once_only": "1"}, True),
+    ("validate", {}, None),
+])
+def test_planner_ran(stage, attrs, ran):
+    assert planner_ran(stage, attrs) is ran
+
+
+def test_unknown_is_a_kind():
+    assert KINDS[-1] == "unknown"
