@@ -172,8 +172,13 @@ def path_between(graph: nx.MultiDiGraph, source: str, target: str,
 
 
 def label(graph: nx.MultiDiGraph, key: str | None) -> str | None:
-    """The user-facing name of a graph node: instance name, parameter name, or debug name."""
+    """The user-facing name of a graph node: instance name, parameter name, or debug name; a call
+    of subgraphs without an instance name by what it calls (``call @g``, ``call @g1 | @g2``)."""
     if key is None:
         return None
     data = graph.nodes[key]
+    node = data.get("node")
+    if node is not None and not node.instance_name and node.callee_graphs and \
+            data.get("kind") in (NodeKind.CALL_GRAPH, NodeKind.CALL_VALUE):
+        return "call " + " | ".join(f"@{g}" for g in node.callee_graphs)
     return data.get("name") or key

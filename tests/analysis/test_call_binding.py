@@ -70,3 +70,14 @@ def test_calls_of_helpers_are_walked_into_and_out_of():
     assert producer(graph, f"{nll}/Return") == "32_add_48/%0"
     # the argument %0 of that call (a call of @33__scalar_mul_tensor_53, whose Muls scales the loss)
     assert graph.nodes[producer(graph, "param:para35_x")]["op"] == "Muls"
+
+
+def test_a_call_is_named_by_what_it_calls(branches):
+    """A call has no instance name; its debug name (CNode_167) says nothing: it is shown by the
+    graphs it may call."""
+    from msinspect.analysis.flow import label
+
+    ir, graph = branches
+    assert label(graph, f"{ir.entry}/%25") == ("call @27_24_14_✓↓__main___ControlFlowNet_construct_165"
+                                               " | @28_25_15_✗↓__main___ControlFlowNet_construct_166")
+    assert label(graph, f"{ir.entry}/%27") == "head_in"
