@@ -105,7 +105,7 @@ FIELDS: tuple[Field, ...] = (
     Field("slice_text", "str", "`slice` as `[8:16, 0:16]`, or `cannot tell`", "shapes --params"),
     # communication
     Field("kind", "str", "comm: the communication kind (`forward`, `redistribution`, `backward`, `gradient`, "
-          "`optimizer`, `pipeline`, `local`, `virtual`, `user`); check: the expectation kind",
+          "`optimizer`, `pipeline`, `local`, `virtual`, `user`, `unknown`: cannot tell); check: the expectation kind",
           "comm, comm --by kind, check, diff"),
     Field("moves_data", "bool", "the operator puts data on the wire", "comm, comm --by group"),
     Field("producer", "str|null", "the operator whose output it takes (past Load / Depend)", "comm"),
@@ -113,12 +113,15 @@ FIELDS: tuple[Field, ...] = (
     Field("consumers", "list[str]", "the operators that take its output", "comm"),
     Field("consumer_scopes", "list[str|null]", "their scopes", "comm"),
     Field("group", "str|null", "the communication group's name", "comm"),
-    Field("group_ranks", "list[int]|null", "the group's ranks; null where nothing tells them (or, in "
-          "`--by group`, for operators that move nothing: see `moves_data`)", "comm, comm --by group"),
+    Field("group_ranks", "list[int]|null", "the group's ranks (Send / Receive: the rank and its peer); null "
+          "where nothing tells them (or, in `--by group`, for operators that move nothing: see `moves_data`)",
+          "comm, comm --by group"),
     Field("group_size", "int|null", "the group's rank count", "comm"),
-    Field("peer", "int|null", "the other rank of a Send / Receive", "comm"),
-    Field("shape", "list[int]|null", "the tensor it takes (Send / Receive: their `shape` attribute)", "comm"),
-    Field("out_shape", "list[int]|null", "the tensor it gives", "comm"),
+    Field("peer", "int|null", "the other rank of a Send / Receive (its global rank); null: cannot tell", "comm"),
+    Field("shape", "list[int]|null", "the tensor it takes, at the rank where that can be told, else as the "
+          "file prints it (global before the parallel pass's re-inference; Send / Receive: their `shape` attribute)", "comm"),
+    Field("out_shape", "list[int]|null", "the tensor it gives at the rank (by MindSpore's infer rule of the "
+          "operator where the file prints none); null: cannot tell", "comm"),
     Field("dtype", "str|null", "the tensor's element type (`Float32`)", "comm"),
     Field("tensor_bytes", "int|null", "bytes of the tensor at the rank; null: cannot tell (summed in `--by`)",
           "comm, comm --by"),
