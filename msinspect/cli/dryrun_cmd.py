@@ -22,8 +22,15 @@ from msinspect.cli.output import console as make_console, styled, to_json
 @click.option("--timeout", type=click.FloatRange(min=1), default=600, show_default=True,
               help="Seconds allowed per rank.")
 @click.option("--force", is_flag=True, help="Dry-run even where a real GPU / Ascend is present.")
+@click.option("--python", "python", default=None, metavar="PATH",
+              help="Run the script with this interpreter (another environment's, e.g. MindSpore 2.7 - 2.9); "
+                   "default: msinspect's own.")
+@click.option("--build-device", type=click.Choice(["cpu", "gpu"]), default="cpu", show_default=True,
+              help="Where operations the script runs eagerly while building its network (after init(), before "
+                   "the first compile) execute; the dry run's GPU is a stand-in that executes nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of a table.")
-def dryrun(script, script_args, ranks, only, jobs, out_root, keep_all_passes, timeout, force, as_json) -> None:
+def dryrun(script, script_args, ranks, only, jobs, out_root, keep_all_passes, timeout, force, python, build_device,
+           as_json) -> None:
     """Run SCRIPT as RANKS simulated ranks through MindSpore's real parallel planner, on CPU.
 
     Nothing is computed: each rank compiles its graph and writes its strategy IR
@@ -31,7 +38,8 @@ def dryrun(script, script_args, ranks, only, jobs, out_root, keep_all_passes, ti
     this mode are not losses. Arguments after `--` go to the script.
 
     The script must call mindspore.communication.init() and must not set the device target to
-    CPU (leave it unset). Run `msinspect setup-dryrun` once first.
+    CPU (leave it unset). Run `msinspect setup-dryrun` once first. A rank whose IR is whole but
+    that msinspect's parser cannot read yet is listed as "compiled", with the files.
     """
     from rich.table import Table
 
@@ -51,7 +59,8 @@ def dryrun(script, script_args, ranks, only, jobs, out_root, keep_all_passes, ti
         with RankProgress(total, console=console) as progress:
             report = run_dryrun(script, ranks, out_root=out_root, only=only, jobs=jobs,
                                 script_args=script_args, keep_all_passes=keep_all_passes,
-                                timeout=timeout, on_update=progress.update, allow_accelerator=force)
+                                timeout=timeout, on_update=progress.update, allow_accelerator=force,
+                                python=python, build_device=build_device)
     if as_json:
         click.echo(to_json(report.to_dict()))
     else:
@@ -65,10 +74,10 @@ def _print_summary(console, report, Table, note) -> None:
     for col in ("rank", "result", "wall s", "peak MB", "step_parallel_end / reason"):
         table.add_column(col, overflow="fold")
     for r in report.ranks:
-        style = "green" if r.ok else "red"
+        style = "green" if r.state.value == "ok" else "yellow" if r.ok else "red"
         detail = (styled(str(r.step_parallel_end[0].relative_to(report.run_dir)) + (
             f" (+{len(r.step_parallel_end) - 1})" if len(r.step_parallel_end) > 1 else ""))
-                  if r.ok else styled(f"{r.reason}  ",
+                  if r.state.value == "ok" else styled(f"{r.reason}  ",
                                       (f"(log: {r.log.relative_to(report.run_dir) if r.log else '-'})", "dim")))
         peak = f"{r.peak_rss_bytes / 2**20:.0f}" if r.peak_rss_bytes else "-"
         table.add_row(str(r.rank), styled((r.state.value, style)), f"{r.wall_seconds:.1f}", peak, detail)
@@ -76,3 +85,6 @@ def _print_summary(console, report, Table, note) -> None:
     whole = sum(r.ir_complete for r in report.ranks)  # a rank cancelled after writing it counts
     console.print(f"{whole}/{len(report.ranks)} ranks wrote complete strategy IR in {report.wall_seconds:.1f} s; "
                   f"run folder: {report.run_dir}")
+    if report.unreadable:
+        console.print(f"{len(report.unreadable)} of them compiled, but msinspect cannot read all of their IR yet "
+                      "(result 'compiled': the files and the parser's message are listed)", style="yellow")

@@ -18,6 +18,10 @@ What a user script must do to run unchanged
 * Not set ``save_graphs_path`` itself (the launcher sets ``MS_DEV_SAVE_GRAPHS=2`` and
   ``MS_DEV_SAVE_GRAPHS_PATH`` to the new run folder). ``MS_DEV_SAVE_GRAPHS`` set by the
   script is fine.
+* Operations the script runs eagerly (PyNative) while it builds the network, after ``init()``,
+  run on the CPU device: the worker builds the network on the CPU and compiles it for the
+  planner's GPU (:mod:`msinspect.dryrun.bootstrap`; ``build_device="gpu"`` turns that off).
+  MindFormers needs it (``LlamaForCausalLM`` runs ``Tensor([0]).reshape(1, 1)`` while it is built).
 * Relative paths (datasets) are resolved from the current directory, as with ``msrun``.
 * Training loops run, but each step is a no-op: losses print as 0 and are not losses.
   The IR is complete before MindSpore's expected device errors (SetDevice, cudaHostAlloc).
@@ -39,8 +43,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from .environment import DryRunEnvironment, DryRunSetupError, Problem, detect_real_accelerator, load_environment
-from .report import (NOTHING_COMPUTED, DryRunReport, RankResult, RankState, failure_reason,
-                     find_pass_files, ir_verdict)
+from .report import (NOTHING_COMPUTED, UNREADABLE, DryRunReport, RankResult, RankState, failure_reason,
+                     find_pass_files, ir_verdict, stand_in_gpu_reason)
 from msinspect import processes
 from msinspect.errors import MsInspectError
 from msinspect.processes import free_port, kill_group, kill_tagged, signals_as_interrupt
@@ -56,6 +60,9 @@ _SCRUBBED = re.compile(
     r"MS_DEV_SAVE_GRAPHS.*|MS_DEV_DUMP_IR_PASSES|MSINSPECT_DRYRUN_TAG)$")
 
 _SCHEDULER_PROGRAM = "from mindspore.communication import init; init()"
+#: The worker's program, run by path by the worker's interpreter (see its docstring).
+BOOTSTRAP = Path(__file__).resolve().with_name("bootstrap.py")
+BUILD_DEVICES = ("cpu", "gpu")
 _STOP_GRACE_SECONDS = 3.0
 _SCHEDULER_EXIT_WAIT = 10.0
 _POLL = 0.2
@@ -198,12 +205,14 @@ def _exit_code(status: int) -> int:
 class _RankRunner:
     def __init__(self, *, rank: int, rank_size: int, script: Path, script_args: Sequence[str], run_dir: Path,
                  python: str, cwd: Path, env: dict[str, str], keep_all_passes: bool, timeout: float,
-                 cancel: threading.Event, on_update: UpdateCallback | None, watchdog: "_Watchdog | None" = None):
+                 cancel: threading.Event, on_update: UpdateCallback | None, watchdog: "_Watchdog | None" = None,
+                 build_device: str = "cpu"):
         self.rank, self.rank_size = rank, rank_size
         self.script, self.script_args = script, list(script_args)
         self.run_dir, self.python, self.cwd, self.env = run_dir, python, cwd, env
         self.keep_all_passes, self.timeout = keep_all_passes, timeout
         self.cancel, self.on_update, self.watchdog = cancel, on_update, watchdog
+        self.build_device = build_device
         logs = run_dir / "logs"
         self.result = RankResult(rank=rank, ir_dir=run_dir / f"rank_{rank}", log=logs / f"rank_{rank}.log",
                                  scheduler_log=logs / f"rank_{rank}.scheduler.log")
@@ -221,7 +230,8 @@ class _RankRunner:
                     "MS_WORKER_NUM": "1", "PYTHONUNBUFFERED": "1"})
         if role == "MS_WORKER":
             env.update({"MS_SIMULATION_LEVEL": "0", "RANK_SIZE": str(self.rank_size), "RANK_ID": str(self.rank),
-                        "MS_DEV_SAVE_GRAPHS": "2", "MS_DEV_SAVE_GRAPHS_PATH": str(self.run_dir)})
+                        "MS_DEV_SAVE_GRAPHS": "2", "MS_DEV_SAVE_GRAPHS_PATH": str(self.run_dir),
+                        "MSINSPECT_BUILD_DEVICE": self.build_device.upper()})
             if not self.keep_all_passes:
                 env["MS_DEV_DUMP_IR_PASSES"] = ",".join(DRYRUN_PASSES)
         with open(log, "w") as fh:
@@ -230,7 +240,7 @@ class _RankRunner:
             fh.flush()
             # The scheduler only hosts the cluster's meta server: a two-line program does it, so a
             # script's own start-up work (data loading, imports) is not paid twice per rank.
-            argv = ([self.python, "-u", str(self.script), *self.script_args] if role == "MS_WORKER"
+            argv = ([self.python, "-u", str(BOOTSTRAP), str(self.script), *self.script_args] if role == "MS_WORKER"
                     else [self.python, "-c", _SCHEDULER_PROGRAM])
             # It runs in the run's logs/ folder: `python -c` puts its working directory on
             # sys.path, and a user's folder may hold modules that MindSpore imports by plain name.
@@ -304,9 +314,17 @@ class _RankRunner:
         assert r.ir_dir is not None
         r.step_parallel_end = find_pass_files(r.ir_dir, STRATEGY_STAGE)
         verdicts = [v for v in (ir_verdict(p) for p in r.step_parallel_end) if v]
-        complete = r.ir_complete = bool(r.step_parallel_end) and not verdicts
+        # A whole file that msinspect's parser rejects is msinspect's gap, not the rank's failure.
+        r.unreadable = [v[len(UNREADABLE):] for v in verdicts if v.startswith(UNREADABLE)]
+        broken = [v for v in verdicts if not v.startswith(UNREADABLE)]
+        complete = r.ir_complete = bool(r.step_parallel_end) and not broken
         if complete and not cancelled:
-            r.state, r.reason = RankState.OK, ""
+            if r.unreadable:
+                r.state = RankState.COMPILED
+                r.reason = (f"compiled; msinspect cannot read {len(r.unreadable)} of its {len(r.step_parallel_end)} "
+                            "step_parallel_end file(s): " + "; ".join(r.unreadable))
+            else:
+                r.state, r.reason = RankState.OK, ""
             return
         if cancelled:
             r.state = RankState.CANCELLED
@@ -326,9 +344,9 @@ class _RankRunner:
             what = f"worker killed by {signame}"
             r.reason = what + (f"; last error: {from_log}" if from_log else "")
         elif r.step_parallel_end:
-            r.reason = "step_parallel_end " + verdicts[0] + (f"; {from_log}" if from_log else "")
+            r.reason = "step_parallel_end " + broken[0] + (f"; {from_log}" if from_log else "")
         else:
-            r.reason = from_log or (
+            r.reason = stand_in_gpu_reason(r.log, self.build_device) or from_log or (
                 "no step_parallel_end written: does the script set a parallel mode and call init(), "
                 "and leave save_graphs_path unset?")
 
@@ -367,7 +385,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
                keep_all_passes: bool = False, timeout: float = 600.0, cwd: Path | str | None = None,
                python: str | None = None, environment: DryRunEnvironment | None = None,
                extra_env: dict[str, str] | None = None, on_update: UpdateCallback | None = None,
-               allow_accelerator: bool = False) -> DryRunReport:
+               allow_accelerator: bool = False, build_device: str = "cpu") -> DryRunReport:
     """Dry-run ``script`` as ``ranks`` simulated ranks; return what each rank wrote.
 
     Every run writes into a new folder ``<out_root>/dryrun-<script>-<timestamp>/`` with one
@@ -377,8 +395,15 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
 
     ``only`` picks a subset of ranks (``[0, 4]`` or ``"0,4-5"``); ``jobs`` ranks run at once;
     ``timeout`` bounds each rank (seconds). A rank is ok when every step_parallel_end file it
-    wrote is complete by its own node counts; exit codes are not used (MindSpore prints
-    device errors after the compile in this mode).
+    wrote is complete by its own node counts and msinspect reads it; ``compiled`` when the files
+    are complete but msinspect's parser rejects some (listed in ``unreadable``); exit codes are not
+    used (MindSpore prints device errors after the compile in this mode).
+
+    ``python`` runs the script (default: this interpreter): another environment's, e.g. one with
+    another MindSpore release (2.7 - 2.10 dry-run the same way, with this environment's CUDA
+    home). ``build_device`` is where operations the script runs while building its network (after
+    ``init()``, before the first compile) execute: ``"cpu"`` (default) or ``"gpu"``, the dry run's
+    stand-in, which executes nothing (see :mod:`msinspect.dryrun.bootstrap`).
 
     No process outlives the call: each scheduler and worker gets its own process group,
     killed when its rank ends, fails, times out, or the run is interrupted (Ctrl-C, SIGTERM:
@@ -393,7 +418,11 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
         raise DryRunError("ranks must be at least 1")
     if jobs < 1:
         raise DryRunError("jobs must be at least 1")
+    if build_device not in BUILD_DEVICES:
+        raise DryRunError(f"build_device must be one of {BUILD_DEVICES}, not {build_device!r}")
     selected = select_ranks(only, ranks)
+    if python is not None:
+        check_interpreter(python)
     if not allow_accelerator:
         accel = detect_real_accelerator()
         if accel:
@@ -417,7 +446,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
     runners = [_RankRunner(rank=r, rank_size=ranks, script=script, script_args=script_args, run_dir=run_dir,
                            python=python or sys.executable, cwd=Path(cwd) if cwd else Path.cwd(), env=env,
                            keep_all_passes=keep_all_passes, timeout=timeout, cancel=cancel, on_update=on_update,
-                           watchdog=watchdog)
+                           watchdog=watchdog, build_device=build_device)
                for r in selected]
     report = DryRunReport(script=script, run_dir=run_dir, rank_size=ranks, ranks=[x.result for x in runners],
                           tag=tag)
@@ -450,6 +479,28 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
         watchdog.close(clean=True)
     report.wall_seconds = time.monotonic() - start
     return report
+
+
+def check_interpreter(python: str) -> str:
+    """The MindSpore version of the interpreter ``python`` (a path, or a name found on PATH), or
+    :class:`DryRunError` saying why it cannot run a dry run's ranks."""
+    import shutil
+
+    found = shutil.which(python) if os.sep not in python else (python if os.access(python, os.X_OK) else None)
+    if found is None:
+        raise DryRunError(f"--python {python}: no such interpreter (not an executable file, nor found on PATH)")
+    program = ("import importlib.metadata as m, sys\n"
+               "try:\n    print(m.version('mindspore'))\n"
+               "except m.PackageNotFoundError:\n    sys.exit('MindSpore is not installed')")
+    try:
+        proc = subprocess.run([found, "-c", program], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise DryRunError(f"--python {python}: cannot run it ({exc})") from None
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        raise DryRunError(f"--python {python}: {why}; the interpreter that runs the ranks needs MindSpore "
+                          "(2.7 - 2.10) and numpy<2")
+    return proc.stdout.strip()
 
 
 def _sweep(tag: str) -> None:

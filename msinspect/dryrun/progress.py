@@ -12,9 +12,9 @@ from rich.text import Text
 
 from .report import RankResult, RankState
 
-_STYLE = {RankState.OK: "green", RankState.FAILED: "red", RankState.TIMED_OUT: "red",
+_STYLE = {RankState.OK: "green", RankState.COMPILED: "yellow", RankState.FAILED: "red", RankState.TIMED_OUT: "red",
           RankState.CANCELLED: "yellow", RankState.RUNNING: "cyan", RankState.QUEUED: "dim"}
-_DONE = (RankState.OK, RankState.FAILED, RankState.TIMED_OUT, RankState.CANCELLED)
+_DONE = (RankState.OK, RankState.COMPILED, RankState.FAILED, RankState.TIMED_OUT, RankState.CANCELLED)
 
 
 class RankProgress:
@@ -47,7 +47,7 @@ class RankProgress:
                 self._started[result.rank] = time.monotonic()
             self._rows[result.rank] = (result, n_files)
             done = [r for r, _ in self._rows.values() if r.state in _DONE]
-            failed = sum(1 for r in done if r.state is not RankState.OK)
+            failed = sum(1 for r in done if not r.ok)
             self._bar.update(self._task, completed=len(done), failed=f"[red]{failed} failed" if failed else "")
 
     def _render(self):

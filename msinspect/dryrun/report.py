@@ -1,8 +1,10 @@
 """What a dry run produced: per-rank results judged by the files written, and the summary.
 
-A rank succeeded when every ``step_parallel_end`` file it wrote is complete by the file's
-own node counts (MindSpore prints device errors after the compile in this mode, so exit
-codes say nothing). Nothing is computed in a dry run: no loss is ever reported here.
+A rank compiled when every ``step_parallel_end`` file it wrote is complete by the file's own
+node counts (MindSpore prints device errors after the compile in this mode, so exit codes say
+nothing): it is ``ok`` when msinspect reads them too, ``compiled`` when msinspect's parser
+rejects some of them (the dump is whole; msinspect lacks a construct: ``unreadable`` lists them).
+Nothing is computed in a dry run: no loss is ever reported here.
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ class RankState(str, enum.Enum):
     QUEUED = "queued"
     RUNNING = "running"
     OK = "ok"
+    COMPILED = "compiled"
+    """Compiled and wrote whole IR, but msinspect's parser rejects some of it (see ``unreadable``)."""
     FAILED = "failed"
     TIMED_OUT = "timed out"
     CANCELLED = "cancelled"
@@ -40,7 +44,8 @@ class RankResult:
     state: RankState = RankState.QUEUED
     """ok / failed / timed out / cancelled (queued or running while the run goes on)."""
     reason: str = ""
-    """Why it did not succeed, read from the log; empty when ok."""
+    """Why it did not succeed, read from the log; empty when ok; for ``compiled``, what msinspect
+    could not read."""
     ir_dir: Path | None = None
     """The rank's IR folder (``rank_N/``)."""
     log: Path | None = None
@@ -52,6 +57,9 @@ class RankResult:
     ir_complete: bool = False
     """Whether step_parallel_end was written and every such file is whole by its own node counts
     (also for a rank cancelled after writing it: its state is then ``cancelled``)."""
+    unreadable: list[str] = dataclasses.field(default_factory=list)
+    """The whole step_parallel_end files msinspect's parser rejects, each as ``path:line:col:
+    message`` (empty when it reads them all)."""
     exit_code: int | None = None
     """The worker's exit status (negative: killed by that signal); informative only."""
     wall_seconds: float = 0.0
@@ -63,7 +71,8 @@ class RankResult:
 
     @property
     def ok(self) -> bool:
-        return self.state is RankState.OK
+        """Whether the rank compiled and wrote whole strategy IR (``ok`` or ``compiled``)."""
+        return self.state in (RankState.OK, RankState.COMPILED)
 
 
 @dataclasses.dataclass
@@ -92,6 +101,11 @@ class DryRunReport:
     @property
     def failed(self) -> list[RankResult]:
         return [r for r in self.ranks if not r.ok]
+
+    @property
+    def unreadable(self) -> list[RankResult]:
+        """The ranks that compiled but wrote IR msinspect cannot read (state ``compiled``)."""
+        return [r for r in self.ranks if r.state is RankState.COMPILED]
 
     def rank(self, rank: int) -> RankResult:
         for result in self.ranks:
@@ -146,6 +160,10 @@ def _line_check(path: Path) -> bool:
     return expected is not None and expected > 0 and count == expected
 
 
+#: How :func:`ir_verdict` begins for a whole file that msinspect's parser rejects.
+UNREADABLE = "IR not readable by msinspect: "
+
+
 def ir_verdict(path: Path) -> str:
     """Why an IR file a rank wrote is not usable, or ``""`` when it is complete.
 
@@ -169,7 +187,7 @@ def ir_verdict(path: Path) -> str:
             except OSError:
                 expected, count = None, 0
             if expected is None or count >= expected:
-                return f"IR not readable by msinspect: {problem}"
+                return UNREADABLE + problem
             return f"incomplete ({count} node lines, its own count says {expected}): {problem}"
         return f"incomplete (cut short): {problem}"
     if not ir.complete:
@@ -197,6 +215,10 @@ _HINTS = (
     (re.compile(r"Invalid communication backend: CPU|Dryrun is not supported on CPU"),
      "the script sets the device target to CPU; a dry run needs it unset (or GPU): "
      "remove device_target='CPU' / ms.set_device('CPU')"),
+    (re.compile(r"inputs shape cannot be broadcast on CPU/GPU"),
+     "a BatchMatMul broadcasts its batch dimensions, which the dry run's GPU target refuses (Ascend "
+     "accepts it); MindFormers' rotary embedding does so unless LlamaConfig(use_rope_slice=True), and so "
+     "do the experts of its MoEV2 FFN (MoEConfig(use_gmm=True) builds MoEV3, which compiles)"),
     (re.compile(r"Address already in use|bind.*failed", re.I),
      "the scheduler port was taken by another process; re-run"),
 )
@@ -208,6 +230,68 @@ def failure_reason(log: Path | None, *, max_len: int = 300) -> str:
     return processes.failure_reason(log, hints=_HINTS, ignore=_EXPECTED_AFTER_COMPILE, max_len=max_len)
 
 
+_STAND_IN_GPU = re.compile(r"CUDA driver version is insufficient|SetDevice for id:\d+ failed|no CUDA-capable device")
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+)$')
+#: Printed by the worker's bootstrap when the build on the CPU device begins (bootstrap.BUILD_MARK).
+_BUILD_MARK = "msinspect dry run: building the network on the CPU device"
+
+
+def _last_traceback(lines: list[str]) -> tuple[list[str], list[str]]:
+    """The frame lines and the exception's text (its line and up to 8 after it, up to the next log
+    record) of the log's last Python traceback; two empty lists when there is none."""
+    start = max((i for i, line in enumerate(lines) if line.startswith("Traceback")), default=None)
+    if start is None:
+        return [], []
+    end = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i][0].isspace()), len(lines))
+    text = []
+    for line in lines[end:end + 9]:
+        if text and (line.startswith("[") or line.startswith("Traceback")):
+            break
+        text.append(line)
+    return lines[start + 1:end], text
+
+
+def _where(frames: list[str]) -> str:
+    """``file:line in function`` of the deepest frame that is neither MindSpore's nor the dry run's
+    own, or ``""``."""
+    found = [m.groups() for m in map(_FRAME.match, frames) if m]
+    own = ("/mindspore/", "bootstrap.py", "<frozen runpy>", "/runpy.py")
+    found = [f for f in found if not any(part in f[0] for part in own)]
+    return f"{found[-1][0]}:{found[-1][1]} in {found[-1][2]}" if found else ""
+
+
+def stand_in_gpu_reason(log: Path | None, build_device: str = "cpu") -> str:
+    """Why a rank that wrote no strategy IR failed on the dry run's stand-in GPU, with what to do,
+    or ``""`` when its log shows no such failure.
+
+    The stand-in compiles for the GPU target but executes nothing: an operation run eagerly
+    (PyNative) on it fails with "CUDA driver version is insufficient for CUDA runtime version".
+    The dry run prints that after every compile as well, so it counts only as the exception that
+    ended the script (the log's last traceback), where no IR was written.
+    """
+    if log is None:
+        return ""
+    try:
+        lines = Path(log).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    frames, exception = _last_traceback(lines)
+    if not any(_STAND_IN_GPU.search(line) for line in exception):
+        return ""
+    where = _where(frames)
+    at = f" at {where}" if where else ""
+    what = (f"the script ran an operation eagerly (PyNative){at} on the dry run's stand-in GPU, which "
+            "executes nothing (\"CUDA driver version is insufficient\"; MindFormers' LlamaForCausalLM does so "
+            "while it is built: Tensor([0]).reshape(1, 1))")
+    if build_device == "gpu":
+        return what + "; run without --build-device gpu: the dry run then builds the network on the CPU device"
+    if not any(_BUILD_MARK in line for line in lines):
+        return what + (" before mindspore.communication.init() returned; the dry run builds on the CPU device "
+                       "from init() on: call init() before building the network")
+    return what + (" after the first graph compile, when the device is the planner's again (a network built "
+                   "or run eagerly after another was compiled); compile the parallel network first")
+
+
 def format_summary(report: DryRunReport) -> str:
     """A plain-text summary (the CLI renders a rich table of the same facts)."""
     whole = [r for r in report.ranks if r.ir_complete]
@@ -215,8 +299,11 @@ def format_summary(report: DryRunReport) -> str:
              f"{len(whole)}/{len(report.ranks)} ranks wrote complete strategy IR (step_parallel_end)"
              f" in {report.wall_seconds:.1f} s"]
     for r in report.ranks:
-        if r.ok:
+        if r.state is RankState.OK:
             lines.append(f"  rank {r.rank}: ok      {r.step_parallel_end[0] if r.step_parallel_end else ''}")
+        elif r.state is RankState.COMPILED:
+            lines.append(f"  rank {r.rank}: compiled, but msinspect cannot read {len(r.unreadable)} of its "
+                         f"{len(r.step_parallel_end)} step_parallel_end file(s): " + "; ".join(r.unreadable))
         else:
             lines.append(f"  rank {r.rank}: {r.state.value:<8}{r.reason}  (log: {r.log})")
     if report.interrupted:

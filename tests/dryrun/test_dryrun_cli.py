@@ -61,3 +61,60 @@ def test_relative_out_lands_under_the_callers_folder(dryrun_xdg, tmp_path, monke
     (run,) = (tmp_path / "relative_runs").iterdir()
     assert list((run / "rank_0").glob("*step_parallel_end*.ir"))
     assert not (NETS / "relative_runs").exists()
+
+
+# ---- item 12: scripts that run eager operations while building (MindFormers) run unchanged
+def test_eager_operations_while_building_run_on_the_cpu_device(dryrun_env, tmp_path):
+    """The worker builds the network on the CPU device from init() on and compiles it for the
+    GPU: the eager operation runs, Python code still sees the GPU target while building, and the
+    strategy IR is written."""
+    from msinspect.dryrun import run_dryrun
+
+    report = run_dryrun(NETS / "eager_build.py", 2, only="1", out_root=tmp_path, environment=dryrun_env,
+                        timeout=300)
+    assert report.ok, [r.reason for r in report.failed]
+    (rank,) = report.ranks
+    assert rank.state.value == "ok" and rank.step_parallel_end
+    log = rank.log.read_text()
+    assert "EAGER VALUE 0.0" in log
+    assert "BUILD DEVICE TARGET GPU" in log and "COMPILED ON GPU" in log
+    assert "building the network on the CPU device" in log
+
+
+def test_eager_operations_on_the_stand_in_gpu_fail_with_the_cause(dryrun_env, tmp_path):
+    """With --build-device gpu the same script fails; the reason names the cause, where, and the fix."""
+    from msinspect.dryrun import run_dryrun
+
+    report = run_dryrun(NETS / "eager_build.py", 2, only="0", out_root=tmp_path, environment=dryrun_env,
+                        timeout=300, build_device="gpu")
+    (rank,) = report.ranks
+    assert rank.state.value == "failed" and not rank.step_parallel_end
+    assert "eagerly (PyNative)" in rank.reason and "stand-in GPU" in rank.reason
+    assert "eager_build.py:" in rank.reason  # the script's own line, not MindSpore's
+    assert "without --build-device gpu" in rank.reason
+
+
+def test_python_option_checks_the_interpreter(dryrun_xdg, tmp_path):
+    """`--python PATH` runs the ranks with another environment's interpreter; one that cannot
+    (missing, or without MindSpore) is refused before anything starts."""
+    import venv
+
+    result = CliRunner().invoke(main, ["dryrun", str(NETS / "eager_build.py"), "--ranks", "2",
+                                       "--python", str(tmp_path / "missing" / "python"), "--out", str(tmp_path)])
+    assert result.exit_code != 0 and "no such interpreter" in result.output
+    bare = tmp_path / "bare"
+    venv.create(bare, with_pip=False)
+    result = CliRunner().invoke(main, ["dryrun", str(NETS / "eager_build.py"), "--ranks", "2",
+                                       "--python", str(bare / "bin" / "python"), "--out", str(tmp_path / "o")])
+    assert result.exit_code != 0 and "MindSpore is not installed" in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_python_option_runs_the_ranks_with_that_interpreter(dryrun_xdg, tmp_path):
+    import sys
+
+    result = CliRunner().invoke(main, ["dryrun", str(NETS / "eager_build.py"), "--ranks", "2", "--only", "0",
+                                       "--python", sys.executable, "--out", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout[result.stdout.index("{"):])
+    assert report["ranks"][0]["state"] == "ok"

@@ -146,3 +146,94 @@ def test_a_rank_cancelled_after_writing_whole_ir_is_counted_as_having_written_it
         assert "0/1 ranks wrote complete strategy IR" in format_summary(report)
     rank, _ = _judged(tmp_path / "ok", IR)
     assert rank.ok and rank.ir_complete
+
+
+# ---- a rank that compiled but wrote IR msinspect cannot read is "compiled", never "failed"
+def test_a_whole_dump_the_parser_rejects_is_compiled_with_the_files_named(tmp_path):
+    from msinspect.dryrun.report import RankState, format_summary
+
+    bad = IR.replace("PrimFunc_ReLU(%0)", "PrimFunc_ReLU(%0) ?!?")
+    rank, report = _judged(tmp_path, bad)
+    assert rank.state is RankState.COMPILED and rank.state is not RankState.FAILED
+    assert rank.ok and rank.ir_complete and report.ok
+    (problem,) = rank.unreadable
+    assert problem.startswith(str(tmp_path / "run" / "rank_0" / "step_parallel_end_0133.ir") + ":11:35:")
+    assert "step_parallel_end_0133.ir" in rank.reason and "cannot read 1 of its 1" in rank.reason
+    assert report.unreadable == [rank]
+    summary = format_summary(report)
+    assert "rank 0: compiled, but msinspect cannot read" in summary and "step_parallel_end_0133.ir:11:35" in summary
+    assert report.to_dict()["ranks"][0]["state"] == "compiled"
+    assert report.to_dict()["ranks"][0]["unreadable"] == [problem]
+
+
+def test_a_cut_short_dump_still_fails(tmp_path):
+    from msinspect.dryrun.report import RankState
+
+    rank, report = _judged(tmp_path, IR[: IR.index("  Return")])
+    assert rank.state is RankState.FAILED and not rank.ok and not report.ok
+    assert rank.reason.startswith("step_parallel_end incomplete") and rank.unreadable == []
+
+
+def test_the_cli_summary_shows_a_compiled_rank(tmp_path):
+    from rich.table import Table
+
+    from msinspect.cli.dryrun_cmd import _print_summary
+    from msinspect.cli.output import console
+
+    _, report = _judged(tmp_path, IR.replace("PrimFunc_ReLU(%0)", "PrimFunc_ReLU(%0) ?!?"))
+    out = console()
+    out.width = 400
+    with out.capture() as captured:
+        _print_summary(out, report, Table, "nothing was computed")
+    text = captured.get()
+    assert "compiled" in text and "cannot read all of their IR" in text and "step_parallel_end_0133.ir:11:35" in text
+
+
+# ---- an eager operation on the stand-in GPU: the cause, where, and what to do
+_EAGER = """Traceback (most recent call last):
+  File "/opt/msinspect/dryrun/bootstrap.py", line 120, in main
+    runpy.run_path(script, run_name="__main__")
+  File "<frozen runpy>", line 291, in run_path
+  File "/home/u/train_llama.py", line 30, in <module>
+    net = LlamaForCausalLM(config)
+  File "/env/site-packages/mindformers/generation/text_generator.py", line 98, in __init__
+    self.hard_mask = Tensor([0], dtype=ms.bfloat16).reshape(1, 1)
+  File "/env/site-packages/mindspore/common/tensor.py", line 641, in reshape
+    return self._reshape
+RuntimeError: 
+----------------------------------------------------
+- Cuda error:
+----------------------------------------------------
+The cudaGetLastError[35], CUDA driver version is insufficient for CUDA runtime version
+"""
+
+
+def test_stand_in_gpu_reason_names_the_frame_and_the_fix(tmp_path):
+    from msinspect.dryrun.report import stand_in_gpu_reason
+
+    mark = "msinspect dry run: building the network on the CPU device; compiling it for GPU\n"
+    log = _log(tmp_path, _EAGER)
+    before_init = stand_in_gpu_reason(log, "cpu")
+    assert "mindformers/generation/text_generator.py:98 in __init__" in before_init
+    assert "before mindspore.communication.init() returned" in before_init
+    assert "without --build-device gpu" in stand_in_gpu_reason(log, "gpu")
+    assert "after the first graph compile" in stand_in_gpu_reason(_log(tmp_path, mark + _EAGER), "cpu")
+
+
+def test_device_errors_after_another_failure_are_not_the_cause(tmp_path):
+    """The dry run prints the stand-in's errors at exit too: only the exception that ended the
+    script counts."""
+    from msinspect.dryrun.report import stand_in_gpu_reason
+
+    text = ("Traceback (most recent call last):\n  File \"/home/u/net.py\", line 3, in <module>\n"
+            "ValueError: For 'MatMul', the shard strategy ((3, 1)) is invalid\n"
+            "[ERROR] ME(1):x [a.cc:1] WaitTaskFinishOnDevice] SyncStream failed, exception:\n"
+            "SetDevice for id:0 failed, ret[35], CUDA driver version is insufficient for CUDA runtime version\n")
+    assert stand_in_gpu_reason(_log(tmp_path, text)) == ""
+    assert stand_in_gpu_reason(None) == "" and stand_in_gpu_reason(tmp_path / "none.log") == ""
+
+
+def test_broadcast_batchmatmul_gets_the_mindformers_hint(tmp_path):
+    log = _log(tmp_path, "ValueError: For BatchMatMul, inputs shape cannot be broadcast on CPU/GPU, with x shape "
+                         "[const vector]{2, 8, 64, 64}, y shape [const vector]{64, 64}\n")
+    assert "use_rope_slice=True" in failure_reason(log)
