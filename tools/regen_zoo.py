@@ -19,9 +19,11 @@ network ran and every scrub succeeded are the old ``fixtures/zoo/<name>`` folder
 keeps the old ones). It refuses to start while ``git status --porcelain`` shows uncommitted changes
 in a folder it would replace, unless ``--force``.
 
-Needs the train and dry-run extras (MindSpore 2.10) and ``msinspect setup-dryrun``. Slow: tens of
-minutes on two cores (the 124-block network alone compiles for about 10 minutes); never part of
-CI.
+Needs the train and dry-run extras (MindSpore 2.10) and ``msinspect setup-dryrun``; a network that
+names more in zoo.toml's ``needs`` (MindFormers 2.0.0 for the networks 11 - 15) runs only where
+those are usable: ``--install-extras`` installs them first (``tools/zoo_extras.py``; never needed by
+msinspect or its tests). Slow: tens of minutes on two cores (the 124-block network alone compiles
+for about 10 minutes); never part of CI.
 """
 from __future__ import annotations
 
@@ -41,6 +43,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
+import zoo_extras  # noqa: E402  (beside this file)
 from regen_common import Failed, refuse_uncommitted, replace_when_all_built  # noqa: E402  (beside this file)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,6 +69,7 @@ class Net:
     all_passes: bool = True
     timeout: float = 900.0
     args: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
 
     def run_ranks(self) -> list[int]:
         """The ranks of ``run`` ("0-7", "0,31,63")."""
@@ -89,6 +93,11 @@ def load_manifest(path: Path = MANIFEST) -> list[Net]:
             raw["spec"] = path.parent / raw["spec"]
         raw["stages"] = tuple(raw.get("stages", ()))
         raw["args"] = tuple(raw.get("args", ()))
+        raw["needs"] = tuple(raw.get("needs", ()))
+        unknown = sorted(set(raw["needs"]) - set(zoo_extras.EXTRAS))
+        if unknown:
+            raise Failed(f"{path}: net {raw.get('name')!r}: needs {unknown}: no such extra "
+                         f"(tools/zoo_extras.py knows {sorted(zoo_extras.EXTRAS)})")
         nets.append(Net(**raw))
     return nets
 
@@ -117,7 +126,10 @@ def run_dryrun(net: Net, root: Path) -> Path:
         cmd.append("--keep-all-passes")
     if net.args:
         cmd += ["--", *net.args]
-    run(cmd, log=root / "dryrun.log")  # its verdict uses the parser: judge by the files instead
+    env = None
+    if "mindformers" in net.needs:  # MindFormers logs into ./output/log unless told where
+        env = dict(os.environ, LOCAL_DEFAULT_PATH=str(root / "mindformers_output"))
+    run(cmd, env=env, log=root / "dryrun.log")  # its verdict uses the parser: judge by the files instead
     runs = sorted(p for p in out_root.iterdir() if p.is_dir()) if out_root.is_dir() else []
     if len(runs) != 1:
         raise Failed(f"{net.name}: expected one run folder under {out_root}, found {len(runs)}")
@@ -192,7 +204,27 @@ def write_run_record(net: Net, dest: Path) -> None:
     record = {"mode": "dryrun", "run": "dry_run", "ranks": net.ranks, "run_ranks": net.run_ranks(),
               "script": f"nets/{net.script.name}", "mindspore": mindspore,
               "all_passes": net.all_passes, "kept_stages": list(net.stages)}
+    for extra in net.needs:  # the version each extra ran with, e.g. "mindformers": "2.0.0"
+        try:
+            record[extra] = version(extra)
+        except PackageNotFoundError:
+            record[extra] = None
     (dest / "config.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+
+
+def prepare_extras(nets: list[Net], *, install: bool) -> None:
+    """Make sure every extra the ``nets`` name in ``needs`` is usable here: install it when
+    ``install``, else :class:`Failed` saying what is missing and how to get it."""
+    for extra in sorted({e for n in nets for e in n.needs}):
+        problem = zoo_extras.problem(extra)
+        if problem is None:
+            continue
+        users = ", ".join(n.name for n in nets if extra in n.needs)
+        if not install:
+            raise Failed(f"{users} need(s) {extra}: {problem}; run with --install-extras "
+                         f"(or: python tools/zoo_extras.py {extra})")
+        print(f"{users} need(s) {extra}: {problem}; installing it", flush=True)
+        zoo_extras.install(extra)
 
 
 def run_or_fail(cmd: list) -> None:
@@ -229,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="run even though the folders to replace have uncommitted changes")
     parser.add_argument("--keep-runs", action="store_true",
                         help="keep the temporary run root (it is always kept when a step fails)")
+    parser.add_argument("--install-extras", action="store_true",
+                        help="install what the networks name in `needs` (e.g. MindFormers 2.0.0) into this "
+                             "environment when it is missing (tools/zoo_extras.py)")
     args = parser.parse_args(argv)
 
     try:
@@ -247,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
         if not args.force:
             refuse_uncommitted([ZOO / n.name for n in nets], "fixtures/zoo/ (the folders to replace)")
-    except Failed as exc:
+        prepare_extras(nets, install=args.install_extras)
+    except (Failed, zoo_extras.ExtraError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
