@@ -42,6 +42,8 @@ import re
 
 from lark import Lark
 
+from msinspect.parser.transformer import MAX_VALUE_DEPTH, value_depth
+
 #: ``{instance name: X}`` at the start of an attribute text, with nothing inside that can open or
 #: close a group or a string.
 _HEAD = re.compile(r"\{instance name: [^{}\[\]()\"'\n]*\}[ \t]*")
@@ -133,6 +135,8 @@ class AttrTexts:
             read = self.lark.parse(text, start="attrs_fragment")
         except Exception:
             return _BAD
+        if any(value_depth(value, MAX_VALUE_DEPTH + 1) > MAX_VALUE_DEPTH + 1 for _, value in read):
+            return _BAD  # Lark's own reading of the text says where it nests too deep
         sentinels = {_sentinel(i): i for i in range(len(strings))}
         where: dict = {}
         found: set = set()

@@ -72,6 +72,14 @@ def _index(token: Token, text: str) -> int:
     return int(text)
 
 
+#: The deepest nesting of tuples, lists and dicts a node's operands or attributes may have
+#: (MindSpore's deepest are a few levels: a strategy, a tuple of shapes); deeper is an error at the
+#: node's line, the same in both readings, rather than a value no later step could walk.
+MAX_VALUE_DEPTH = 100
+#: The parts of a node whose values are checked against :data:`MAX_VALUE_DEPTH`.
+_VALUED = frozenset({"args", "primitive_attrs", "cnode_attrs", "cnode_primal_attrs", "braces"})
+
+
 class _Forgetful(dict):
     """A table that keeps nothing (the reference reading makes every value anew)."""
 
@@ -219,14 +227,14 @@ class IRTransformer(Transformer):
         match = _HEAD.match(head)
         index, debug_name = _index(token, match.group(1)), match.group(2)
         kind, callee, op, graphs = callee
-        node = self._statement(line, index, debug_name, kind, callee, op, rest)
+        node = self._statement(line, index, debug_name, kind, callee, op, rest, token)
         node.callee_graphs = graphs
         return node
 
     def return_stmt(self, c):
-        return self._statement(self._line(c[0]), None, "Return", NodeKind.RETURN, "Return", "Return", c[1:])
+        return self._statement(self._line(c[0]), None, "Return", NodeKind.RETURN, "Return", "Return", c[1:], c[0])
 
-    def _statement(self, line, index, debug_name, kind, callee, op, rest):
+    def _statement(self, line, index, debug_name, kind, callee, op, rest, token=None):
         node = Node(graph="", index=index, debug_name=debug_name, op=op, kind=kind,
                     callee=callee, inputs=(), line=line)
         parts = []
@@ -235,6 +243,11 @@ class IRTransformer(Transformer):
                 parts.append(part)
             else:  # the ATTRS token: the attributes after the operands, read on their own
                 parts += self._attrs(part)
+        for part in parts:
+            # the operands' tuple and an attribute dict are no bracket of a value: one level less
+            if part[0] in _VALUED and value_depth(part[1], MAX_VALUE_DEPTH + 1) > MAX_VALUE_DEPTH + 1:
+                raise BadToken(token, f"values nested more than {MAX_VALUE_DEPTH} brackets deep: deeper "
+                                      "than any value MindSpore writes")
         for part in parts:
             tag, value = part[0], part[1]
             if len(part) > 2 and part[2] is not None:  # an attribute's value, copied for this node
@@ -574,10 +587,34 @@ def _fresh(value):
 
 
 def _holds_mutable(value) -> bool:
-    """Whether ``value`` is or holds a dict or list (what :func:`_fresh` copies)."""
-    if isinstance(value, (dict, list)):
-        return True
-    return isinstance(value, tuple) and any(_holds_mutable(v) for v in value)
+    """Whether ``value`` is or holds a dict or list (what :func:`_fresh` copies); iterative, so a
+    value of any depth is answered (:data:`MAX_VALUE_DEPTH` is checked after)."""
+    todo = [value]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, (dict, list)):
+            return True
+        if isinstance(value, tuple):
+            todo.extend(value)
+    return False
+
+
+def value_depth(value, limit: int) -> int:
+    """How deep ``value``'s tuples, lists and dicts nest (a scalar: 0), counted up to ``limit + 1``
+    (iterative: any depth is answered in time linear in the value)."""
+    deepest = 0
+    todo = [(value, 1)]
+    while todo:
+        value, depth = todo.pop()
+        if isinstance(value, dict):
+            value = value.values()
+        elif not isinstance(value, (tuple, list)):
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        todo.extend((v, depth + 1) for v in value)
+    return deepest
 
 
 def _copier(value):
