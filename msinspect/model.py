@@ -218,7 +218,8 @@ class Node:
     output_types: tuple[Abstract, ...] = ()
     """Abstracts of the output(s)."""
     kernel_lines: tuple[str, ...] = ()
-    """Further ``: (...)`` lines written after kernel selection, as text."""
+    """Further ``: (...)`` lines under the first, as text: kernel object types after kernel
+    selection, symbolic shapes and values of a graph with dynamic shapes (``S:[s1<[1,inf]>, 64]``)."""
     scope: str | None = None
     """``Default/network-WithLossCell/_backbone-Net`` from ``# Scope:`` / ``# scope:``."""
     fullname: str | None = None

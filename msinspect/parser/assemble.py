@@ -95,7 +95,8 @@ class _Builder:
             self.pending_marker = value
         elif tag == "no_more_graphs":
             ir.kind = "analyze_fail"
-        # "params_title", "count_title", "subgraph_instance", "graph_parameters",
+        # "params_title", "count_title", "subgraph_instance", "subgraph_symbol_engine", "graph_parameters",
+        # "symbol_engine_title", "symbol_engine",
         # "order", "comment": structure only, nothing to keep
 
     def open_graph(self, line: int, name: str, parent: str | None, params: tuple) -> None:

@@ -165,6 +165,15 @@ class IRTransformer(Transformer):
     def subgraph_instance(self, c):
         return ("subgraph_instance", self._line(c[0]), str(c[0]))
 
+    def subgraph_symbol_engine(self, c):
+        return ("subgraph_symbol_engine", self._line(c[0]), str(c[0]))
+
+    def symbol_engine_title(self, c):
+        return ("symbol_engine_title", self._line(c[0]), str(c[0]))
+
+    def symbol_engine(self, c):
+        return ("symbol_engine", self._line(c[0]), str(c[0]))
+
     def graph_parameters(self, c):
         return ("graph_parameters", self._line(c[0]), str(c[0]))
 
@@ -442,6 +451,26 @@ class IRTransformer(Transformer):
         word = str(c[0])
         return Abstract(kind=word, dtype=None, shape=None, text=word)
 
+    def symbolic(self, c):
+        """``S:[s1<[1,inf]>, 64]`` (kind ``Symbol``) or ``V:false`` (kind ``Value``): its text, and
+        its shape where every dimension is a number."""
+        (text, value), tag = c[1], str(c[0])
+        shape = value if tag == "S:" and isinstance(value, tuple) else None
+        return Abstract(kind="Symbol" if tag == "S:" else "Value", dtype=None, shape=shape, text=tag + text)
+
+    def symbol_list(self, c):
+        """``(text, numbers)`` of a list of symbols; numbers is None unless every item is one."""
+        numbers = tuple(v for _, v in c)
+        return ("[" + ", ".join(t for t, _ in c) + "]",
+                numbers if all(v.__class__ is int for v in numbers) else None)
+
+    def symbol_atom(self, c):
+        text = str(c[0]) + (c[1] if len(c) > 1 else "")
+        return (text, int(text) if len(c) == 1 and text.lstrip("-").isdigit() else None)
+
+    def symbol_range(self, c):
+        return "<[" + f"{c[0]},{c[1]}]" + "".join(str(t) for t in c[2:]) + ">"
+
     # ------------------------------------------------------------ values
     def node_ref(self, c):
         return NodeRef(_index(c[0], str(c[0])[1:]))
@@ -474,6 +503,15 @@ class IRTransformer(Transformer):
 
     def prim_value(self, c):
         return PrimitiveValue(str(c[0]), c[1])
+
+    def functor_value(self, c):
+        """``Functor[ShapeCalc_ReduceShape]{false}``: the bracketed items, then the braced values
+        as one more item ``("{}", values)``."""
+        return PrimitiveValue(str(c[0]), tuple(c[1]) + (("{}", tuple(c[2:])),))
+
+    def environ_key(self, c):
+        """``[Key][Parameter]w``, the key of a gradient environment: kept as its text."""
+        return str(c[0])
 
     def nameless_prim_value(self, c):
         """A primitive printed by its attributes alone (``primitive_attrs: {[...]}``): no name."""

@@ -51,6 +51,7 @@ def node_view(node, keys) -> dict:
     every = {
         "index": node.index, "op": node.op, "kind": node.kind.value, "line": node.line,
         "callee_graphs": list(node.callee_graphs), "instance_name": node.instance_name,
+        "kernel_lines": list(node.kernel_lines),
         "inputs": shown(node.inputs), "scope": node.scope, "primitive_attrs": shown(node.primitive_attrs),
         "strategy": shown(strategy.in_strategy) if strategy else None,
         "strategy_source": strategy.source if strategy else None,
