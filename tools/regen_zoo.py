@@ -20,7 +20,7 @@ keeps the old ones). It refuses to start while ``git status --porcelain`` shows 
 in a folder it would replace, unless ``--force``.
 
 Needs the train and dry-run extras (MindSpore 2.10) and ``msinspect setup-dryrun``; a network that
-names more in zoo.toml's ``needs`` (MindFormers 2.0.0 for the networks 11 - 15) runs only where
+names more in zoo.toml's ``needs`` (MindFormers 2.0.0 for the networks 12 - 16) runs only where
 those are usable: ``--install-extras`` installs them first (``tools/zoo_extras.py``; never needed by
 msinspect or its tests). Slow: tens of minutes on two cores (the 124-block network alone compiles
 for about 10 minutes); never part of CI.

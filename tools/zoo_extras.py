@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import os
 import subprocess
 import sys
 import sysconfig
@@ -141,7 +142,10 @@ def _import_check(python: str) -> str | None:
     """Why ``python`` cannot import MindFormers' LLaMA, or None when it can."""
     code = ("import mindformers, hyper_parallel; from mindformers.models.llama import LlamaForCausalLM, "
             "LlamaConfig; from mindformers.modules.transformer import TransformerOpParallelConfig")
-    proc = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    with tempfile.TemporaryDirectory(prefix="mindformers-import-") as where:
+        # MindFormers logs into ./output/log (or $LOCAL_DEFAULT_PATH) as soon as it is imported
+        env = dict(os.environ, LOCAL_DEFAULT_PATH=where)
+        proc = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=where, env=env)
     if proc.returncode == 0:
         return None
     lines = [ln for ln in (proc.stderr or proc.stdout).strip().splitlines() if ln.strip()]
