@@ -227,16 +227,19 @@ FIELDS: tuple[Field, ...] = (
     Field("interrupted", "bool", "stopped by Ctrl-C", "dryrun"),
     Field("wall_seconds", "float", "wall time in seconds (the run's, or the rank's)", "dryrun, train"),
     Field("ranks", "list[dict]", "dryrun: one per rank: `rank`, `state`, `reason`, `ir_dir`, `log`, "
-          "`scheduler_log`, `step_parallel_end`, `ir_complete`, `exit_code`, `wall_seconds`, `peak_rss_bytes`, `pids`; "
+          "`scheduler_log`, `step_parallel_end`, `ir_complete`, `unreadable`, `exit_code`, `wall_seconds`, "
+          "`peak_rss_bytes`, `pids`; "
           "check: in `ranks_read`", "dryrun, check (`ranks_read`)"),
-    Field("state", "str", "where the rank ended: `queued`, `running`, `ok`, `failed`, `timed out`, `cancelled`",
-          "dryrun"),
+    Field("state", "str", "where the rank ended: `queued`, `running`, `ok`, `compiled` (whole IR that "
+          "msinspect's parser cannot read yet, see `unreadable`), `failed`, `timed out`, `cancelled`", "dryrun"),
     Field("ir_dir", "str|null", "the rank's IR folder", "dryrun"),
     Field("log", "str|null", "the rank's log", "dryrun"),
     Field("scheduler_log", "str|null", "the scheduler's log", "dryrun"),
     Field("step_parallel_end", "list[str]", "the step_parallel_end files the rank wrote", "dryrun"),
     Field("ir_complete", "bool", "whether the rank wrote step_parallel_end, every file whole by its own "
           "node counts (true also for a rank cancelled after writing it)", "dryrun"),
+    Field("unreadable", "list[str]", "the whole step_parallel_end files msinspect's parser rejects, each as "
+          "`path:line:col: message` (empty when it reads them all)", "dryrun"),
     Field("exit_code", "int|null", "the rank's process exit code", "dryrun"),
     Field("peak_rss_bytes", "int|null", "the rank's peak resident memory", "dryrun"),
     Field("pids", "list[int]", "the rank's processes", "dryrun"),
