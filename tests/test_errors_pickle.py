@@ -15,7 +15,7 @@ import msinspect
 from msinspect.data import DataError
 from msinspect.dryrun import DryRunError, DryRunSetupError, Problem
 from msinspect.dumps import DuplicateRanksError, SeveralRunsError, parse_many
-from msinspect.errors import DumpNotFoundError, IRParseError, MsInspectError
+from msinspect.errors import ConfigError, DumpNotFoundError, IRParseError, MsInspectError
 from msinspect.executors import SchedulerError
 from msinspect.render import DotNotFoundError, OutputExistsError
 from msinspect.report.grid_svg import PngUnavailableError
@@ -50,6 +50,7 @@ EXAMPLES = [
                  expected=("a node reference like %3",), source_line="  %5(x) = ?"),
     IRParseError(path="rank_3/x.ir.gz", line=0, column=0, message="cannot read: truncated"),
     DumpNotFoundError("runs/x: no such file or folder"),
+    ConfigError("MSINSPECT_PARSER must be one of fast, reference, not 'quick'"),
     MsInspectError("anything"),
     DotNotFoundError(Path("out/g.dot"), "svg"),
     OutputExistsError("g.svg exists"),
