@@ -22,7 +22,7 @@ import pytest
 
 from msinspect import parse_file
 from msinspect.stages import files_of_stage
-from tests.zoo.zoo_manifest import ZOO, networks, parser_gap
+from tests.zoo.zoo_manifest import ZOO, networks
 
 MINDFORMERS = [n for n in networks() if "mindformers" in n.get("needs", ())]
 
@@ -91,9 +91,7 @@ def test_the_mindformers_networks_are_kept():
 @pytest.mark.parametrize(("name", "rank"), [(n, r) for n in WEIGHTS for r in WEIGHTS[n]])
 def test_weight_slices_are_as_worked_out_by_hand(name, rank):
     path = _stage_file(name, rank, "validate")
-    # Lenient only for a file in zoo_manifest.PARSER_GAPS (the parameter declarations come before
-    # the construct the parser lacks); strict everywhere else. Remove with the gap.
-    ir = parse_file(path, lenient=parser_gap(path) is not None)
+    ir = parse_file(path)
     held = {p.short_name: p.abstract.shape for p in ir.params if p.has_default and p.abstract}
     layers = LAYERS.get(name, {}).get(rank, (0, 1))
     want, found = {}, {}

@@ -8,7 +8,7 @@ import gzip
 import pytest
 
 from msinspect import parse_file
-from tests.zoo.zoo_manifest import ZOO, kept_files, networks, parser_gap
+from tests.zoo.zoo_manifest import ZOO, kept_files, networks
 
 
 def test_every_network_keeps_files():
@@ -17,14 +17,7 @@ def test_every_network_keeps_files():
         assert folder.is_dir() and any(folder.rglob("*.ir.gz")), f"{folder}: nothing kept; run `make zoo`"
 
 
-def _kept_cases():
-    for path in kept_files():
-        gap = parser_gap(path)  # a construct the parser lacks yet (zoo_manifest.PARSER_GAPS)
-        marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
-        yield pytest.param(path, id=str(path.relative_to(ZOO)), marks=marks)
-
-
-@pytest.mark.parametrize("path", list(_kept_cases()))
+@pytest.mark.parametrize("path", kept_files(), ids=lambda p: str(p.relative_to(ZOO)))
 def test_zoo_file_parses_strictly(path):
     ir = parse_file(path)
     assert ir.diagnostics == []

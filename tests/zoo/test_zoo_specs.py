@@ -10,7 +10,7 @@ import pytest
 
 import msinspect
 from msinspect.spec import load_spec
-from tests.zoo.zoo_manifest import ZOO, kept_files, networks, parser_gap
+from tests.zoo.zoo_manifest import ZOO, networks
 
 #: Entries that fail on an msinspect bug, not on a wrong expectation: (network, entry) -> the bug.
 KNOWN_BUGS: dict[tuple[str, str], str] = {
@@ -21,17 +21,10 @@ def _specced():
     return [net for net in networks() if "spec" in net]
 
 
-def _has_parser_gap(name: str) -> bool:
-    return any(parser_gap(p) for p in kept_files() if p.relative_to(ZOO).parts[0] == name)
-
-
 @lru_cache(maxsize=None)
 def _report(name: str):
     net = next(n for n in _specced() if n["name"] == name)
-    # Lenient only for a network with a file the parser cannot read strictly yet
-    # (zoo_manifest.PARSER_GAPS; test_zoo_parse's strict xfail says when that ends): every other
-    # kept file parses strictly there, so leniency reaches that file only. Remove with the gap.
-    return msinspect.check_dump(ZOO / net["spec"], ZOO / name, lenient=_has_parser_gap(name))
+    return msinspect.check_dump(ZOO / net["spec"], ZOO / name)
 
 
 def _cases():
