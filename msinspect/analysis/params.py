@@ -63,21 +63,36 @@ def _transpose(node: Node) -> tuple[bool, bool]:
             bool(attrs.get("transpose_b", attrs.get("transpose_x2", False))))
 
 
+#: Operators that hand a weight on unchanged but for its dtype: where one has no strategy of its own
+#: (MindFormers casts every weight to float16 before its MatMul), the weight's consumer is past it.
+_DTYPE_ONLY = frozenset({"Cast"})
+
+
 def _consumer_with_strategy(graph: nx.MultiDiGraph, data: nx.MultiDiGraph, param_key: str) -> tuple[Node, int] | None:
-    """The first operator (in file order) with a strategy that reads the parameter, and which of
-    its tensor inputs the parameter is (``data``: the graph's data view)."""
-    for target in consumers(graph, param_key, data):  # in file order
+    """The first operator (in file order) with a strategy that reads the parameter, past casts
+    without a strategy, and which of its tensor inputs the parameter is (``data``: the graph's
+    data view)."""
+    carriers, found, todo = [param_key], [], consumers(graph, param_key, data)
+    while todo:
+        target = todo.pop(0)
         node = graph.nodes[target]["node"]
         strategy = strategy_of(node)
         if strategy is None or not strategy.in_strategy:
+            if node.op in _DTYPE_ONLY and target not in carriers:
+                carriers.append(target)
+                todo += consumers(graph, target, data)
             continue
+        found.append((node.line, target))
+    for _, target in sorted(found):  # in file order
+        node = graph.nodes[target]["node"]
+        strategy = strategy_of(node)
         edges = sorted((d["position"], u) for u, _, d in data.in_edges(target, data=True))
         tensor_index = 0
         for position, source in edges:
             # a tensor input; ``<null>`` is what step_parallel_end prints for a mirror operator's output
             if position >= len(node.input_types) or node.input_types[position].kind not in ("Tensor", "Ref", "null"):
                 continue
-            if reaches_back(graph, source, param_key, data):
+            if any(reaches_back(graph, source, carrier, data) for carrier in carriers):
                 if tensor_index < len(strategy.in_strategy):
                     return node, tensor_index
                 break

@@ -1,0 +1,48 @@
+"""Every weight of MindFormers' LLaMA gets its slice, though the model body is a @lazy_inline
+subgraph called with the weights as arguments and every weight is cast to float16 (a Cast
+without a strategy) before its MatMul. Before calls were bound and casts passed, only the
+embedding table had a row.
+
+Expected slices from the facts the zoo scripts state (fixtures/zoo/nets/12_mf_llama_tp8.py,
+16_mf_llama_256.py, written before the dumps): a weight (out, in) read by
+``MatMul(transpose_b=True)``; wq / wk / wv / w1 / w3 / lm_head cut on ``out`` by mp, wo / w2 on
+``in``; rank = dp_index * mp + mp_index."""
+from __future__ import annotations
+
+import pytest
+
+import msinspect
+from tests.conftest import FIXTURES
+
+ZOO = FIXTURES / "zoo"
+HIDDEN, FFN, VOCAB = 512, 1536, 1024
+
+
+def _rows(name: str, rank: int) -> dict:
+    slices = msinspect.load_dump(ZOO / name).analyse().slices()
+    return {r.param: r for r in slices[slices["rank"] == rank].itertuples()}
+
+
+def _part(size: int, mp: int, k: int) -> tuple[int, int]:
+    step = size // mp
+    return (step * k, step * (k + 1))
+
+
+@pytest.mark.parametrize("name, rank, dp, mp", [("12_mf_llama_tp8", 5, 2, 4), ("16_mf_llama_256", 131, 32, 8)])
+def test_every_linear_weight_has_its_slice(name, rank, dp, mp):
+    rows = _rows(name, rank)
+    k = rank % mp
+    for layer in (0, 1):
+        stem = f"model.layers.{layer}"
+        for w in ("attention.wq", "attention.wk", "attention.wv"):
+            assert rows[f"{stem}.{w}.weight"].slice == (_part(HIDDEN, mp, k), (0, HIDDEN))
+        assert rows[f"{stem}.attention.wo.weight"].slice == ((0, HIDDEN), _part(HIDDEN, mp, k))
+        for w in ("w1", "w3"):
+            assert rows[f"{stem}.feed_forward.{w}.weight"].slice == (_part(FFN, mp, k), (0, HIDDEN))
+        assert rows[f"{stem}.feed_forward.w2.weight"].slice == ((0, HIDDEN), _part(FFN, mp, k))
+        assert rows[f"{stem}.attention.wq.weight"].consumer == "matmul"
+    assert rows["lm_head.weight"].slice == (_part(VOCAB, mp, k), (0, HIDDEN))
+    # MatMul ((dp, 1), (mp, 1)) with transpose_b: [dp, 1, mp], the weight (out, in) mapped [0, 1];
+    # as MindSpore's parameter_layout_dict states it: [dp, mp] and [0, -1]
+    wq = rows["model.layers.0.attention.wq.weight"]
+    assert (tuple(wq.device_matrix), tuple(wq.tensor_map)) == ((dp, mp), (0, -1))
