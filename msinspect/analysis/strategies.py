@@ -2,6 +2,7 @@
 and per-rank shapes."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,25 @@ def strategy_of(node: Node, keeps_user: bool = True) -> Strategy | None:
     if strategy is None or keeps_user or strategy.user_set or node.op.startswith("_Virtual"):
         return strategy
     return replace(strategy, user_set=None)
+
+
+#: The instance name ``GenerateGraph`` gives an operator of another operator's replacement graph
+#: (``mindspore/ccsrc/frontend/parallel/graph_util/generate_graph.cc``): ``HashName`` of the
+#: replaced operator's instance name (a decimal ``std::hash``), then an index (2.10; earlier
+#: releases put the primitive's name between: ``analysis.vocabulary.replace_graph_operator``).
+_REPLACEMENT_NAME = re.compile(r"^(?:grad)?\d{10,20}[A-Za-z_]*\d+$")
+
+
+def set_by(node: Node, strategy: Strategy, reference: Node | None) -> str:
+    """Who set the operator's strategy. An operator of a replacement graph is a new primitive the
+    parallel pass made, without the user's attribute; where it stands for the operator it
+    replaced (the same primitive, its counterpart in the pre-parallel ``reference`` file), the
+    strategy is that operator's: set by whoever set that one (a MindFormers Gather ``shard()``ed
+    by the user is replaced by a hash-named Gather with the same strategy)."""
+    if not strategy.user_set and reference is not None and reference.op == node.op \
+            and _REPLACEMENT_NAME.match(node.instance_name or "") and reference.strategy is not None:
+        return "user" if carries_user_attribute(reference) else "planner"
+    return strategy.source
 
 
 def _repeat_key(graph: nx.MultiDiGraph, key: str) -> tuple:
@@ -91,7 +111,8 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
     found = [(node, strategy) for node, strategy in found if strategy is not None]
     counterpart: dict[str, Node] = {}
     if reference is not None and not is_global and any(
-            node.cnode_primal_attrs.get("origin_input_shapes") is None for node, _ in found):
+            node.cnode_primal_attrs.get("origin_input_shapes") is None
+            or _REPLACEMENT_NAME.match(node.instance_name or "") for node, _ in found):
         graph = graph if graph is not None else to_networkx(ir)
         ref_graph = to_networkx(reference)
         pairs = align(ref_graph, graph, [node_id(node) for node, _ in found], repeats=_repeat_key).pairs
@@ -113,7 +134,7 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
             "rank": ctx.rank, "stage": stage, "file": ir.path, "line": node.line, "name": node.name,
             "op": node.op, "scope": scope_of(node), "source_line": node.source_line,
             "in_strategy": strategy.in_strategy, "out_strategy": strategy.out_strategy,
-            "set_by": strategy.source, "global_inputs": g_in, "global_output": g_out,
+            "set_by": set_by(node, strategy, ref), "global_inputs": g_in, "global_output": g_out,
             "rank_inputs": r_in, "rank_output": r_out, "expected_rank_inputs": expected,
             "shapes_ok": ok, "micro": node.cnode_primal_attrs.get("micro"), "graph": node.graph,
             "reference_line": ref.line if ref is not None else None,
