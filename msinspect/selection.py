@@ -26,8 +26,10 @@ def pick_file(rank: RankDump, stage: str | None) -> Path:
 
 def pick_reference(rank: RankDump, path: Path) -> Path | None:
     """A pre-parallel file of the same rank, for global shapes, when ``path`` shows per-rank ones
-    (its stage is not one of :data:`~msinspect.stages.GLOBAL_SHAPE_STAGES`)."""
-    if stage_of(path) in GLOBAL_SHAPE_STAGES:
+    (its stage is not one of :data:`~msinspect.stages.GLOBAL_SHAPE_STAGES`), or per-rank weights
+    (``step_parallel_end``: the parallel pass cuts parameters in place, not activations)."""
+    stage = stage_of(path)
+    if stage in GLOBAL_SHAPE_STAGES and stage != "step_parallel_end":
         return None
     have = rank.stages()
     for candidate in REFERENCE_STAGES:

@@ -13,6 +13,7 @@ from msinspect.analysis.ops import as_shapes
 from msinspect.analysis.strategies import strategy_of
 from msinspect.graph import to_networkx
 from msinspect.model import IRFile, Node
+from msinspect.stages import stage_of
 
 if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
     import networkx as nx
@@ -105,7 +106,9 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
     """One row per weight (a parameter with a value) of ``ir`` that a strategy-carrying operator
     reads; the slice is left to :func:`with_slices`, which needs the stage's ranks."""
     graph = graph if graph is not None else to_networkx(ir)
-    is_global = shapes_are_global(ir.path)
+    # 2.10 cuts parameters in place at step_parallel_end (their abstracts show the rank's slice)
+    # while its activations stay global: there a parameter's own shape is the rank's
+    is_global = shapes_are_global(ir.path) and stage_of(ir.path) != "step_parallel_end"
     ref_shapes = {p.name: p.abstract.shape for p in reference.params if p.abstract} if reference else {}
     data = data_view(graph)  # one view for every parameter's walk
     optimizer = _optimizer_groups(ir, graph)
@@ -123,8 +126,8 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
         own = param.abstract.shape if param.abstract else None
         origin = as_shapes(node.cnode_primal_attrs.get("origin_input_shapes"))
         original = origin[index] if origin and index < len(origin) else None
-        # 2.10 cuts parameters in place at step_parallel_end (their abstracts show the rank's
-        # slice) while activations stay global: the consumer's origin_input_shapes say the whole
+        # the consumer's origin_input_shapes say the whole, else the rank's step_parallel_begin does
+        # (a consumer the parallel pass made, a graph without a backward pass, has none)
         if original is not None:
             global_shape, rank_shape = original, own
         else:

@@ -46,3 +46,17 @@ def test_every_linear_weight_has_its_slice(name, rank, dp, mp):
     # as MindSpore's parameter_layout_dict states it: [dp, mp] and [0, -1]
     wq = rows["model.layers.0.attention.wq.weight"]
     assert (tuple(wq.device_matrix), tuple(wq.tensor_map)) == ((dp, mp), (0, -1))
+
+
+def test_at_step_parallel_end_every_weight_has_its_global_shape():
+    """step_parallel_end holds the weights cut in place; the embedding's consumer is the Gather the
+    parallel pass made (no origin_input_shapes), whose global shape came out as the rank's (256,
+    512). The rank's step_parallel_begin says the whole: vocabulary 1024 x hidden 512, cut by mp 4
+    on the vocabulary."""
+    slices = msinspect.load_dump(ZOO / "12_mf_llama_tp8").analyse("step_parallel_end").slices()
+    rows = {r.param: r for r in slices[slices["rank"] == 0].itertuples()}
+    table = rows["model.tok_embeddings.embedding_weight"]
+    assert (tuple(table.global_shape), tuple(table.rank_shape)) == ((VOCAB, HIDDEN), (VOCAB // 4, HIDDEN))
+    norm = rows["model.layers.0.attention_norm.weight"]
+    assert (tuple(norm.global_shape), tuple(norm.rank_shape)) == ((HIDDEN,), (HIDDEN,))
+    assert all(r.global_shape is not None for r in rows.values())
