@@ -12,7 +12,9 @@ A group's name often says which ranks it holds, and can be checked against a can
   wrong list). The pipeline-interleave pass adds ``Send`` to such a name for its stage group
   (``PipelineInterleave::CreateSendReceiveGroup``).
 - MindFormers' MoE names its groups ``sha256("-".join(ranks)).hexdigest()[:48]`` (the token
-  dispatcher's ``_ep_group``, the MoE utilities' ``get_group``): :func:`sha256_name`.
+  dispatcher's ``_ep_group``, the MoE utilities' ``get_group``): :func:`sha256_name`. MindSpore
+  2.10 names some groups so too, with a suffix (zoo 13's pipeline-interleave stage group of ranks
+  0 and 4 is ``"7e492b9f...db537Send"``, its global-norm group ``"7e492b9f...db537"``).
 
 A rank list is never taken when it contradicts what the operator states of its group: its size
 (``rank_size`` / ``dev_num``: MindSpore's comm-op reuse pass can write the whole world as
@@ -32,8 +34,8 @@ _SEED = 0xC70F6907
 
 #: MindSpore's ``{size}-{std::hash}`` group names, with the suffix some passes add (``Send``).
 _MINDSPORE_NAME = re.compile(r"^(\d+)-(\d{1,20})([A-Za-z_]*)$")
-#: MindFormers' sha256 group names: the first 48 hex digits.
-_SHA256_NAME = re.compile(r"^[0-9a-f]{48}$")
+#: sha256 group names: the first 48 hex digits, with the suffix some passes add (``Send``).
+_SHA256_NAME = re.compile(r"^([0-9a-f]{48})([A-Za-z_]*)$")
 
 
 def _shift_mix(value: int) -> int:
@@ -82,8 +84,9 @@ def is_sha256_name(name) -> bool:
 def names_ranks(name, ranks: tuple[int, ...]) -> bool | None:
     """Whether the group name is the one made from ``ranks``: True, False, or None where the name
     is of no form that can be checked (a user's own name, the world group ...)."""
-    if is_sha256_name(name):
-        return name in (sha256_name(ranks), sha256_name(sorted(ranks)))
+    match = _SHA256_NAME.match(name) if isinstance(name, str) else None
+    if match is not None:
+        return match.group(1) in (sha256_name(ranks), sha256_name(sorted(ranks)))
     match = _MINDSPORE_NAME.match(name) if isinstance(name, str) else None
     if match is not None:
         return mindspore_name(ranks, match.group(3)) == name

@@ -25,7 +25,7 @@ import pytest
 
 import msinspect
 from msinspect.analysis.comm import RankContext, group_ranks, peer_of
-from msinspect.analysis.comm_groups import mindspore_name
+from msinspect.analysis.comm_groups import mindspore_name, sha256_name
 from msinspect.parser import parse_file
 from tests.conftest import FIXTURES
 
@@ -131,3 +131,19 @@ def test_world_group_rank_is_the_global_rank():
     send = _first(path, "Send")
     assert peer_of(send, None) == 4
     assert group_ranks(send, RankContext(0, None)) == (0, 4)
+
+
+@pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
+def test_mindformers_interleaved_pipeline_peers(stage):
+    """Zoo 13 (MindFormers' Llama, interleaved pipeline, 2 stages of 4 ranks: stage s is ranks
+    4s .. 4s + 3; its script's hand-derived facts): rank 0 (stage 0) sends to and receives from
+    rank 4, rank 7 (stage 1) from and to rank 3; the Sends write ``dest_rank: 1`` (stage 1) or
+    ``dest_rank: 0``, the global rank apart. MindSpore 2.10 names the stage group [0, 4] by the
+    sha256 of its ranks with the ``Send`` suffix, and [3, 7] likewise."""
+    rows = _pipeline_rows(ZOO / "13_mf_llama_pp_interleave", stage)
+    assert set(rows["rank"]) == {0, 7}
+    for row in rows.to_dict("records"):
+        peer = 4 if row["rank"] == 0 else 3
+        assert row["peer"] == peer, row
+        assert tuple(row["group_ranks"]) == tuple(sorted((row["rank"], peer)))
+        assert row["group"] == sha256_name(sorted((row["rank"], peer))) + "Send"

@@ -185,3 +185,20 @@ def test_another_ranks_list_names_a_hash_group():
     shared_groups([[hashed], [written]], None)
     assert hashed["group_ranks"] == (0, 4)
     assert hashed["wire_bytes"] == 400  # 2 (n - 1) / n * S, n = 2
+
+
+def test_mindformers_expert_group_written_as_the_world():
+    """Zoo 15 at validate (MindFormers' MoEV3, expert parallel 4 on 8 ranks; its script's
+    hand-derived facts): the experts' AlltoAll / AlltoAllV run over ``FFN._get_ep_group_name``'s
+    group, ranks rank // 4 * 4 .. + 3, named by MindFormers ``sha256("0-1-2-3")[:48]`` (rank 0)
+    and ``sha256("4-5-6-7")[:48]`` (rank 5). MindSpore's comm-op reuse writes the world (0-7) as
+    their ``rank_list`` / ``group_rank_ids`` (the AlltoAll with ``rank_size: 4``): the group is
+    the four ranks the name is made from, never the world."""
+    comm = msinspect.load_dump(ZOO / "15_mf_llama_moe_ep8").analyse("validate").comm()
+    experts = comm[comm["op"].isin(["AlltoAll", "AlltoAllV"])]
+    assert set(experts["rank"]) == {0, 5}
+    for row in experts.to_dict("records"):
+        ep = tuple(range(row["rank"] // 4 * 4, row["rank"] // 4 * 4 + 4))
+        assert row["group"] == sha256_name(ep)
+        assert tuple(row["group_ranks"]) == ep, row
+        assert row["group_size"] == 4
