@@ -209,6 +209,11 @@ class RankShapes:
         self.ctx = ctx
         self.known = known
         self.is_global = shapes_are_global(ir.path)
+        # the file's weights by ref_key: their slice at the rank (cut in place); a subgraph's
+        # parameter bound to one (a @lazy_inline body's) still prints the whole weight
+        self.weights = {(p.abstract.ref_key or p.short_name): (p.abstract.shape, p.abstract.dtype)
+                        for p in ir.params if p.has_default and p.abstract is not None
+                        and p.abstract.shape is not None}
         self._inputs: dict[str, tuple] = {}
         self._outputs: dict[str, tuple] = {}
         self._busy: set[str] = set()
@@ -285,8 +290,10 @@ class RankShapes:
         node = self._node(key)
         first = node.input_types[0] if node.input_types else None
         printed = first is not None and first.kind in ("Tensor", "Ref") and first.shape is not None
-        if printed and (not self.is_global or first.shape == () or (first.kind == "Ref" and first.ref_key)):
+        if printed and (not self.is_global or first.shape == ()):
             return first.shape, first.dtype
+        if printed and first.kind == "Ref" and first.ref_key in self.weights:
+            return self.weights[first.ref_key]
         source = self._source(key)
         data = self.graph.nodes[source] if source is not None else {}
         if data.get("kind") == "parameter":

@@ -65,13 +65,14 @@ _OPS = [
     # collectives of comm_ops.py
     CommOp("AllReduce", True, None, "allreduce", "reduce over the group, every rank gets the result"),
     CommOp("AllGather", True, None, "allgather", "concatenate every rank's tensor along axis 0"),
-    CommOp("AllGatherV", True, None, "allgather", "AllGather of tensors of different sizes"),
+    # the V variants send parts of sizes given at run time: their wire bytes cannot be told
+    CommOp("AllGatherV", True, None, None, "AllGather of tensors of different sizes"),
     CommOp("ReduceScatter", True, None, "reducescatter", "reduce over the group, rank i keeps part i"),
-    CommOp("ReduceScatterV", True, None, "reducescatter", "ReduceScatter of parts of different sizes"),
+    CommOp("ReduceScatterV", True, None, None, "ReduceScatter of parts of different sizes"),
     CommOp("AlltoAll", True, None, "alltoall", "split along one axis, send part i to rank i"),
     CommOp("AllToAll", True, None, "alltoall", "AlltoAll (older spelling)"),
-    CommOp("AlltoAllV", True, None, "alltoall", "AlltoAll of parts of different sizes"),
-    CommOp("AllToAllv", True, None, "alltoall", "AlltoAllV (older spelling)"),
+    CommOp("AlltoAllV", True, None, None, "AlltoAll of parts of different sizes"),
+    CommOp("AllToAllv", True, None, None, "AlltoAllV (older spelling)"),
     CommOp("Broadcast", True, None, None, "the root's tensor to every rank of the group"),
     CommOp("Reduce", True, None, None, "reduce over the group to one rank"),
     CommOp("CollectiveScatter", True, None, None, "the root's tensor split over the group"),
