@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from contextlib import closing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from msinspect.analysis.comm import (COMM_COLUMNS, comm_rows, ranks_named, shared_groups, stated_world,
-                                    with_world)
+from msinspect.analysis.comm import (COMM_COLUMNS, collectives_before, comm_rows, mark_users, ranks_named,
+                                    shared_groups, stated_world, with_world)
 from msinspect.analysis.context import RankContext
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, param_rows, slice_text, with_slices
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
+from msinspect.analysis.vocabulary import BEFORE_PLANNER
 from msinspect import cache as caches
 from msinspect import collector
 from msinspect.analysis.groups import Signature, held_weights, signature_of
@@ -20,6 +22,7 @@ from msinspect.errors import MsInspectError, shown_path
 from msinspect.executors import run_each
 from msinspect.ranks_read import ReadPlan, plan_reads
 from msinspect.selection import pick_reference, world_of
+from msinspect.stages import files_of_stage, stage_of
 
 if TYPE_CHECKING:  # pandas loads where a table is made: `summary` reads the rows and never does
     import pandas as pd
@@ -72,7 +75,9 @@ def _analyse(path: str, reference: str | None, ctx: RankContext, label: str,
     name = None
     if cache is not None:
         try:
-            name = caches.result_key(path, reference, (ctx, label, lenient))
+            before = _before_planner_file(path)
+            extra = (before, caches.file_digest(before).hex()) if before else ()
+            name = caches.result_key(path, reference, (ctx, label, lenient) + extra)
         except OSError:
             name = None  # cannot be read: the parse says why
         found = cache.load(name) if name else None
@@ -92,6 +97,33 @@ def _compute(path: str, reference: str | None, ctx: RankContext, label: str, len
         return _rows_of(path, reference, ctx, label, lenient)
 
 
+def _before_planner_file(path: str) -> str | None:
+    """The rank's ``step_parallel_begin`` file beside ``path`` (one only), when ``path`` is of a
+    stage after the parallel pass began: which collectives the job had before the pass inserted
+    any (:func:`~msinspect.analysis.comm.mark_users`)."""
+    if stage_of(path) in BEFORE_PLANNER:
+        return None
+    found = files_of_stage(Path(path).parent, "step_parallel_begin")
+    return str(found[0]) if len(found) == 1 else None
+
+
+def _users_before(path: str, reference: str | None, ref) -> frozenset:
+    """:func:`~msinspect.analysis.comm.collectives_before` of the rank's ``step_parallel_begin``
+    (the reference when it is that file), read past what does not parse; empty where there is
+    none or it cannot be read."""
+    before = _before_planner_file(path)
+    if before is None:
+        return frozenset()
+    if ref is not None and reference is not None and Path(reference) == Path(before):
+        return collectives_before(ref)
+    from msinspect.parser import parse_file
+
+    try:
+        return collectives_before(parse_file(before, lenient=True))
+    except MsInspectError:
+        return frozenset()
+
+
 def _rows_of(path: str, reference: str | None, ctx: RankContext, label: str, lenient: bool) -> RankResult:
     from msinspect.graph import to_networkx  # a run answered from the cache loads neither Lark nor the builder
     from msinspect.parser import parse_file
@@ -99,9 +131,12 @@ def _rows_of(path: str, reference: str | None, ctx: RankContext, label: str, len
     ir = parse_file(path, lenient=lenient)
     ref = parse_file(reference, lenient=lenient) if reference else None
     graph = to_networkx(ir)
+    comm = comm_rows(ir, ctx, graph)
+    if any(row["kind"] == "unknown" for row in comm):  # a collective the job's code had before the pass?
+        mark_users(comm, ir, _users_before(path, reference, ref))
     result = RankResult(
         rank=ctx.rank, label=label, file=path, stage=ir.stage, family=ir.family, status=ir.status,
-        strategies=strategy_rows(ir, ctx, ref, graph), comm=comm_rows(ir, ctx, graph),
+        strategies=strategy_rows(ir, ctx, ref, graph), comm=comm,
         params=param_rows(ir, ctx, ref, graph), ops=operator_rows(ir, ctx, graph), reference=reference,
         weights=sum(1 for p in ir.params if p.has_default), world_size=stated_world(ir),
         ranks_named=tuple(sorted(ranks_named(ir))), pipelined=any(n.op in ("Send", "Receive") for n in ir.nodes()),

@@ -438,6 +438,32 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
     return rows
 
 
+def collectives_before(ir: IRFile) -> frozenset[tuple[str, str]]:
+    """(op, instance name) of every collective of a file written before the parallel pass
+    inserted any (:data:`~msinspect.analysis.vocabulary.BEFORE_PLANNER`, e.g. the rank's
+    ``step_parallel_begin``): those the job's own code put there."""
+    if ir.stage not in vocabulary.BEFORE_PLANNER:
+        return frozenset()
+    return frozenset((n.op, n.instance_name) for n in ir.nodes()
+                     if n.instance_name and vocabulary.moves_data(n) and n.op not in PIPELINE_OPS)
+
+
+def mark_users(rows: list[dict], ir: IRFile, before: frozenset[tuple[str, str]]) -> None:
+    """Rows of ``ir`` of kind ``unknown`` whose operator (op and instance name) was already in
+    the rank's file from before the parallel pass (``before``: :func:`collectives_before`): the
+    pass did not insert it, the job's own code did: ``user``. Not an operator whose primitive the
+    comm-op reuse pass shared with another (``comm_reuse``: it prints that one's instance name:
+    zoo 14's embedding AllReduce prints the loss-scale ``allreduce`` at validate). Changed in
+    place."""
+    if not before:
+        return
+    names = {n.line: n.instance_name for n in ir.nodes()
+             if n.index is not None and is_comm(n) and not n.primitive_attrs.get("comm_reuse")}
+    for row in rows:
+        if row["kind"] == "unknown" and (row["op"], names.get(row["line"])) in before:
+            row["kind"] = "user"
+
+
 def comm_totals(frame: pd.DataFrame, by: str) -> pd.DataFrame:
     """Totals over the whole job (every rank read) per ``kind`` or per group (``group_ranks``, its
     rank list, with ``moves_data``: a None group is either operators that move nothing, or, with

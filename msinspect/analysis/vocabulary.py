@@ -6,7 +6,8 @@ communication it is, and the ring algorithm its wire bytes follow.
 Kinds (why the operator is there):
 
 - ``forward``: an operator's own communication (``forward_op_*``: the partial sums of a
-  row-parallel MatMul ...);
+  row-parallel MatMul ...; the operators of an operator's replacement graph; the AllReduce the
+  pass adds to a global norm's partial squares, ``PARALLEL_GLOBALNORM_*``);
 - ``redistribution``: a collective moving a tensor between two layouts (``redistribution_op_*``);
 - ``backward``: communication of the gradient graph that is not gradient aggregation (the
   gradient of a forward AllReduce, ``gradforward_op``; the ReduceScatter that is the gradient of a
@@ -23,7 +24,8 @@ Kinds (why the operator is there):
 - ``virtual``: the parallel pass's bookkeeping operators (``_VirtualDiv`` ...): nothing on the wire;
 - ``user``: a collective the user's own code calls: told only where the file shows that the
   parallel pass inserted nothing (a stage before it, or a job it did not run in: see
-  :func:`planner_ran`);
+  :func:`planner_ran`), or where the operator was in the rank's file from before the pass
+  (:func:`msinspect.analysis.comm.mark_users`);
 - ``unknown``: nothing recorded tells who put it there ("cannot tell").
 
 Who inserted a collective is read off what MindSpore records, never guessed from a name's look:
@@ -120,6 +122,11 @@ REDISTRIBUTION_PREFIX = "redistribution_op_"
 GRAD_REDISTRIBUTION_PREFIXES = ("grad_redistribution_op_", "gradredistribution_op_")
 #: Instance names of optimizer-parallel gathers (and ``grad_`` + it for their gradient).
 OPTIMIZER_MARKS = ("parallel_optimizer", "opt_shard")
+#: Instance name the parallel pass gives the AllReduce it inserts into a global norm (clip by
+#: global norm) to sum its partial squares over a stage and between stages
+#: (``PARALLEL_GLOBALNORM_IN_STAGES`` / ``_BETWEEN_STAGES``, ``InsertAllReduceToNodeInput`` in
+#: MindSpore's parallel passes).
+GLOBAL_NORM_PREFIX = "PARALLEL_GLOBALNORM"
 
 
 def is_listed(node: Node) -> bool:
@@ -204,7 +211,7 @@ def kind_of(node: Node, backward: bool, planner: bool | None = None) -> str:
         return "gradient"
     if any(mark in name for mark in OPTIMIZER_MARKS):
         return "optimizer"
-    if name.startswith("forward_op_"):
+    if name.startswith("forward_op_") or (node.instance_name or "").startswith(GLOBAL_NORM_PREFIX):
         return "forward"
     if backward:
         return "backward"

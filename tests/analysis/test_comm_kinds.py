@@ -105,3 +105,41 @@ def test_planner_ran(stage, attrs, ran):
 
 def test_unknown_is_a_kind():
     assert KINDS[-1] == "unknown"
+
+
+def test_vocabulary_parallel_embedding_allreduce_is_the_planners():
+    """Zoo 14 (MindFormers' Llama with sequence parallel, mp 4; its script): the embedding Gather
+    cuts the table's rows by mp, and GatherInfo forwards the partial lookups with an AllReduce of
+    its replacement graph, named ``HashName("gather") + "AllReduce" + index`` (the Gather's
+    instance name is ``gather``): the planner's, ``forward``."""
+    comm = msinspect.load_dump(ZOO / "14_mf_llama_seq_parallel").analyse("step_parallel_end").comm()
+    embedding = comm[comm["scope"].str.endswith("tok_embeddings-LlamaEmbedding") & comm["moves_data"]]
+    assert len(embedding) == 2  # ranks 0 and 3
+    assert all(name.startswith(str(std_hash("gather")) + "AllReduce") for name in embedding["name"])
+    assert set(embedding["kind"]) == {"forward"}
+    assert set(embedding["group_ranks"]) == {(0, 1, 2, 3)}
+
+
+@pytest.mark.parametrize("dump", ["12_mf_llama_tp8", "13_mf_llama_pp_interleave", "15_mf_llama_moe_ep8",
+                                  "16_mf_llama_256"])
+def test_mindformers_global_norm_and_loss_scale(dump):
+    """MindFormers' trainer clips gradients by their global norm and checks overflow with the
+    loss-scale cell's own ``AllReduce`` (instance ``allreduce``, ``flag_reduce``, in
+    ``mindformers/wrapper/wrapper.py``). At step_parallel_end the parallel pass has added the
+    global norm's AllReduces (``PARALLEL_GLOBALNORM_IN_STAGES`` / ``_BETWEEN_STAGES``): the
+    planner's, ``forward``; the overflow check was in the rank's step_parallel_begin file already:
+    the job's own, ``user``, one per rank read. At validate MindSpore's comm-op reuse makes
+    collectives share one primitive and print its instance name (``comm_reuse``): the overflow
+    check can no longer be told from the name: ``unknown``, never a guess."""
+    analysis = msinspect.load_dump(ZOO / dump)
+    end = analysis.analyse("step_parallel_end").comm()
+    ranks = set(end["rank"])
+    norm = end[end["name"].str.startswith("PARALLEL_GLOBALNORM")]
+    assert len(norm) > 0 and set(norm["kind"]) == {"forward"}
+    users = end[end["kind"] == "user"]
+    assert sorted(users["rank"]) == sorted(ranks)
+    assert set(users["name"]) == {"allreduce"}
+    assert "unknown" not in set(end["kind"])
+    valid = analysis.analyse("validate").comm()
+    flag = valid[valid["name"] == "allreduce"]
+    assert len(flag) > 0 and "user" not in set(flag["kind"])
