@@ -59,10 +59,11 @@ class TensorValue:
 
     shape: Shape
     """Its shape."""
-    dtype: str
-    """Its element type, as MindSpore spells it."""
+    dtype: str | None
+    """Its element type, as MindSpore spells it; None where the dump does not print it
+    (``Tensor(43)[]``, a tensor by its id)."""
     value_text: str
-    """The printed values, as written (possibly summarized with ``...``)."""
+    """The printed values, as written (possibly summarized with ``...``); empty where none are."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -509,6 +509,14 @@ class IRTransformer(Transformer):
         as one more item ``("{}", values)``."""
         return PrimitiveValue(str(c[0]), tuple(c[1]) + (("{}", tuple(c[2:])),))
 
+    def tensor_id(self, c):
+        """``Tensor(43)[]``: a constant tensor named by its id, with its shape (``[]`` a scalar);
+        its value is not printed."""
+        text = str(c[0])
+        dims = text[text.index("[") + 1:-1]
+        shape = tuple(int(d) for d in dims.replace(" ", "").split(",") if d)
+        return TensorValue(shape=shape, dtype=None, value_text="")
+
     def environ_key(self, c):
         """``[Key][Parameter]w``, the key of a gradient environment: kept as its text."""
         return str(c[0])
