@@ -60,3 +60,22 @@ def test_at_step_parallel_end_every_weight_has_its_global_shape():
     norm = rows["model.layers.0.attention_norm.weight"]
     assert (tuple(norm.global_shape), tuple(norm.rank_shape)) == ((HIDDEN,), (HIDDEN,))
     assert all(r.global_shape is not None for r in rows.values())
+
+
+def test_which_weights_each_pipeline_stage_holds():
+    """Zoo 13 (fixtures/zoo/nets/13_mf_llama_pp_interleave.py: 4 layers, 2 stages, interleave 2):
+    stage 0 (rank 0) holds layers 0 and 2 and the embedding, stage 1 (rank 7) layers 1 and 3, the
+    final norm and the head; every Linear weight of a stage has its slice there."""
+    slices = msinspect.load_dump(ZOO / "13_mf_llama_pp_interleave").analyse().slices()
+
+    def held(rank):
+        names = set(slices[slices["rank"] == rank]["param"])
+        return {int(n.split(".")[2]) for n in names if n.startswith("model.layers.")}, names
+
+    layers0, names0 = held(0)
+    layers7, names7 = held(7)
+    assert (layers0, layers7) == ({0, 2}, {1, 3})
+    assert "model.tok_embeddings.embedding_weight" in names0 and "lm_head.weight" in names7
+    assert "lm_head.weight" not in names0 and "model.tok_embeddings.embedding_weight" not in names7
+    linear = slices[slices["param"].str.contains(r"\.(?:wq|wk|wv|wo|w1|w2|w3)\.weight$|^lm_head")]
+    assert len(linear) == 2 * 7 * 2 + 1 and linear["slice"].notna().all()
