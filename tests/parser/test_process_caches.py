@@ -45,9 +45,11 @@ def test_a_file_reads_the_same_after_others_as_in_a_fresh_process():
         core._parser.cache_clear()
 
 
-def test_a_text_is_kept_from_its_second_sight_on():
+def test_a_text_is_kept_from_its_second_sight_on(monkeypatch):
     """Comment blocks and attribute texts are kept for the rest of the process only once seen
-    twice; the same file read again reads the same, from what is then kept."""
+    twice; the same file read again reads the same, from what is then kept (the fast reading's
+    tables: the reference reading keeps nothing)."""
+    monkeypatch.setenv("MSINSPECT_PARSER", "fast")
     path = ROOT / "fixtures/zoo/01_semi_auto_tp4dp2/rank_0/step_parallel_end_0020.ir.gz"
     text = read_text(path)[0]
     core._parser.cache_clear()
