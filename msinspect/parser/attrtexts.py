@@ -42,6 +42,7 @@ import re
 
 from lark import Lark
 
+from msinspect.parser.bounded import Bounded
 from msinspect.parser.transformer import MAX_VALUE_DEPTH, value_depth
 
 #: ``{instance name: X}`` at the start of an attribute text, with nothing inside that can open or
@@ -67,9 +68,9 @@ class AttrTexts:
         self.lark, self.transformer, self.copier = lark, transformer, copier
         #: split by it, a text is the pieces of its key between holes and its strings in turn
         self.strings = re.compile("(" + lark.get_terminal("STRING").pattern.to_regexp() + ")")
-        self.shapes: dict = {}
+        self.shapes = Bounded(SHAPES)
         #: the plan of each instance-name group read
-        self.heads: dict = {}
+        self.heads = Bounded(HEADS)
 
     def plan(self, text: str):
         """``(tag, value, how each node copies it)`` for each attribute group of ``text``, as
@@ -86,9 +87,7 @@ class AttrTexts:
                                 for tag, value in self.transformer.fragment("attrs_fragment", group))
                 except Exception:
                     return None
-                if len(self.heads) >= HEADS:
-                    self.heads.clear()
-                self.heads[group] = out
+                self.heads.put(group, out)
             rest = text[head.end():]
             if not rest:
                 return out
@@ -99,9 +98,7 @@ class AttrTexts:
         key = _HOLE.join(pieces[0::2])
         shape = self.shapes.get(key)
         if shape is None:
-            if len(self.shapes) >= SHAPES:
-                self.shapes.clear()
-            shape = self.shapes[key] = self._shape(key, strings)
+            shape = self.shapes.put(key, self._shape(key, strings))
         if shape is _BAD:
             return None
         parts, where, groups = shape

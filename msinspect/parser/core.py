@@ -20,6 +20,7 @@ from msinspect.parser import compiled
 from msinspect import parser_mode as parse_mode
 from msinspect.parser.assemble import assemble, check_counts
 from msinspect.parser.attrtexts import AttrTexts
+from msinspect.parser.bounded import Bounded
 from msinspect.parser.fastpath import CANDIDATE, FastReader
 from msinspect.parser.reading import Unclean, read_text, text_pieces
 from msinspect.parser.secondsight import SecondSight
@@ -121,8 +122,8 @@ def _fast_fragments(grammar: str, options: dict, lark: Lark, transformer: IRTran
     sight on, a type line by :class:`TypeLines`, any other by its digit template's tree, and
     ``direct(start, text)`` (Lark) wherever those cannot say."""
     tree_lark = compiled.lark(grammar, **options)  # the same grammar building trees, for templates
-    templates: dict = {}
-    memo: dict = {}
+    templates = Bounded(_TEMPLATES)
+    memo = Bounded(_MEMO_SIZE)
     type_lines = TypeLines(lark, _template_key)
     transformer.type_lines = type_lines  # the abstracts of parameter lines (parser.fastpath)
     kept = SecondSight(FRAGMENT_CACHE)  # most type lines are one node's (zoo 09: 2,538 of 3,816)
@@ -141,10 +142,9 @@ def _fast_fragments(grammar: str, options: dict, lark: Lark, transformer: IRTran
         if key != text:
             tree = templates.get((start, key))
             if tree is None:  # first seen: read directly; a second time makes it a template
-                if len(templates) >= _TEMPLATES:
-                    templates.clear()
+                if len(templates) >= templates.size:
                     memo.clear()  # keyed by the id of a template's subtree: ids of freed trees come back
-                templates[(start, key)] = _SEEN
+                templates.put((start, key), _SEEN)
             elif tree is _SEEN:
                 tree = _template_tree(tree_lark, transformer, start, key)
                 tree = templates[(start, key)] = _BAD if tree is None else tree
@@ -255,9 +255,7 @@ def _instantiate(tree, text: str, memo: dict):
     fn = tree.fn
     result = fn(children) if fn is not None else Tree(tree.name, children)
     if tree.memo:
-        if len(memo) >= _MEMO_SIZE:
-            memo.clear()
-        memo[key] = result
+        memo.put(key, result)
     return result
 
 

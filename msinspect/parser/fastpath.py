@@ -48,6 +48,7 @@ import re
 from lark import Lark
 
 from msinspect.model import FreeVarRef, NodeRef, ParamRef
+from msinspect.parser.bounded import Bounded
 from msinspect.parser.transformer import _free_var, _fresh, _holds_mutable
 
 #: Lines where an item read here may begin: a node at column 0 - 2 (as the window cuts of
@@ -68,14 +69,6 @@ TEMPLATES = 1 << 14
 _BAD = object()
 #: Operands written this many times or more are read from an exemplar (FastReader._read_call).
 _RUN = 16
-
-
-def _keep(table: dict, key, value):
-    """``value``, kept in ``table`` under ``key``; a table of :data:`TEMPLATES` entries starts again."""
-    if len(table) >= TEMPLATES:
-        table.clear()
-    table[key] = value
-    return value
 
 
 def _terminal(lark: Lark, name: str) -> str:
@@ -110,7 +103,7 @@ class FastReader:
         self.types_then_notes = re.compile(
             f"{nl}((?>{self.types.pattern}))[ \t]*{nl}" + (f"(?!{self.before_notes.pattern})" if first else "")
             + f"((?>{self.notes.pattern}))[ \t]*{nl}")
-        self.templates: dict = {}
+        self.templates = Bounded(TEMPLATES)
         #: the holes of a call: free variables of enclosing graphs (``$(@g:para3_w)``, the
         #: FREE_VAR terminal), replaced first (their text may hold a "%"), node references and
         #: parameters (the PARAM terminal); ``refs`` finds all three, left to right
@@ -118,10 +111,10 @@ class FastReader:
         self.free_var, self.param_ref = re.compile(free), re.compile(param)
         self.refs = re.compile(f"(?:{free})|(?:{_NODE_REF.pattern})|(?:{param})")
         #: the value of each reference text (frozen, so nodes may share them)
-        self.ref_values: dict = {}
+        self.ref_values = Bounded(TEMPLATES)
         #: a parameter line: the PARAM terminal, the ":" and spaces, where its abstract begins
         self.param_line = re.compile("(" + param + r")([ \t]*:[ \t]*)(?=<)")
-        self.param_templates: dict = {}
+        self.param_templates = Bounded(TEMPLATES)
 
     # ------------------------------------------------------------ one node item
     def node(self, text: str, pos: int, end: int, line: int):
@@ -231,7 +224,7 @@ class FastReader:
         key = (m.group(2), rest)
         template = self.param_templates.get(key)
         if template is None:
-            template = _keep(self.param_templates, key, self._param_template(*key))
+            template = self.param_templates.put(key, self._param_template(*key))
         if template is _BAD:
             return None
         abstract = self.transformer.type_lines.abstract(group.group())
@@ -272,7 +265,7 @@ class FastReader:
         key = (op, self.param_ref.sub(_PARAM_HOLE, holed) if "%para" in holed else holed)
         template = self.templates.get(key)
         if template is None:
-            template = _keep(self.templates, key, self._template(*key))
+            template = self.templates.put(key, self._template(*key))
         if template is _BAD:
             return None
         callee, inputs, holes, fresh = template
@@ -288,8 +281,8 @@ class FastReader:
         for i, ref in zip(holes, refs):
             value = known.get(ref)
             if value is None:  # "$(@g:x)", "%para3_w" or "%12": each of the three begins its own way
-                value = _keep(known, ref, _free_var(ref) if ref[0] == "$" else ParamRef(ref[1:])
-                              if ref.startswith("%para") else NodeRef(int(ref[1:])))
+                value = known.put(ref, _free_var(ref) if ref[0] == "$" else ParamRef(ref[1:])
+                                  if ref.startswith("%para") else NodeRef(int(ref[1:])))
             values[i] = value
         return callee, tuple(values)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Hashable
 
+from msinspect.parser.bounded import Bounded
+
 
 class SecondSight:
     """What was made of each text, kept per process from the text's second sight on: a text seen
@@ -13,7 +15,7 @@ class SecondSight:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.kept: dict[Hashable, object] = {}
+        self.kept = Bounded(size)
         self.seen: set[int] = set()
 
     def get(self, text: Hashable):
@@ -25,9 +27,7 @@ class SecondSight:
             return value
         sight = hash(text)  # a str keeps its hash: the lookup before this one computed it
         if sight in self.seen:
-            if len(self.kept) >= self.size:
-                self.kept.clear()
-            self.kept[text] = value
+            self.kept.put(text, value)
         else:
             if len(self.seen) >= 4 * self.size:
                 self.seen.clear()

@@ -24,6 +24,7 @@ from msinspect.model import (
     TensorValue,
 )
 from msinspect.parser.abstracts import COMMA, make_abstract
+from msinspect.parser.bounded import Bounded
 from msinspect.parser.secondsight import SecondSight
 
 _WORDS = {"true": True, "false": False, "None": None, "Null": None}
@@ -80,13 +81,6 @@ MAX_VALUE_DEPTH = 100
 _VALUED = frozenset({"args", "primitive_attrs", "cnode_attrs", "cnode_primal_attrs", "braces"})
 
 
-class _Forgetful(dict):
-    """A table that keeps nothing (the reference reading makes every value anew)."""
-
-    def __setitem__(self, key, value) -> None:
-        pass
-
-
 class IRTransformer(Transformer):
     """Builds model objects while the parser reduces. ``line_offset`` shifts reported lines when
     a tail of the file is parsed on its own (lenient mode)."""
@@ -101,7 +95,7 @@ class IRTransformer(Transformer):
         self.fragment = None
         #: what ``notes`` makes of each comment line read on its own (all but "# Comment:" blocks,
         #: which run over the lines under them); a dump repeats a few hundred of them thousands of times
-        self._note_lines: dict[str, tuple] = {} if keep else _Forgetful()
+        self._note_lines = Bounded(_NOTE_LINES if keep else 0)
         #: and of each whole run of them (nodes of one cell share their scope and source lines;
         #: most runs are one node's alone: zoo 09, 2,619 of 3,249, 2.9 of their 3.2 MB of text)
         self._note_blocks = SecondSight(_NOTE_LINES if keep else 0)
@@ -417,9 +411,7 @@ class IRTransformer(Transformer):
                 entry = ("side_effect", text.split(":", 1)[1].strip())
             else:
                 entry = ("comment", text)
-            if len(known) >= _NOTE_LINES:
-                known.clear()
-            known[raw] = entry
+            known.put(raw, entry)
             out.append(entry)
             i += 1
         return self._note_blocks.keep(whole, ("notes", _summary(out)))

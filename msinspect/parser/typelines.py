@@ -32,6 +32,7 @@ from lark import Lark
 
 from msinspect.model import Abstract
 from msinspect.parser.abstracts import _SHORT_DTYPES
+from msinspect.parser.bounded import Bounded
 
 #: A top-level abstract, with abstracts nested one level inside it; split by it, a line is its
 #: skeleton's pieces and its abstracts in turn.
@@ -95,9 +96,9 @@ class TypeLines:
 
     def __init__(self, lark: Lark, template_key: Callable[[str], str]) -> None:
         self.lark, self.template_key = lark, template_key
-        self.abstracts: dict[str, Abstract | None] = {}
-        self.trusted: dict[str, bool] = {}
-        self.skeletons: dict = {}
+        self.abstracts = Bounded(KEPT)
+        self.trusted = Bounded(KEPT)
+        self.skeletons = Bounded(KEPT)
 
     def _lark_types(self, text: str):
         return self.lark.parse(text, start="types_fragment")
@@ -108,8 +109,6 @@ class TypeLines:
         found = self.abstracts.get(text, _BAD)
         if found is not _BAD:
             return found
-        if len(self.abstracts) >= KEPT:
-            self.abstracts.clear()
         template = self.template_key(text)
         trusted = self.trusted.get(template)
         if trusted is None:
@@ -118,11 +117,9 @@ class TypeLines:
         if result is None:
             result = self._by_lark(text)
             if trusted is None:
-                if len(self.trusted) >= KEPT:
-                    self.trusted.clear()
                 direct = _direct(text)
-                self.trusted[template] = direct is not None and direct == result
-        self.abstracts[text] = result
+                self.trusted.put(template, direct is not None and direct == result)
+        self.abstracts.put(text, result)
         return result
 
     def _tuple_trusted(self, text: str) -> bool | None:
@@ -159,9 +156,7 @@ class TypeLines:
                 exemplar += m.group(3) + ", ".join(kept[1].values()) + m.group(5)
             exemplar += ">"
             read = _direct(exemplar)
-            if len(self.trusted) >= KEPT:
-                self.trusted.clear()
-            trusted = self.trusted[key] = read is not None and read == self._by_lark(exemplar)
+            trusted = self.trusted.put(key, read is not None and read == self._by_lark(exemplar))
         return trusted
 
     def _by_lark(self, text: str) -> Abstract | None:
@@ -181,9 +176,7 @@ class TypeLines:
             return None
         shape = self.skeletons.get(skeleton)
         if shape is None:
-            if len(self.skeletons) >= KEPT:
-                self.skeletons.clear()
-            shape = self.skeletons[skeleton] = self._skeleton(skeleton, len(groups))
+            shape = self.skeletons.put(skeleton, self._skeleton(skeleton, len(groups)))
         if shape is _BAD:
             return None
         tag, ins, outs, holes_in, holes_out = shape
