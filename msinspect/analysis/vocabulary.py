@@ -42,6 +42,7 @@ import re
 from dataclasses import dataclass
 
 from msinspect.model import Node
+from msinspect.stages import GLOBAL_SHAPE_STAGES
 
 #: The kinds, in the order summaries list them.
 KINDS = ("forward", "redistribution", "backward", "gradient", "optimizer", "pipeline", "local", "virtual",
@@ -159,14 +160,9 @@ RAN_FLAG = "semi_auto_parallel_run_once_only"
 SKIPPED_FLAG = "check_set_strategy_valid_once_only"
 #: Stages written before the parallel pass inserts any collective (``pipeline_split`` inserts
 #: only Send / Receive, whose kind the vocabulary fixes; ``step_parallel_begin`` is dumped as the
-#: pass begins).
-BEFORE_PLANNER = frozenset({
-    "bootstrap", "parse", "symbol_resolve", "combine_like_graphs", "meta_unpack_prepare",
-    "abstract_specialize", "type_inference", "event_method", "auto_monad", "graph_reusing", "inline",
-    "add_attr", "parallel-infer-symbol", "pre_auto_parallel", "insert-virtual-dataset",
-    "parallel-infer-symbol-second", "dataset_repeat_opt", "pipeline_split", "step_auto_parallel_begin",
-    "step_parallel_begin", "opt_pass_add_attr_with_inline", "opt_pass_py_interpret_to_execute",
-})
+#: pass begins): the stages whose shapes are global but step_parallel_end, and the auto-parallel
+#: search's step_auto_parallel_begin.
+BEFORE_PLANNER = (GLOBAL_SHAPE_STAGES - {"step_parallel_end"}) | {"step_auto_parallel_begin"}
 
 
 def planner_ran(stage: str, attrs: dict) -> bool | None:
@@ -305,32 +301,17 @@ def _alltoall_args(node: Node, rank: int) -> tuple[int, int, int] | None:
 def output_of(node: Node, shape: tuple[int, ...] | None, n: int | None) -> tuple[int, ...] | None:
     """The operator's output shape from its input's (``n``: the group's rank count), by MindSpore's
     infer rule (:data:`SHAPE_RULES`); None where the rule does not apply or is unknown."""
-    rule = SHAPE_RULES.get(node.op)
-    if shape is None or rule is None:
-        return None
-    if rule == "same":
-        return tuple(shape)
-    if rule in ("gather", "scatter"):
-        n = _int_attr(node, "rank_size") or n
-        if not shape or not n or n < 1:
-            return None
-        if rule == "gather":
-            return (shape[0] * n, *shape[1:])
-        return (shape[0] // n, *shape[1:]) if shape[0] % n == 0 else None
-    args = _alltoall_args(node, len(shape))
-    if args is None:
-        return None
-    count, split, concat = args
-    out = list(shape)
-    out[concat] *= count
-    if out[split] % count:
-        return None
-    out[split] //= count
-    return tuple(out)
+    return _by_rule(node, shape, n, forward=True)
 
 
 def input_of(node: Node, shape: tuple[int, ...] | None, n: int | None) -> tuple[int, ...] | None:
     """The operator's input shape from its output's: :func:`output_of` undone."""
+    return _by_rule(node, shape, n, forward=False)
+
+
+def _by_rule(node: Node, shape: tuple[int, ...] | None, n: int | None, forward: bool) -> tuple[int, ...] | None:
+    """The infer rule of :data:`SHAPE_RULES` applied to ``shape``, or undone (``forward`` False):
+    what one direction multiplies, the other divides."""
     rule = SHAPE_RULES.get(node.op)
     if shape is None or rule is None:
         return None
@@ -340,16 +321,17 @@ def input_of(node: Node, shape: tuple[int, ...] | None, n: int | None) -> tuple[
         n = _int_attr(node, "rank_size") or n
         if not shape or not n or n < 1:
             return None
-        if rule == "scatter":
+        if (rule == "gather") == forward:
             return (shape[0] * n, *shape[1:])
         return (shape[0] // n, *shape[1:]) if shape[0] % n == 0 else None
     args = _alltoall_args(node, len(shape))
     if args is None:
         return None
     count, split, concat = args
+    grown, cut = (concat, split) if forward else (split, concat)
     out = list(shape)
-    out[split] *= count
-    if out[concat] % count:
+    out[grown] *= count
+    if out[cut] % count:
         return None
-    out[concat] //= count
+    out[cut] //= count
     return tuple(out)
