@@ -77,8 +77,7 @@ def _index(token: Token, text: str) -> int:
 #: (MindSpore's deepest are a few levels: a strategy, a tuple of shapes); deeper is an error at the
 #: node's line, the same in both readings, rather than a value no later step could walk.
 MAX_VALUE_DEPTH = 100
-#: The parts of a node whose values are checked against :data:`MAX_VALUE_DEPTH`.
-_VALUED = frozenset({"args", "primitive_attrs", "cnode_attrs", "cnode_primal_attrs", "braces"})
+_CONTAINERS = frozenset({tuple, list, dict})
 
 
 class IRTransformer(Transformer):
@@ -242,15 +241,12 @@ class IRTransformer(Transformer):
                     callee=callee, inputs=(), line=line)
         parts = []
         for part in rest:
-            if part.__class__ is tuple:
-                parts.append(part)
-            else:  # the ATTRS token: the attributes after the operands, read on their own
-                parts += self._attrs(part)
-        for part in parts:
-            # the operands' tuple and an attribute dict are no bracket of a value: one level less
-            if part[0] in _VALUED and value_depth(part[1], MAX_VALUE_DEPTH + 1) > MAX_VALUE_DEPTH + 1:
-                raise BadToken(token, f"values nested more than {MAX_VALUE_DEPTH} brackets deep: deeper "
-                                      "than any value MindSpore writes")
+            if part.__class__ is not tuple:  # the ATTRS token: the attributes after the operands, read on their own
+                parts += self._attrs(part, token)
+                continue
+            if part[0] == "args":
+                _check_depth(part[1], token)
+            parts.append(part)
         for part in parts:
             tag, value = part[0], part[1]
             if len(part) > 2 and part[2] is not None:  # an attribute's value, copied for this node
@@ -274,7 +270,7 @@ class IRTransformer(Transformer):
                 self._annotate(node, part[1])
         return node
 
-    def _attrs(self, token) -> tuple:
+    def _attrs(self, token, node_token=None) -> tuple:
         """``(tag, value, how each node copies it)`` for the attributes of an ATTRS token, read once
         per text (a dump repeats a few thousand attribute texts over its nodes)."""
         text = str(token)
@@ -283,6 +279,8 @@ class IRTransformer(Transformer):
             plan = self.attr_texts.plan(text) if self.attr_texts is not None else None
             if plan is None:
                 plan = tuple((tag, value, _copier(value)) for tag, value in self.fragment("attrs_fragment", token))
+            for part in plan:  # once per text: a plan kept was checked when it was made
+                _check_depth(part[1], node_token)
             self._attr_plans.keep(text, plan)
         return plan
 
@@ -637,21 +635,32 @@ def _holds_mutable(value) -> bool:
     return False
 
 
+def _check_depth(value, token) -> None:
+    """:class:`BadToken` (at the node's ``token``) where ``value``, a node's operands or an
+    attribute dict, nests deeper than :data:`MAX_VALUE_DEPTH` (the operands' tuple and the dict
+    are no bracket of a value: one level more is allowed)."""
+    if value_depth(value, MAX_VALUE_DEPTH + 1) > MAX_VALUE_DEPTH + 1:
+        raise BadToken(token, f"values nested more than {MAX_VALUE_DEPTH} brackets deep: deeper than any "
+                              "value MindSpore writes")
+
+
 def value_depth(value, limit: int) -> int:
     """How deep ``value``'s tuples, lists and dicts nest (a scalar: 0), counted up to ``limit + 1``
-    (iterative: any depth is answered in time linear in the value)."""
+    (iterative: any depth is answered in time linear in the value; only containers are visited,
+    so a node's flat operands cost one look each)."""
+    if value.__class__ not in _CONTAINERS:
+        return 0
     deepest = 0
     todo = [(value, 1)]
     while todo:
         value, depth = todo.pop()
-        if isinstance(value, dict):
-            value = value.values()
-        elif not isinstance(value, (tuple, list)):
-            continue
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            return deepest
-        todo.extend((v, depth + 1) for v in value)
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        for item in (value.values() if value.__class__ is dict else value):
+            if item.__class__ in _CONTAINERS:
+                todo.append((item, depth + 1))
     return deepest
 
 
