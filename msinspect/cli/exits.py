@@ -20,7 +20,8 @@ EXIT_OK = 0
 #: not be read, a training job that failed.
 EXIT_FINDING = 1
 #: Bad input: no such path, no IR files, a bad spec, an output that exists or is a folder, a Dask
-#: scheduler that cannot be reached or used (``--scheduler``).
+#: scheduler that cannot be reached or used (``--scheduler``), a setting of the environment that
+#: cannot be used (:class:`~msinspect.errors.ConfigError`).
 EXIT_USAGE = 2
 #: A program msinspect needs is missing (Graphviz's ``dot``).
 EXIT_MISSING_TOOL = 3

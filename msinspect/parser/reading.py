@@ -28,7 +28,7 @@ import zlib
 from pathlib import Path
 from typing import Iterator
 
-from msinspect.errors import DumpNotFoundError, IRParseError
+from msinspect.errors import ConfigError, DumpNotFoundError, IRParseError
 from msinspect.model import Diagnostic
 
 #: Environment variable that sets the cap on an IR file's (decompressed) size, in bytes.
@@ -51,8 +51,7 @@ def max_text_bytes() -> int:
             cap = 0
         if cap > 0:
             return cap
-        raise IRParseError(path=MAX_BYTES_VARIABLE, line=0, column=0,
-                           message=f"must be a positive number of bytes, not {value!r}")
+        raise ConfigError(f"{MAX_BYTES_VARIABLE} must be a positive number of bytes, not {value!r}")
     return MAX_TEXT_BYTES
 
 

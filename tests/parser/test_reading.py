@@ -7,6 +7,7 @@ import pytest
 
 from msinspect import parse_file
 from msinspect.errors import DumpNotFoundError, IRParseError
+from msinspect.errors import ConfigError
 from msinspect.parser.reading import MAX_BYTES_VARIABLE, MAX_TEXT_BYTES, read_text
 from tests.conftest import FIXTURES
 
@@ -66,8 +67,8 @@ def test_decompressed_size_is_capped(tmp_path, monkeypatch):
     plain.write_bytes(b"\n" * ((1 << 20) + 1))
     with pytest.raises(IRParseError, match="the file is larger"):
         read_text(plain)
-    monkeypatch.setenv(MAX_BYTES_VARIABLE, "lots")
-    with pytest.raises(IRParseError, match="positive number"):
+    monkeypatch.setenv(MAX_BYTES_VARIABLE, "lots")  # a setting, not the file, is wrong: exit 2, no hint
+    with pytest.raises(ConfigError, match="MSINSPECT_MAX_IR_BYTES must be a positive number of bytes, not 'lots'"):
         read_text(plain)
 
 
