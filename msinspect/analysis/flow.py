@@ -65,16 +65,20 @@ def is_data_edge(graph: nx.MultiDiGraph, source: str, target: str, key=None) -> 
     if node is None:
         return True
     if _bound_call(graph, target):  # its arguments go to the callee's parameters; its value comes back
-        positions = [d.get("position") for d in graph.get_edge_data(source, target, default={}).values()] \
-            if key is None else [graph.edges[source, target, key].get("position")]
-        return RETURNED in positions
+        return RETURNED in _positions(graph, source, target, key)
     if node.op == "UpdateState" or is_source(node):
         return False
     if node.op in ("Depend", "Load"):
-        positions = [d.get("position") for d in graph.get_edge_data(source, target, default={}).values()] \
-            if key is None else [graph.edges[source, target, key].get("position")]
-        return 0 in positions
+        return 0 in _positions(graph, source, target, key)
     return True
+
+
+def _positions(graph: nx.MultiDiGraph, source: str, target: str, key=None) -> list:
+    """The input positions of the edge ``key`` from ``source`` to ``target`` (every such edge
+    where ``key`` is None)."""
+    if key is not None:
+        return [graph.edges[source, target, key].get("position")]
+    return [d.get("position") for d in graph.get_edge_data(source, target, default={}).values()]
 
 
 def data_view(graph: nx.MultiDiGraph) -> nx.MultiDiGraph:
@@ -94,7 +98,7 @@ def first_input(graph: nx.MultiDiGraph, key: str) -> str | None:
         return sources[0] if len(sources) == 1 else None
     found = [source for source, edges in graph.pred[key].items()
              if any(data.get("position") == wanted for data in edges.values())]
-    return found[0] if len(found) == 1 or (found and wanted == 0) else None
+    return found[0] if len(found) == 1 else None
 
 
 def producer(graph: nx.MultiDiGraph, key: str) -> str | None:
