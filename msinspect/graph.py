@@ -131,13 +131,14 @@ def _key(value, node: Node) -> str | None:
 RETURNED = -1
 
 
-def _callee_params(sub, argument_count: int, partial: bool) -> tuple[str, ...] | None:
-    """The parameters of ``sub`` that ``argument_count`` arguments bind: the first ones for a
-    ``Partial``, else the last ones (a ``Partial`` bound those before); None where the arguments
-    outnumber the parameters (not a binding this reading understands)."""
+def _first_bound(sub, argument_count: int, partial: bool) -> int | None:
+    """The position of the first parameter of ``sub`` that ``argument_count`` arguments bind: the
+    first for a ``Partial``, else the one that leaves the last ones to the arguments (a ``Partial``
+    bound those before); None where the arguments outnumber the parameters (not a binding this
+    reading understands)."""
     if argument_count > len(sub.params):
         return None
-    return sub.params[:argument_count] if partial else sub.params[len(sub.params) - argument_count:]
+    return 0 if partial else len(sub.params) - argument_count
 
 
 def _bind_calls(ir: IRFile, graph: nx.MultiDiGraph, names: _Names) -> None:
@@ -154,14 +155,15 @@ def _bind_calls(ir: IRFile, graph: nx.MultiDiGraph, names: _Names) -> None:
         call = node_id(node)
         for name in callees:
             sub = subgraphs.get(name)
-            bound = _callee_params(sub, len(arguments), partial) if sub is not None else None
-            if bound is None:
+            first = _first_bound(sub, len(arguments), partial) if sub is not None else None
+            if first is None:
                 continue
-            for param, value in zip(bound, arguments):
+            for position, value in enumerate(arguments, first):
                 source = names.source_of(value, node)
                 if source is not None:
-                    graph.add_edge(source, f"param:{param}", position=sub.params.index(param), binds=call)
-                    graph.nodes[f"param:{param}"]["bound"] = True
+                    param = f"param:{sub.params[position]}"
+                    graph.add_edge(source, param, position=position, binds=call)
+                    graph.nodes[param]["bound"] = True
             if partial:
                 graph.nodes[call]["bound"] = True
             returned = f"{name}/Return"
