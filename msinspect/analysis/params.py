@@ -22,8 +22,8 @@ PARAM_COLUMNS = [
     "rank", "param", "global_shape", "rank_shape", "op", "consumer", "in_strategy", "device_matrix",
     "tensor_map", "slice_shape", "opt_shard_group", "slice", "file", "line",
 ]
-#: The instance names MindSpore gives the AllGather of an optimizer-parallel weight (its
-#: ``parallel_optimizer_allgather`` / ``..._not_recompute``), and the gathers of its micro steps.
+#: The gathers of an optimizer-parallel weight (MindSpore names them
+#: ``parallel_optimizer_allgather`` / ``..._not_recompute``), and of its micro and mini steps.
 _OPT_GATHERS = ("AllGather", "_MicroStepAllGather", "_MiniStepAllGather")
 
 
@@ -39,7 +39,7 @@ def _user_layout(node: Node, index: int) -> dict | None:
 
 def _optimizer_groups(ir: IRFile, graph: nx.MultiDiGraph) -> dict[str, str]:
     """The optimizer-shard group of each weight (its parameter's name): the group of the
-    optimizer-parallel AllGather that gathers it, named by ``mirror_user_id`` or fed by it."""
+    optimizer-parallel AllGather whose first input is the weight."""
     from msinspect.analysis.flow import first_input
 
     found = {}
