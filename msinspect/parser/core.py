@@ -389,9 +389,15 @@ def _free_text_at(piece: str, before: str) -> bool:
     return line_start in before + piece[:len(_FREE_TEXT)] or line_start in piece
 
 
-#: What the grammar skips between items (its _NL and %ignore terminals): a run of only these is
-#: no item; any other character, even one Python calls whitespace, is Lark's to judge.
-_BLANK = " \t\r\n"
+def _blank(run: str) -> bool:
+    """Whether the grammar skips ``run`` whole between items (its ``%ignore`` spaces and tabs and
+    its ``_NL``, ``\r?\n[\t \r\n]*``): only those characters, and no carriage return before the
+    first line end but one right before it. Any other run, even of characters Python calls
+    whitespace, is Lark's to judge."""
+    if run.strip(" \t\r\n"):
+        return False
+    head = run.split("\n", 1)[0]
+    return "\r" not in head[:-1] and (not head.endswith("\r") or "\n" in run)
 
 
 def _fast() -> FastReader:
@@ -430,7 +436,7 @@ def _read_range(path: str, text: str, a: int, b: int, line_offset: int, fast: bo
             if read is None:
                 at = found.end()
                 continue
-            if q != run and text[run:q].strip(_BLANK):
+            if q != run and not _blank(text[run:q]):
                 scanned = q
                 items.extend(_parse_chunk(path, text[run:q], run_lines))
             item, after = read
@@ -439,7 +445,7 @@ def _read_range(path: str, text: str, a: int, b: int, line_offset: int, fast: bo
             counted = run = at = after
             run_lines = line - 1
         scanned = b
-        if text[run:b].strip(_BLANK):
+        if not _blank(text[run:b]):
             items.extend(_parse_chunk(path, text[run:b], run_lines))
     except _Failed:
         try:

@@ -73,11 +73,18 @@ def test_the_cli_says_so_and_exits_2():
     assert done.stderr.strip() == "error: MSINSPECT_PARSER must be one of fast, reference, not 'quick'"
 
 
-@pytest.mark.parametrize("text", ["\x0b", "\x0c\n", "  \x85\n", "\n\x1c"])
+@pytest.mark.parametrize("text", ["\x0b", "\x0c\n", "  \x85\n", "\n\x1c", "\r", "  \r  "])
 def test_characters_python_calls_blank_are_the_grammars_to_judge(text):
     """Found by the mutation tests: the fast reading skipped a run Python's ``str.strip`` calls
-    blank (a vertical tab) where the grammar skips only spaces, tabs and line ends; by hand, Lark
-    refuses such a character where it stands, and both readings now say so."""
+    blank (a vertical tab; then a carriage return not before a line end) where the grammar skips
+    only spaces, tabs and line ends (``\\r?\\n``); by hand, Lark refuses such a character where it
+    stands, and both readings now say so."""
     found = both(text, "x.ir", lenient=False)
     assert found["fast"] == found["reference"]
     assert found["fast"].startswith("error: x.ir:") and "unexpected" in found["fast"]
+
+
+@pytest.mark.parametrize("text", ["\r\n", "\n\r", " \r\n", "\t\r\n\r\r  \n"])
+def test_carriage_returns_of_line_ends_are_blank_in_both(text):
+    found = both(text, "x.ir", lenient=False)
+    assert found["fast"] == found["reference"] == "error: x.ir: no IR content: neither an '# IR entry' header nor any node"
