@@ -1,4 +1,4 @@
 """``python -m msinspect``: the command line."""
-from msinspect.cli import main
+from msinspect.cli import run
 
-main(prog_name="msinspect")
+run()

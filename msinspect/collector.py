@@ -1,10 +1,17 @@
-"""Python's cycle collector paused while a parse or a rank's analysis builds its objects.
+"""Python's cycle collector, paused while a parse or a rank's analysis builds its objects, in
+msinspect's own processes only.
 
 A parse allocates a model of tens of thousands of objects, and a rank's analysis a networkx graph
 of as many again; none of them is cyclic garbage, yet the collector's full passes walk all of
-them again and again as they grow: 15% of a large dump's parse, and a third of a rank's parse and
-analysis (zoo 09: 1.8-2.6 s with the collector on, 1.3 s paused). What is made while paused and
-is cyclic garbage (networkx's views, the rank's graph) is collected once the collector is back.
+them again and again as they grow (``bench/bench_collector.py`` measures the share). What is made while
+paused and is cyclic garbage (networkx's views, the rank's graph) is collected once the collector
+is back.
+
+The collector is one switch for the whole process, so msinspect turns it only in a process it
+owns: the ``msinspect`` command (:func:`msinspect.cli.run`) and the workers of its process pools
+call :func:`own_process`. A program that imports msinspect (a user's pytest session through the
+plugin, a notebook) keeps its collector exactly as it set it: :func:`paused` changes nothing
+there.
 
 A Lark error does make cyclic garbage (its parser state and tracebacks, some 250 KB each), so the
 parser resumes the collector at the first error it catches (:func:`resume`), and a file of many
@@ -17,23 +24,32 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 
+#: Whether this process is msinspect's own (:func:`own_process`): only then does :func:`paused` act.
+_owned = False
 #: Whether :func:`paused` has turned the collector off (and it has not been resumed since).
 _paused = False
 
 
+def own_process() -> None:
+    """Mark this process as msinspect's own (the command line, a pool worker): from now on
+    :func:`paused` may turn the collector off around a parse or a rank's analysis."""
+    global _owned
+    _owned = True
+
+
 @contextmanager
 def paused(kept: bool = False):
-    """The collector off for the ``with`` block, back on after it (if it was on before).
+    """The collector off for the ``with`` block, back on after it (if it was on before), in a
+    process msinspect owns; elsewhere the block runs with the collector as the host set it.
 
     ``kept``: the block makes only what its caller keeps (a parse: its model, and no cyclic
     garbage unless it fails, which resumes the collector; tests/test_collector.py). Then, as it
     ends, every object the collector tracks is moved to its oldest generation (``gc.freeze`` then
     ``gc.unfreeze``, which move them without visiting one): what the block made is not walked
-    by the young generations' passes, which would find nothing to free in it (zoo 09: some
-    100,000 objects, 12-25 ms of a 0.6 s parse), and anything young from before the block waits
-    for the next full pass."""
+    by the young generations' passes, which would find nothing to free in it, and anything young
+    from before the block waits for the next full pass."""
     global _paused
-    if not gc.isenabled():  # off already: by the caller, an outer pause, or a pause in another thread
+    if not _owned or not gc.isenabled():  # a host's process, or off already: by the caller, an outer pause
         yield
         return
     gc.disable()

@@ -23,6 +23,7 @@ import threading
 import time
 from typing import Any, Callable, Iterator, Sequence
 
+from msinspect import collector
 from msinspect.errors import IRParseError, MsInspectError
 
 #: The environment variable naming a Dask scheduler when ``--scheduler`` is not given.
@@ -111,7 +112,8 @@ def _in_pool(fn, tasks, jobs, name, kwargs) -> Iterator[Outcome]:
     from concurrent.futures import as_completed as local_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=_start_method()) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=_start_method(),
+                             initializer=collector.own_process) as pool:  # a worker is msinspect's own
         futures = {pool.submit(_returning_errors, fn, *task, **kwargs): i for i, task in enumerate(tasks)}
         try:
             for future in local_completed(futures):

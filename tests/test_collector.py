@@ -1,7 +1,8 @@
-"""A parse and a rank's analysis pause Python's cycle collector (msinspect.collector): the
-collector must come back on after every parse and analysis, stay off where the caller turned it
-off, and come back on at a parse's first error, so that a file of many errors keeps no garbage of
-their parser states; an analysed rank leaves its graph to no collector pass."""
+"""In msinspect's own processes a parse and a rank's analysis pause Python's cycle collector
+(msinspect.collector): the collector must come back on after every parse and analysis, stay off
+where the caller turned it off, and come back on at a parse's first error, so that a file of many
+errors keeps no garbage of their parser states; an analysed rank leaves its graph to no collector
+pass. In a host's process (a user's pytest session, a notebook) the collector is left alone."""
 from __future__ import annotations
 
 import gc
@@ -11,6 +12,7 @@ import tracemalloc
 
 import pytest
 
+from msinspect import collector, executors
 from msinspect.analysis import collect
 from msinspect.analysis.context import RankContext
 from msinspect.errors import IRParseError
@@ -27,10 +29,24 @@ def _bad(errors: int) -> str:
 
 
 @pytest.fixture(autouse=True)
-def collector_on():
+def collector_on(monkeypatch):
+    """The collector on, in a process msinspect owns (as the ``msinspect`` command's)."""
+    monkeypatch.setattr(collector, "_owned", True)
     gc.enable()
     yield
     gc.enable()
+
+
+def _watch_parse(monkeypatch) -> list:
+    seen = []
+    original = core.assemble  # the parse's last step
+
+    def watched(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(core, "assemble", watched)
+    return seen
 
 
 def test_the_collector_is_on_after_a_parse_that_succeeds_or_fails():
@@ -44,14 +60,7 @@ def test_the_collector_is_on_after_a_parse_that_succeeds_or_fails():
 
 
 def test_the_collector_is_off_during_a_clean_parse_and_on_at_the_first_error(monkeypatch):
-    seen = []
-    original = core.assemble  # the parse's last step
-
-    def watched(*args, **kwargs):
-        seen.append(gc.isenabled())
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(core, "assemble", watched)
+    seen = _watch_parse(monkeypatch)
     core.parse_text(GOOD, "good.ir")
     core.parse_text(_bad(2), "bad.ir", lenient=True)
     assert seen == [False, True]
@@ -139,3 +148,39 @@ def test_an_analysed_rank_leaves_its_graph_to_no_collector_pass():
     gc.disable()
     collect._compute(str(RANK), None, RankContext(rank=0), "rank_0", False)
     assert gc.collect() < 200
+
+
+def test_a_host_process_keeps_its_collector_as_it_set_it(monkeypatch):
+    """Imported by another program (a user's pytest session through the plugin), msinspect
+    neither turns the collector off nor moves the host's objects between generations."""
+    monkeypatch.setattr(collector, "_owned", False)
+    seen = _watch_parse(monkeypatch)
+    ir = core.parse_text(GOOD, "good.ir")
+    assert seen == [True] and gc.isenabled()
+    assert any(o is ir for o in gc.get_objects(generation=0) + gc.get_objects(generation=1))
+    watched = []
+    original = collect.comm_rows
+    monkeypatch.setattr(collect, "comm_rows", lambda *a, **k: watched.append(gc.isenabled()) or original(*a, **k))
+    collect._compute(str(RANK), None, RankContext(rank=0), "rank_0", False)
+    assert watched == [True]
+
+
+def _owned_here() -> bool:
+    return collector._owned
+
+
+def test_the_command_and_its_pool_workers_are_msinspects_own_processes(monkeypatch):
+    import configparser
+
+    from msinspect import cli
+
+    entry = configparser.ConfigParser()
+    entry.read(FIXTURES.parent / "setup.cfg")
+    assert "msinspect = msinspect.cli:run" in entry["options.entry_points"]["console_scripts"]
+    script = ("from msinspect import collector; from msinspect import cli\n"
+              "try:\n    cli.run()\nexcept SystemExit:\n    pass\nprint(collector._owned)")
+    found = subprocess.run([sys.executable, "-c", script, "--version"], capture_output=True, text=True, check=True)
+    assert found.stdout.strip().endswith("True")
+    monkeypatch.setattr(collector, "_owned", False)  # a host that runs a pool: its workers are msinspect's
+    results = [outcome for _, _, outcome in executors._in_pool(_owned_here, [(), ()], 2, str, {})]
+    assert results == [True, True]

@@ -75,3 +75,13 @@ def main(debug: bool, no_cache: bool) -> None:
         import os
 
         os.environ["MSINSPECT_NO_CACHE"] = "1"  # worker processes inherit it
+
+
+def run() -> None:
+    """The ``msinspect`` program: this process is msinspect's own, so it may pause Python's cycle
+    collector around a parse (:mod:`msinspect.collector`); :func:`main` called from another
+    program leaves that program's collector alone."""
+    from msinspect import collector
+
+    collector.own_process()
+    main(prog_name="msinspect")

@@ -1,4 +1,4 @@
 """``python -m msinspect.cli``."""
-from msinspect.cli import main
+from msinspect.cli import run
 
-main()
+run()
