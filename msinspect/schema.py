@@ -6,7 +6,7 @@ Rules (issue 11): the same fact has the same name in every command; ``rank`` is 
 a file has no rank number), ``rank_label`` the folder's name; ints stay ints; missing is JSON
 ``null`` and an empty CSV cell; booleans are ``true`` / ``false`` in both; lists and dicts in a CSV
 cell are JSON text (``[[2, 1], [1, 4]]``), never Python reprs; no key depends on the data.
-The README's "Output schema" table is :func:`markdown_table` (a test keeps them equal).
+The table of ``docs/schema.md`` is :func:`markdown_table` (a test keeps them equal).
 """
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ FIELDS: tuple[Field, ...] = (
     Field("dtype", "str|null", "the tensor's element type (`Float32`)", "comm"),
     Field("tensor_bytes", "int|null", "bytes of the tensor at the rank; null: cannot tell (summed in `--by`)",
           "comm, comm --by"),
-    Field("wire_bytes", "int|null", "bytes the rank sends for it per step (README: the formulas); null: cannot "
+    Field("wire_bytes", "int|null", "bytes the rank sends for it per step (docs/comm.md: the formulas); null: cannot "
           "tell; summary and `--by`: the sum, null when any is unknown", "summary, comm, comm --by"),
     Field("operators", "int", "communication operators counted", "comm --by"),
     Field("rank_count", "int", "ranks they are on", "comm --by"),
@@ -266,7 +266,7 @@ BY_NAME = {f.name: f for f in FIELDS}
 
 
 def markdown_table() -> str:
-    """The README's table of every field."""
+    """The table of every field that ``docs/schema.md`` holds."""
     lines = ["| field | type | meaning | commands |", "|---|---|---|---|"]
     lines += [f"| `{f.name}` | {f.type.replace('|', ' or ')} | {f.meaning.replace('|', '/')} | {f.commands} |"
               for f in FIELDS]
@@ -364,5 +364,5 @@ def to_csv(rows: pd.DataFrame | Iterable[dict], columns: list[str] | None = None
     return out.getvalue()
 
 
-if __name__ == "__main__":  # python -m msinspect.schema: the table for the README
+if __name__ == "__main__":  # python -m msinspect.schema: the table of docs/schema.md
     print(markdown_table())

@@ -1,7 +1,7 @@
-"""One output schema for --json and --csv across commands (msinspect/schema.py, README "Output
-schema"): every key a command writes is documented with its type and holds a value of that type;
-CSV gives the same facts as JSON, with lists as JSON text, ints as ints and missing as an empty
-cell; the same fact has the same name in every command.
+"""One output schema for --json and --csv across commands (msinspect/schema.py, docs/schema.md):
+every key a command writes is documented with its type and holds a value of that type; CSV gives
+the same facts as JSON, with lists as JSON text, ints as ints and missing as an empty cell; the
+same fact has the same name in every command.
 
 The facts checked come from the jobs' scripts (train_jobs/): sharding_propagation shards only
 ``matmul`` by hand, ((2, 4), (4, 1)), on 8 devices, so its input x (16, 32) is (8, 8) on every
@@ -176,9 +176,9 @@ def test_check_csv_one_row_per_expectation():
     assert all(isinstance(json.loads(r["evidence"]), list) for r in table)
 
 
-def test_readme_documents_the_schema():
-    readme = (ROOT / "README.md").read_text()
-    assert markdown_table() in readme, "README's schema table is stale: paste `python -m msinspect.schema`"
+def test_docs_document_the_schema():
+    schema_doc = (ROOT / "docs" / "schema.md").read_text()
+    assert markdown_table() in schema_doc, "docs/schema.md's table is stale: paste `python -m msinspect.schema`"
 
 
 def test_dryrun_json_follows_the_schema(tmp_path):
