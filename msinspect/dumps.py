@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 from msinspect.errors import DumpNotFoundError, MsInspectError
 from msinspect.executors import run_each
 from msinspect.model import IRFile
+from msinspect.ranks_text import ranks_text
 from msinspect.stages import is_ir_file, stage_of
 
 _RANK_DIR = re.compile(r"^rank_(\d+)$")
@@ -281,7 +282,7 @@ class Run:
     def format(self) -> str:
         if self.ranks == (None,):
             return f"{self.path} (IR files, no rank folders)"
-        return f"{self.path} ({len(self.ranks)} rank(s): {_spans(self.ranks)})"
+        return f"{self.path} ({len(self.ranks)} rank(s): {ranks_text(self.ranks)})"
 
 
 def runs_of(dump: Dump) -> list[Run]:
@@ -301,13 +302,6 @@ def runs_of(dump: Dump) -> list[Run]:
     runs = [Run(folder, tuple(sorted(set(ranks)))) for folder, ranks in by_parent.items()]
     runs += [Run(folder, (None,)) for folder in loose if folder not in by_parent]
     return sorted(runs, key=lambda r: str(r.path))
-
-
-def _spans(ranks: tuple[int, ...]) -> str:
-    """``rank_0-rank_7``, ``rank_0, rank_31, rank_63``."""
-    if len(ranks) > 2 and list(ranks) == list(range(ranks[0], ranks[0] + len(ranks))):
-        return f"rank_{ranks[0]}-rank_{ranks[-1]}"
-    return ", ".join(f"rank_{r}" for r in ranks)
 
 
 def _refuse_several_runs(dump: Dump) -> None:

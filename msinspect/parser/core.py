@@ -24,7 +24,7 @@ from msinspect.parser.bounded import Bounded
 from msinspect.parser.fastpath import CANDIDATE, FastReader
 from msinspect.parser.reading import Unclean, read_text, text_pieces
 from msinspect.parser.secondsight import SecondSight
-from msinspect.parser.transformer import BadToken, IRTransformer, _copier
+from msinspect.parser.transformer import BadToken, IRTransformer, _copier, lines_before
 from msinspect.parser.typelines import TypeLines
 
 GRAMMAR = "mindspore_ir.lark"
@@ -348,10 +348,10 @@ class _Failed(Exception):
 def _parse_chunk(path: str, text: str, line_offset: int):
     """Items of ``text``, whose first line is line ``line_offset + 1`` of the file; :class:`_Failed`
     at the first error."""
-    lark, transformer = _parser()
-    transformer.line_offset = line_offset
+    lark, _ = _parser()
     try:
-        return lark.parse(text, start="start")
+        with lines_before(line_offset):
+            return lark.parse(text, start="start")
     except UnexpectedInput as caught:
         err = _detached(caught)
         raise _Failed(_to_error(path, text, err, line_offset), _offset(err, text)) from None

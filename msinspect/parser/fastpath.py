@@ -49,7 +49,7 @@ from lark import Lark
 
 from msinspect.model import FreeVarRef, NodeRef, ParamRef
 from msinspect.parser.bounded import Bounded
-from msinspect.parser.transformer import _free_var, _fresh, _holds_mutable
+from msinspect.parser.transformer import _free_var, _fresh, _holds_mutable, lines_before
 
 #: Lines where an item read here may begin: a node at column 0 - 2 (as the window cuts of
 #: ``parser.core``), a parameter line of the ``# Params:`` block at column 0.
@@ -249,9 +249,9 @@ class FastReader:
     def _one_item(self, line: str, tag: str):
         """What the transformer makes of ``line``, read by Lark as a whole text, where that is one
         item tagged ``tag``; None otherwise."""
-        self.transformer.line_offset = 0
         try:
-            items = self.lark.parse(line, start="start")
+            with lines_before(0):
+                items = self.lark.parse(line, start="start")
         except Exception:
             return None
         return items[0][2] if len(items) == 1 and items[0][0] == tag else None

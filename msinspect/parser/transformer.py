@@ -8,6 +8,8 @@ numbers come from the tokens themselves. Top-level items come out as tagged tupl
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from lark import Token, Transformer
 
@@ -80,15 +82,30 @@ MAX_VALUE_DEPTH = 100
 _CONTAINERS = frozenset({tuple, list, dict})
 
 
-class IRTransformer(Transformer):
-    """Builds model objects while the parser reduces. ``line_offset`` shifts reported lines when
-    a tail of the file is parsed on its own (lenient mode)."""
+#: Lines of the file before the text being parsed (a window, or a tail read on its own past an
+#: error). One transformer serves every parse, so this is per call, never the transformer's: set
+#: around one parse by :func:`lines_before`, restored after it, and not shared between threads.
+_LINES_BEFORE: ContextVar[int] = ContextVar("lines_before", default=0)
 
-    def __init__(self, line_offset: int = 0, keep: bool = True) -> None:
+
+@contextmanager
+def lines_before(count: int):
+    """Within the block, the transformer numbers lines as if ``count`` lines came before the text."""
+    token = _LINES_BEFORE.set(count)
+    try:
+        yield
+    finally:
+        _LINES_BEFORE.reset(token)
+
+
+class IRTransformer(Transformer):
+    """Builds model objects while the parser reduces; lines are numbered in the file, past the
+    lines before the parsed text (:func:`lines_before`)."""
+
+    def __init__(self, keep: bool = True) -> None:
         """``keep``: keep what was made of each text (the fast reading); False: make it every time
         (the reference reading, :mod:`msinspect.parser_mode`)."""
         super().__init__(visit_tokens=False)
-        self.line_offset = line_offset
         #: ``fragment(start, token)``: the cached result of parsing the token's text from the
         #: grammar's start symbol ``start`` (set by ``parser.core``, which owns the Lark instance).
         self.fragment = None
@@ -105,7 +122,7 @@ class IRTransformer(Transformer):
         self.attr_texts = None
 
     def _line(self, token: Token) -> int:
-        return token.line + self.line_offset
+        return token.line + _LINES_BEFORE.get()
 
     # ------------------------------------------------------------ top level
     def start(self, items):
