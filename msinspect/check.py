@@ -9,7 +9,8 @@ from pathlib import Path
 
 from msinspect.dumps import Dump, load_dump
 from msinspect.expectations import KINDS
-from msinspect.expectations.evidence import MAX_EVIDENCE, Evidence, Outcome, ir_line, ranks_text
+from msinspect.expectations.evidence import MAX_EVIDENCE, Evidence, Outcome, ir_line
+from msinspect.ranks_text import ranks_text
 from msinspect.spec import Expectation, Spec, load_spec
 
 __all__ = ["CheckReport", "Checker", "Evidence", "MAX_EVIDENCE", "Outcome", "check", "ir_line"]
@@ -115,7 +116,7 @@ class Checker:
         want = list(range(self.spec.ranks))
         e = Expectation("job", 0, {"op": "ranks"}, None, None, None)
         return Outcome(e, have == want, f"rank_0 .. rank_{self.spec.ranks - 1}",
-                       ranks_text(have) if have else "no rank_N folders")
+                       ranks_text(have, word=True) if have else "no rank_N folders")
 
 
 def check(spec: str | os.PathLike | Spec, dump: str | os.PathLike | Dump, *, jobs: int | None = None,

@@ -22,7 +22,7 @@ def test_help_lists_every_analysis():
 def test_summary_shows_pipeline_stages():
     run = msinspect("summary", RP, "--jobs", "2")
     assert run.returncode == 0, run.stderr
-    assert "pipeline stages (ranks holding the same weights): 0-1-2-3, 4-5-6-7" in run.stdout
+    assert "pipeline stages (ranks holding the same weights): 0-3; 4-7" in run.stdout
 
 
 def test_strategies_json_filtered_by_op_and_rank():

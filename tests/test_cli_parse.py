@@ -71,5 +71,5 @@ def test_parse_reads_every_run_of_a_folder_that_holds_several(tmp_path):
     assert len(paths) == 2 * per_run and {Path(p).parts[-3] for p in paths} == {"run_a", "run_b"}
     refused = msinspect("summary", str(tmp_path))
     assert refused.returncode == 2 and "holds 2 runs" in refused.stderr
-    assert f"{tmp_path / 'run_a'} (1 rank(s): rank_0)" in refused.stderr
-    assert f"{tmp_path / 'run_b'} (1 rank(s): rank_0)" in refused.stderr
+    assert f"{tmp_path / 'run_a'} (1 rank(s): 0)" in refused.stderr
+    assert f"{tmp_path / 'run_b'} (1 rank(s): 0)" in refused.stderr

@@ -87,11 +87,11 @@ def test_a_folder_of_several_runs_is_refused_with_each_run_and_its_ranks():
     from tests.zoo.zoo_manifest import networks
 
     assert f"holds {len(networks())} runs" in text
-    for run, ranks in [("01_semi_auto_tp4dp2", "8 rank(s): rank_0-rank_7"),
-                       ("02_sharding_propagation_64", "3 rank(s): rank_0, rank_31, rank_63"),
-                       ("03_recursive_programming_32", "3 rank(s): rank_0, rank_15, rank_31"),
-                       ("05_expert_alltoall_16", "3 rank(s): rank_0, rank_5, rank_15"),
-                       ("09_large_gpt", "1 rank(s): rank_0"),
+    for run, ranks in [("01_semi_auto_tp4dp2", "8 rank(s): 0-7"),
+                       ("02_sharding_propagation_64", "3 rank(s): 0, 31, 63"),
+                       ("03_recursive_programming_32", "3 rank(s): 0, 15, 31"),
+                       ("05_expert_alltoall_16", "3 rank(s): 0, 5, 15"),
+                       ("09_large_gpt", "1 rank(s): 0"),
                        ("07_cpu_while_grad", "IR files, no rank folders"),
                        ("08_analyze_fail", "IR files, no rank folders")]:
         assert f"{zoo / run} ({ranks})" in text
@@ -109,4 +109,4 @@ def test_every_analysis_command_refuses_several_runs_and_lists_them():
     for command in ("summary", "shapes"):
         run = msinspect(command, zoo)
         assert run.returncode == 2 and f"holds {len(networks())} runs" in run.stderr and "Traceback" not in run.stderr
-        assert f"{zoo / '04_pipeline_hsdp_recompute'} (8 rank(s): rank_0-rank_7)" in run.stderr
+        assert f"{zoo / '04_pipeline_hsdp_recompute'} (8 rank(s): 0-7)" in run.stderr

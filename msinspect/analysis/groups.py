@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from msinspect.analysis.ops import stable_name
+from msinspect.ranks_text import ranks_text
 
 if TYPE_CHECKING:  # collect imports this module (signature_of runs in its workers)
     from msinspect.analysis.collect import Analysis, RankResult
@@ -130,7 +131,16 @@ class RankGroup:
         """``ranks 0-3, 8-11: group A (pipeline stage 0)``."""
         where = (f" (pipeline stage {self.pipeline_stage})" if self.pipeline_stage is not None
                  else " (no pipeline)" if self.pipelined is False else "")
-        return f"{span_text(self.numbers, self.ranks)}: group {self.name}{where}"
+        return f"{self.ranks_text()}: group {self.name}{where}"
+
+    def ranks_text(self) -> str:
+        """``ranks 0-3, 8-11`` (:func:`~msinspect.ranks_text.ranks_text`), then the labels of its
+        folders without a rank number."""
+        unnumbered = [label for n, label in zip(self.numbers, self.ranks) if n is None]
+        if not unnumbered:
+            return ranks_text(self.numbers, word=True)
+        numbered = ranks_text(n for n in self.numbers if n is not None)
+        return ("rank " if len(self.ranks) == 1 else "ranks ") + ", ".join(filter(None, [numbered, *unnumbered]))
 
     def to_dict(self) -> dict:
         return {"group": self.name, "ranks": self.numbers, "rank_labels": self.ranks,
@@ -183,20 +193,6 @@ class RankGroups:
     def to_dict(self) -> dict:
         return {"groups": [g.to_dict() for g in self.groups],
                 "ungrouped": [{"rank_label": k, "why": v} for k, v in self.ungrouped.items()]}
-
-
-def span_text(numbers: list[int | None], labels: list[str]) -> str:
-    """``ranks 0-3, 8-11`` (runs of consecutive ranks), labels for folders without a number."""
-    known = sorted(n for n in numbers if n is not None)
-    runs: list[list[int]] = []
-    for n in known:
-        if runs and n == runs[-1][1] + 1:
-            runs[-1][1] = n
-        else:
-            runs.append([n, n])
-    parts = [f"{a}-{b}" if b > a else str(a) for a, b in runs]
-    parts += [label for n, label in zip(numbers, labels) if n is None]
-    return ("rank " if len(numbers) == 1 else "ranks ") + ", ".join(parts)
 
 
 def _letters(i: int) -> str:

@@ -5,10 +5,11 @@ import sys
 
 import click
 
-from msinspect.cli.display import rank_span, short_scope
+from msinspect.cli.display import short_scope
 from msinspect.cli.output import (csv_option, errors, json_option, lenient_option, stage_option, stdout, to_csv,
                                   to_json, warn_skipped)
 from msinspect.cli.reads import tell_pair
+from msinspect.ranks_text import ranks_text
 
 TITLES = {
     "only": "operators present in one rank only (or a different number of times)",
@@ -19,20 +20,25 @@ TITLES = {
 }
 
 
+def _stage(ranks) -> str:
+    """``ranks 0-3`` (:func:`~msinspect.ranks_text.ranks_text`); ``ranks ?`` when unknown."""
+    return ranks_text(ranks, word=True) if ranks else "ranks ?"
+
+
 def stage_line(result) -> str:
     """One line on the pipeline stages of the two ranks."""
     left, right = result.left_label, result.right_label
     if result.pipelined is False and result.same_stage:
-        return f"no pipeline: both ranks run the whole network (ranks {rank_span(result.left_stage_ranks)})"
+        return f"no pipeline: both ranks run the whole network ({_stage(result.left_stage_ranks)})"
     if result.pipelined is False and result.same_stage is False:
-        return (f"no pipeline: each rank runs the whole network of its own job ({left}: ranks "
-                f"{rank_span(result.left_stage_ranks)}; {right}: ranks {rank_span(result.right_stage_ranks)})")
+        return (f"no pipeline: each rank runs the whole network of its own job ({left}: "
+                f"{_stage(result.left_stage_ranks)}; {right}: {_stage(result.right_stage_ranks)})")
     if result.same_stage is None:
         return "pipeline stage: unknown (read a dump root to compare stages)"
     if result.same_stage:
-        return f"same pipeline stage (ranks {rank_span(result.left_stage_ranks)})"
-    return (f"different pipeline stages: {left} is in the stage of ranks {rank_span(result.left_stage_ranks)}, "
-            f"{right} in the stage of ranks {rank_span(result.right_stage_ranks)}")
+        return f"same pipeline stage ({_stage(result.left_stage_ranks)})"
+    return (f"different pipeline stages: {left} is in the stage of {_stage(result.left_stage_ranks)}, "
+            f"{right} in the stage of {_stage(result.right_stage_ranks)}")
 
 
 def format_diff(result) -> str:

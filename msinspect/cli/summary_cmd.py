@@ -8,11 +8,8 @@ import click
 from msinspect.analysis.groups import rank_groups
 from msinspect.analysis.summary import SUMMARY_COLUMNS, summary_rows
 from msinspect.cli.output import analysed, emit, errors, stage_option, stdout, table_options
+from msinspect.ranks_text import ranks_text
 from msinspect.schema import is_missing
-
-
-def _ranks_text(ranks) -> str | None:
-    return "-".join(map(str, ranks)) if isinstance(ranks, list) else None
 
 
 @click.command()
@@ -32,13 +29,14 @@ def summary(dump, stage, as_json, as_csv, jobs, scheduler, lenient, world):
         return
     shown = [{**row, "rank": row["rank_label"], "file": Path(row["file"]).name if row["file"] else None,
               "by_kind": ", ".join(f"{k} {v}" for k, v in row["by_kind"].items()) if row["by_kind"] else None,
-              "stage_ranks": _ranks_text(row["stage_ranks"])} for row in rows]
+              "stage_ranks": ranks_text(row["stage_ranks"]) if isinstance(row["stage_ranks"], list) else None}
+             for row in rows]
     flags = [c for c in ("other_stage", "note") if any(not is_missing(row[c]) and row[c] for row in rows)]
     hidden = ("rank_label", "rank_group_odd", "rank_group_distinct")  # the group lines below say them
     emit(rows, as_json=False, as_csv=False, title=f"summary of {dump}", shown=shown,
          columns=[c for c in SUMMARY_COLUMNS if c not in hidden and (c not in ("other_stage", "note") or c in flags)])
-    stages = sorted({row["stage_ranks"] for row in shown if row["stage_ranks"] is not None})
+    stages = sorted({tuple(row["stage_ranks"]) for row in rows if row["stage_ranks"]})
     for line in groups.lines():
         stdout().print(line, soft_wrap=True)
     if len(stages) > 1:
-        stdout().print(f"pipeline stages (ranks holding the same weights): {', '.join(stages)}")
+        stdout().print(f"pipeline stages (ranks holding the same weights): {'; '.join(map(ranks_text, stages))}")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Iterable
 from msinspect.analysis.ops import selector_matches
 from msinspect.expectations.assertions import Layout, expect, verify
 from msinspect.expectations.base import ExpectationKind, assertion, register
-from msinspect.expectations.evidence import Outcome, evidence_of, kind_matches, no_match, rank_of, ranks_text, select
+from msinspect.expectations.evidence import Outcome, evidence_of, kind_matches, no_match, rank_cells_text, rank_of, select
 from msinspect.expectations.values import MAX_RANKS, shape_list
 
 if TYPE_CHECKING:
@@ -65,12 +65,12 @@ class Comm(ExpectationKind):
                          key=lambda r: (r is None, r or 0))
         groups = sorted({tuple(sorted(g)) for g in found_rows["group_ranks"] if isinstance(g, tuple)})
         unknown = found_rows.loc[found_rows["group_ranks"].isna(), "group"].dropna().tolist()
-        found = f"{len(found_rows)} {v['kind']} on {ranks_text(found_rows['rank'])} in group(s) {groups}"
+        found = f"{len(found_rows)} {v['kind']} on {rank_cells_text(found_rows['rank'])} in group(s) {groups}"
         if unknown:
             found += f" (ranks of group {unknown[0]!r} unknown)"
         evidence = evidence_of(found_rows)
         if missing:
-            found += f"; none on {ranks_text(missing)}, where {anchor} is"
+            found += f"; none on {rank_cells_text(missing)}, where {anchor} is"
             evidence += evidence_of(anchors[anchors["rank"].isin(missing)])
         return Outcome(e, not missing and groups == want_groups, want, found, evidence)
 

@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING, Iterable
 
 from msinspect.expectations.assertions import expect, verify
 from msinspect.expectations.base import ExpectationKind, assertion, register
-from msinspect.expectations.evidence import Outcome, evidence_of, kind_matches, rank_of, ranks_text
+from msinspect.expectations.evidence import Outcome, evidence_of, kind_matches, rank_of
 from msinspect.expectations.values import is_int
+from msinspect.ranks_text import ranks_text
 
 if TYPE_CHECKING:
     from msinspect.check import Checker
@@ -40,7 +41,7 @@ class Count(ExpectationKind):
         ops = checker.analysis(e).operators()
         lo, hi = v["min"], v.get("max")
         want = (f"{lo}" + (f"..{hi}" if hi is not None and hi != lo else "")
-                + f" {v['kind']} on each of {ranks_text(e.ranks)}")
+                + f" {v['kind']} on each of {ranks_text(e.ranks, word=True)}")
         have_ranks = set(ops["rank"].map(rank_of)) if not ops.empty else set()
         rows = ops[[kind_matches(o, n, v["kind"]) for o, n in zip(ops["op"], ops["name"])]] if not ops.empty else ops
         counts = {r: int((rows["rank"] == r).sum()) for r in e.ranks}

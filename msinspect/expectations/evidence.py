@@ -13,6 +13,7 @@ import pandas as pd
 from msinspect.analysis.ops import selector_matches
 from msinspect.model import Node, where
 from msinspect.parser.reading import read_text
+from msinspect.ranks_text import ranks_text
 
 if TYPE_CHECKING:
     from msinspect.spec import Expectation
@@ -84,17 +85,13 @@ def evidence_of(rows: pd.DataFrame) -> list[Evidence]:
     return out
 
 
-def ranks_text(ranks) -> str:
-    """``ranks 0-7``, ``rank 3``, ``ranks 0, 4``; what the rows' ranks are, in words."""
-    ranks = list(ranks)
-    if ranks and all(rank_of(r) is None for r in ranks):
+def rank_cells_text(cells) -> str:
+    """What a frame's rank cells are, in words: ``ranks 0-3, 6``, ``rank 3``
+    (:func:`~msinspect.ranks_text.ranks_text`), ``the dump's files`` when none has a rank."""
+    ranks = [rank_of(r) for r in cells]
+    if ranks and all(r is None for r in ranks):
         return "the dump's files"  # files outside rank_N folders
-    ranks = sorted({rank_of(r) for r in ranks if rank_of(r) is not None})
-    if not ranks:
-        return "no rank"
-    if ranks == list(range(ranks[0], ranks[-1] + 1)) and len(ranks) > 2:
-        return f"ranks {ranks[0]}-{ranks[-1]}"
-    return "rank " + ", ".join(map(str, ranks)) if len(ranks) == 1 else "ranks " + ", ".join(map(str, ranks))
+    return ranks_text((r for r in ranks if r is not None), word=True)
 
 
 def select(frame: pd.DataFrame, selector: str, ranks) -> pd.DataFrame:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from msinspect.expectations.assertions import Layout, expect, verify
 from msinspect.expectations.base import ExpectationKind, assertion, register
-from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, no_match, ranks_text, select
+from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, no_match, rank_cells_text, select
 from msinspect.expectations.values import shape_list
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class Shape(ExpectationKind):
         bad = [wrong(r) for r in rows.itertuples()]
         found = sorted({f"inputs {layout_text(tuple(r.inputs))}, output {r.output}" for r in rows.itertuples()})
         return Outcome(e, not any(bad), want,
-                       f"{' | '.join(found)} on {ranks_text(rows['rank'])} ({len(rows)} operator(s))",
+                       f"{' | '.join(found)} on {rank_cells_text(rows['rank'])} ({len(rows)} operator(s))",
                        evidence_of(rows[bad] if any(bad) else rows))
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from msinspect.expectations.assertions import Layout, expect, verify
 from msinspect.expectations.base import ExpectationKind, assertion, register
-from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, no_match, ranks_text, select
+from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, no_match, rank_cells_text, select
 from msinspect.expectations.values import shape_list
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ class Strategy(ExpectationKind):
         found = sorted({f"{layout_text(r.in_strategy)}, set by {r.set_by}" for r in rows.itertuples()})
         shown = rows[bad] if any(bad) else rows
         return Outcome(e, not any(bad), want,
-                       f"{' | '.join(found)} on {ranks_text(rows['rank'])} ({len(rows)} operator(s))",
+                       f"{' | '.join(found)} on {rank_cells_text(rows['rank'])} ({len(rows)} operator(s))",
                        evidence_of(shown))
 
 

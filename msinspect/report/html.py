@@ -13,8 +13,9 @@ from pathlib import Path
 from msinspect.errors import shown_path
 from msinspect.report.grid import grids_of, weight_rows
 from msinspect.report.grid_svg import grid_svg
+from msinspect.ranks_text import ranks_text
 from msinspect.report.tables import (COMM_SHOWN, STRATEGY_SHOWN, blocks, compressed_names, merged_rows, param_blocks,
-                                     ranks_text, text)
+                                     text)
 from msinspect.report.templating import environment
 
 #: Run-record fields shown when a ``config.json`` lies beside the dump (``msinspect train`` writes it).
@@ -121,12 +122,12 @@ def group_rows(analysis) -> list[dict]:
     """The run's rank groups (:func:`msinspect.analysis.groups.rank_groups`) as the run section
     shows them: ``{name, ranks_text, stage, distinct, odd}``, then one row per rank in no group
     with the reason; none for a single rank."""
-    from msinspect.analysis.groups import rank_groups, span_text
+    from msinspect.analysis.groups import rank_groups
 
     if len(analysis.results) < 2:
         return []
     found = rank_groups(analysis)
-    rows = [{"name": g.name, "ranks_text": span_text(g.numbers, g.ranks),
+    rows = [{"name": g.name, "ranks_text": g.ranks_text(),
              "stage": g.pipeline_stage if g.pipeline_stage is not None else ("no pipeline" if g.pipelined is False else None),
              "distinct": "; ".join(g.distinct),
              "odd": "; ".join(f"{label} differs from its group-mates: {'; '.join(what)}" for label, what in g.odd.items())}

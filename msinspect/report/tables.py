@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from msinspect.ranks_text import ranks_text
+
 STRATEGY_SHOWN = ["name", "op", "scope", "micro", "set_by", "in_strategy", "out_strategy", "global_inputs",
                   "global_output", "rank_inputs", "rank_output", "shapes_ok"]
 COMM_SHOWN = ["name", "op", "kind", "producer", "consumers", "group", "group_ranks", "peer", "shape", "dtype",
@@ -34,19 +36,6 @@ def text(value) -> str:
     if isinstance(value, (tuple, list)):
         return "(" + ", ".join(text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     return str(value)
-
-
-def ranks_text(ranks) -> str:
-    """``0-3, 6`` for ranks 0, 1, 2, 3 and 6."""
-    ranks = sorted(set(int(r) for r in ranks))
-    parts, start = [], None
-    for i, r in enumerate(ranks):
-        if start is None:
-            start = r
-        if i + 1 == len(ranks) or ranks[i + 1] != r + 1:
-            parts.append(f"{start}" if start == r else f"{start}-{r}")
-            start = None
-    return ", ".join(parts)
 
 
 @dataclass

@@ -20,12 +20,9 @@ import json
 import shutil
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 import msinspect
 from msinspect.analysis import analyse, rank_groups
-from msinspect.analysis.groups import span_text
 from msinspect.cache import Store
 from tests.conftest import FIXTURES
 
@@ -109,16 +106,3 @@ def test_summary_prints_the_groups_and_its_json_carries_them():
     assert [(r["rank"], r["rank_group"]) for r in rows] == [(n, "AB"[n // 4]) for n in range(8)]
     assert all(r["rank_group_odd"] is None and r["rank_group_distinct"][0].startswith("vs group ") for r in rows)
 
-
-@given(st.sets(st.integers(min_value=0, max_value=2000), min_size=1, max_size=60))
-def test_rank_spans_read_back_to_the_ranks(ranks):
-    numbers = sorted(ranks)
-    text = span_text(numbers, [f"rank_{n}" for n in numbers])
-    head, _, spans = text.partition(" ")
-    assert head == ("rank" if len(numbers) == 1 else "ranks")
-    back = set()
-    for span in spans.split(", "):
-        first, _, last = span.partition("-")
-        back |= set(range(int(first), int(last or first) + 1))
-    assert back == ranks
-    assert len(spans.split(", ")) == 1 + sum(1 for a, b in zip(numbers, numbers[1:]) if b != a + 1)

@@ -3,19 +3,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from msinspect.report.tables import blocks, merged_rows, ranks_text, text
+from msinspect.report.tables import blocks, merged_rows, text
 
 SHOWN = ["name", "op", "scope", "micro", "in_strategy"]
 
 
 def _frame(rows):
     return pd.DataFrame(rows, columns=["rank"] + SHOWN)
-
-
-def test_ranks_text_compresses_runs():
-    assert ranks_text([0, 1, 2, 3, 6]) == "0-3, 6"
-    assert ranks_text([4]) == "4"
-    assert ranks_text([0, 4, 1, 5]) == "0-1, 4-5"
 
 
 def test_text_of_cells():
