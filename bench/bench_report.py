@@ -8,7 +8,9 @@ Measured here (2 cores, zoo 09: one 10 MB rank, 1,245 weights, best of 2; a firs
 building the grammar's tables), 2026-11-23: the report's weights went through a DataFrame each (a
 groupby, then one to_dict per weight); read as one table of dicts, against the code before in the
 same session: report with caches filled 4.03 -> 2.91 s, first run 6.92 -> 6.02 s (summary --json
-0.28 and 3.21 s), the HTML unchanged (8 dumps compared, the time stamp aside).
+0.28 and 3.21 s), the HTML unchanged (8 dumps compared, the time stamp aside). A DataFrame per
+weight cost about a millisecond each: seconds for a transformer's thousand weights
+(report.grid.weight_rows now converts the whole table once).
 
 Machines are noisy: read the ratios.
 """

@@ -91,8 +91,8 @@ def _fixed_salt() -> bytes:
 def parser_libraries() -> tuple[str, ...]:
     """Which Lark and lark-cython are installed ("?" for one that is not): the SHA-256 of each
     package's ``__init__.py``, which states its version. Found without importing either (a run
-    answered from the cache loads neither) and without ``importlib.metadata`` (3 MB and 15 ms of
-    every process, for the ``email`` package it reads distributions with)."""
+    answered from the cache loads neither) and without ``importlib.metadata``, which imports the
+    ``email`` package to read distributions with (its cost: ``bench/bench_cache.py``)."""
     found = []
     for module in ("lark", "lark_cython"):
         try:

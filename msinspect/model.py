@@ -152,8 +152,8 @@ class Strategy:
 
 
 class _NoAttributes(dict):
-    """The empty attribute dict that every node without such attributes shares: a transformer
-    dump has some 40,000 of them (3 MB of empty dicts for a 10 MB file). It refuses writes, so a
+    """The empty attribute dict that every node without such attributes shares (most nodes of a
+    dump: ``bench/bench_parse.py`` gives the model's memory). It refuses writes, so a
     change meant for one node never reaches every node; a node given attributes gets a dict of its
     own. It copies and unpickles as itself."""
 

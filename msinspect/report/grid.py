@@ -164,8 +164,7 @@ def device_grid(param: str, shape, device_matrix, tensor_map, ranks, read_ranks=
 
 def weight_rows(slices) -> dict[str, list[dict]]:
     """The rows of ``analysis.slices()`` per weight, as dicts, weights in the order they first come
-    (one conversion of the whole table: a DataFrame per weight costs a millisecond each, seconds
-    for a transformer's thousand weights)."""
+    (one conversion of the whole table, never a DataFrame per weight: ``bench/bench_report.py``)."""
     out: dict[str, list[dict]] = {}
     for row in slices.to_dict("records"):
         if isinstance(row["param"], str):
