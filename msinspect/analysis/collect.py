@@ -12,11 +12,11 @@ from msinspect.analysis.comm import (COMM_COLUMNS, collectives_before, comm_rows
 from msinspect.analysis.context import RankContext
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, param_rows, slice_text, with_slices
+from msinspect.analysis.signature import Signature, held_weights, signature_of
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
 from msinspect.analysis.vocabulary import BEFORE_PLANNER
 from msinspect import cache as caches
 from msinspect import collector
-from msinspect.analysis.groups import Signature, held_weights, signature_of
 from msinspect.dumps import Dump
 from msinspect.errors import MsInspectError, shown_path
 from msinspect.executors import run_each
@@ -59,7 +59,7 @@ class RankResult:
     error: str | None = None
     """Under ``lenient``: why the rank's file could not be read at all (no rows then)."""
     signature: Signature | None = None
-    """What the rank's graph is less its rank-specific values (:mod:`msinspect.analysis.groups`)."""
+    """What the rank's graph is less its rank-specific values (:mod:`msinspect.analysis.signature`)."""
 
 
 def _skipped(ir) -> list[str]:

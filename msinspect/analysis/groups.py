@@ -2,8 +2,9 @@
 
 After tlparse's divergence groups. Every rank of an SPMD job compiles the same graph except for
 what names the rank: communication group names and rank lists, Send / Receive peers, the offsets
-of the slices it takes. A rank's :class:`Signature` (made in the worker that analysed it, from
-its compact rows, so the main process never needs a graph) leaves those out and keeps the rest:
+of the slices it takes. A rank's :class:`~msinspect.analysis.signature.Signature` (made in the
+worker that analysed it, from its compact rows, so the main process never needs a graph) leaves
+those out and keeps the rest:
 
 - ``weights``: the weights its operators read (ranks of one pipeline stage hold the same ones);
 - ``ops``: how many operators of each type it has;
@@ -24,85 +25,22 @@ in no group, with the reason: its graph cannot be compared.
 """
 from __future__ import annotations
 
-import hashlib
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from msinspect.analysis.ops import stable_name
+from msinspect.analysis.signature import Signature, items_of
 from msinspect.ranks_text import ranks_text
 
-if TYPE_CHECKING:  # collect imports this module (signature_of runs in its workers)
+if TYPE_CHECKING:
     from msinspect.analysis.collect import Analysis, RankResult
 
 #: Up to this many groups, each is told apart from every other; beyond, from its neighbours.
 COMPARE_ALL = 8
-#: The parts of a signature, in the order differences are told.
-PARTS = ("weights", "ops", "strategies", "shapes", "comm")
 
 _PART_WORDS = {"weights": "weights", "ops": "operators", "strategies": "strategies",
                "shapes": "per-rank shapes", "comm": "communication"}
-
-
-@dataclass(frozen=True)
-class Signature:
-    """A rank's graph less its rank-specific values: one digest per part (see the module)."""
-
-    parts: tuple[tuple[str, str], ...]
-    """``(part, digest)`` for each of :data:`PARTS`."""
-    holds: str = ""
-    """Digest of the names of the weights the file holds: ranks of one pipeline stage share it."""
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(repr(self.parts).encode()).hexdigest()[:16]
-
-    def differing(self, other: Signature) -> list[str]:
-        """The parts whose digests differ."""
-        mine, theirs = dict(self.parts), dict(other.parts)
-        return [p for p in PARTS if mine.get(p) != theirs.get(p)]
-
-
-def _weights(result: RankResult) -> frozenset[str]:
-    return frozenset(row["param"] for row in result.params)
-
-
-def _items(result: RankResult, part: str) -> Counter:
-    """The multiset a part of the signature digests, from the rank's rows."""
-    if part == "weights":
-        return Counter(_weights(result))
-    if part == "ops":
-        return Counter(row["op"] for row in result.ops)
-    if part == "strategies":
-        return Counter((row["op"], row["in_strategy"], row["out_strategy"], row["set_by"])
-                       for row in result.strategies)
-    if part == "shapes":
-        return Counter((row["op"], row["rank_inputs"], row["rank_output"]) for row in result.strategies)
-    if part == "comm":
-        return Counter((row["op"], row["kind"], row.get("group_size"), row.get("shape"), row.get("dtype"))
-                       for row in result.comm)
-    raise ValueError(part)
-
-
-_PARA = re.compile(r"^para\d+_")
-
-
-def held_weights(ir) -> frozenset[str]:
-    """The names of the weights a parsed file holds (its parameters with a value), less the
-    ``paraN_`` number MindSpore puts before them."""
-    return frozenset(_PARA.sub("", p.name) for p in ir.params if p.has_default)
-
-
-def _digest(value) -> str:
-    return hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def signature_of(result: RankResult, held: frozenset[str] = frozenset()) -> Signature:
-    """The signature of an analysed rank (made where it was analysed, from its rows and the
-    weights its file holds)."""
-    parts = tuple((part, _digest(sorted(_items(result, part).items(), key=repr))) for part in PARTS)
-    return Signature(parts, _digest(sorted(held)))
 
 
 @dataclass
@@ -249,7 +187,7 @@ def differences(mine: RankResult, theirs: RankResult) -> list[str]:
         if part == "strategies":
             out += _strategy_changes(mine, theirs)
             continue
-        a, b = _items(mine, part), _items(theirs, part)
+        a, b = items_of(mine, part), items_of(theirs, part)
         more, fewer = a - b, b - a
         what = _PART_WORDS[part]
         text = []
