@@ -1,8 +1,8 @@
 """Bytes of the communication the planner inserted, at step_parallel_end, where MindSpore prints
 the operators it just inserted with no output (``-> (<null>)``) and every activation at its
 global (uncut) shape. The tensor at the rank is worked out by hand from the network scripts
-(fixtures/zoo/nets/), the device count and MindSpore's definitions, then the ring formulas of the
-README (S the tensor at the rank, n the group size, float32 = 4 bytes):
+(fixtures/zoo/nets/), the device count and MindSpore's definitions, then the ring formulas of
+docs/comm.md (S the tensor at the rank, n the group size, float32 = 4 bytes):
 
     AllReduce and mirror operators: 2 (n - 1) / n * S;  AllGather: (n - 1) * S;
     ReduceScatter and AlltoAll: (n - 1) / n * S;  Send / Receive: S.
