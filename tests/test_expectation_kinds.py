@@ -3,6 +3,7 @@ assertion helpers of msinspect.testing and DumpAssertions all come from it."""
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import pytest
 
@@ -10,14 +11,21 @@ import msinspect.testing as testing
 from msinspect.expectations import ASSERTIONS, KINDS
 from msinspect.spec import SpecError, expectation_from, load_spec
 
-# The kinds the spec format documents (msinspect/spec.py), and their helpers (README).
+# The kinds the spec format documents (msinspect/spec.py), and their helpers (docs/pytest.md).
 DOCUMENTED = {"strategy": {"assert_strategy"}, "shape": {"assert_shape"},
               "comm": {"assert_comm_after", "assert_comm_before"}, "count": {"assert_count"},
               "no_redistribution": {"assert_no_redistribution"}}
+PYTEST_DOC = Path(__file__).resolve().parents[1] / "docs" / "pytest.md"
 
 
 def test_registry_holds_the_documented_kinds_and_helpers():
     assert {name: {f.__name__ for f in kind.assertions} for name, kind in KINDS.items()} == DOCUMENTED
+
+
+def test_the_pytest_doc_names_every_helper():
+    text = PYTEST_DOC.read_text()
+    helpers = set().union(*DOCUMENTED.values(), {"assert_spec"})
+    assert [h for h in sorted(helpers) if f"`{h}`" not in text] == []
 
 
 @pytest.mark.parametrize("helper", sorted(set().union(*DOCUMENTED.values())))
