@@ -148,8 +148,8 @@ def test_a_copy_inside_the_dump_is_a_second_run_named_with_both_folders(dump):
     shutil.copytree(SP, dump / "scrubbed")
     with pytest.raises(MsInspectError) as info:
         load_dump(dump)
-    assert f"{dump} (8 rank(s): rank_0-rank_7)" in str(info.value)
-    assert f"{dump / 'scrubbed'} (8 rank(s): rank_0-rank_7)" in str(info.value)
+    assert f"{dump} (8 rank(s): 0-7)" in str(info.value)
+    assert f"{dump / 'scrubbed'} (8 rank(s): 0-7)" in str(info.value)
     for command in ("summary", "strategies"):
         run = msinspect(command, dump)
         assert run.returncode == 2 and "holds 2 runs" in run.stderr and str(dump / "scrubbed") in run.stderr
