@@ -19,9 +19,8 @@ from timing import best_of
 from msinspect import collector
 from msinspect.analysis import collect
 from msinspect.analysis.context import RankContext
-from msinspect.dumps import load_dump
+from msinspect.dumps import load_dump, pick_file
 from msinspect.parser import parse_file
-from msinspect.selection import pick_file
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,7 +17,7 @@ from msinspect.errors import DumpNotFoundError, MsInspectError
 from msinspect.executors import run_each
 from msinspect.model import IRFile
 from msinspect.ranks_text import ranks_text
-from msinspect.stages import is_ir_file, stage_of
+from msinspect.stages import PREFERRED_STAGES, is_ir_file, stage_of
 
 _RANK_DIR = re.compile(r"^rank_(\d+)$")
 #: Folders below a rank's folder that are not ranks of their own: ``actor_set`` holds runtime
@@ -104,7 +104,6 @@ class RankDump:
         by default the stage the analyses read (``validate``, else ``step_parallel_end`` ...)."""
         from msinspect.analysis.ops import matches
         from msinspect.parser import parse_file
-        from msinspect.selection import pick_file
 
         ir = parse_file(pick_file(self, stage))
         if "/" not in name:
@@ -113,6 +112,20 @@ class RankDump:
             if node.index is not None and matches(node, name):
                 return node
         raise KeyError(f"no node matching {name!r} in {ir.path}")
+
+
+def pick_file(rank: RankDump, stage: str | None) -> Path:
+    """The file of ``stage``, or of the first of :data:`~msinspect.stages.PREFERRED_STAGES` the
+    rank has, else its newest file."""
+    if stage:
+        return rank.file(stage)
+    have = rank.stages()
+    for candidate in PREFERRED_STAGES:
+        if candidate in have:
+            return rank.file(candidate)
+    if not rank.files:
+        raise DumpNotFoundError(f"{rank.path}: no IR files")
+    return rank.files[-1]
 
 
 @dataclass

@@ -14,9 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from msinspect.dumps import Dump, RankDump
+from msinspect.dumps import Dump, RankDump, pick_file
 from msinspect.errors import DumpNotFoundError
-from msinspect.stages import stage_of
+from msinspect.stages import PREFERRED_STAGES, stage_of
 
 
 @dataclass(frozen=True)
@@ -110,9 +110,6 @@ def _broken(rank: RankDump, stage: str) -> str:
 def plan_reads(dump: Dump, stage: str | None = None) -> ReadPlan:
     """Choose the file of every rank (see the module docstring). :class:`DumpNotFoundError` when
     no rank can be read at all."""
-    from msinspect.selection import pick_file
-    from msinspect.stages import PREFERRED_STAGES
-
     if stage is None:
         held = Counter(s for r in dump.ranks for s in set(r.stages()) if s in PREFERRED_STAGES)
         if held:  # the first stage most ranks hold, else the one the most ranks hold

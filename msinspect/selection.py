@@ -1,27 +1,13 @@
-"""Which file of a rank the analyses read, and how many ranks the job has: facts about a dump's
-files, chosen before anything is parsed (no analysis is imported here)."""
+"""Which file the analyses read beside a rank's file for its global shapes, and how many ranks the
+job has: facts about a dump's files, chosen before anything is parsed (no analysis is imported
+here). Which file of a rank is read is :func:`msinspect.dumps.pick_file`."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 from msinspect.dumps import Dump, RankDump
-from msinspect.errors import DumpNotFoundError
-from msinspect.stages import GLOBAL_SHAPE_STAGES, PREFERRED_STAGES, REFERENCE_STAGES, stage_of
-
-
-def pick_file(rank: RankDump, stage: str | None) -> Path:
-    """The file of ``stage``, or of the first of :data:`~msinspect.stages.PREFERRED_STAGES` the
-    rank has, else its newest file."""
-    if stage:
-        return rank.file(stage)
-    have = rank.stages()
-    for candidate in PREFERRED_STAGES:
-        if candidate in have:
-            return rank.file(candidate)
-    if not rank.files:
-        raise DumpNotFoundError(f"{rank.path}: no IR files")
-    return rank.files[-1]
+from msinspect.stages import GLOBAL_SHAPE_STAGES, REFERENCE_STAGES, stage_of
 
 
 def pick_reference(rank: RankDump, path: Path) -> Path | None:

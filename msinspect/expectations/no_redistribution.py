@@ -32,10 +32,9 @@ class NoRedistribution(ExpectationKind):
         return tuple(str(v) for v in values["between"] if v)
 
     def check(self, checker: Checker, e: Expectation) -> Outcome:
-        from msinspect.selection import pick_file
         from msinspect.analysis.flow import path_between
         from msinspect.analysis.ops import is_backward, is_comm, matches
-        from msinspect.dumps import parse_many
+        from msinspect.dumps import parse_many, pick_file
         from msinspect.graph import node_id, to_networkx
 
         first, second = e.values["between"]

@@ -44,10 +44,10 @@ def render_dump(path: str | Path, *, around: str | None = None, graph_name: str 
                 on_skipped=None) -> Picture:
     """Render from a dump root (``rank`` picks the rank, default the first), a rank folder or one
     file; ``stage`` picks the file (default: the one analyses read, see
-    :func:`~msinspect.analysis.collect.pick_file`). The job's ranks, when the dump tells them,
+    :func:`~msinspect.dumps.pick_file`). The job's ranks, when the dump tells them,
     complete the groups of world-group collectives."""
-    from msinspect.selection import pick_file, world_of
-    from msinspect.dumps import load_dump
+    from msinspect.dumps import load_dump, pick_file
+    from msinspect.selection import world_of
     from msinspect.parser import parse_file
 
     dump = load_dump(path)
