@@ -13,6 +13,8 @@ another rootdir or ini file, the config takes them, with their values and ``addo
 Some of what the wrong ini file did cannot be undone (plugins it loaded with ``-p``, its
 ``pythonpath``, ``required_plugins``, ``minversion``), and older pytests keep these values under
 other names: then the run stops with a usage error that says to write ``--msinspect-dumps=PATH``.
+pytest publishes none of what this needs (``determine_setup``, the config's ``_parser``,
+``_inicfg``, ``_rootpath``, ...); tests/test_private_apis.py fails where a release changes them.
 """
 from __future__ import annotations
 

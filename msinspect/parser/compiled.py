@@ -5,7 +5,9 @@ process: one transforming, one building trees for templates); every CLI run and 
 process of a many-rank job paid it, where loading the built tables takes about 12 ms.
 
 The tables are written with Lark's ``save`` and read back the way Lark's own cache reads them
-(``_load`` with the transformer and plugins, which are objects given at each load, never kept).
+(``_load`` with the transformer and plugins, which are objects given at each load, never kept):
+Lark's public ``Lark.load`` takes no transformer. That one private call is pinned (``lark<2``)
+and tested (tests/test_private_apis.py).
 Lark's own ``cache=PATH`` is not used: it puts the path into the hash it checks, so a file cannot
 be written under a private name and renamed, and a reader could meet half a file. Here the file
 is named by the grammar's text, the options, the Lark and lark-cython installed (``cache.parser_libraries``) and Python's version
