@@ -206,30 +206,32 @@ def _template_key(text: str) -> str:
 
 
 def _template_tree(tree_lark: Lark, transformer, start: str, key: str):
-    """The tree of ``key``, or None where the template does not parse (or nests too deep for
-    Python to walk: the direct parse then says what Lark says of it)."""
+    """The template of ``key`` (:class:`_Template`), or None where it does not parse (or nests too
+    deep for Python to walk: the direct parse then says what Lark says of it)."""
     try:
-        tree = tree_lark.parse(key, start=start)
-        _mark(tree, transformer)
+        return _Template.of(tree_lark.parse(key, start=start), transformer)
     except Exception:
         return None
-    return tree
 
 
-def _mark(tree, transformer) -> tuple[int, int] | None:
-    """Give each subtree its callback (``fn``, None for a rule without one), whether its result is
-    kept per text (``memo``), its name and the span of its tokens (``span``)."""
-    first = last = None
-    for child in tree.children:
-        span = _mark(child, transformer) if isinstance(child, Tree) else (child.start_pos, child.end_pos)
-        if span is not None:
-            first = span[0] if first is None else first
-            last = span[1]
-    tree.name = str(tree.data)
-    tree.fn = getattr(transformer, tree.name, None)
-    tree.memo = tree.name in _MEMO_RULES
-    tree.span = None if first is None else (first, last)
-    return tree.span
+class _Template:
+    """A rule of a template's tree as :func:`_instantiate` replays it (Lark's tree is read, never
+    changed): its name, its callback (``fn``, None for a rule without one), whether its result is
+    kept per text (``memo``), its children (templates and tokens) and the span of its tokens."""
+
+    __slots__ = ("name", "fn", "memo", "children", "span")
+
+    @classmethod
+    def of(cls, tree: Tree, transformer) -> "_Template":
+        made = cls()
+        made.name = str(tree.data)
+        made.fn = getattr(transformer, made.name, None)
+        made.memo = made.name in _MEMO_RULES
+        made.children = [cls.of(child, transformer) if isinstance(child, Tree) else child for child in tree.children]
+        spans = [c.span if c.__class__ is cls else (c.start_pos, c.end_pos) for c in made.children]
+        spans = [span for span in spans if span is not None]
+        made.span = (spans[0][0], spans[-1][1]) if spans else None
+        return made
 
 
 def _instantiate(tree, text: str, memo: dict):
@@ -245,7 +247,7 @@ def _instantiate(tree, text: str, memo: dict):
     children = []
     append = children.append
     for child in tree.children:
-        if child.__class__ is Tree:
+        if child.__class__ is _Template:
             append(_instantiate(child, text, memo))
         else:
             start, end = child.start_pos, child.end_pos
