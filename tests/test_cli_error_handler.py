@@ -7,9 +7,12 @@ import pytest
 from click.testing import CliRunner
 
 from msinspect.cli import main
-from msinspect.cli.exits import EXIT_FINDING, EXIT_INTERNAL, EXIT_MISSING_TOOL, EXIT_USAGE, exit_code
-from msinspect.errors import DumpNotFoundError, IRParseError, MsInspectError
+from msinspect.cli.exits import (EXIT_CANNOT_READ, EXIT_FINDING, EXIT_INTERNAL, EXIT_MISSING_TOOL, EXIT_USAGE,
+                                 EXIT_WORKER_DIED, exit_code)
+from msinspect.errors import (BadArgumentError, ConfigError, DumpNotFoundError, IRDecodeError, IRParseError,
+                              IRReadError, IRTooLargeError, MsInspectError, WorkerError)
 from msinspect.render import DotNotFoundError
+from msinspect.train.launcher import TrainError
 from tests.conftest import FIXTURES
 
 SEED = FIXTURES / "seed_002"
@@ -55,7 +58,14 @@ def test_a_msinspect_error_is_a_message_and_exit_2(monkeypatch):
 
 @pytest.mark.parametrize("error, code", [
     (IRParseError("x.ir", 3, 4, "unexpected '?'"), EXIT_FINDING),
+    (IRDecodeError("x.ir", 3, 4, "invalid UTF-8 byte 0xff"), EXIT_FINDING),
+    (IRReadError("x.ir", 0, 0, "cannot read: Permission denied"), EXIT_CANNOT_READ),
+    (IRTooLargeError("x.ir", 0, 0, "the file is larger than 100 bytes"), EXIT_USAGE),
+    (WorkerError("x.ir", 0, 0, "the parser process died"), EXIT_WORKER_DIED),
+    (ConfigError("x"), EXIT_USAGE),
+    (BadArgumentError("x"), EXIT_USAGE),
     (DotNotFoundError("x.dot", "svg"), EXIT_MISSING_TOOL),
+    (TrainError("sharding_propagation: timed out"), EXIT_FINDING),
     (DumpNotFoundError("x"), EXIT_USAGE),
     (MsInspectError("x"), EXIT_USAGE),
     (ValueError("x"), EXIT_INTERNAL),

@@ -15,7 +15,8 @@ import msinspect
 from msinspect.data import DataError
 from msinspect.dryrun import DryRunError, DryRunSetupError, Problem
 from msinspect.dumps import DuplicateRanksError, SeveralRunsError, parse_many
-from msinspect.errors import ConfigError, DumpNotFoundError, IRParseError, MsInspectError
+from msinspect.errors import (BadArgumentError, ConfigError, DumpNotFoundError, IRDecodeError, IRFileError,
+                              IRParseError, IRReadError, IRTooLargeError, MsInspectError, WorkerError)
 from msinspect.executors import SchedulerError
 from msinspect.render import DotNotFoundError, OutputExistsError
 from msinspect.report.grid_svg import PngUnavailableError
@@ -48,7 +49,14 @@ def _fields(error: BaseException) -> dict:
 EXAMPLES = [
     IRParseError(path="rank_3/21_validate_0569.ir", line=77, column=22, message="unexpected '?'",
                  expected=("a node reference like %3",), source_line="  %5(x) = ?"),
-    IRParseError(path="rank_3/x.ir.gz", line=0, column=0, message="cannot read: truncated"),
+    IRDecodeError(path="rank_3/x.ir.gz", line=0, column=0, message="cannot decompress: truncated",
+                  lenient_helps=False),
+    IRDecodeError(path="rank_3/x.ir", line=2, column=5, message="invalid UTF-8 byte 0xff", source_line="  %1 ="),
+    IRReadError(path="rank_3/x.ir", line=0, column=0, message="cannot read: Permission denied"),
+    IRTooLargeError(path="rank_3/x.ir", line=0, column=0, message="the file is larger than 100 bytes"),
+    WorkerError(path="rank_3/x.ir", line=0, column=0, message="the parser process died while reading this file"),
+    IRFileError(path="rank_3/x.ir", line=0, column=0, message="anything about one file"),
+    BadArgumentError("a\\x00b: holds a NUL character, which no path can"),
     DumpNotFoundError("runs/x: no such file or folder"),
     ConfigError("MSINSPECT_PARSER must be one of fast, reference, not 'quick'"),
     MsInspectError("anything"),

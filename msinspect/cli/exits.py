@@ -2,8 +2,9 @@
 
 Every command ends through here: an error msinspect raises on bad input
 (:class:`~msinspect.errors.MsInspectError` and its subclasses) becomes ``error: <message>`` on
-stderr and the exit code of :data:`EXIT_CODES`; any other exception is a bug and becomes
-``internal error: ...`` with a request to report it (the traceback only under ``msinspect --debug``).
+stderr and the exit code the error's class carries (``exit_code``, the table in
+:mod:`msinspect.errors`); any other exception is a bug and becomes ``internal error: ...`` with a
+request to report it (the traceback only under ``msinspect --debug``).
 """
 from __future__ import annotations
 
@@ -14,34 +15,17 @@ from typing import Callable, Iterator
 
 import click
 
-#: 0 fine.
-EXIT_OK = 0
-#: A finding: a failed expectation, a shape mismatch, IR that does not parse, ranks that could
-#: not be read, a training job that failed.
-EXIT_FINDING = 1
-#: Bad input: no such path, no IR files, a bad spec, an output that exists or is a folder, a Dask
-#: scheduler that cannot be reached or used (``--scheduler``), a setting of the environment that
-#: cannot be used (:class:`~msinspect.errors.ConfigError`).
-EXIT_USAGE = 2
-#: A program msinspect needs is missing (Graphviz's ``dot``).
-EXIT_MISSING_TOOL = 3
-#: A bug in msinspect (an exception it did not expect).
-EXIT_INTERNAL = 70
-#: Stopped by Ctrl-C.
-EXIT_INTERRUPTED = 130
+from msinspect.errors import (EXIT_CANNOT_READ, EXIT_FINDING, EXIT_INTERNAL, EXIT_INTERRUPTED,  # noqa: F401
+                              EXIT_MISSING_TOOL, EXIT_OK, EXIT_USAGE, EXIT_WORKER_DIED, MsInspectError)
+
+#: The hint under an error that ``--lenient`` reads past, for a command that has it and was not given it.
+LENIENT_HINT = "(use --lenient to read past errors and list every unparsed span)"
 
 
 def exit_code(error: BaseException) -> int:
-    """The exit code of a msinspect error: the one table, first match wins."""
-    from msinspect.errors import IRParseError, MsInspectError
-    from msinspect.render import DotNotFoundError
-    from msinspect.train.launcher import TrainError
-
-    for kind, code in ((IRParseError, EXIT_FINDING), (DotNotFoundError, EXIT_MISSING_TOOL),
-                       (TrainError, EXIT_FINDING), (MsInspectError, EXIT_USAGE)):
-        if isinstance(error, kind):
-            return code
-    return EXIT_INTERNAL
+    """The exit code of an error: the one its class carries for a msinspect error, else
+    :data:`EXIT_INTERNAL`."""
+    return error.exit_code if isinstance(error, MsInspectError) else EXIT_INTERNAL
 
 
 def _debug() -> bool:
@@ -49,19 +33,18 @@ def _debug() -> bool:
     return bool(ctx and ctx.find_root().params.get("debug"))
 
 
-def _has_option(name: str) -> bool:
+def _lenient_not_given() -> bool:
+    """Whether the command running has ``--lenient`` and was not given it."""
     ctx = click.get_current_context(silent=True)
-    return bool(ctx and any(p.name == name for p in ctx.command.params))
+    return bool(ctx and any(p.name == "lenient" for p in ctx.command.params) and not ctx.params.get("lenient"))
 
 
 def report(error: BaseException) -> int:
     """Print ``error`` for a person and return the exit code to end with."""
-    from msinspect.errors import IRParseError, MsInspectError
-
     if isinstance(error, MsInspectError):
         click.echo(f"error: {error}", err=True)
-        if isinstance(error, IRParseError) and _has_option("lenient"):
-            click.echo("(use --lenient to read past errors and list every unparsed span)", err=True)
+        if error.lenient_helps and _lenient_not_given():
+            click.echo(LENIENT_HINT, err=True)
         if _debug():
             traceback.print_exception(error, file=sys.stderr)
         return exit_code(error)
@@ -115,8 +98,6 @@ def handled(error: BaseException) -> bool:
 def errors() -> Iterator[None]:
     """Inside a command: a msinspect error becomes its message and exit code here (anything else
     is a bug, reported by the command group as an internal error)."""
-    from msinspect.errors import MsInspectError
-
     try:
         yield
     except MsInspectError as error:

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from msinspect.errors import MsInspectError
+from msinspect.errors import EXIT_MISSING_TOOL, MsInspectError
 
 if TYPE_CHECKING:  # graphviz loads where a picture is written
     import graphviz
@@ -25,6 +25,8 @@ INSTALL_HINT = (
 
 class DotNotFoundError(MsInspectError):
     """Graphviz's ``dot`` program is not installed: the ``.dot`` source was written, no picture."""
+
+    exit_code = EXIT_MISSING_TOOL
 
     def __init__(self, dot_path: Path, fmt: str):
         self.dot_path = Path(dot_path)

@@ -33,7 +33,7 @@ from typing import Callable, Sequence
 
 from msinspect import processes
 from msinspect.data import DataError, resolve_data
-from msinspect.errors import MsInspectError
+from msinspect.errors import EXIT_FINDING, MsInspectError
 from msinspect.processes import NO_LOG, failure_reason, free_port, kill_tagged, signals_as_interrupt
 from msinspect.stages import TRAIN_DRYRUN_PASSES
 from msinspect.train.jobs import JOBS, Job
@@ -59,6 +59,8 @@ ProgressCallback = Callable[[str, float, float], None]
 
 class TrainError(MsInspectError, RuntimeError):
     """A job could not start or failed; the message says what and where to look."""
+
+    exit_code = EXIT_FINDING
 
     def __init__(self, message: str, run_dir: Path | None = None):
         self.run_dir = run_dir
