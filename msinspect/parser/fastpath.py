@@ -50,6 +50,7 @@ from lark import Lark
 from msinspect.model import FreeVarRef, NodeRef, ParamRef
 from msinspect.parser.bounded import Bounded
 from msinspect.parser.transformer import _free_var, _fresh, _holds_mutable, lines_before
+from msinspect.parser.typelines import RUN
 
 #: Lines where an item read here may begin: a node at column 0 - 2 (as the window cuts of
 #: ``parser.core``), a parameter line of the ``# Params:`` block at column 0.
@@ -67,8 +68,6 @@ _HOLE_VALUES = (NodeRef(0), ParamRef(_PARAM_HOLE[1:]), FreeVarRef("g", "v"))
 #: Distinct templates (and reference values) kept; past that they start again.
 TEMPLATES = 1 << 14
 _BAD = object()
-#: Operands written this many times or more are read from an exemplar (FastReader._read_call).
-_RUN = 16
 
 
 def _terminal(lark: Lark, name: str) -> str:
@@ -288,7 +287,7 @@ class FastReader:
 
     def _read_call(self, op: str, operands: str):
         """The node Lark reads from the line ``  %0(x) = op(operands)``. Operands that are one
-        text written ``_RUN`` or more times (a fused optimizer's ``MakeTuple`` of every weight, tens
+        text written ``RUN`` or more times (a fused optimizer's ``MakeTuple`` of every weight, tens
         of KB) are read from an *exemplar*: the call with two of them and with three. Lark reads
         ``value ("," value)*`` item by item, each item after the first in the same parser state
         (after a ","), so the same text reads as the same value wherever it stands; where the
@@ -296,7 +295,7 @@ class FastReader:
         of that operand."""
         item, sep, _ = operands.partition(", ")
         count = operands.count(", ") + 1
-        if sep and count >= _RUN and operands == ", ".join([item] * count):
+        if sep and count >= RUN and operands == ", ".join([item] * count):
             two, three = (self._one_item(f"  %0(x) = {op}({', '.join([item] * k)})\n", "statement") for k in (2, 3))
             if two is not None and three is not None and len(two.inputs) == 2 and two.inputs[0] == two.inputs[1] \
                     and three.inputs == two.inputs + two.inputs[:1] \

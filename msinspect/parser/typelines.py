@@ -39,8 +39,12 @@ from msinspect.parser.bounded import Bounded
 _GROUP = re.compile(r"<[^<>]*(?:<[^<>]*>[^<>]*)*>")
 _PIECES = re.compile(f"({_GROUP.pattern})")
 _HOLE = "<x>"
-#: A run of holes read from an exemplar (TypeLines._by_exemplar).
-_HOLE_RUN = re.compile(r"<x>(?:, <x>){15,}")
+#: Items repeated this many times or more in a row (operands of a call, abstracts of a type line:
+#: a fused optimizer's one per weight) are read from an exemplar (FastReader._read_call,
+#: TypeLines._by_exemplar).
+RUN = 16
+#: A run of holes read from an exemplar.
+_HOLE_RUN = re.compile(r"<x>(?:, <x>){%d,}" % (RUN - 1))
 #: ``<Tensor[Float32], (8, 16)>``, ``<Ref[Tensor[Float32]], (512, 128), ref_key=w, is_parameter>``,
 #: ``<Tensor[Float32], (1), value=...>``
 _TENSOR = re.compile(r"<(?:(Tensor)\[([A-Za-z][A-Za-z0-9]*)\]|(Ref)\[Tensor\[([A-Za-z][A-Za-z0-9]*)\]\]), "
@@ -213,7 +217,7 @@ class TypeLines:
         return tag, ins, outs, holes_in, holes_out
 
     def _by_exemplar(self, skeleton: str):
-        """Lark's reading of a skeleton with a run of 16 or more holes (a fused optimizer's
+        """Lark's reading of a skeleton with a run of :data:`RUN` or more holes (a fused optimizer's
         type line, one abstract per weight), from the skeleton with two and with three holes in
         the run's place: Lark reads ``io_elem ("," io_elem)*`` item by item, each after the first
         in the same parser state, so where the list of holes grows by one hole from two to three
