@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from msinspect.errors import DumpNotFoundError, MsInspectError
+from msinspect.errors import DumpNotFoundError, IRReadError, MsInspectError
 from msinspect.executors import run_each
 from msinspect.model import IRFile
 from msinspect.ranks_text import ranks_text
@@ -245,7 +245,7 @@ def load_dump(path: str | os.PathLike, *, one_job: bool = True) -> Dump:
             raise DumpNotFoundError(f"{root}: not an IR file (expected a name ending in .ir or .ir.gz)")
         why = _why_unreadable(root)
         if why:
-            raise DumpNotFoundError(f"{root}: cannot be read: {why}")
+            raise IRReadError(path=str(root), line=0, column=0, message=f"cannot read: {why}")
         return Dump(root, [RankDump(root, _rank_of(root.parent), [root])])
     ranks: list[RankDump] = []
     unreadable: list[Unreadable] = []

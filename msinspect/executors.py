@@ -24,7 +24,7 @@ import time
 from typing import Any, Callable, Iterator, Sequence
 
 from msinspect import collector
-from msinspect.errors import IRParseError, MsInspectError
+from msinspect.errors import MsInspectError, WorkerError
 
 #: The environment variable naming a Dask scheduler when ``--scheduler`` is not given.
 SCHEDULER_ENV = "MSINSPECT_SCHEDULER"
@@ -54,7 +54,7 @@ def run_each(fn: Callable, tasks: Sequence[tuple], *, jobs: int | None = None, s
     """Run ``fn(*task, **kwargs)`` for every task; yield ``(index, task, result or error)`` in the
     order they finish. ``name(task)``: the file a task reads, for the error of a worker that died
     while running it (killed, out of memory), which comes back as an
-    :class:`~msinspect.errors.IRParseError` naming that file."""
+    :class:`~msinspect.errors.WorkerError` naming that file."""
     tasks = list(tasks)
     address = scheduler_address(scheduler)
     if address:
@@ -75,9 +75,9 @@ def _in_process(fn, tasks, kwargs) -> Iterator[Outcome]:
             yield index, task, error
 
 
-def _died(path: str, where: str) -> IRParseError:
-    return IRParseError(path=path, line=0, column=0,
-                        message=f"the {where} died while reading this file (killed, or out of memory)")
+def _died(path: str, where: str) -> WorkerError:
+    return WorkerError(path=path, line=0, column=0,
+                       message=f"the {where} died while reading this file (killed, or out of memory)")
 
 
 def _start_method():

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from msinspect.errors import IRParseError, MsInspectError
+from msinspect.errors import MsInspectError, WorkerError
 from msinspect.executors import SchedulerError, run_each, scheduler_address
 from tests.conftest import FIXTURES, ROOT
 
@@ -48,7 +48,7 @@ def test_a_bug_is_raised_not_returned(jobs):
 def test_a_worker_that_dies_names_its_file():
     outcomes = list(run_each(_square_or_refuse, [("ok.ir", 2), ("dies.ir", 13)], jobs=2, scheduler=""))
     died = [outcome for _, task, outcome in outcomes if task[0] == "dies.ir"]
-    assert len(died) == 1 and isinstance(died[0], IRParseError)
+    assert len(died) == 1 and isinstance(died[0], WorkerError) and died[0].exit_code == 71
     assert died[0].path == "dies.ir" and "died while reading this file" in died[0].message
 
 

@@ -1,19 +1,19 @@
 """Reading an IR file's bytes safely: ``.ir.gz`` decompressed as a stream with a cap on its size,
-UTF-8 decoded, every failure an :class:`~msinspect.errors.IRParseError` naming the file.
+UTF-8 decoded, every failure an error of :mod:`msinspect.errors` naming the file.
 
 What can go wrong and what the caller gets:
 
 - no such file, or a folder: :class:`~msinspect.errors.DumpNotFoundError`;
-- unreadable (permissions, I/O): :class:`~msinspect.errors.IRParseError` at line 0;
+- unreadable (permissions, I/O): :class:`~msinspect.errors.IRReadError`, in both modes;
 - a corrupt ``.gz`` (bad header, bad CRC, truncated or garbled stream):
-  :class:`~msinspect.errors.IRParseError` at line 0 in strict mode; in lenient mode the text
+  :class:`~msinspect.errors.IRDecodeError` in strict mode; in lenient mode the text
   decompressed before the damage, with one diagnostic (the file then reads as incomplete);
 - text larger than the cap (:data:`MAX_TEXT_BYTES`, 4 GiB unless the environment variable
   ``MSINSPECT_MAX_IR_BYTES`` or the ``max_bytes`` argument says otherwise), counted after
-  decompression, so a small ``.gz`` cannot expand into gigabytes of memory: an IRParseError
-  saying so, in both modes;
-- bytes that are not UTF-8: an IRParseError at their line and column (lenient: a diagnostic, the
-  bytes replaced by U+FFFD).
+  decompression, so a small ``.gz`` cannot expand into gigabytes of memory:
+  :class:`~msinspect.errors.IRTooLargeError`, in both modes;
+- bytes that are not UTF-8: an :class:`~msinspect.errors.IRDecodeError` at their line and column
+  (lenient: a diagnostic, the bytes replaced by U+FFFD).
 
 :func:`text_pieces` reads a file that has none of these problems piece by piece, so a parse need
 not hold its whole text; where it meets one it raises :class:`Unclean`, and :func:`read_text`
@@ -28,7 +28,7 @@ import zlib
 from pathlib import Path
 from typing import Iterator
 
-from msinspect.errors import ConfigError, DumpNotFoundError, IRParseError
+from msinspect.errors import ConfigError, DumpNotFoundError, IRDecodeError, IRReadError, IRTooLargeError
 from msinspect.model import Diagnostic
 
 #: Environment variable that sets the cap on an IR file's (decompressed) size, in bytes.
@@ -55,15 +55,15 @@ def max_text_bytes() -> int:
     return MAX_TEXT_BYTES
 
 
-def _too_big(path: Path, cap: int, what: str) -> IRParseError:
-    return IRParseError(path=str(path), line=0, column=0,
-                        message=f"{what} is larger than {cap:,} bytes, the most msinspect reads "
-                                f"(set {MAX_BYTES_VARIABLE} to raise the cap)")
+def _too_big(path: Path, cap: int, what: str) -> IRTooLargeError:
+    return IRTooLargeError(path=str(path), line=0, column=0,
+                           message=f"{what} is larger than {cap:,} bytes, the most msinspect reads "
+                                   f"(set {MAX_BYTES_VARIABLE} to raise the cap)")
 
 
 def _read_capped(stream, path: Path, cap: int) -> bytes:
-    """Read ``stream`` to its end in chunks (never one buffer of ``cap`` bytes); an IRParseError
-    past ``cap`` bytes."""
+    """Read ``stream`` to its end in chunks (never one buffer of ``cap`` bytes); an
+    IRTooLargeError past ``cap`` bytes."""
     out = bytearray()
     while True:
         chunk = stream.read(_CHUNK)
@@ -85,14 +85,14 @@ def _read_gzip(path: Path, cap: int, lenient: bool) -> tuple[bytes, list[Diagnos
                 out += chunk
                 if len(out) > cap:
                     raise _too_big(path, cap, "its decompressed text")
-    except (OSError, EOFError, zlib.error) as err:  # gzip.BadGzipFile is an OSError
-        if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
-            raise
+    except (OSError, EOFError, zlib.error) as err:
+        if isinstance(err, OSError) and not isinstance(err, gzip.BadGzipFile):
+            raise  # the file, not its stream: a read error (read_bytes)
         reason = "ends early (truncated .gz)" if isinstance(err, EOFError) else f"is not a valid .gz ({err})"
         message = f"compressed stream {reason}"
         if not lenient or not out:
-            raise IRParseError(path=str(path), line=0, column=0,
-                               message=f"cannot read: {message}") from None
+            raise IRDecodeError(path=str(path), line=0, column=0, message=f"cannot decompress: {message}",
+                                lenient_helps=bool(out)) from None
         # Keep what decompressed cleanly up to the last whole line; say where the damage starts.
         text = bytes(out[:out.rfind(b"\n") + 1])
         return text, [Diagnostic(text.count(b"\n") + 1, 1, f"{message}; text read up to here")]
@@ -114,8 +114,7 @@ def read_bytes(path: str | os.PathLike, *, lenient: bool = False,
         with open(path, "rb") as handle:
             raw = _read_capped(handle, path, cap)
     except OSError as err:
-        raise IRParseError(path=str(path), line=0, column=0,
-                           message=f"cannot read: {err.strerror or err}") from None
+        raise IRReadError(path=str(path), line=0, column=0, message=f"cannot read: {err.strerror or err}") from None
     except ValueError as err:  # a path holding a NUL byte
         raise DumpNotFoundError(f"{path!r}: not a usable path ({err})") from None
     return raw, []
@@ -124,8 +123,8 @@ def read_bytes(path: str | os.PathLike, *, lenient: bool = False,
 def read_text(path: str | os.PathLike, *, lenient: bool = False,
               max_bytes: int | None = None) -> tuple[str, list[Diagnostic]]:
     """The file's text (``.ir.gz`` decompressed), with reading and decoding problems as
-    diagnostics in lenient mode where text can still be read, and as
-    :class:`~msinspect.errors.IRParseError` otherwise."""
+    diagnostics in lenient mode where text can still be read, and as errors otherwise
+    (:class:`~msinspect.errors.IRDecodeError`, :class:`~msinspect.errors.IRReadError`, ...)."""
     raw, diagnostics = read_bytes(path, lenient=lenient, max_bytes=max_bytes)
     try:
         return raw.decode("utf-8"), diagnostics
@@ -137,8 +136,8 @@ def read_text(path: str | os.PathLike, *, lenient: bool = False,
         if not lenient:
             line_end = raw.find(b"\n", err.start)
             shown = raw[line_start:line_end if line_end >= 0 else len(raw)].decode("utf-8", "replace")
-            raise IRParseError(path=str(path), line=line, column=column, message=message,
-                               source_line=shown) from None
+            raise IRDecodeError(path=str(path), line=line, column=column, message=message,
+                                source_line=shown) from None
         return raw.decode("utf-8", "replace"), diagnostics + [Diagnostic(line, column, message)]
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from msinspect.analysis.collect import analyse
 from msinspect.dumps import load_dump
-from msinspect.errors import IRParseError
+from msinspect.errors import IRDecodeError
 from tests.conftest import FIXTURES
 
 
@@ -24,7 +24,7 @@ def dump(tmp_path_factory):
 
 def test_strict_raises_naming_the_file(dump):
     dumped, bad = dump
-    with pytest.raises(IRParseError) as info:
+    with pytest.raises(IRDecodeError) as info:
         analyse(dumped, jobs=2)
     assert info.value.path == str(bad)
 
@@ -36,7 +36,7 @@ def test_lenient_keeps_the_other_ranks(dump):
     assert sorted(by_rank) == list(range(8))
     five = by_rank[5]
     assert (five.complete, five.status, five.strategies) == (False, "unreadable", [])
-    assert five.error.startswith(f"{bad}: cannot read")
+    assert five.error.startswith(f"{bad}: cannot decompress")
     assert analysis.skipped == [five.error] and not analysis.complete
     frame = analysis.strategies()
     assert sorted(set(frame["rank"])) == [0, 1, 2, 3, 4, 6, 7] and frame["complete"].all()

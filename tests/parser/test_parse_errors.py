@@ -6,6 +6,7 @@ import gzip
 import pytest
 
 from msinspect import IRParseError, parse_file, parse_text
+from msinspect.errors import IRDecodeError
 from tests.conftest import FIXTURES
 
 VALIDATE = FIXTURES / "manual_parallel_8rank" / "rank_0" / "21_validate_0076.ir.gz"
@@ -78,7 +79,7 @@ def test_lenient_costs_one_node_and_keeps_what_can_be_read_of_it():
 def test_invalid_utf8_and_empty_files(tmp_path):
     bad = tmp_path / "bad.ir"
     bad.write_bytes(b"# IR entry: @g\n\xff\xfe\n")
-    with pytest.raises(IRParseError) as info:
+    with pytest.raises(IRDecodeError) as info:
         parse_file(bad)
     assert (info.value.line, info.value.column) == (2, 1)
     assert parse_file(bad, lenient=True).status == "incomplete"
@@ -91,5 +92,5 @@ def test_invalid_utf8_and_empty_files(tmp_path):
 def test_corrupt_gzip(tmp_path):
     bad = tmp_path / "x.ir.gz"
     bad.write_bytes(b"not gzip at all")
-    with pytest.raises(IRParseError, match="cannot read"):
+    with pytest.raises(IRDecodeError, match="cannot decompress"):
         parse_file(bad)

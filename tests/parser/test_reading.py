@@ -6,7 +6,7 @@ import gzip
 import pytest
 
 from msinspect import parse_file
-from msinspect.errors import DumpNotFoundError, IRParseError
+from msinspect.errors import DumpNotFoundError, IRDecodeError, IRParseError, IRTooLargeError
 from msinspect.errors import ConfigError
 from msinspect.parser.reading import MAX_BYTES_VARIABLE, MAX_TEXT_BYTES, read_text
 from tests.conftest import FIXTURES
@@ -28,14 +28,14 @@ def _damaged(how: str) -> bytes:
 
 
 @pytest.mark.parametrize("how", ["header", "crc", "truncated", "body"])
-def test_corrupt_gzip_is_a_parse_error_naming_the_file(tmp_path, how):
+def test_corrupt_gzip_is_a_decode_error_naming_the_file(tmp_path, how):
     path = tmp_path / "rank_3" / "step_parallel_end_0133.ir.gz"
     path.parent.mkdir()
     path.write_bytes(_damaged(how))
     for lenient in (False, True):
         try:
             ir = parse_file(path, lenient=lenient)
-        except IRParseError as err:
+        except IRDecodeError as err:
             assert err.path == str(path) and str(err).startswith(str(path) + ":")
         else:
             assert lenient and not ir.complete and ir.diagnostics  # lenient: what was read, flagged
@@ -44,8 +44,9 @@ def test_corrupt_gzip_is_a_parse_error_naming_the_file(tmp_path, how):
 def test_truncated_gzip_lenient_keeps_the_text_before_the_cut(tmp_path):
     path = tmp_path / "x_validate_0001.ir.gz"
     path.write_bytes(_damaged("truncated"))
-    with pytest.raises(IRParseError, match="truncated"):
+    with pytest.raises(IRDecodeError, match="truncated") as info:
         read_text(path)
+    assert info.value.lenient_helps  # the text before the cut is there to read
     text, diagnostics = read_text(path, lenient=True)
     whole = gzip.decompress(GOOD.read_bytes()).decode()
     assert text and whole.startswith(text) and len(text) < len(whole)
@@ -56,16 +57,16 @@ def test_decompressed_size_is_capped(tmp_path, monkeypatch):
     path = tmp_path / "flood_validate_0001.ir.gz"
     path.write_bytes(gzip.compress(b"\n" * (4 << 20)))          # 4 KB on disk, 4 MiB of blank lines
     assert path.stat().st_size < 64 << 10
-    with pytest.raises(IRParseError, match="larger than 1,048,576 bytes") as info:
+    with pytest.raises(IRTooLargeError, match="larger than 1,048,576 bytes") as info:
         read_text(path, max_bytes=1 << 20)
     assert info.value.path == str(path)
     monkeypatch.setenv(MAX_BYTES_VARIABLE, str(1 << 20))
     for lenient in (False, True):
-        with pytest.raises(IRParseError, match=MAX_BYTES_VARIABLE):
+        with pytest.raises(IRTooLargeError, match=MAX_BYTES_VARIABLE):
             parse_file(path, lenient=lenient)
     plain = tmp_path / "big.ir"
     plain.write_bytes(b"\n" * ((1 << 20) + 1))
-    with pytest.raises(IRParseError, match="the file is larger"):
+    with pytest.raises(IRTooLargeError, match="the file is larger"):
         read_text(plain)
     monkeypatch.setenv(MAX_BYTES_VARIABLE, "lots")  # a setting, not the file, is wrong: exit 2, no hint
     with pytest.raises(ConfigError, match="MSINSPECT_MAX_IR_BYTES must be a positive number of bytes, not 'lots'"):
