@@ -1,4 +1,4 @@
-"""Every CLI command on bad input: a message and the documented exit code (README "Exit codes"),
+"""Every CLI command on bad input: a message and the documented exit code (docs/exit-codes.md),
 never a Python traceback. The dry-run and training commands get inputs that fail before any
 process starts."""
 from __future__ import annotations
