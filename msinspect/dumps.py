@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from msinspect.errors import DumpNotFoundError, IRReadError, MsInspectError
+from msinspect.errors import DumpNotFoundError, IRReadError, MsInspectError, check_path
 from msinspect.executors import run_each
 from msinspect.model import IRFile
 from msinspect.ranks_text import ranks_text
@@ -235,6 +235,7 @@ def load_dump(path: str | os.PathLike, *, one_job: bool = True) -> Dump:
     holding the same rank raise :class:`DuplicateRanksError`; without it (``parse``, which reads
     files, not ranks) any folders of IR files are found, several runs included.
     """
+    check_path(path)
     root = Path(path)
     if not root.exists():
         if root.is_symlink():

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from msinspect.cli import main
-from msinspect.errors import (ConfigError, IRDecodeError, IRFileError, IRParseError, IRReadError,
+from msinspect.errors import (BadArgumentError, ConfigError, IRDecodeError, IRFileError, IRParseError, IRReadError,
                               IRTooLargeError, MsInspectError, WorkerError)
 from tests.conftest import FIXTURES, ROOT
 
@@ -111,6 +111,21 @@ def test_a_setting_that_cannot_be_used_exits_2(files, monkeypatch):
             "MSINSPECT_MAX_IR_BYTES must be a positive number of bytes, not 'lots'", hint=False)
 
 
+@pytest.mark.parametrize("args", [["summary", "a\0b"], ["parse", "x.ir\0"], ["render", str(SEED), "-o", "g\0.svg"],
+                                  ["strategies", str(SP), "--op", "mat\0mul"]])
+def test_a_nul_in_an_argument_is_a_usage_error(args):
+    _expect(_invoke(*args), BadArgumentError, 2, "holds a NUL character", hint=False)
+
+
+def test_a_nul_in_a_path_given_to_the_library_is_a_bad_argument(files):
+    from msinspect import load_dump, parse_file
+
+    with pytest.raises(BadArgumentError, match=r"a\\x00b: holds a NUL character"):
+        load_dump(files / "a\0b")
+    with pytest.raises(BadArgumentError, match="holds a NUL character"):
+        parse_file(str(files / "good.ir") + "\0")
+
+
 def test_a_worker_that_dies_exits_71(monkeypatch):
     from msinspect.analysis import collect
 
@@ -138,6 +153,7 @@ def test_lenient_still_reads_past_what_does_not_parse(files):
     IRDecodeError("rank_0/x.ir", 3, 7, "invalid UTF-8 byte 0xff", source_line="  %1 = ?"),
     IRTooLargeError("rank_0/x.ir", 0, 0, "the file is larger than 100 bytes"),
     WorkerError("rank_0/x.ir", 0, 0, "the parser process died while reading this file"),
+    BadArgumentError("a\\x00b: holds a NUL character, which no path can"),
 ], ids=lambda e: type(e).__name__)
 def test_each_class_pickles_whole_with_its_code(error):
     back = pickle.loads(pickle.dumps(error))

@@ -43,6 +43,16 @@ class LazyGroup(click.Group):
         module, attr = target.split(":")
         return getattr(importlib.import_module(module), attr)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """The subcommand, once no argument holds a NUL character: no path or name can, so such an
+        argument is a usage error (:class:`~msinspect.errors.BadArgumentError`) before any is read."""
+        from msinspect.errors import BadArgumentError, shown_path
+
+        for arg in args:
+            if "\0" in arg:
+                raise BadArgumentError(f"argument {shown_path(arg)}: holds a NUL character, which no path or name can")
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context):
         """Run the subcommand; every error it raises ends in a message and an exit code
         (:mod:`msinspect.cli.exits`), never in a traceback unless ``--debug``."""

@@ -3,6 +3,7 @@ UTF-8 decoded, every failure an error of :mod:`msinspect.errors` naming the file
 
 What can go wrong and what the caller gets:
 
+- a path holding a NUL character: :class:`~msinspect.errors.BadArgumentError`;
 - no such file, or a folder: :class:`~msinspect.errors.DumpNotFoundError`;
 - unreadable (permissions, I/O): :class:`~msinspect.errors.IRReadError`, in both modes;
 - a corrupt ``.gz`` (bad header, bad CRC, truncated or garbled stream):
@@ -28,7 +29,8 @@ import zlib
 from pathlib import Path
 from typing import Iterator
 
-from msinspect.errors import ConfigError, DumpNotFoundError, IRDecodeError, IRReadError, IRTooLargeError
+from msinspect.errors import (ConfigError, DumpNotFoundError, IRDecodeError, IRReadError, IRTooLargeError,
+                              check_path)
 from msinspect.model import Diagnostic
 
 #: Environment variable that sets the cap on an IR file's (decompressed) size, in bytes.
@@ -102,6 +104,7 @@ def read_bytes(path: str | os.PathLike, *, lenient: bool = False,
                max_bytes: int | None = None) -> tuple[bytes, list[Diagnostic]]:
     """The file's bytes, ``.gz`` decompressed, at most ``max_bytes`` (default
     :func:`max_text_bytes`); see the module's docstring for the errors."""
+    check_path(path)
     path = Path(path)
     cap = max_bytes if max_bytes is not None else max_text_bytes()
     try:
@@ -115,8 +118,6 @@ def read_bytes(path: str | os.PathLike, *, lenient: bool = False,
             raw = _read_capped(handle, path, cap)
     except OSError as err:
         raise IRReadError(path=str(path), line=0, column=0, message=f"cannot read: {err.strerror or err}") from None
-    except ValueError as err:  # a path holding a NUL byte
-        raise DumpNotFoundError(f"{path!r}: not a usable path ({err})") from None
     return raw, []
 
 
