@@ -72,9 +72,11 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
              epilog="Exit codes: 0 fine; 1 a finding (failed expectation, shape mismatch, IR that does "
-                    "not parse, ranks that could not be read); 2 bad input (no such path, no IR files, "
-                    "bad spec, output exists); 3 a program msinspect needs is missing (Graphviz's dot); "
-                    "70 internal error (a bug: please report it).")
+                    "not parse or is not text, ranks that could not be read); 2 bad input (no such path, "
+                    "no IR files, bad spec or argument, output exists, a setting that cannot be used, a "
+                    "file over MSINSPECT_MAX_IR_BYTES); 3 a program msinspect needs is missing (Graphviz's "
+                    "dot); 66 an IR file that cannot be read (permissions, I/O error); 70 internal error "
+                    "(a bug: please report it); 71 a process reading files died (killed, out of memory).")
 @click.version_option(package_name="msinspect")
 @click.option("--debug", is_flag=True, help="On an error, also print the Python traceback.")
 @click.option("--no-cache", is_flag=True, help="Parse and analyse every file again; neither read nor write the caches "
