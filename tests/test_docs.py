@@ -108,11 +108,11 @@ def test_every_repository_path_named_exists(page):
 
 
 def test_the_exit_code_table_is_the_code():
-    from msinspect.cli import exits
+    from msinspect import errors
 
     table = (ROOT / "docs" / "exit-codes.md").read_text()
     documented = {int(code) for code in re.findall(r"^\|\s*(\d+)\s*\|", table, re.M)}
-    assert documented == {value for name, value in vars(exits).items() if name.startswith("EXIT_")}
+    assert documented == {value for name, value in vars(errors).items() if name.startswith("EXIT_")}
 
 
 def test_the_readme_links_every_page():
