@@ -497,9 +497,10 @@ class IRFile:
     """Everything that did not parse or did not add up. Empty for a complete file."""
     failure: str | None = None
     """In an ``analyze_fail.ir``: the exception MindSpore caught, as it printed it."""
-    eval_stack: list[tuple[int, str, int | None]] = field(default_factory=list)
-    """In an ``analyze_fail.ir``: ``(depth, graph, node index)`` of each node marked
-    ``#------------------------> depth``, the node whose evaluation failed at that depth."""
+    eval_stack: list[tuple[int, str, int | None, int]] = field(default_factory=list)
+    """In an ``analyze_fail.ir``: ``(depth, graph, node index, line)`` of each node marked
+    ``#------------------------> depth``, the node whose evaluation failed at that depth (its line
+    tells it apart where MindSpore printed two instances of one graph under one name)."""
     lines: int = 0
     """Number of lines in the file."""
     size: int = 0

@@ -202,6 +202,9 @@ FIELDS: tuple[Field, ...] = (
     Field("diagnostics", "list[dict]", "what could not be read: `line`, `column`, `end_line`, `message`", "parse"),
     Field("findings", "list[dict]", "operands that name no node or parameter (`msinspect.graph.lint`): "
           "`line`, `what`", "parse"),
+    Field("failure", "dict|null", "an `analyze_fail.ir`'s failure: `message` (the exception MindSpore caught) and "
+          "`stack`, the evaluation stack outermost first, each `depth`, `graph`, `node`, `line`, `source` (its "
+          "`# In file` note, or null)", "parse"),
     Field("reason", "str|null", "why the file or folder could not be read; dryrun: why a rank failed",
           "parse, dryrun"),
     # check

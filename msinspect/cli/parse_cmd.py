@@ -12,6 +12,7 @@ from msinspect.cli.reads import tell_unreadable
 from msinspect.dumps import Unreadable, duplicate_ranks, load_dump, parse_many
 from msinspect.stages import is_ir_file, stage_of
 from msinspect.cli.exits import errors
+from msinspect.analysis.failure import failure_row
 from msinspect.errors import MsInspectError
 from msinspect.graph import lint
 from msinspect.model import IRFile, where
@@ -38,7 +39,21 @@ def summarize(ir: IRFile, rank: int | None = None) -> dict:
             for d in ir.diagnostics
         ],
         "findings": [{"line": f.line, "what": f.what} for f in lint(ir)],
+        "failure": failure_row(ir),
     }
+
+
+def print_failure(out, path: str, failure: dict) -> None:
+    """The exception MindSpore caught and the evaluation stack, each node with its source line."""
+    out.print(styled((f"{path}:", "bold red"), f" MindSpore's evaluation failed: {failure['message']}"), soft_wrap=True)
+    if failure["stack"]:
+        out.print("  evaluation stack, outermost first (the node marked ------------------------> depth):",
+                  markup=False, highlight=False)
+    for frame in failure["stack"]:
+        out.print(f"  {frame['depth']:>3}  {where(path, frame['line'])}: {frame['node']}",
+                  markup=False, highlight=False, soft_wrap=True)
+        if frame["source"]:
+            out.print(f"       {frame['source']}", markup=False, highlight=False, soft_wrap=True)
 
 
 def unreadable_row(problem: Unreadable, rank: int | None = None) -> dict:
@@ -47,7 +62,7 @@ def unreadable_row(problem: Unreadable, rank: int | None = None) -> dict:
     return {"rank": rank, "file": str(problem.path),
             "stage": stage_of(problem.path) if is_ir_file(problem.path) else None,
             "family": None, "status": "unreadable", **counts, "reason": problem.reason, "diagnostics": [],
-            "findings": []}
+            "findings": [], "failure": None}
 
 
 @click.command()
@@ -120,6 +135,9 @@ def _print_table(rows) -> None:
         for d in r["diagnostics"]:
             place = f"{r['file']}:{d['line']}:{d['column']}" if d["line"] else r["file"]
             out.print(styled((f"{place}:", "red"), f" {d['message']}"), soft_wrap=True)
+    for r in rows:
+        if r["failure"]:
+            print_failure(out, r["file"], r["failure"])
 
 
 #: The most findings printed per file; ``--json`` lists every one.

@@ -120,7 +120,7 @@ class _Builder:
         node.graph = graph.name
         graph.nodes.append(node)
         if self.pending_marker is not None:
-            self.ir.eval_stack.append((self.pending_marker, graph.name, node.index))
+            self.ir.eval_stack.append((self.pending_marker, graph.name, node.index, node.line))
             self.pending_marker = None
 
     def finish(self, last_line: int) -> list[Diagnostic]:
