@@ -18,6 +18,9 @@ use the pytest plugin's fixtures, to analyse each stage once) and returns the pa
 (``matmul``), ``scope-suffix/name`` or a scope. ``stage`` picks the IR file read (by default
 ``validate``, else ``step_parallel_end``, ``execute``, ``step_parallel_begin``); ``ranks`` limits
 the ranks looked at. Malformed arguments raise :class:`ValueError`, never an assertion failure.
+
+The helpers of every kind of :mod:`msinspect.expectations` are defined here, each tied to its kind
+by ``@assertion(Kind)``: this module sits above the spec reader and the checker it calls.
 """
 from __future__ import annotations
 
@@ -25,19 +28,157 @@ import functools
 import inspect
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Sequence
 
-from msinspect.check import MAX_EVIDENCE, CheckReport, Outcome, check  # noqa: F401 (names helpers' users import)
-from msinspect.dumps import Dump
-from msinspect.expectations import ASSERTIONS
-from msinspect.expectations.assertions import ExpectationFailed, Layout, as_dump, describe, headline  # noqa: F401
-from msinspect.spec import Spec
+from msinspect.check import MAX_EVIDENCE, CheckReport, Checker, Outcome, check  # noqa: F401 (names helpers' users import)
+from msinspect.dumps import Dump, load_dump
+from msinspect.expectations import KINDS, assertion
+from msinspect.expectations.comm import Comm
+from msinspect.expectations.count import Count
+from msinspect.expectations.no_redistribution import NoRedistribution
+from msinspect.expectations.shape import Shape
+from msinspect.expectations.strategy import Strategy
+from msinspect.ranks_text import ranks_text
+from msinspect.schema import plain
+from msinspect.spec import Expectation, Spec, expectation_from
 
 DumpLike = Dump | str | os.PathLike
+Layout = Sequence[Sequence[int]]
 
-# Every kind's helpers (assert_strategy, assert_shape, assert_comm_after, ...), defined beside
-# the kind in msinspect/expectations/, are this module's names.
-globals().update(ASSERTIONS)
+
+class ExpectationFailed(AssertionError):
+    """The dump does not show what a helper asserted; ``outcomes`` holds the failed verdicts."""
+
+    def __init__(self, message: str, outcomes: list[Outcome]):
+        super().__init__(message)
+        self.outcomes = outcomes
+
+
+def as_dump(dump: DumpLike) -> Dump:
+    """``dump`` itself, or the dump found under a path."""
+    return dump if isinstance(dump, Dump) else load_dump(dump)
+
+
+def describe(outcome: Outcome, indent: str = "  ") -> list[str]:
+    """Expected, found and the IR evidence of an outcome, one item a line."""
+    lines = [f"{indent}expected: {outcome.expected}", f"{indent}found:    {outcome.found}"]
+    if not outcome.evidence:
+        lines.append(f"{indent}IR:       no line shows it")
+        return lines
+    lines.append(f"{indent}IR:")
+    for ev in outcome.evidence[:MAX_EVIDENCE]:
+        lines.append(f"{indent}  {ev.format()}")
+    if len(outcome.evidence) > MAX_EVIDENCE:
+        lines.append(f"{indent}  ... and {len(outcome.evidence) - MAX_EVIDENCE} more line(s)")
+    return lines
+
+
+def headline(e: Expectation) -> str:
+    """``strategy matmul @ validate on ranks 0-1  [basis]``."""
+    stage = f" @ {e.stage}" if e.stage else ""
+    ranks = f" on {ranks_text(e.ranks, word=True)}" if e.ranks else ""
+    basis = f"  [{e.basis}]" if e.basis else ""
+    return f"{e.kind} {e.target}{stage}{ranks}{basis}"
+
+
+def expect(helper: str, kind: str, values: dict[str, Any], stage: str | None,
+           ranks: Iterable[int] | None, basis: str | None) -> Expectation:
+    """The expectation a spec entry with these keys would give (validated the same way);
+    ValueError, naming ``helper``, for a malformed argument."""
+    raw = {k: plain(v) for k, v in values.items() if v is not None}  # tuples -> lists: as a spec holds them
+    ranks = None if ranks is None else list(ranks)
+    if ranks == []:
+        raise ValueError(f"{helper}: ranks must name at least one rank (or be None for every rank)")
+    for key, value in (("stage", stage), ("ranks", ranks), ("basis", basis)):
+        if value is not None:
+            raw[key] = value
+    try:
+        return expectation_from(kind, 0, raw, helper)
+    except ValueError as exc:
+        raise ValueError(f"{helper}: {exc}") from None
+
+
+def verify(dump: DumpLike, e: Expectation) -> Outcome:
+    """Run the checker on one expectation; raise :class:`ExpectationFailed` if it fails."""
+    __tracebackhide__ = True
+    dump = as_dump(dump)
+    spec = Spec(Path(f"<{e.kind} assertion>"), None, None, None, [e])
+    outcome = Checker(spec, dump).run().outcomes[0]
+    if not outcome.passed:
+        lines = [f"msinspect: {headline(e)} does not hold in {dump.path}", *describe(outcome)]
+        raise ExpectationFailed("\n".join(lines), [outcome])
+    return outcome
+
+
+# Each kind's helpers (``@assertion(Kind)`` ties a helper to its kind, :mod:`msinspect.expectations`).
+@assertion(Strategy)
+def assert_strategy(dump: DumpLike, op: str, in_strategy: Layout, *,
+                    out_strategy: Layout | None = None, source: str | None = None, stage: str | None = None,
+                    ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
+    """Every operator matching ``op`` has ``in_strategy`` (and ``out_strategy``); ``source``
+    ``"user"`` or ``"planner"`` also asserts who set it."""
+    __tracebackhide__ = True
+    e = expect("assert_strategy", "strategy",
+               {"op": op, "in_strategy": in_strategy, "out_strategy": out_strategy, "source": source},
+               stage, ranks, basis)
+    return verify(dump, e)
+
+
+@assertion(Shape)
+def assert_shape(dump: DumpLike, op: str, *, inputs: Layout | None = None,
+                 output: Sequence[int] | None = None, stage: str | None = None,
+                 ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
+    """Every forward operator matching ``op`` sees these per-rank input shapes (the first
+    ``len(inputs)`` tensor inputs) and/or gives this output shape."""
+    __tracebackhide__ = True
+    e = expect("assert_shape", "shape", {"op": op, "inputs": inputs, "output": output}, stage, ranks, basis)
+    return verify(dump, e)
+
+
+@assertion(Comm)
+def assert_comm_after(dump: DumpLike, kind: str, op: str, groups: Layout, *,
+                      stage: str | None = None, ranks: Iterable[int] | None = None,
+                      basis: str | None = None) -> Outcome:
+    """A ``kind`` communication (``AllReduce`` ...) takes the output of ``op`` on every rank that has
+    ``op``, and the groups it runs in are exactly ``groups``."""
+    __tracebackhide__ = True
+    e = expect("assert_comm_after", "comm", {"kind": kind, "after": op, "groups": groups}, stage, ranks, basis)
+    return verify(dump, e)
+
+
+@assertion(Comm)
+def assert_comm_before(dump: DumpLike, kind: str, op: str, groups: Layout, *,
+                       stage: str | None = None, ranks: Iterable[int] | None = None,
+                       basis: str | None = None) -> Outcome:
+    """A ``kind`` communication feeds ``op`` on every rank that has ``op``, in exactly ``groups``."""
+    __tracebackhide__ = True
+    e = expect("assert_comm_before", "comm", {"kind": kind, "before": op, "groups": groups}, stage, ranks, basis)
+    return verify(dump, e)
+
+
+@assertion(Count)
+def assert_count(dump: DumpLike, kind: str, *, ranks: Iterable[int], min: int,
+                 max: int | None = None, stage: str | None = None, basis: str | None = None) -> Outcome:
+    """Each of ``ranks`` has between ``min`` and ``max`` (inclusive; no bound when None) operators
+    of type ``kind``."""
+    __tracebackhide__ = True
+    e = expect("assert_count", "count", {"kind": kind, "min": min, "max": max}, stage, ranks, basis)
+    return verify(dump, e)
+
+
+@assertion(NoRedistribution)
+def assert_no_redistribution(dump: DumpLike, first: str, second: str, *,
+                             stage: str | None = None, ranks: Iterable[int] | None = None,
+                             basis: str | None = None) -> Outcome:
+    """``first`` feeds ``second`` with no communication or redistribution operator between them."""
+    __tracebackhide__ = True
+    e = expect("assert_no_redistribution", "no_redistribution", {"between": [first, second]}, stage, ranks, basis)
+    return verify(dump, e)
+
+
+#: Every assertion helper of every kind, by its name (``assert_strategy`` ...).
+ASSERTIONS: dict[str, Callable[..., Any]] = {
+    f.__name__: f for kind in KINDS.values() for f in kind.assertions}
 
 __all__ = ["DumpAssertions", "ExpectationFailed", *sorted(ASSERTIONS), "assert_spec"]
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 import msinspect.testing as testing
-from msinspect.expectations import ASSERTIONS, KINDS
+from msinspect.expectations import KINDS
 from msinspect.spec import SpecError, expectation_from, load_spec
+from msinspect.testing import ASSERTIONS
 
 # The kinds the spec format documents (msinspect/spec.py), and their helpers (docs/pytest.md).
 DOCUMENTED = {"strategy": {"assert_strategy"}, "shape": {"assert_shape"},

@@ -1,5 +1,5 @@
 """What an expectation kind is: one class that reads its ``[[expect.NAME]]`` entry, names its
-target, checks a dump and carries its pytest assertion helpers; and the registry of kinds."""
+target, checks a dump and lists its pytest assertion helpers; and the registry of kinds."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
@@ -16,8 +16,8 @@ KINDS: dict[str, "ExpectationKind"] = {}
 class ExpectationKind:
     """One kind of expectation. Subclass it in a module of :mod:`msinspect.expectations`, set the
     class attributes, override :meth:`check` (and :meth:`validate` / :meth:`target` where the
-    defaults do not fit), decorate the class with :func:`register` and its helpers with
-    :func:`assertion`: nothing else needs to change to add a kind."""
+    defaults do not fit) and decorate the class with :func:`register`; its helpers, in
+    :mod:`msinspect.testing`, with :func:`assertion`."""
 
     name: ClassVar[str]
     """The kind's name in a spec (``[[expect.NAME]]``) and in messages."""
@@ -30,7 +30,8 @@ class ExpectationKind:
     needs_ranks: ClassVar[bool] = False
     """Whether an entry must name its ``ranks``."""
     assertions: ClassVar[tuple[Callable[..., Any], ...]] = ()
-    """The kind's pytest assertion helpers (``assert_<...>(dump, ...)``), set by :func:`assertion`."""
+    """The kind's pytest assertion helpers (``assert_<...>(dump, ...)``), set by :func:`assertion`
+    as :mod:`msinspect.testing` defines them."""
 
     def validate(self, values: dict[str, Any]) -> dict[str, Any]:
         """The entry's own values (common keys removed) as the check uses them; ValueError says

@@ -2,18 +2,15 @@
 from __future__ import annotations
 
 import difflib
-import os
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from msinspect.analysis.ops import selector_matches
-from msinspect.expectations.assertions import Layout, expect, verify
-from msinspect.expectations.base import ExpectationKind, assertion, register
+from msinspect.expectations.base import ExpectationKind, register
 from msinspect.expectations.evidence import Outcome, evidence_of, kind_matches, no_match, rank_cells_text, rank_of, select
 from msinspect.expectations.values import MAX_RANKS, shape_list
 
 if TYPE_CHECKING:
     from msinspect.check import Checker
-    from msinspect.dumps import Dump
     from msinspect.spec import Expectation
 
 
@@ -82,24 +79,3 @@ def _no_kind(kind: str, comm) -> str:
     if close:
         return f"no communication {kind} in the ranks read; did you mean {', '.join(close)}?"
     return f"no communication {kind} in the ranks read (there: {', '.join(ops) if ops else 'none'})"
-
-
-@assertion(Comm)
-def assert_comm_after(dump: Dump | str | os.PathLike, kind: str, op: str, groups: Layout, *,
-                      stage: str | None = None, ranks: Iterable[int] | None = None,
-                      basis: str | None = None) -> Outcome:
-    """A ``kind`` communication (``AllReduce`` ...) takes the output of ``op`` on every rank that has
-    ``op``, and the groups it runs in are exactly ``groups``."""
-    __tracebackhide__ = True
-    e = expect("assert_comm_after", "comm", {"kind": kind, "after": op, "groups": groups}, stage, ranks, basis)
-    return verify(dump, e)
-
-
-@assertion(Comm)
-def assert_comm_before(dump: Dump | str | os.PathLike, kind: str, op: str, groups: Layout, *,
-                       stage: str | None = None, ranks: Iterable[int] | None = None,
-                       basis: str | None = None) -> Outcome:
-    """A ``kind`` communication feeds ``op`` on every rank that has ``op``, in exactly ``groups``."""
-    __tracebackhide__ = True
-    e = expect("assert_comm_before", "comm", {"kind": kind, "before": op, "groups": groups}, stage, ranks, basis)
-    return verify(dump, e)

@@ -1,18 +1,15 @@
 """``[[expect.count]]``: how many operators of a kind each listed rank has."""
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
-from msinspect.expectations.assertions import expect, verify
-from msinspect.expectations.base import ExpectationKind, assertion, register
+from msinspect.expectations.base import ExpectationKind, register
 from msinspect.expectations.evidence import Outcome, evidence_of, kind_matches, rank_of
 from msinspect.expectations.values import is_int
 from msinspect.ranks_text import ranks_text
 
 if TYPE_CHECKING:
     from msinspect.check import Checker
-    from msinspect.dumps import Dump
     from msinspect.spec import Expectation
 
 
@@ -49,13 +46,3 @@ class Count(ExpectationKind):
         found = ", ".join(f"rank {r}: {n if r in have_ranks else 'absent'}" for r, n in counts.items())
         shown = rows[rows["rank"].isin(list(bad) or list(counts))]
         return Outcome(e, not bad, want, found, evidence_of(shown))
-
-
-@assertion(Count)
-def assert_count(dump: Dump | str | os.PathLike, kind: str, *, ranks: Iterable[int], min: int,
-                 max: int | None = None, stage: str | None = None, basis: str | None = None) -> Outcome:
-    """Each of ``ranks`` has between ``min`` and ``max`` (inclusive; no bound when None) operators
-    of type ``kind``."""
-    __tracebackhide__ = True
-    e = expect("assert_count", "count", {"kind": kind, "min": min, "max": max}, stage, ranks, basis)
-    return verify(dump, e)

@@ -1,6 +1,7 @@
 """What a checked expectation gives back: the verdict (:class:`Outcome`) with the IR lines that
 show it (:class:`Evidence`), and the helpers every kind uses to pick rows of an analysis and say
-what it found."""
+what it found. Reading a spec imports this module: it loads neither pandas (the kinds get their
+frames from the analysis) nor the parser (loaded when an IR line is shown)."""
 from __future__ import annotations
 
 import difflib
@@ -8,14 +9,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 from msinspect.analysis.ops import selector_matches
 from msinspect.model import Node, where
-from msinspect.parser.reading import read_text
 from msinspect.ranks_text import ranks_text
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from msinspect.spec import Expectation
 
 #: The most IR lines shown for one failed expectation.
@@ -60,6 +60,8 @@ class Outcome:
 
 @lru_cache(maxsize=64)
 def _lines(path: str) -> tuple[str, ...]:
+    from msinspect.parser.reading import read_text  # the parser package loads Lark
+
     text, _ = read_text(path, lenient=True)
     return tuple(text.splitlines())
 
@@ -72,8 +74,12 @@ def ir_line(path: str, line: int, width: int = 200) -> str:
 
 
 def rank_of(value) -> int | None:
-    """A frame's rank cell as an int; None for a file outside ``rank_N`` folders."""
-    return None if value is None or pd.isna(value) else int(value)
+    """A frame's rank cell as an int; None for a file outside ``rank_N`` folders (a cell of
+    None, NaN or pandas' NA)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def evidence_of(rows: pd.DataFrame) -> list[Evidence]:

@@ -1,16 +1,13 @@
 """``[[expect.no_redistribution]]``: the first operator feeds the second with nothing between."""
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
-from msinspect.expectations.assertions import expect, verify
-from msinspect.expectations.base import ExpectationKind, assertion, register
+from msinspect.expectations.base import ExpectationKind, register
 from msinspect.expectations.evidence import Evidence, Outcome, close_to
 
 if TYPE_CHECKING:
     from msinspect.check import Checker
-    from msinspect.dumps import Dump
     from msinspect.spec import Expectation
 
 
@@ -72,13 +69,3 @@ class NoRedistribution(ExpectationKind):
             return Outcome(e, False, want, f"{first} does not feed {second} on any rank")
         found = "between them: " + "; ".join(problems) if problems else f"direct on every rank ({found_any} edge(s))"
         return Outcome(e, not problems, want, found, evidence)
-
-
-@assertion(NoRedistribution)
-def assert_no_redistribution(dump: Dump | str | os.PathLike, first: str, second: str, *,
-                             stage: str | None = None, ranks: Iterable[int] | None = None,
-                             basis: str | None = None) -> Outcome:
-    """``first`` feeds ``second`` with no communication or redistribution operator between them."""
-    __tracebackhide__ = True
-    e = expect("assert_no_redistribution", "no_redistribution", {"between": [first, second]}, stage, ranks, basis)
-    return verify(dump, e)

@@ -1,17 +1,14 @@
 """``[[expect.shape]]``: per-rank shapes of the operator's tensor inputs and / or its output."""
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from msinspect.expectations.assertions import Layout, expect, verify
-from msinspect.expectations.base import ExpectationKind, assertion, register
+from msinspect.expectations.base import ExpectationKind, register
 from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, no_match, rank_cells_text, select
 from msinspect.expectations.values import shape_list
 
 if TYPE_CHECKING:
     from msinspect.check import Checker
-    from msinspect.dumps import Dump
     from msinspect.spec import Expectation
 
 
@@ -54,14 +51,3 @@ class Shape(ExpectationKind):
         return Outcome(e, not any(bad), want,
                        f"{' | '.join(found)} on {rank_cells_text(rows['rank'])} ({len(rows)} operator(s))",
                        evidence_of(rows[bad] if any(bad) else rows))
-
-
-@assertion(Shape)
-def assert_shape(dump: Dump | str | os.PathLike, op: str, *, inputs: Layout | None = None,
-                 output: Sequence[int] | None = None, stage: str | None = None,
-                 ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
-    """Every forward operator matching ``op`` sees these per-rank input shapes (the first
-    ``len(inputs)`` tensor inputs) and/or gives this output shape."""
-    __tracebackhide__ = True
-    e = expect("assert_shape", "shape", {"op": op, "inputs": inputs, "output": output}, stage, ranks, basis)
-    return verify(dump, e)

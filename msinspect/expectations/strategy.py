@@ -1,17 +1,14 @@
 """``[[expect.strategy]]``: the operator's ``in_strategy`` (and ``out_strategy``, and who set it)."""
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
-from msinspect.expectations.assertions import Layout, expect, verify
-from msinspect.expectations.base import ExpectationKind, assertion, register
+from msinspect.expectations.base import ExpectationKind, register
 from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, no_match, rank_cells_text, select
 from msinspect.expectations.values import shape_list
 
 if TYPE_CHECKING:
     from msinspect.check import Checker
-    from msinspect.dumps import Dump
     from msinspect.spec import Expectation
 
 
@@ -49,16 +46,3 @@ class Strategy(ExpectationKind):
         return Outcome(e, not any(bad), want,
                        f"{' | '.join(found)} on {rank_cells_text(rows['rank'])} ({len(rows)} operator(s))",
                        evidence_of(shown))
-
-
-@assertion(Strategy)
-def assert_strategy(dump: Dump | str | os.PathLike, op: str, in_strategy: Layout, *,
-                    out_strategy: Layout | None = None, source: str | None = None, stage: str | None = None,
-                    ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
-    """Every operator matching ``op`` has ``in_strategy`` (and ``out_strategy``); ``source``
-    ``"user"`` or ``"planner"`` also asserts who set it."""
-    __tracebackhide__ = True
-    e = expect("assert_strategy", "strategy",
-               {"op": op, "in_strategy": in_strategy, "out_strategy": out_strategy, "source": source},
-               stage, ranks, basis)
-    return verify(dump, e)
