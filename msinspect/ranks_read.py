@@ -10,12 +10,14 @@ link leading nowhere) is listed with the reason. The world is never silently sma
 """
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from msinspect.dumps import Dump, RankDump, pick_file
 from msinspect.errors import DumpNotFoundError
+from msinspect.ranks_text import ranks_text
 from msinspect.stages import PREFERRED_STAGES, stage_of
 
 
@@ -86,10 +88,24 @@ class ReadPlan:
         lines = [f"read {len(same)} rank(s) at {self.stage}: {_labels(same)}" if same else
                  "read no rank at one common stage"]
         lines += [f"read {r.label} at {r.stage}, not {self.stage}: {r.note}" for r in self.other_stage]
-        lines += [f"could not read {r.label}: {r.note}" for r in self.not_read]
+        lines += [f"could not read {who}: {note}" for who, note in grouped(self.not_read)]
         if self.other_stage or self.not_read:
             lines.append("pipeline stages cannot be told when not every rank is read at one stage")
         return lines
+
+
+def grouped(reads: list[RankRead]) -> list[tuple[str, str]]:
+    """``(ranks, note)`` once per distinct note, in rank order: a reason 64 ranks share is one
+    line (``ranks 0-63``), not 64."""
+    by_note: dict[str, list[RankRead]] = {}
+    for read in reads:
+        by_note.setdefault(read.note or "", []).append(read)
+    out = []
+    for note, same in by_note.items():
+        numbers = [r.rank for r in same]
+        who = ranks_text(numbers, word=True) if None not in numbers and len(same) > 1 else _labels(same)
+        out.append((who, note))
+    return out
 
 
 def _labels(ranks: list[RankRead]) -> str:
@@ -140,6 +156,15 @@ def plan_reads(dump: Dump, stage: str | None = None) -> ReadPlan:
     plan = ReadPlan(common, reads)
     if not plan.read:
         raise DumpNotFoundError(f"{dump.path}: no rank could be read"
-                                + (f" at stage '{stage}'" if stage else "") + ":\n  "
-                                + "\n  ".join(f"{r.label}: {r.note}" for r in plan.not_read))
+                                + (f" at stage '{stage}'" if stage else "") + _did_you_mean(dump, stage) + ":\n  "
+                                + "\n  ".join(f"{who}: {note}" for who, note in grouped(plan.not_read)))
     return plan
+
+
+def _did_you_mean(dump: Dump, stage: str | None) -> str:
+    """`` (did you mean 'validate'?)`` where ``stage`` is close to a stage the dump holds."""
+    if stage is None:
+        return ""
+    held = sorted({s for r in dump.ranks for s in r.stages()})
+    close = difflib.get_close_matches(stage, held, n=1) or [s for s in held if s.lower() == stage.lower()]
+    return f" (did you mean '{close[0]}'?)" if close else ""

@@ -157,3 +157,17 @@ def test_a_copy_inside_the_dump_is_a_second_run_named_with_both_folders(dump):
     # parse reads files, not ranks: every copy is read, and the note says the ranks are there twice
     run = msinspect("parse", dump)
     assert run.returncode == 0 and "more than once" in run.stderr and str(dump / "scrubbed" / "rank_5") in run.stderr
+
+
+def test_a_stage_no_rank_holds_is_said_once_for_every_rank_with_a_suggestion(tmp_path):
+    """64 ranks without the stage asked for (a typo of ``validate``): one line names them all and
+    the error suggests the stage the dump holds (issue 26: it printed one identical line per rank)."""
+    source = next((FIXTURES / "manual_parallel_8rank" / "rank_0").glob("*validate*"))
+    for r in range(64):
+        (tmp_path / f"rank_{r}").mkdir()
+        os.link(source, tmp_path / f"rank_{r}" / source.name)
+    done = msinspect("strategies", str(tmp_path), "--stage", "validat")
+    assert done.returncode == 2
+    said = [line for line in done.stderr.splitlines() if "no 'validat' IR file" in line]
+    assert len(said) == 1 and said[0].strip().startswith("ranks 0-63:")
+    assert "did you mean 'validate'?" in done.stderr
