@@ -2,7 +2,10 @@
 (the ``viewer`` extra: ``pip install 'msinspect[viewer]'``)."""
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
+import sys
 import tempfile
 from pathlib import Path
 
@@ -36,17 +39,47 @@ def view(dump, ranks, port, no_browser, stage, lenient):
             raise MsInspectError("Model Explorer is not installed: pip install 'msinspect[viewer]' "
                                  "(or pip install ai-edge-model-explorer)") from None
         loaded = load_dump(dump)
-        with tempfile.TemporaryDirectory(prefix="msinspect-view-") as folder:
+        with _stopped_by_sigterm(), tempfile.TemporaryDirectory(prefix="msinspect-view-") as folder:
             config = model_explorer.config()
+            first = None
             for rank in ranks or (None,):
                 collection = export_rank(loaded, rank, stage, lenient=lenient)
                 path = Path(folder) / (collection["label"].replace(" ", "-") + ".json")
                 path.write_text(json.dumps(collection), encoding="utf-8")
                 config.add_model_from_path(str(path))
+                first = first or path.name
                 overlay = wire_bytes_node_data(collection)
                 if overlay:  # the wire bytes of the communication nodes, as an overlay
                     node_data_path(path).write_text(json.dumps(overlay), encoding="utf-8")
-                    config.add_node_data_from_path(str(node_data_path(path)))
+                    _add_overlay(config, node_data_path(path), path.name, first=path.name == first)
                 click.echo(f"exported {collection['label']}: {sum(len(g['nodes']) for g in collection['graphs'])} "
                            "node(s)")
             model_explorer.visualize_from_config(config, host="127.0.0.1", port=port, no_open_in_browser=no_browser)
+
+
+@contextlib.contextmanager
+def _stopped_by_sigterm():
+    """SIGTERM (a service manager, ``kill``) ends the server as Ctrl+C does: the ``with`` blocks
+    unwind, so the temporary folder of exported graphs is removed, not left in /tmp."""
+    def stop(signum, frame):
+        sys.exit(128 + signum)
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _add_overlay(config, path: Path, model: str, *, first: bool) -> None:
+    """The node data of ``path`` on the model of the file named ``model`` (Model Explorer applies
+    node data to its first model unless ``model_name`` names another). A Model Explorer too old to
+    take ``model_name`` gets the first model's overlay only, and a note says so."""
+    try:
+        config.add_node_data_from_path(str(path), model_name=model)
+    except TypeError:
+        if first:
+            config.add_node_data_from_path(str(path))
+        else:
+            click.echo(f"note: this Model Explorer cannot attach node data to a second model; {path.name} "
+                       "is not shown (upgrade ai-edge-model-explorer)", err=True)
