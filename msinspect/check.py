@@ -115,7 +115,7 @@ class Checker:
         have = sorted(r.rank for r in self.dump.ranks if r.rank is not None)
         want = list(range(self.spec.ranks))
         e = Expectation("job", 0, {"op": "ranks"}, None, None, None)
-        return Outcome(e, have == want, f"rank_0 .. rank_{self.spec.ranks - 1}",
+        return Outcome(e, have == want, ranks_text(want, word=True),
                        ranks_text(have, word=True) if have else "no rank_N folders")
 
 

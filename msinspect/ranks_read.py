@@ -103,16 +103,16 @@ def grouped(reads: list[RankRead]) -> list[tuple[str, str]]:
     out = []
     for note, same in by_note.items():
         numbers = [r.rank for r in same]
-        who = ranks_text(numbers, word=True) if None not in numbers and len(same) > 1 else _labels(same)
+        one_by_one = None in numbers or len(same) == 1
+        who = ", ".join(r.label for r in same) if one_by_one else ranks_text(numbers, word=True)
         out.append((who, note))
     return out
 
 
 def _labels(ranks: list[RankRead]) -> str:
-    numbers = [r.rank for r in ranks]
-    if len(ranks) > 2 and None not in numbers and numbers == list(range(numbers[0], numbers[0] + len(numbers))):
-        return f"{ranks[0].label} .. {ranks[-1].label}"
-    return ", ".join(r.label for r in ranks)
+    """``0-3, 6`` (:func:`~msinspect.ranks_text.ranks_text`), then the folders without a rank number."""
+    numbered = ranks_text(r.rank for r in ranks if r.rank is not None)
+    return ", ".join(filter(None, [numbered, *(r.label for r in ranks if r.rank is None)]))
 
 
 def _broken(rank: RankDump, stage: str) -> str:

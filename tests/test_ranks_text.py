@@ -8,9 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from msinspect.analysis.groups import RankGroup
-from msinspect.dumps import Run
+from msinspect.dumps import Run, load_dump
 from msinspect.expectations.evidence import rank_cells_text
+from msinspect.ranks_read import plan_reads
 from msinspect.ranks_text import ranks_text
+from tests.conftest import FIXTURES
 
 
 @pytest.mark.parametrize("ranks, text, words", [
@@ -51,3 +53,5 @@ def test_every_place_that_names_ranks_uses_it():
     loose = RankGroup("B", ["rank_4", "rank_5", "copy"], [4, 5, None])
     assert loose.ranks_text() == "ranks 4-5, copy"
     assert RankGroup("C", ["copy"], [None]).ranks_text() == "rank copy"
+    read = plan_reads(load_dump(FIXTURES / "sharding_propagation_dryrun_8rank"))
+    assert read.format() == ["read 8 rank(s) at validate: 0-7"]
