@@ -112,3 +112,11 @@ def test_broken_ir_reports_file_line_column(tmp_path):
     run = msinspect("strategies", rank)
     assert run.returncode == 1
     assert "step_parallel_begin_0001.ir:4:" in run.stderr
+
+
+def test_totals_of_one_rank_are_titled_for_that_rank_not_the_whole_job():
+    one = msinspect("comm", SP, "--rank", "6", "--by", "group")
+    assert one.returncode == 0, one.stderr
+    assert "communication per group, rank 6" in one.stdout and "whole job" not in one.stdout
+    every = msinspect("comm", SP, "--by", "kind")
+    assert "communication per kind, whole job" in every.stdout

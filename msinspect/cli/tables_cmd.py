@@ -9,6 +9,7 @@ import click
 from msinspect.analysis.comm import KINDS, comm_totals
 from msinspect.analysis.select import comm_of, rows_of
 from msinspect.cli.display import short_scope
+from msinspect.ranks_text import ranks_text
 from msinspect.cli.output import (EXIT_FINDING, analysed, emit, errors, only_ranks, rank_option, stage_option, stderr,
                                   table_options)
 
@@ -92,7 +93,8 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, schedule
             shown = totals.assign(group_ranks=["-".join(map(str, g)) if isinstance(g, tuple)
                                                else "cannot tell" if moving else "none (local)"
                                                for g, moving in zip(totals["group_ranks"], totals["moves_data"])])
-        emit(totals, as_json=as_json, as_csv=as_csv, title=f"communication per {by}, whole job", shown=shown,
+        over = ranks_text(ranks, word=True) if ranks else "whole job"  # --rank: totals of those ranks only
+        emit(totals, as_json=as_json, as_csv=as_csv, title=f"communication per {by}, {over}", shown=shown,
              columns=[c for c in totals.columns if c != "moves_data"])
         return
     emit(frame, as_json=as_json, as_csv=as_csv, title="communication",
