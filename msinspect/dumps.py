@@ -162,16 +162,18 @@ class Dump:
     # ---- the analyses, for API users: each call runs msinspect.analysis.analyse (no memory here;
     # what is kept between calls is the explicit per-rank cache of msinspect.cache)
     def analyse(self, stage: str | None = None, *, jobs: int | None = None, progress=None,
-                lenient: bool = False, world: int | None = None, scheduler: str | None = None, cache=None):
+                lenient: bool = False, world: int | None = None, scheduler: str | None = None, cache=None,
+                only=None):
         """:func:`msinspect.analysis.analyse` of this dump: one file per rank, the ``stage`` file,
         by default ``validate``, else ``step_parallel_end``, ``execute``, ``step_parallel_begin``.
         Each call analyses again (ranks already analysed come back from the on-disk cache); keep
         the :class:`~msinspect.analysis.collect.Analysis` it returns to ask it several things.
-        ``scheduler``: a Dask scheduler to run on (:mod:`msinspect.executors`)."""
+        ``scheduler``: a Dask scheduler to run on (:mod:`msinspect.executors`); ``only``: the
+        ranks to analyse (the plan lists every rank)."""
         from msinspect.analysis import analyse
 
         return analyse(self, stage, jobs=jobs, progress=progress, lenient=lenient, world=world,
-                       scheduler=scheduler, cache=cache)
+                       scheduler=scheduler, cache=cache, only=only)
 
     def strategies(self, stage: str | None = None):
         """DataFrame: one row per operator with a strategy, per rank (see ``analysis.strategies``)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Collection
 
 from msinspect.analysis.comm import (COMM_COLUMNS, collectives_before, comm_rows, mark_users, ranks_named,
                                     shared_groups, stated_world, with_world)
@@ -288,7 +288,7 @@ def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
 def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
             progress: Callable[[str], None] | None = None, lenient: bool = False,
             world: int | None = None, scheduler: str | None = None,
-            cache: caches.Store | bool | None = None) -> Analysis:
+            cache: caches.Store | bool | None = None, only: Collection[int] | None = None) -> Analysis:
     """Parse and analyse one file per rank (the ``stage`` file, or the best one) in a process pool
     of ``jobs`` workers (default: every core), or on the Dask cluster of ``scheduler``
     (``tcp://HOST:PORT``, default ``MSINSPECT_SCHEDULER``; see :mod:`msinspect.executors`).
@@ -306,7 +306,11 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
 
     ``cache``: where each rank's result is kept between runs (:data:`msinspect.cache.RESULTS`, the
     default unless ``MSINSPECT_NO_CACHE`` is set), another :class:`~msinspect.cache.Store`, or
-    False for none."""
+    False for none.
+
+    ``only``: analyse the files of these ranks alone (one rank to export, say); the plan still
+    lists every rank. A group named only by its hash is then found from the ranks analysed and
+    the world's strided rank lists."""
     if cache is None or cache is True:
         cache = caches.RESULTS if caches.enabled() else None
     cache = cache or None
@@ -319,6 +323,8 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
     plan = plan_reads(dump, stage)
     tasks = []
     for read in plan.read:
+        if only is not None and read.rank not in only:
+            continue
         rank, path = read.source, read.file
         reference = pick_reference(rank, path)
         ctx = RankContext(rank.rank, world)

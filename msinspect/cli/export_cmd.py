@@ -30,7 +30,7 @@ def export(dump, rank, fmt, out, node_data, overwrite, stage, lenient):
     collapse, strategies and per-rank shapes as node and output attributes, inserted
     communication highlighted with its kind, group, ranks and tensor bytes."""
     from msinspect.dumps import load_dump
-    from msinspect.export.model_explorer import export_rank, node_data_path, wire_bytes_node_data
+    from msinspect.export.model_explorer import export_rank, node_data_path, rank_analysis, wire_bytes_node_data
     from msinspect.report.files import check_writable, free_name, write_new
 
     with errors():
@@ -39,8 +39,8 @@ def export(dump, rank, fmt, out, node_data, overwrite, stage, lenient):
         if node_data:
             check_writable(node_data, overwrite=overwrite)
         loaded = load_dump(dump)
-        collection = export_rank(loaded, rank, stage, lenient=lenient)
-        analysis = loaded.analyse(stage, lenient=lenient)
+        analysis = rank_analysis(loaded, rank, stage, lenient=lenient)  # that rank's file alone
+        collection = export_rank(loaded, rank, stage, lenient=lenient, analysis=analysis)
         warn_skipped(analysis.skipped)
         if analysis.plan is not None:
             tell_plan(analysis.plan)

@@ -91,11 +91,14 @@ def model_explorer_graphs(path: str, comm_rows: list[dict] = (), *, label: str |
     return {"label": label or str(path), "graphs": graphs}
 
 
-def export_rank(dump, rank: int | None, stage: str | None = None, *, lenient: bool = False) -> dict:
-    """The graph collection of ``rank``'s file at the stage the analyses read (or ``stage``)."""
+def export_rank(dump, rank: int | None, stage: str | None = None, *, lenient: bool = False,
+                analysis=None) -> dict:
+    """The graph collection of ``rank``'s file at the stage the analyses read (or ``stage``);
+    ``analysis``: the dump's analysis to take the rank's rows from (by default the rank's alone,
+    :func:`rank_analysis`)."""
     from msinspect.errors import DumpNotFoundError
 
-    analysis = dump.analyse(stage, lenient=lenient)
+    analysis = analysis or rank_analysis(dump, rank, stage, lenient=lenient)
     reads = [r for r in analysis.plan.read if rank is None or r.rank == rank] if analysis.plan else []
     if not reads:
         have = ", ".join(r.label for r in analysis.plan.read) if analysis.plan else "none"
@@ -104,6 +107,12 @@ def export_rank(dump, rank: int | None, stage: str | None = None, *, lenient: bo
     frame = analysis.comm()
     rows = frame[frame["file"] == str(read.file)].to_dict("records") if len(frame) else []
     return model_explorer_graphs(str(read.file), rows, label=f"{read.label} {read.stage}", lenient=lenient)
+
+
+def rank_analysis(dump, rank: int | None, stage: str | None = None, *, lenient: bool = False):
+    """The analysis a rank's export needs: that rank's file alone (every rank's where ``rank`` is
+    None, the first read being exported), the plan over every rank."""
+    return dump.analyse(stage, lenient=lenient, only=None if rank is None else (rank,))
 
 
 #: The overlay's colours: from few wire bytes (light) to the most of the graph (dark magenta).
