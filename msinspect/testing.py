@@ -9,7 +9,7 @@ says what was expected, what was found, and the IR lines (``file:line: text``) t
 
     def test_matmul_is_split_as_asked():
         dump = msinspect.load_dump("dumps/")
-        assert_strategy(dump, "matmul", ((2, 4), (4, 1)), source="user")
+        assert_strategy(dump, "matmul", ((2, 4), (4, 1)), set_by="user")
         assert_comm_after(dump, "AllReduce", "matmul", groups=[[0, 1, 2, 3], [4, 5, 6, 7]])
 
 Every helper takes a :class:`~msinspect.dumps.Dump` or a path (loaded each call: pass a Dump, or
@@ -113,14 +113,16 @@ def verify(dump: DumpLike, e: Expectation) -> Outcome:
 # Each kind's helpers (``@assertion(Kind)`` ties a helper to its kind, :mod:`msinspect.expectations`).
 @assertion(Strategy)
 def assert_strategy(dump: DumpLike, op: str, in_strategy: Layout, *,
-                    out_strategy: Layout | None = None, source: str | None = None, stage: str | None = None,
-                    ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
-    """Every operator matching ``op`` has ``in_strategy`` (and ``out_strategy``); ``source``
-    ``"user"`` or ``"planner"`` also asserts who set it."""
+                    out_strategy: Layout | None = None, set_by: str | None = None, stage: str | None = None,
+                    ranks: Iterable[int] | None = None, basis: str | None = None,
+                    source: str | None = None) -> Outcome:
+    """Every operator matching ``op`` has ``in_strategy`` (and ``out_strategy``); ``set_by``
+    ``"user"`` or ``"planner"`` also asserts who set it, as a spec's ``set_by`` and the
+    ``set_by`` of ``strategies --json`` say (``source``: its older name, still taken)."""
     __tracebackhide__ = True
     e = expect("assert_strategy", "strategy",
-               {"op": op, "in_strategy": in_strategy, "out_strategy": out_strategy, "source": source},
-               stage, ranks, basis)
+               {"op": op, "in_strategy": in_strategy, "out_strategy": out_strategy, "set_by": set_by,
+                "source": source}, stage, ranks, basis)
     return verify(dump, e)
 
 

@@ -46,9 +46,19 @@ def cited_lines(exc: pytest.ExceptionInfo) -> list[str]:
 
 @pytest.mark.parametrize("stage", [None, "step_parallel_begin"])
 def test_seed_matmul_strategy_set_by_user(seed, stage):
-    outcome = assert_strategy(seed, "matmul", ((2, 4), (4, 1)), source="user", stage=stage)
+    outcome = assert_strategy(seed, "matmul", ((2, 4), (4, 1)), set_by="user", stage=stage)
     # a helper that returns has passed; what it returns cites the IR line of matmul
     assert outcome.evidence and all("instance name: matmul" in ev.text for ev in outcome.evidence)
+
+
+def test_the_helper_says_set_by_as_specs_and_json_do_and_still_takes_source(seed):
+    """One name for who set a strategy: ``set_by`` in a spec, in ``strategies --json`` and in the
+    helper; ``source`` (its older name) is still taken, and giving both is refused."""
+    assert assert_strategy(seed, "matmul", ((2, 4), (4, 1)), source="user").passed
+    with pytest.raises(ExpectationFailed):
+        assert_strategy(seed, "matmul", ((2, 4), (4, 1)), source="planner")
+    with pytest.raises(ValueError, match="one key"):
+        assert_strategy(seed, "matmul", ((2, 4), (4, 1)), set_by="user", source="user")
 
 
 def test_seed_allreduce_after_matmul(seed):
@@ -65,7 +75,7 @@ def test_seed_relu_feeds_matmul2_directly(seed):
 
 
 def test_sharding_propagation_dryrun_facts(sharding):
-    assert_strategy(sharding, "matmul", [[2, 4], [4, 1]], source="user", stage="step_parallel_end")
+    assert_strategy(sharding, "matmul", [[2, 4], [4, 1]], set_by="user", stage="step_parallel_end")
     assert_comm_after(sharding, "AllReduce", "matmul", BATCH_GROUPS, stage="step_parallel_end")
     assert_comm_before(sharding, "_MirrorOperator", "matmul", MIRROR_GROUPS, stage="step_parallel_end")
     assert_shape(sharding, "matmul", inputs=((8, 8), (8, 16)), stage="validate")
@@ -100,7 +110,7 @@ def test_helpers_take_a_path():
 
 def test_bound_helpers(seed):
     check = DumpAssertions(seed)
-    check.strategy("matmul", ((2, 4), (4, 1)), source="user")
+    check.strategy("matmul", ((2, 4), (4, 1)), set_by="user")
     check.comm_after("AllReduce", "matmul", [[0, 1, 2, 3]])
     with pytest.raises(AssertionError):
         check.no_redistribution("matmul", "relu")
@@ -124,13 +134,13 @@ def test_wrong_strategy_names_operator_expected_found_and_line(sharding):
         assert "{instance name: matmul}" in text and "in_strategy: ((2, 4), (4, 1))" in text
 
 
-def test_wrong_source(seed):
+def test_wrong_set_by(seed):
     with pytest.raises(ExpectationFailed) as exc:
-        assert_strategy(seed, "matmul", ((2, 4), (4, 1)), source="planner")
+        assert_strategy(seed, "matmul", ((2, 4), (4, 1)), set_by="planner")
     assert "expected: ((2, 4), (4, 1)), set by planner" in str(exc.value)
     assert "found:    ((2, 4), (4, 1)), set by user" in str(exc.value)
-    # the error carries the verdict on what was asserted (the planner as the source)
-    assert [o.expectation.values.get("source") for o in exc.value.outcomes] == ["planner"]
+    # the error carries the verdict on what was asserted (the planner as who set it)
+    assert [o.expectation.values.get("set_by") for o in exc.value.outcomes] == ["planner"]
 
 
 def test_wrong_groups_show_both_and_the_allreduce_lines(sharding):
@@ -252,7 +262,7 @@ groups = [[0, 1, 2, 3, 4, 5, 6, 7]]
     lambda d: assert_shape(d, "matmul"),
     lambda d: assert_count(d, "AllReduce", ranks=[], min=1),
     lambda d: assert_count(d, "AllReduce", ranks=[0], min=-1),
-    lambda d: assert_strategy(d, "matmul", ((2, 4), (4, 1)), source="someone"),
+    lambda d: assert_strategy(d, "matmul", ((2, 4), (4, 1)), set_by="someone"),
 ])
 def test_malformed_arguments_are_not_assertion_failures(seed, call):
     with pytest.raises(ValueError) as exc:

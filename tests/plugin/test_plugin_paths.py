@@ -25,7 +25,7 @@ from msinspect.testing import assert_strategy
 def test_seed_from_the_project(pytestconfig, msinspect_dump):
     print("ROOTDIR", pytestconfig.rootpath, "INIFILE", pytestconfig.inipath)
     assert pytestconfig.inipath == pytestconfig.rootpath / "pytest.ini"
-    assert_strategy(msinspect_dump, "matmul", ((2, 4), (4, 1)), source="user")
+    assert_strategy(msinspect_dump, "matmul", ((2, 4), (4, 1)), set_by="user")
 '''
 
 

@@ -17,7 +17,7 @@ SEED_TESTS = '''
 from msinspect.testing import assert_comm_after, assert_strategy
 
 def test_matmul_as_the_seed_sets_it(msinspect_dump):
-    assert_strategy(msinspect_dump, "matmul", ((2, 4), (4, 1)), source="user")
+    assert_strategy(msinspect_dump, "matmul", ((2, 4), (4, 1)), set_by="user")
     assert_comm_after(msinspect_dump, "AllReduce", "matmul", [[0, 1, 2, 3]])
 
 def test_matmul_wrong_strategy(msinspect_dump):
@@ -90,7 +90,7 @@ def test_ini_path_is_relative_to_the_ini_file(pytester, monkeypatch):
     tests = pytester.mkdir("checks")
     (tests / "test_bound.py").write_text('''
 def test_bound_helpers(msinspect_assert):
-    msinspect_assert.strategy("matmul", ((2, 4), (4, 1)), source="user")
+    msinspect_assert.strategy("matmul", ((2, 4), (4, 1)), set_by="user")
     msinspect_assert.comm_after("AllReduce", "matmul", [[0, 1, 2, 3]])
 
 def test_bound_failure(msinspect_assert):
