@@ -19,6 +19,9 @@ network ran and every scrub succeeded are the old ``fixtures/zoo/<name>`` folder
 keeps the old ones). It refuses to start while ``git status --porcelain`` shows uncommitted changes
 in a folder it would replace, unless ``--force``.
 
+``--manifest PATH`` reads another manifest of the same format (e.g. ``fixtures/ut/ut_a.toml``, the
+ports of MindSpore's own parallel tests); its kept folders go beside it, ``<manifest folder>/<name>``.
+
 Needs the train and dry-run extras (MindSpore 2.10) and ``msinspect setup-dryrun``; a network that
 names more in zoo.toml's ``needs`` (MindFormers 2.0.0 for the networks 12 - 16) runs only where
 those are usable: ``--install-extras`` installs them first (``tools/zoo_extras.py``; never needed by
@@ -44,7 +47,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 import zoo_extras  # noqa: E402  (beside this file)
-from regen_common import Failed, refuse_uncommitted, replace_when_all_built  # noqa: E402  (beside this file)
+from regen_common import Failed, _shown, refuse_uncommitted, replace_when_all_built  # noqa: E402  (beside this file)
 
 REPO = Path(__file__).resolve().parents[1]
 ZOO = REPO / "fixtures" / "zoo"
@@ -117,10 +120,10 @@ def run(cmd: list, *, cwd: Path = REPO, env: dict | None = None, log: Path | Non
             out.close()
 
 
-def run_dryrun(net: Net, root: Path) -> Path:
-    """Dry-run the network; return the run folder (rank_N/, logs/)."""
+def run_dryrun(net: Net, root: Path, jobs: int = 2) -> Path:
+    """Dry-run the network, ``jobs`` ranks at a time; return the run folder (rank_N/, logs/)."""
     out_root = root / "out"
-    cmd = [*MSINSPECT, "dryrun", net.script, "--ranks", net.ranks, "--only", net.run, "--jobs", "2",
+    cmd = [*MSINSPECT, "dryrun", net.script, "--ranks", net.ranks, "--only", net.run, "--jobs", jobs,
            "--out", out_root, "--timeout", net.timeout]
     if net.all_passes:
         cmd.append("--keep-all-passes")
@@ -168,9 +171,10 @@ def pick_files(net: Net, ir_dir: Path, staging: Path) -> None:
         shutil.copy2(ir_dir / hits[0], staging / hits[0])
 
 
-def scrub(net: Net, out: Path, root: Path) -> Path:
-    """Scrub the kept files of a run into ``fixtures/zoo/<name>.new``; return that folder."""
-    dest = ZOO / f"{net.name}.new"
+def scrub(net: Net, out: Path, root: Path, folder: Path = ZOO) -> Path:
+    """Scrub the kept files of a run into ``folder/<name>.new`` (``fixtures/zoo/`` by default);
+    return that folder."""
+    dest = folder / f"{net.name}.new"
     if dest.exists():  # left by an earlier attempt that failed
         shutil.rmtree(dest)
     if net.mode == "dryrun":
@@ -202,7 +206,7 @@ def write_run_record(net: Net, dest: Path) -> None:
     except PackageNotFoundError:
         mindspore = None
     record = {"mode": "dryrun", "run": "dry_run", "ranks": net.ranks, "run_ranks": net.run_ranks(),
-              "script": f"nets/{net.script.name}", "mindspore": mindspore,
+              "script": Path(os.path.relpath(net.script, dest.parent)).as_posix(), "mindspore": mindspore,
               "all_passes": net.all_passes, "kept_stages": list(net.stages)}
     for extra in net.needs:  # the version each extra ran with, e.g. "mindformers": "2.0.0"
         try:
@@ -255,6 +259,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--full", type=Path, default=None,
                         help="move every network's whole output (all IR files, logs) to FULL/<name>/ "
                              "(must not exist); default: deleted")
+    parser.add_argument("--manifest", type=Path, default=MANIFEST, metavar="PATH",
+                        help="the manifest to read (default: fixtures/zoo/zoo.toml); the kept folders go "
+                             "beside it, <manifest folder>/<name>")
+    parser.add_argument("--jobs", type=int, default=2, metavar="N",
+                        help="ranks a dry run compiles at a time (default 2)")
     parser.add_argument("--only", action="append", default=None, metavar="NAME",
                         help="regenerate only this network (repeatable; default: all)")
     parser.add_argument("--force", action="store_true",
@@ -265,9 +274,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="install what the networks name in `needs` (e.g. MindFormers 2.0.0) into this "
                              "environment when it is missing (tools/zoo_extras.py)")
     args = parser.parse_args(argv)
+    folder = args.manifest.resolve().parent
+    if not args.manifest.is_file():
+        print(f"error: {args.manifest}: no such manifest", file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print("error: --jobs must be at least 1", file=sys.stderr)
+        return 2
 
     try:
-        nets = load_manifest()
+        nets = load_manifest(args.manifest)
         known = {n.name for n in nets}
         unknown = sorted(set(args.only or ()) - known)
         if unknown:
@@ -281,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
                       file=sys.stderr)
                 return 2
         if not args.force:
-            refuse_uncommitted([ZOO / n.name for n in nets], "fixtures/zoo/ (the folders to replace)")
+            refuse_uncommitted([folder / n.name for n in nets], f"{_shown(folder)}/ (the folders to replace)")
         prepare_extras(nets, install=args.install_extras)
     except (Failed, zoo_extras.ExtraError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -295,21 +311,21 @@ def main(argv: list[str] | None = None) -> int:
         root = runs_root / name
         root.mkdir()
         start = time.monotonic()
-        output = run_dryrun(net, root) if net.mode == "dryrun" else run_python(net, root)
+        output = run_dryrun(net, root, args.jobs) if net.mode == "dryrun" else run_python(net, root)
         timings[name] = time.monotonic() - start
         if args.full is not None:  # at once, network by network: the rest may take long
             output = keep_full(output, root, args.full / name)
             print(f"full output: {output}", flush=True)
-        return scrub(net, output, root)
+        return scrub(net, output, root, folder)
 
-    if not replace_when_all_built(ZOO, list(by_name), build, prefix="msinspect-zoo-", keep_runs=args.keep_runs):
+    if not replace_when_all_built(folder, list(by_name), build, prefix="msinspect-zoo-", keep_runs=args.keep_runs):
         return 1
     print(f"\n{'network':32} {'run s':>7} {'kept files':>10} {'kept KB':>8}")
     for net in nets:
-        kept = [p for p in (ZOO / net.name).rglob("*") if p.is_file()]
-        print(f"{net.name:32} {timings[net.name]:7.0f} {len(kept):10} {size_of(ZOO / net.name) / 1024:8.0f}")
-    print("done. Review with `git status fixtures/zoo/`, then run `python -m pytest tests/zoo`; "
-          "`git checkout -- fixtures/zoo/` restores the committed zoo.")
+        kept = [p for p in (folder / net.name).rglob("*") if p.is_file()]
+        print(f"{net.name:32} {timings[net.name]:7.0f} {len(kept):10} {size_of(folder / net.name) / 1024:8.0f}")
+    print(f"done. Review with `git status {_shown(folder)}/`, then run the tests that read it "
+          f"(tests/zoo for the zoo); `git checkout -- {_shown(folder)}/` restores the committed folders.")
     return 0
 
 
