@@ -170,13 +170,23 @@ def _peer(node: Node, ctx: RankContext = RankContext(), known: dict[str, tuple[i
 
 
 # ------------------------------------------------------------------ the tensor at the rank
+#: MindSpore's short dtype names, as a Send's or Receive's ``dtype`` attribute writes them, and the
+#: long ones its abstracts print (``<Tensor[Float32], (8, 16)>``): every row says the long one.
+LONG_DTYPES = {
+    "F16": "Float16", "F32": "Float32", "F64": "Float64", "BF16": "BFloat16",
+    "I8": "Int8", "I16": "Int16", "I32": "Int32", "I64": "Int64",
+    "U8": "UInt8", "U16": "UInt16", "U32": "UInt32", "U64": "UInt64",
+}
+
+
 def _dtype_text(value) -> str | None:
-    """A Send / Receive ``dtype`` attribute: ``F32``, or ``Tensor(F32)`` as backward Sends write it."""
+    """A Send / Receive ``dtype`` attribute (``F32``, or ``Tensor(F32)`` as backward Sends write
+    it) in the abstracts' spelling: ``Float32``."""
     if not isinstance(value, str):
         return None
     if value.startswith("Tensor(") and value.endswith(")"):
         value = value[len("Tensor("):-1]
-    return value or None
+    return LONG_DTYPES.get(value, value) or None
 
 
 class RankShapes:
