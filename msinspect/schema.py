@@ -230,8 +230,8 @@ FIELDS: tuple[Field, ...] = (
     Field("interrupted", "bool", "stopped by Ctrl-C", "dryrun"),
     Field("wall_seconds", "float", "wall time in seconds (the run's, or the rank's)", "dryrun, train"),
     Field("ranks", "list[dict]", "dryrun: one per rank: `rank`, `state`, `reason`, `ir_dir`, `log`, "
-          "`scheduler_log`, `step_parallel_end`, `ir_complete`, `unreadable`, `exit_code`, `wall_seconds`, "
-          "`peak_rss_bytes`, `pids`; "
+          "`scheduler_log`, `step_parallel_end`, `ir_complete`, `unreadable`, `mindspore_errors`, `failed_at`, "
+          "`exit_code`, `wall_seconds`, `peak_rss_bytes`, `pids`; "
           "check: in `ranks_read`", "dryrun, check (`ranks_read`)"),
     Field("state", "str", "where the rank ended: `queued`, `running`, `ok`, `compiled` (whole IR that "
           "msinspect's parser cannot read yet, see `unreadable`), `failed`, `timed out`, `cancelled`", "dryrun"),
@@ -243,6 +243,13 @@ FIELDS: tuple[Field, ...] = (
           "node counts (true also for a rank cancelled after writing it)", "dryrun"),
     Field("unreadable", "list[str]", "the whole step_parallel_end files msinspect's parser rejects, each as "
           "`path:line:col: message` (empty when it reads them all)", "dryrun"),
+    Field("mindspore_errors", "list[str]", "MindSpore's own `[ERROR]` / `[EXCEPTION]` / `[CRITICAL]` records in a "
+          "rank's log that did not compile, in order, each once (`[ERROR] PARALLEL MatMulInfo11: The strategy is "
+          "...`); the first usually says why, and `reason` quotes it", "dryrun"),
+    Field("failed_at", "str", "where in the network a rank's compile failed, `path:line: code`; empty when the "
+          "log does not say", "dryrun"),
+    Field("failures", "list[dict]", "the ranks that did not compile, those that failed alike together: `ranks`, "
+          "`state`, `reason`, `mindspore_errors`, `failed_at`, `logs`", "dryrun"),
     Field("exit_code", "int|null", "the rank's process exit code", "dryrun"),
     Field("peak_rss_bytes", "int|null", "the rank's peak resident memory", "dryrun"),
     Field("pids", "list[int]", "the rank's processes", "dryrun"),

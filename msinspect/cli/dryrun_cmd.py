@@ -73,15 +73,27 @@ def _print_summary(console, report, Table, note) -> None:
     table = Table(title=f"{report.script.name}: {len(report.ranks)} of {report.rank_size} ranks")
     for col in ("rank", "result", "wall s", "peak MB", "step_parallel_end / reason"):
         table.add_column(col, overflow="fold")
+    # Ranks that failed alike are explained once, below the table (8 ranks, one reason).
+    failures = report.failures()
+    which = {rank: i for i, f in enumerate(failures, 1) for rank in f.ranks}
     for r in report.ranks:
         style = "green" if r.state.value == "ok" else "yellow" if r.ok else "red"
-        detail = (styled(str(r.step_parallel_end[0].relative_to(report.run_dir)) + (
-            f" (+{len(r.step_parallel_end) - 1})" if len(r.step_parallel_end) > 1 else ""))
-                  if r.state.value == "ok" else styled(f"{r.reason}  ",
-                                      (f"(log: {r.log.relative_to(report.run_dir) if r.log else '-'})", "dim")))
+        log = styled((f"(log: {r.log.relative_to(report.run_dir) if r.log else '-'})", "dim"))
+        if r.state.value == "ok":
+            detail = styled(str(r.step_parallel_end[0].relative_to(report.run_dir)) + (
+                f" (+{len(r.step_parallel_end) - 1})" if len(r.step_parallel_end) > 1 else ""))
+        elif r.rank in which:
+            detail = styled(f"reason {which[r.rank]} below  " if len(failures) > 1 else "reason below  ", log)
+        else:
+            detail = styled(f"{r.reason}  ", log)
         peak = f"{r.peak_rss_bytes / 2**20:.0f}" if r.peak_rss_bytes else "-"
         table.add_row(str(r.rank), styled((r.state.value, style)), f"{r.wall_seconds:.1f}", peak, detail)
     console.print(table)
+    for i, failure in enumerate(failures, 1):
+        first, *rest = failure.lines(relative_to=report.run_dir)
+        console.print(styled(((f"{i}. " if len(failures) > 1 else "") + first, "red")))
+        for line in rest:
+            console.print(styled(line))
     whole = sum(r.ir_complete for r in report.ranks)  # a rank cancelled after writing it counts
     console.print(f"{whole}/{len(report.ranks)} ranks wrote complete strategy IR in {report.wall_seconds:.1f} s; "
                   f"run folder: {report.run_dir}")

@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from .environment import DryRunEnvironment, DryRunSetupError, Problem, detect_real_accelerator, load_environment
-from .report import (NOTHING_COMPUTED, UNREADABLE, DryRunReport, RankResult, RankState, failure_reason,
-                     find_pass_files, ir_verdict, stand_in_gpu_reason)
+from .report import (NOTHING_COMPUTED, UNREADABLE, DryRunReport, RankResult, RankState, failed_at, failure_reason,
+                     find_pass_files, ir_verdict, mindspore_errors, stand_in_gpu_reason, with_mindspore_error)
 from msinspect import processes
 from msinspect.errors import MsInspectError
 from msinspect.processes import free_port, kill_group, kill_tagged, signals_as_interrupt
@@ -330,12 +330,13 @@ class _RankRunner:
             r.state = RankState.CANCELLED
             r.reason = "stopped: run interrupted" + (" after writing a complete step_parallel_end" if complete else "")
             return
+        r.mindspore_errors, r.failed_at = mindspore_errors(r.log), failed_at(r.log)
         if timed_out:
             r.state = RankState.TIMED_OUT
             r.reason = f"no complete step_parallel_end within {self.timeout:g} s"
             return
         r.state = RankState.FAILED
-        from_log = failure_reason(r.log)
+        from_log = with_mindspore_error(failure_reason(r.log), r.mindspore_errors)
         if r.exit_code is not None and r.exit_code < 0:
             try:
                 signame = signal.Signals(-r.exit_code).name

@@ -60,6 +60,13 @@ class RankResult:
     unreadable: list[str] = dataclasses.field(default_factory=list)
     """The whole step_parallel_end files msinspect's parser rejects, each as ``path:line:col:
     message`` (empty when it reads them all)."""
+    mindspore_errors: list[str] = dataclasses.field(default_factory=list)
+    """For a rank that did not compile: MindSpore's own ``[ERROR]`` / ``[EXCEPTION]`` /
+    ``[CRITICAL]`` records of its log, in order, each once, as ``[ERROR] PARALLEL message``
+    (:func:`mindspore_errors`); the first usually says why (``reason`` quotes it)."""
+    failed_at: str = ""
+    """For a rank that did not compile: where in the network MindSpore was when it failed, as
+    ``path:line: code`` (the first line of the exception's function call stack), or ``""``."""
     exit_code: int | None = None
     """The worker's exit status (negative: killed by that signal); informative only."""
     wall_seconds: float = 0.0
@@ -107,6 +114,20 @@ class DryRunReport:
         """The ranks that compiled but wrote IR msinspect cannot read (state ``compiled``)."""
         return [r for r in self.ranks if r.state is RankState.COMPILED]
 
+    def failures(self) -> list["Failure"]:
+        """The ranks that did not compile, those that failed alike (same state, reason, MindSpore
+        errors and place in the network) together, in rank order of their first rank."""
+        groups: dict[tuple, Failure] = {}
+        for r in self.failed:
+            key = (r.state.value, r.reason, tuple(r.mindspore_errors), r.failed_at)
+            if key not in groups:
+                groups[key] = Failure(ranks=[], state=r.state.value, reason=r.reason,
+                                      mindspore_errors=list(r.mindspore_errors), failed_at=r.failed_at, logs=[])
+            groups[key].ranks.append(r.rank)
+            if r.log is not None:
+                groups[key].logs.append(r.log)
+        return list(groups.values())
+
     def rank(self, rank: int) -> RankResult:
         for result in self.ranks:
             if result.rank == rank:
@@ -122,7 +143,40 @@ class DryRunReport:
             "wall_seconds": self.wall_seconds, "interrupted": self.interrupted, "ok": self.ok,
             "note": NOTHING_COMPUTED,
             "ranks": [{f.name: conv(getattr(r, f.name)) for f in dataclasses.fields(r)} for r in self.ranks],
+            "failures": [{f.name: conv(getattr(x, f.name)) for f in dataclasses.fields(x)} for x in self.failures()],
         }
+
+
+@dataclasses.dataclass
+class Failure:
+    """Ranks of a dry run that did not compile, for one reason (:meth:`DryRunReport.failures`)."""
+
+    ranks: list[int]
+    state: str
+    """``failed``, ``timed out`` or ``cancelled``."""
+    reason: str
+    mindspore_errors: list[str]
+    failed_at: str
+    logs: list[Path]
+    """The ranks' logs, in rank order."""
+
+    def lines(self, *, relative_to: Path | None = None) -> list[str]:
+        """The failure in words: ``ranks 0-7 failed: reason``, then the MindSpore errors the reason
+        does not quote, where in the network, and the logs."""
+        from msinspect.ranks_text import ranks_text
+
+        lines = [f"{ranks_text(self.ranks, word=True)} {self.state}: {self.reason}"]
+        more = [e for e in self.mindspore_errors if e not in self.reason]
+        if more:
+            lines.append("  MindSpore's log " + ("also says:" if len(more) < len(self.mindspore_errors) else "says:"))
+            lines += [f"    {e}" for e in more]
+        if self.failed_at:
+            lines.append(f"  in the network at {self.failed_at}")
+        logs = [str(p.relative_to(relative_to)) if relative_to and p.is_relative_to(relative_to) else str(p)
+                for p in self.logs]
+        if logs:
+            lines.append("  log: " + (logs[0] if len(logs) == 1 else f"{logs[0]} ... {logs[-1]}"))
+        return lines
 
 
 # --------------------------------------------------------------------------- completeness
@@ -230,6 +284,81 @@ def failure_reason(log: Path | None, *, max_len: int = 300) -> str:
     return processes.failure_reason(log, hints=_HINTS, ignore=_EXPECTED_AFTER_COMPILE, max_len=max_len)
 
 
+#: A MindSpore log record: ``[ERROR] PARALLEL(921,7f9e...,python3):2026-11-25-22:20:41.537.566
+#: [mindspore/ccsrc/.../operator_info.cc:746] InferRepeatedCalcInfo] message`` (its Python logger
+#: writes ``[ERROR] ME(921:1403...,MainProcess):time [mindspore/x.py:59] message``, with no function).
+_MS_RECORD = re.compile(r"^\[(ERROR|EXCEPTION|CRITICAL)\] ([A-Za-z_]+)\([^)]*\):\S+ \[[^\]]*\] "
+                        r"(?:[\w:~<>()]+\](?: |$))?(.*)$")
+#: At most this many of a rank's MindSpore errors are kept (the first says why; the rest follow from it).
+MAX_ERRORS = 5
+
+
+def _log_lines(log: Path | None) -> list[str]:
+    if log is None:
+        return []
+    try:
+        return Path(log).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def mindspore_errors(log: Path | None, *, limit: int = MAX_ERRORS, max_len: int = 400) -> list[str]:
+    """MindSpore's own error records in a worker's log, in order, each once, at most ``limit``:
+    ``[ERROR] PARALLEL MatMulInfo11: The strategy is ((2, 8), (8, 1)), it requires 16 devices, but
+    the device number of this stage is 8, ...`` (level, module and message; the process, time and
+    source location left out). A record with no message takes the line under it. The device errors
+    every dry run prints after compiling are passed over. [] when there are none or no log."""
+    lines = _log_lines(log)
+    found: list[str] = []
+    for i, line in enumerate(lines):
+        m = _MS_RECORD.match(line)
+        if not m:
+            continue
+        level, module, message = m.group(1), m.group(2), m.group(3).strip()
+        if not message:
+            message = next((l.strip() for l in lines[i + 1:i + 6] if l.strip() and not l.startswith(("-", "["))), "")
+        if not message or _EXPECTED_AFTER_COMPILE.search(message):
+            continue
+        text = f"[{level}] {module} {message}"[:max_len]
+        if text not in found:
+            found.append(text)
+        if len(found) >= limit:
+            break
+    return found
+
+
+def with_mindspore_error(reason: str, errors: list[str]) -> str:
+    """``reason`` (the exception that ended the script) followed by MindSpore's first error record,
+    which says why (``RuntimeError: Failure:operator MatMul init failed; MindSpore's log: [ERROR]
+    PARALLEL MatMulInfo11: The strategy is ((2, 8), (8, 1)), it requires 16 devices ...``), unless
+    the reason is one of the dry run's hints (it says what to do) or already holds that message."""
+    if not errors or any(reason == hint for _, hint in _HINTS):
+        return reason
+    first = errors[0]
+    message = first.split(" ", 2)[-1]
+    if message in reason:
+        return reason
+    return f"{reason}; MindSpore's log: {first}" if reason else first
+
+
+#: ``In file /home/u/net.py:32, 25~47/        return self.relu(self.matmul(x, self.w))/``: a line of
+#: the function call stack MindSpore adds to a compile error.
+_IN_FILE = re.compile(r"^In file (.+?):(\d+)(?:~\d+)?, [\d~]+/(.*)/\s*$")
+
+
+def failed_at(log: Path | None) -> str:
+    """Where in the network a compile failed: the first ``In file`` line after the log's last
+    Python traceback (the innermost frame of MindSpore's function call stack), as
+    ``path:line: code``; ``""`` when the log has none."""
+    lines = _log_lines(log)
+    start = max((i for i, line in enumerate(lines) if line.startswith("Traceback")), default=0)
+    for line in lines[start:]:
+        m = _IN_FILE.match(line)
+        if m:
+            return f"{m.group(1)}:{m.group(2)}: {m.group(3).strip()}"
+    return ""
+
+
 _STAND_IN_GPU = re.compile(r"CUDA driver version is insufficient|SetDevice for id:\d+ failed|no CUDA-capable device")
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+)$')
 #: Printed by the worker's bootstrap when the build on the CPU device begins (bootstrap.BUILD_MARK).
@@ -305,7 +434,9 @@ def format_summary(report: DryRunReport) -> str:
             lines.append(f"  rank {r.rank}: compiled, but msinspect cannot read {len(r.unreadable)} of its "
                          f"{len(r.step_parallel_end)} step_parallel_end file(s): " + "; ".join(r.unreadable))
         else:
-            lines.append(f"  rank {r.rank}: {r.state.value:<8}{r.reason}  (log: {r.log})")
+            lines.append(f"  rank {r.rank}: {r.state.value:<8}(reason below; log: {r.log})")
+    for failure in report.failures():  # ranks that failed alike: said once
+        lines += failure.lines()
     if report.interrupted:
         lines.append("interrupted by the user; all dry-run processes were stopped")
     return "\n".join(lines)
