@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import json
 import os
 import re
 import signal
@@ -43,6 +44,28 @@ def new_run_dir(out_root: Path | str, base: str, *,
             continue
         return candidate
     raise error(f"could not create a new run folder under {root}")
+
+
+#: The run record in a run folder, beside ``rank_N/`` and ``logs/``: how the run was made and how
+#: it ended (``msinspect train`` and ``msinspect dryrun`` write it; the analyses read ``ranks``).
+RUN_RECORD = "config.json"
+
+
+def update_run_record(run_dir: Path | str, fields: dict) -> Path:
+    """Write ``fields`` into the run record of ``run_dir``, keeping what is already there (a dry run
+    that ``msinspect train`` started is recorded by both), atomically (temp file, then rename)."""
+    path = Path(run_dir) / RUN_RECORD
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    if not isinstance(record, dict):
+        record = {}
+    record.update(fields)
+    tmp = path.with_name(f".{RUN_RECORD}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
 
 
 def _alive(proc: psutil.Process) -> bool:

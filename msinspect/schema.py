@@ -250,6 +250,10 @@ FIELDS: tuple[Field, ...] = (
           "log does not say", "dryrun"),
     Field("failures", "list[dict]", "the ranks that did not compile, those that failed alike together: `ranks`, "
           "`state`, `reason`, `mindspore_errors`, `failed_at`, `logs`", "dryrun"),
+    Field("kept_stages", "list[str]|null", "the passes kept in each rank folder (default: the parallel stages "
+          "and `validate`); null: every pass (`--keep-all-passes`)", "dryrun"),
+    Field("record", "str|null", "the run record, `config.json` in the run folder: the run's settings and how it "
+          "ended", "dryrun"),
     Field("exit_code", "int|null", "the rank's process exit code", "dryrun"),
     Field("peak_rss_bytes", "int|null", "the rank's peak resident memory", "dryrun"),
     Field("pids", "list[int]", "the rank's processes", "dryrun"),

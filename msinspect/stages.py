@@ -32,8 +32,10 @@ GLOBAL_SHAPE_STAGES = frozenset({
     "parallel-infer-symbol-second", "dataset_repeat_opt", "pipeline_split", "step_parallel_begin",
     "step_parallel_end", "opt_pass_add_attr_with_inline", "opt_pass_py_interpret_to_execute",
 })
-#: The passes a default dry run dumps and keeps (``MS_DEV_DUMP_IR_PASSES``).
-DRYRUN_PASSES = ("step_auto_parallel_begin", "step_parallel_begin", "step_parallel_end")
+#: The passes a default dry run dumps and keeps (``MS_DEV_DUMP_IR_PASSES``): the parallel stages
+#: and ``validate``, the analyses' default read (2.10's first pass with per-rank shapes, which
+#: ``shapes`` compares and ``comm`` counts bytes from). ``--keep-all-passes`` keeps every pass.
+DRYRUN_PASSES = ("step_auto_parallel_begin", "step_parallel_begin", "step_parallel_end", "validate")
 #: The passes a training job's dry run dumps: the parallel stages and ``validate``.
 TRAIN_DRYRUN_PASSES = ("step_parallel_begin", "step_parallel_end", "validate")
 #: The stage whose files say whether a dry-run rank compiled (holds the strategies).

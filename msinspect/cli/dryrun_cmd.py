@@ -18,7 +18,8 @@ from msinspect.cli.output import console as make_console, styled, to_json
               help="Ranks compiled at the same time (about 0.7 GB of memory each for small nets).")
 @click.option("--out", "out_root", default="runs", show_default=True,
               help="Folder under which a new run folder dryrun-<script>-<time>/ is created.")
-@click.option("--keep-all-passes", is_flag=True, help="Keep every IR pass, not only the parallel-stage files.")
+@click.option("--keep-all-passes", is_flag=True, help="Keep every IR pass MindSpore writes (about 90 files a rank), not only those the analyses read "
+                   "(the parallel stages and validate).")
 @click.option("--timeout", type=click.FloatRange(min=1), default=600, show_default=True,
               help="Seconds allowed per rank.")
 @click.option("--force", is_flag=True, help="Dry-run even where a real GPU / Ascend is present.")
@@ -33,9 +34,11 @@ def dryrun(script, script_args, ranks, only, jobs, out_root, keep_all_passes, ti
            as_json) -> None:
     """Run SCRIPT as RANKS simulated ranks through MindSpore's real parallel planner, on CPU.
 
-    Nothing is computed: each rank compiles its graph and writes its strategy IR
-    (step_parallel_begin / step_parallel_end) into a new folder; losses printed by MindSpore in
-    this mode are not losses. Arguments after `--` go to the script.
+    Nothing is computed: each rank compiles its graph and writes the IR the analyses read
+    (step_parallel_begin / step_parallel_end and validate, the first pass with per-rank shapes;
+    --keep-all-passes keeps every pass) into a new folder, with the run's settings in its
+    config.json; losses printed by MindSpore in this mode are not losses. Arguments after `--`
+    go to the script.
 
     The script must call mindspore.communication.init() and must not set the device target to
     CPU (leave it unset). Run `msinspect setup-dryrun` once first. A rank whose IR is whole but
@@ -69,6 +72,8 @@ def dryrun(script, script_args, ranks, only, jobs, out_root, keep_all_passes, ti
 
 
 def _print_summary(console, report, Table, note) -> None:
+    from msinspect.dryrun.report import kept_note
+
     console.print(note, style="bold")
     table = Table(title=f"{report.script.name}: {len(report.ranks)} of {report.rank_size} ranks")
     for col in ("rank", "result", "wall s", "peak MB", "step_parallel_end / reason"):
@@ -100,3 +105,8 @@ def _print_summary(console, report, Table, note) -> None:
     if report.unreadable:
         console.print(f"{len(report.unreadable)} of them compiled, but msinspect cannot read all of their IR yet "
                       "(result 'compiled': the files and the parser's message are listed)", style="yellow")
+    kept = kept_note(report)
+    if kept:
+        console.print(styled((kept, "dim")))
+    if report.record is not None:
+        console.print(styled((f"settings: {report.record.name} in the run folder", "dim")))

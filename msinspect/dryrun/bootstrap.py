@@ -21,6 +21,9 @@ device and compiles it for the planner's:
    ``_JitExecutor.compile``) sets the device back to the planner's, and it stays so.
 
 ``MSINSPECT_BUILD_DEVICE=GPU`` runs the script as it is (the build on the stand-in GPU).
+
+Either way the worker prints the parallel mode each graph is compiled in, when it differs from
+the last one printed (``PARALLEL_MARK semi_auto_parallel``): the launcher's run record reads it.
 """
 import os
 import runpy
@@ -29,6 +32,65 @@ import sys
 BUILD_DEVICE = "MSINSPECT_BUILD_DEVICE"
 #: Printed to the worker's log when the build phase starts (the launcher's report reads it).
 BUILD_MARK = "msinspect dry run: building the network on the CPU device; compiling it for"
+#: Printed to the worker's log, with the mode, when a graph is compiled in another parallel mode
+#: than the last one printed (the launcher's run record reads it).
+PARALLEL_MARK = "msinspect dry run: parallel mode"
+
+
+def _graph_api():
+    """MindSpore's module of the graph executors (``mindspore.graph.api`` from 2.9 on)."""
+    try:
+        from mindspore.graph import api
+    except ImportError:  # pragma: no cover - older layout
+        try:
+            from mindspore.common import api
+        except ImportError:
+            return None
+    return api
+
+
+def _hook_parallel_mode():
+    """Print ``PARALLEL_MARK mode`` before a graph compile when the mode differs from the last one
+    printed: the auto-parallel context as MindSpore reads it at that compile (an ``AutoParallel``
+    cell's own mode, else the global context); ``auto_parallel`` with its search mode."""
+    import mindspore
+
+    get = getattr(mindspore, "get_auto_parallel_context", None)
+    if get is None:  # pragma: no cover - older releases
+        from mindspore import context
+        get = context.get_auto_parallel_context
+    graph_api = _graph_api()
+    last = []
+
+    def mode_of(obj):
+        if obj is not None and obj.__class__.__name__ == "AutoParallel":
+            if getattr(obj, "_device_num", None) == 1:
+                return "stand_alone"
+            mode = getattr(obj, "_parallel_mode", "")
+            return "semi_auto_parallel" if mode == "semi_auto" else f"auto_parallel ({mode})"
+        mode = get("parallel_mode")
+        return f"auto_parallel ({get('search_mode')})" if mode == "auto_parallel" else str(mode)
+
+    def telling(compile_method, cell_executor):
+        def compile(self, *args, **kwargs):
+            try:
+                mode = mode_of(args[0] if cell_executor and args else None)
+                if not last or last[-1] != mode:
+                    last.append(mode)
+                    print(f"{PARALLEL_MARK} {mode}", flush=True)
+            except Exception:  # noqa: BLE001 - telling the mode must never stop a compile
+                pass
+            return compile_method(self, *args, **kwargs)
+
+        compile.__wrapped__ = compile_method
+        compile.__name__ = getattr(compile_method, "__name__", "compile")
+        compile.__doc__ = getattr(compile_method, "__doc__", None)
+        return compile
+
+    for name in ("_CellGraphExecutor", "_JitExecutor"):
+        cls = getattr(graph_api, name, None) if graph_api is not None else None
+        if cls is not None and hasattr(cls, "compile"):
+            cls.compile = telling(cls.compile, name == "_CellGraphExecutor")
 
 
 def _hook_build_on_cpu():
@@ -115,6 +177,10 @@ def main(argv):
     script = os.path.abspath(argv[1])
     sys.argv = [argv[1], *argv[2:]]
     sys.path[0] = os.path.dirname(script)  # as `python SCRIPT` would have it
+    try:
+        _hook_parallel_mode()
+    except Exception:  # noqa: BLE001 - the script runs regardless; the record says "unknown"
+        pass
     if os.environ.get(BUILD_DEVICE, "CPU").upper() == "CPU":
         _hook_build_on_cpu()
     runpy.run_path(script, run_name="__main__")

@@ -42,6 +42,7 @@ import uuid
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from . import record
 from .environment import DryRunEnvironment, DryRunSetupError, Problem, detect_real_accelerator, load_environment
 from .report import (NOTHING_COMPUTED, UNREADABLE, DryRunReport, RankResult, RankState, failed_at, failure_reason,
                      find_pass_files, ir_verdict, mindspore_errors, stand_in_gpu_reason, with_mindspore_error)
@@ -197,6 +198,21 @@ def _prune(ir_dir: Path) -> None:
             path.unlink()
 
 
+def process_variables(role: str, *, rank: int | str, rank_size: int, port: int | str, run_dir: Path,
+                      build_device: str, keep_all_passes: bool) -> dict[str, str]:
+    """The variables a rank's scheduler (``MS_SCHED``) or worker (``MS_WORKER``) gets on top of the
+    run's environment: the cluster of one, the simulated rank, where the IR goes, which passes."""
+    env = {"MS_ROLE": role, "MS_SCHED_HOST": "127.0.0.1", "MS_SCHED_PORT": str(port), "MS_WORKER_NUM": "1",
+           "PYTHONUNBUFFERED": "1"}
+    if role == "MS_WORKER":
+        env.update({"MS_SIMULATION_LEVEL": "0", "RANK_SIZE": str(rank_size), "RANK_ID": str(rank),
+                    "MS_DEV_SAVE_GRAPHS": "2", "MS_DEV_SAVE_GRAPHS_PATH": str(run_dir),
+                    "MSINSPECT_BUILD_DEVICE": build_device.upper()})
+        if not keep_all_passes:
+            env["MS_DEV_DUMP_IR_PASSES"] = ",".join(DRYRUN_PASSES)
+    return env
+
+
 def _exit_code(status: int) -> int:
     return os.waitstatus_to_exitcode(status)
 
@@ -226,14 +242,8 @@ class _RankRunner:
 
     def _start(self, role: str, port: int, log: Path) -> subprocess.Popen:
         env = dict(self.env)
-        env.update({"MS_ROLE": role, "MS_SCHED_HOST": "127.0.0.1", "MS_SCHED_PORT": str(port),
-                    "MS_WORKER_NUM": "1", "PYTHONUNBUFFERED": "1"})
-        if role == "MS_WORKER":
-            env.update({"MS_SIMULATION_LEVEL": "0", "RANK_SIZE": str(self.rank_size), "RANK_ID": str(self.rank),
-                        "MS_DEV_SAVE_GRAPHS": "2", "MS_DEV_SAVE_GRAPHS_PATH": str(self.run_dir),
-                        "MSINSPECT_BUILD_DEVICE": self.build_device.upper()})
-            if not self.keep_all_passes:
-                env["MS_DEV_DUMP_IR_PASSES"] = ",".join(DRYRUN_PASSES)
+        env.update(process_variables(role, rank=self.rank, rank_size=self.rank_size, port=port, run_dir=self.run_dir,
+                                     build_device=self.build_device, keep_all_passes=self.keep_all_passes))
         with open(log, "w") as fh:
             fh.write(f"# msinspect dry run, {'worker' if role == 'MS_WORKER' else 'scheduler'} of simulated rank "
                      f"{self.rank}/{self.rank_size}. {NOTHING_COMPUTED}\n")
@@ -391,8 +401,10 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
 
     Every run writes into a new folder ``<out_root>/dryrun-<script>-<timestamp>/`` with one
     ``rank_N/`` IR folder per rank and ``logs/rank_N.log`` (+ ``rank_N.scheduler.log``).
-    By default only the parallel-stage passes are dumped (``MS_DEV_DUMP_IR_PASSES``) and
-    anything else is removed from the new rank folders; ``keep_all_passes`` keeps them all.
+    By default only the passes the analyses read are dumped (``MS_DEV_DUMP_IR_PASSES``: the
+    parallel stages and ``validate``, :data:`~msinspect.stages.DRYRUN_PASSES`) and anything else
+    is removed from the new rank folders; ``keep_all_passes`` keeps them all. The run's settings
+    and how it ended go to ``config.json`` in the run folder (:mod:`msinspect.dryrun.record`).
 
     ``only`` picks a subset of ranks (``[0, 4]`` or ``"0,4-5"``); ``jobs`` ranks run at once;
     ``timeout`` bounds each rank (seconds). A rank is ok when every step_parallel_end file it
@@ -422,8 +434,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
     if build_device not in BUILD_DEVICES:
         raise DryRunError(f"build_device must be one of {BUILD_DEVICES}, not {build_device!r}")
     selected = select_ranks(only, ranks)
-    if python is not None:
-        check_interpreter(python)
+    mindspore = check_interpreter(python) if python is not None else record.version_of("mindspore")
     if not allow_accelerator:
         accel = detect_real_accelerator()
         if accel:
@@ -442,6 +453,16 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
     env.update(extra_env or {})
     env[TAG_VARIABLE] = tag
     env["MSINSPECT_DEVICE_TARGET"] = "GPU"
+    dumped = env.get("MS_DEV_DUMP_IR_PASSES")  # a caller's own choice (msinspect train's), kept whole
+    kept = list(DRYRUN_PASSES) if not keep_all_passes else dumped.split(",") if dumped else None
+    worker = process_variables("MS_WORKER", rank="<rank>", rank_size=ranks, port="<port>", run_dir=run_dir,
+                               build_device=build_device, keep_all_passes=keep_all_passes)
+    settings = record.settings(
+        script=script, script_args=script_args, cwd=Path(cwd).resolve() if cwd else Path.cwd(), ranks=ranks,
+        selected=selected, jobs=jobs, timeout=timeout, keep_all_passes=keep_all_passes, kept_stages=kept,
+        build_device=build_device, python=python, mindspore=mindspore, env=env, worker=worker,
+        removed=[k for k in os.environ if _SCRUBBED.match(k)], tag=tag)
+    record_path = processes.update_run_record(run_dir, settings)
     cancel = threading.Event()
     watchdog = _Watchdog(sys.executable, tag)  # the launcher's own: it has msinspect and psutil
     runners = [_RankRunner(rank=r, rank_size=ranks, script=script, script_args=script_args, run_dir=run_dir,
@@ -450,7 +471,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
                            watchdog=watchdog, build_device=build_device)
                for r in selected]
     report = DryRunReport(script=script, run_dir=run_dir, rank_size=ranks, ranks=[x.result for x in runners],
-                          tag=tag)
+                          tag=tag, kept_stages=kept, record=record_path)
     for runner in runners:
         runner._update()
     start = time.monotonic()
@@ -472,6 +493,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
         pool.shutdown(wait=True, cancel_futures=False)
         _sweep(tag)
         report.wall_seconds = time.monotonic() - start
+        _finish_record(report)
         raise DryRunInterrupted(report) from None
     finally:
         cancel.set()
@@ -479,7 +501,15 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
         _sweep(tag)
         watchdog.close(clean=True)
     report.wall_seconds = time.monotonic() - start
+    _finish_record(report)
     return report
+
+
+def _finish_record(report: DryRunReport) -> None:
+    """Complete the run record with how the run ended (a record that cannot be written is not
+    worth failing a finished run for)."""
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        processes.update_run_record(report.run_dir, record.outcome(report))
 
 
 def check_interpreter(python: str) -> str:

@@ -100,6 +100,11 @@ class DryRunReport:
     """True when the user stopped the run (Ctrl-C / SIGTERM)."""
     tag: str = ""
     """Value of MSINSPECT_DRYRUN_TAG in every process of this run (see ``tagged_processes``)."""
+    kept_stages: list[str] | None = None
+    """The passes kept in each rank folder (by default :data:`~msinspect.stages.DRYRUN_PASSES`);
+    None: every pass MindSpore wrote (``keep_all_passes``)."""
+    record: Path | None = None
+    """The run record, ``config.json`` in the run folder: the run's settings and how it ended."""
 
     @property
     def ok(self) -> bool:
@@ -141,7 +146,7 @@ class DryRunReport:
         return {
             "script": str(self.script), "run_dir": str(self.run_dir), "rank_size": self.rank_size,
             "wall_seconds": self.wall_seconds, "interrupted": self.interrupted, "ok": self.ok,
-            "note": NOTHING_COMPUTED,
+            "note": NOTHING_COMPUTED, "kept_stages": self.kept_stages, "record": conv(self.record),
             "ranks": [{f.name: conv(getattr(r, f.name)) for f in dataclasses.fields(r)} for r in self.ranks],
             "failures": [{f.name: conv(getattr(x, f.name)) for f in dataclasses.fields(x)} for x in self.failures()],
         }
@@ -177,6 +182,14 @@ class Failure:
         if logs:
             lines.append("  log: " + (logs[0] if len(logs) == 1 else f"{logs[0]} ... {logs[-1]}"))
         return lines
+
+
+def kept_note(report: DryRunReport) -> str:
+    """What a run kept of MindSpore's IR and how to get the rest, or ``""`` when it kept it all."""
+    if report.kept_stages is None:
+        return ""
+    return (f"kept per rank: {', '.join(report.kept_stages)} (what msinspect's analyses read); MindSpore's other "
+            "passes (about 90 IR files a rank) were not written: --keep-all-passes keeps every pass")
 
 
 # --------------------------------------------------------------------------- completeness
@@ -359,6 +372,14 @@ def failed_at(log: Path | None) -> str:
     return ""
 
 
+def parallel_modes(log: Path | None) -> list[str]:
+    """The parallel modes a worker compiled its graphs in, in order, as its bootstrap printed them
+    (``semi_auto_parallel``, ``auto_parallel (sharding_propagation)`` ...); [] when it compiled none."""
+    from .bootstrap import PARALLEL_MARK
+
+    return [line[len(PARALLEL_MARK):].strip() for line in _log_lines(log) if line.startswith(PARALLEL_MARK + " ")]
+
+
 _STAND_IN_GPU = re.compile(r"CUDA driver version is insufficient|SetDevice for id:\d+ failed|no CUDA-capable device")
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+)$')
 #: Printed by the worker's bootstrap when the build on the CPU device begins (bootstrap.BUILD_MARK).
@@ -439,4 +460,9 @@ def format_summary(report: DryRunReport) -> str:
         lines += failure.lines()
     if report.interrupted:
         lines.append("interrupted by the user; all dry-run processes were stopped")
+    kept = kept_note(report)
+    if kept:
+        lines.append(kept)
+    if report.record is not None:
+        lines.append(f"settings: {report.record}")
     return "\n".join(lines)

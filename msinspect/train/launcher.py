@@ -18,7 +18,6 @@ import contextlib
 import datetime as _dt
 import importlib.metadata
 import importlib.util
-import json
 import os
 import re
 import shutil
@@ -154,12 +153,9 @@ def new_run_dir(out_root: Path | str, mode: str) -> Path:
 
 
 def write_config(run_dir: Path, config: dict) -> Path:
-    """Write ``config.json`` atomically (temp file, then rename)."""
-    path = run_dir / "config.json"
-    tmp = run_dir / ".config.json.tmp"
-    tmp.write_text(json.dumps(config, indent=2, default=str) + "\n")
-    os.replace(tmp, path)
-    return path
+    """Write ``config`` into the run's ``config.json`` atomically, over the fields a dry run
+    recorded there (:func:`msinspect.processes.update_run_record`)."""
+    return processes.update_run_record(run_dir, config)
 
 
 def tagged_processes(tag: str, variable: str = TAG_VARIABLE) -> list[int]:

@@ -6,6 +6,7 @@ that fail alike are told once, with their ranks.
 ``nets/matmul_strategy.py 2,8/8,1`` on 8 ranks (MindSpore 2.10.0), absolute paths scrubbed."""
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from pathlib import Path
@@ -118,4 +119,10 @@ def test_a_strategy_that_needs_more_devices_fails_with_mindspores_reason(dryrun_
     assert result.output.count(why) == 1, result.output
     assert "ranks 0-1 failed: RuntimeError: Failure:operator MatMul init failed" in result.output
     (run,) = tmp_path.iterdir()
+    record = json.loads((run / "config.json").read_text())
+    assert record["status"] == "failed" and record["ranks_ok"] == []
+    assert record["parallel_mode"] == "semi_auto_parallel" and record["script_args"] == ["2,2/2,1"]
+    (failure,) = record["failures"]
+    assert failure["ranks"] == [0, 1] and why in failure["reason"]
+    assert why in failure["mindspore_errors"][0]
     shutil.rmtree(run)

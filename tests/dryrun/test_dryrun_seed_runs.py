@@ -20,9 +20,10 @@ def test_seed002_every_rank_complete(seed002_report):
     for r in report.ranks:
         assert r.step_parallel_end and all(is_complete(p) for p in r.step_parallel_end)
         assert r.ir_dir == report.run_dir / f"rank_{r.rank}"
-        # default: only parallel-stage files are kept
+        # default: only the parallel-stage files and validate are kept
         names = sorted(p.name for p in r.ir_dir.iterdir())
-        assert all(re.match(r"(\d+_)?step_(auto_)?parallel_(begin|end)(_\d+)?\.ir$", n) for n in names), names
+        assert all(re.match(r"(\d+_)?(step_(auto_)?parallel_(begin|end)|validate)(_\d+)?\.ir$", n) for n in names), \
+            names
         assert find_pass_files(r.ir_dir, "step_parallel_begin")
 
 

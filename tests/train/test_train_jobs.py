@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from msinspect.check import check
+from msinspect.stages import TRAIN_DRYRUN_PASSES
 from msinspect.train import JOBS, run_job
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,6 +77,9 @@ def test_automatic_modes_dry_run_on_cpu(tmp_path, mode, live_processes, needs_mi
     assert not result.real and result.loss_first is None and "nothing was computed" in result.message
     config = json.loads(result.config_path.read_text())
     assert config["run"] == "dry_run" and "loss_first" not in config
+    # the dry run's own record of the run is kept beside the job's (neither replaces the other)
+    assert config["mode"] == mode and config["status"] == "ok" and config["tag"].startswith("train-")
+    assert config["kept_stages"] == list(TRAIN_DRYRUN_PASSES) and config["parallel_mode"]
     for r in range(8):
         assert list((result.run_dir / f"rank_{r}").glob("*step_parallel_end*.ir"))
     report = check(JOBS[mode].spec, result.run_dir)

@@ -1,0 +1,128 @@
+"""A dry run's run record: ``config.json`` in the run folder, beside ``rank_N/`` and ``logs/``.
+
+The same record ``msinspect train`` writes (its dry runs are recorded by both: neither replaces
+the other's fields), read back by the analyses (``ranks`` is the job's world when only some
+ranks were run), ``diff`` (two runs' records differ) and the report (``run``, ``device``,
+``mindspore``, ``ranks``, ``status`` ...). Written when the run starts (``status: running``) and
+completed when it ends. Its fields:
+
+* ``run`` (``dry_run``), ``device``, ``note`` (nothing was computed);
+* ``script``, ``script_args``, ``cwd``, ``command`` (the ``msinspect dryrun`` command line that
+  makes the same run), ``ranks`` (simulated device count), ``run_ranks`` (the ranks run),
+  ``jobs``, ``timeout``, ``build_device``, ``python``, ``mindspore``, ``msinspect``;
+* ``all_passes`` and ``kept_stages`` (the passes kept in each rank folder; null: all);
+* ``environment``: the variables msinspect set, ``all_processes`` (every scheduler and worker:
+  the dry run's CUDA home, its tag ...; a path put before the caller's value reads ``DIR:$PATH``)
+  and ``workers`` (per rank: ``<rank>`` stands for the rank, ``<port>`` for its scheduler's port);
+  ``environment_removed``: the caller's variables taken out (they would confuse the simulated
+  cluster);
+* ``tag``, ``started``, ``status`` (``running``, ``ok``, ``failed``, ``interrupted``);
+* at the end: ``finished``, ``wall_seconds``, ``parallel_mode`` (as the ranks' first compile saw
+  it; a list when they saw several, a ``{rank: mode}`` object when ranks disagree, null when no
+  graph was compiled), ``ranks_ok``, ``failures`` (``ranks``, ``state``, ``reason``,
+  ``mindspore_errors``, ``failed_at``: ranks that failed alike together).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.metadata
+import os
+import sys
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from .report import NOTHING_COMPUTED, DryRunReport, parallel_modes
+
+
+def _now() -> str:
+    return _dt.datetime.now().isoformat(timespec="seconds")
+
+
+def variables_set(env: Mapping[str, str], base: Mapping[str, str]) -> dict[str, str]:
+    """The variables of ``env`` that ``base`` lacks or holds otherwise; a value that holds
+    ``base``'s own reads it as ``$NAME`` (``/cache/cuda/bin:$PATH``)."""
+    out = {}
+    for name in sorted(env):
+        value, old = env[name], base.get(name)
+        if value == old:
+            continue
+        out[name] = value.replace(old, f"${name}") if old and len(old) > 1 and old in value else value
+    return out
+
+
+def version_of(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def command_line(script: Path, ranks: int, selected: Sequence[int], *, jobs: int, timeout: float,
+                 keep_all_passes: bool, python: str | None, build_device: str,
+                 script_args: Sequence[str]) -> list[str]:
+    """The ``msinspect dryrun`` command that makes the same run (``--out`` left to the caller)."""
+    from msinspect.ranks_text import ranks_text
+
+    argv = ["msinspect", "dryrun", str(script), "--ranks", str(ranks)]
+    if list(selected) != list(range(ranks)):
+        argv += ["--only", ranks_text(selected).replace(" ", "")]
+    argv += ["--jobs", str(jobs), "--timeout", f"{timeout:g}"]
+    if keep_all_passes:
+        argv.append("--keep-all-passes")
+    if python:
+        argv += ["--python", python]
+    if build_device != "cpu":
+        argv += ["--build-device", build_device]
+    if script_args:
+        argv += ["--", *script_args]
+    return argv
+
+
+def settings(*, script: Path, script_args: Sequence[str], cwd: Path, ranks: int, selected: Sequence[int],
+             jobs: int, timeout: float, keep_all_passes: bool, kept_stages: Sequence[str] | None,
+             build_device: str, python: str | None, mindspore: str | None, env: Mapping[str, str],
+             worker: Mapping[str, str], removed: Sequence[str], tag: str) -> dict:
+    """The record written when the run starts (see the module's docstring)."""
+    return {
+        "run": "dry_run", "device": "CPU (compile-only dry run)", "note": NOTHING_COMPUTED,
+        "script": str(script), "script_args": list(script_args), "cwd": str(cwd),
+        "command": command_line(script, ranks, selected, jobs=jobs, timeout=timeout,
+                                keep_all_passes=keep_all_passes, python=python, build_device=build_device,
+                                script_args=script_args),
+        "ranks": ranks, "run_ranks": list(selected), "jobs": jobs, "timeout": timeout, "build_device": build_device,
+        "python": python or sys.executable, "mindspore": mindspore,
+        "msinspect": version_of("msinspect"),
+        "all_passes": kept_stages is None, "kept_stages": list(kept_stages) if kept_stages is not None else None,
+        "environment": {"all_processes": variables_set(env, os.environ), "workers": dict(worker)},
+        "environment_removed": sorted(removed),
+        "tag": tag, "started": _now(), "status": "running",
+    }
+
+
+def parallel_mode(report: DryRunReport):
+    """The parallel mode(s) the ranks compiled in: one mode, a list when every rank saw the same
+    several, ``{rank: modes}`` when ranks disagree; None when no rank compiled a graph."""
+    seen = {r.rank: parallel_modes(r.log) for r in report.ranks}
+    told = {rank: modes for rank, modes in seen.items() if modes}
+    if not told:
+        return None
+    distinct = {tuple(m) for m in told.values()}
+    if len(distinct) == 1:
+        (modes,) = distinct
+        return modes[0] if len(modes) == 1 else list(modes)
+    return {str(rank): modes[0] if len(modes) == 1 else modes for rank, modes in told.items()}
+
+
+def outcome(report: DryRunReport) -> dict:
+    """The fields written when the run ends."""
+    from msinspect.schema import plain
+
+    status = "interrupted" if report.interrupted else "ok" if report.ok else "failed"
+    return {
+        "status": status, "finished": _now(), "wall_seconds": round(report.wall_seconds, 1),
+        "parallel_mode": parallel_mode(report),
+        "ranks_ok": [r.rank for r in report.ranks if r.ok],
+        "failures": [{"ranks": f.ranks, "state": f.state, "reason": f.reason,
+                      "mindspore_errors": f.mindspore_errors, "failed_at": f.failed_at,
+                      "logs": [plain(p) for p in f.logs]} for f in report.failures()],
+    }
