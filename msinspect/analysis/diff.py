@@ -256,9 +256,10 @@ def diff_ranks(left: str | os.PathLike | RankDump, right: str | os.PathLike | Ra
                       ctx_l.stage_ranks if analysis_l.stages else None, ctx_r.stage_ranks if analysis_r.stages else None,
                       lr.complete, rr.complete,
                       skipped=lr.skipped + rr.skipped + [r.error for r in (lr, rr) if r.error])
-    result.warnings = run_warnings(rank_l, rank_r, lr, rr, (label_l, label_r))
     results = analysis_l.results + (analysis_r.results if analysis_r is not analysis_l else [])
     result.pipelined = any(r.pipelined for r in results) if results else None
+    one_program = result.same_stage is True or result.pipelined is False
+    result.warnings = run_warnings(rank_l, rank_r, lr, rr, (label_l, label_r), one_program=one_program)
 
     real, left_alone, right_alone = _pair_operators(lr, rr, lenient)
     comm_ops, comm_left, comm_right = _comm_ops(lr, rr)

@@ -1,0 +1,83 @@
+"""``diff`` between two pipeline stages of one run, and between two ranks of one stage (issue 26,
+point 3). Worked out by hand before the tool was run:
+
+- ``fixtures/recursive_pipeline_dryrun_8rank`` is ``train_jobs/recursive_pipeline.py`` on 8 ranks
+  with 2 stages (``train_jobs/networks.py`` ``STAGE_CONFIG``: flatten/layer1/relu1 on stage 0,
+  layer2/relu2/layer3 and the MAE loss on stage 1), so ranks 0-3 are stage 0 and 4-7 stage 1. The
+  global batch of 32 is read whole by every rank (``full_batch``) and cut in 4 micro-batches of 8:
+  stage 0 slices the images, (32, 1, 28, 28) -> (8, 1, 28, 28), for layer1; stage 1 slices the
+  labels, (32, 1) -> (8, 1), for the loss. Those are different operators, one on each side: not
+  a shape or strategy difference. Ranks 0 and 4 lie in one run folder beside one run record
+  (``config.json``): one run, whatever numbers MindSpore gave their files.
+"""
+from __future__ import annotations
+
+import gzip
+import re
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from msinspect.analysis.diff import diff_ranks
+from msinspect.cli import main
+from tests.conftest import FIXTURES
+
+RP = FIXTURES / "recursive_pipeline_dryrun_8rank"
+
+
+def _cli(*args):
+    try:
+        runner = CliRunner(mix_stderr=False)  # click 8.1
+    except TypeError:  # click 8.2 keeps stderr apart by itself
+        runner = CliRunner()
+    return runner.invoke(main, ["diff", *map(str, args)])
+
+
+@pytest.fixture(scope="module")
+def stages_0_4():
+    return diff_ranks(RP / "rank_0", RP / "rank_4")
+
+
+# ---------------------------------------------------------------- one run, two stages
+def test_two_stages_of_one_run_are_not_called_different_runs(stages_0_4):
+    assert stages_0_4.same_stage is False
+    assert stages_0_4.warnings == []
+    run = _cli(RP / "rank_0", RP / "rank_4")
+    assert run.exit_code == 0, run.output
+    assert "warning" not in run.stderr and "different runs" not in run.stderr
+
+
+def _copy_run(tmp_path):
+    root = tmp_path / "run"
+    shutil.copytree(RP, root)
+    for path in root.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return root
+
+
+def test_a_rank_folder_from_another_run_is_still_warned_about(tmp_path):
+    """Rank 4's network built an hour after rank 0's, in a run that took 34 s (its record): a
+    rank folder copied in from another run."""
+    root = _copy_run(tmp_path)
+    for validate in (root / "rank_4").glob("*validate*"):
+        text = gzip.decompress(validate.read_bytes()).decode()
+        phase = re.search(r"compile_phase: train\.(\d+)\.", text)
+        later = str(int(phase.group(1)) + 3600 * 10**9)
+        validate.write_bytes(gzip.compress(text.replace(phase.group(1), later).encode()))
+    d = diff_ranks(root / "rank_0", root / "rank_4")
+    (warning,) = [w for w in d.warnings if "another run" in w]
+    gap = int(re.search(r"rank_4 built its network ([\d,]+) s after rank_0", warning).group(1).replace(",", ""))
+    assert 3600 <= gap <= 3600 + 35, warning  # one run's ranks build within its 34.4 s
+
+
+def test_one_stage_numbered_otherwise_or_other_passes_is_still_warned_about(tmp_path):
+    """Ranks 0 and 1 compile one program: their files carry the same numbers and passes."""
+    root = _copy_run(tmp_path)
+    validate = next((root / "rank_1").glob("*validate*"))
+    validate.rename(validate.with_name("21_validate_0600.ir.gz"))
+    d = diff_ranks(root / "rank_0", root / "rank_1")
+    assert any("differently numbered" in w for w in d.warnings), d.warnings
+    next((root / "rank_5").glob("step_parallel_begin*")).unlink()
+    d = diff_ranks(root / "rank_0", root / "rank_5")
+    assert any("different passes (step_parallel_begin" in w for w in d.warnings), d.warnings
