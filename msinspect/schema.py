@@ -188,6 +188,8 @@ FIELDS: tuple[Field, ...] = (
           "diff"),
     Field("left_group", "list[int]|null", "the left side's communication group, as its ranks", "diff"),
     Field("right_group", "list[int]|null", "the right side's communication group, as its ranks", "diff"),
+    Field("inputs", "list[list[int]|null]", "`only`: the per-rank input shapes of the first such operator", "diff"),
+    Field("output", "list[int]|null", "`only`: its per-rank output shape", "diff"),
     Field("left_slice", "str", "the slice of the weight the left side holds (`[0:512, 0:128]`, or `cannot tell`)",
           "diff"),
     Field("right_slice", "str", "the slice the right side holds", "diff"),

@@ -9,7 +9,11 @@ collective the parallel pass inserted sits *between* operators, :mod:`msinspect.
 and parameters get a colour that is refined, round after round, by the colours of the operators
 feeding each input position and of the operators each output feeds (and at which position): a
 Weisfeiler-Lehman refinement, run on both graphs with one shared palette so that colours compare.
-Parameters start from their name (weights keep their names), operators from op type and scope.
+Parameters start from their name (weights keep their names), operators from op type and scope
+and, where asked (``shapes``: between ranks, which may hold different pipeline stages), from the
+number of dimensions of each tensor input and of the output: what an operator is, not its sizes,
+which a strategy changes. Without it the two stages' micro-batch ``StridedSlice`` (of the
+images on one stage, of the labels on the other: one op, one scope, one input each) look alike.
 
 Two operators are paired when, at some round, each is the only one of its colour in its graph:
 nothing else in either graph looks the same that far. Repeats that nothing around them tells
@@ -23,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Hashable, Iterable
 
 from msinspect.analysis.flow import first_input, is_data_edge, is_through
+from msinspect.analysis.ops import tensor_inputs
 from msinspect.graph import is_cnode
 
 if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
@@ -94,12 +99,24 @@ def _neighbours(graph: nx.MultiDiGraph) -> _Neighbours:
     return _Neighbours(nodes, inputs, uses)
 
 
-def _start(graph: nx.MultiDiGraph, key: str) -> tuple:
+def shape_dims(inputs, output) -> tuple:
+    """What shapes are less their sizes: the number of dimensions of each input shape and of the
+    output shape (None where the file gives no shape)."""
+    return tuple(None if s is None else len(s) for s in inputs), None if output is None else len(output)
+
+
+def dims(node) -> tuple:
+    """:func:`shape_dims` of an operator's tensor inputs and output."""
+    return () if node is None else shape_dims([a.shape for a in tensor_inputs(node)], node.output_shape)
+
+
+def _start(graph: nx.MultiDiGraph, key: str, shapes: bool = False) -> tuple:
     data = graph.nodes[key]
     if data.get("kind") == "parameter":
         # a reference to a node the file does not hold (an excerpt's %1) names nothing that lasts
         return ("param", data.get("name")) if "has_default" in data else ("dangling",)
-    return ("op", data.get("op"), data.get("scope") or "")
+    start = ("op", data.get("op"), data.get("scope") or "")
+    return start + (dims(data.get("node")),) if shapes else start
 
 
 def _singles(colours: dict[str, int]) -> dict[int, str | None]:
@@ -110,10 +127,11 @@ def _singles(colours: dict[str, int]) -> dict[int, str | None]:
     return out
 
 
-def _refine(sides, wanted: list[str], uses: bool) -> dict[str, str]:
-    """Pairs found refining by inputs (and, with ``uses``, by uses too)."""
+def _refine(sides, wanted: list[str], uses: bool, shapes: bool = False, strict: bool = False) -> dict[str, str]:
+    """Pairs found refining by inputs (and, with ``uses``, by uses too). ``strict``: refined until
+    no colour class splits, and only pairs whose colours still agree then are kept."""
     palette: dict[tuple, int] = {}
-    colours = [{k: palette.setdefault(_start(g, k), len(palette)) for k in n.nodes} for g, n in sides]
+    colours = [{k: palette.setdefault(_start(g, k, shapes), len(palette)) for k in n.nodes} for g, n in sides]
     pairs: dict[str, str] = {}
     count = -1
     for _ in range(MAX_ROUNDS):
@@ -124,7 +142,7 @@ def _refine(sides, wanted: list[str], uses: bool) -> dict[str, str]:
                 if later_single[colour] is not None and ref_single.get(colour) is not None:
                     pairs[key] = ref_single[colour]
         classes = len(ref_single) + len(later_single)
-        if classes == count or len(pairs) == len(wanted):
+        if classes == count or (len(pairs) == len(wanted) and not strict):
             break
         count = classes
         palette = {}
@@ -138,23 +156,32 @@ def _refine(sides, wanted: list[str], uses: bool) -> dict[str, str]:
                 refined.append({k: palette.setdefault(
                     (old[k], tuple([(p, old[s]) for p, s in near.inputs[k]])), len(palette)) for k in near.nodes})
         colours = refined
+    if strict:
+        pairs = {k: r for k, r in pairs.items() if colours[1][k] == colours[0][r]}
     return pairs
 
 
 def align(reference: nx.MultiDiGraph, later: nx.MultiDiGraph, keys: Iterable[str] | None = None,
-          repeats: Callable[[nx.MultiDiGraph, str], Hashable] | None = None) -> Alignment:
+          repeats: Callable[[nx.MultiDiGraph, str], Hashable] | None = None, *, shapes: bool = False,
+          strict: bool = False) -> Alignment:
     """Pair the operators ``keys`` of ``later`` (default: every real operator) with their
     counterparts in ``reference`` (both built by :func:`msinspect.graph.to_networkx`).
 
     Two refinements are run: by inputs only (what an operator computes from: robust where a later
     pass inlines the gradient graph, so that an operator gains uses) and by inputs and uses (which
     tells apart operators that compute from the same values). A pair found by either stands
-    unless the other pairs either side differently: then neither is paired."""
+    unless the other pairs either side differently: then neither is paired. ``shapes``: operators
+    whose tensors have different numbers of dimensions are never paired (:func:`dims`).
+    ``strict`` (graphs of different programs, such as two pipeline stages, where two operators
+    alike for a few rounds may be different layers' copies): a pair stands only when the two
+    still look the same once refinement has run its course (no colour class splits any more, or
+    :data:`MAX_ROUNDS`), not merely at some round."""
     sides = [(reference, _neighbours(reference)), (later, _neighbours(later))]
     present = set(sides[1][1].nodes)
     wanted = [k for k in later.nodes if k in present and is_cnode(later.nodes[k])] \
         if keys is None else [k for k in keys if k in present]
-    by_inputs, by_both = _refine(sides, wanted, uses=False), _refine(sides, wanted, uses=True)
+    by_inputs = _refine(sides, wanted, False, shapes, strict)
+    by_both = _refine(sides, wanted, True, shapes, strict)
     pairs = {}
     for key in wanted:
         partners = {p for p in (by_inputs.get(key), by_both.get(key)) if p is not None}

@@ -3,11 +3,17 @@ one only, shapes, strategies, communication groups and parameter slices; and whe
 come from one run at all.
 
 Operators are aligned by what survives renames and hashes: their place among their data
-neighbours (:func:`msinspect.analysis.align.align`: op type, scope, the operators and parameters
-around them); repeats that nothing tells apart (one per micro-batch) go by their order in the file
-when both sides have as many of them. Communication is aligned by its op, kind and the operators
-it sits between (generated names less MindSpore's hash digits). What cannot be aligned is
-counted (``unaligned``), never compared.
+neighbours (:func:`msinspect.analysis.align.align`: op type, scope, the number of dimensions of
+their tensors, the operators and parameters around them); repeats that nothing tells apart (one
+per micro-batch) go by their order in the file when both sides have as many of them with the same
+name, op, scope, parameter and dimensions. Two ranks of different pipeline stages (or of a
+pipeline whose stages cannot be told) hold different parts of the network: operators are paired
+there only where the two graphs still agree once the refinement has run its course, never in file
+order, so each stage's own operators are present on one side only (``only``), never paired with
+an unlike operator of the other stage (stage 0's ``StridedSlice`` of the images with stage 1's of
+the labels). Communication is aligned by its op, kind and the operators it sits
+between (generated names less MindSpore's hash digits). What cannot be aligned is counted
+(``unaligned``), never compared.
 
 Whether the two sides come from one run is said in :attr:`RankDiff.warnings`
 (:mod:`msinspect.analysis.runs`).
@@ -20,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from msinspect.analysis.align import align
+from msinspect.analysis.align import align, shape_dims
 from msinspect.analysis.collect import Analysis, RankResult, analyse
 from msinspect.analysis.ops import stable_name
 from msinspect.analysis.params import slice_text, with_slices
@@ -37,7 +43,7 @@ FULL_ROOT_LIMIT = 64
 SECTIONS = ("only", "shapes", "strategies", "comm", "slices")
 #: The columns of each section; ``left_*`` / ``right_*`` hold each side's value.
 COLUMNS = {
-    "only": ["name", "op", "scope", "gradient", "param", "left_count", "right_count", "line"],
+    "only": ["name", "op", "scope", "gradient", "param", "inputs", "output", "left_count", "right_count", "line"],
     "shapes": ["name", "op", "scope", "param", "left_inputs", "right_inputs", "left_output", "right_output",
                "left_line", "right_line"],
     "strategies": ["name", "op", "scope", "left_strategy", "right_strategy", "left_line", "right_line"],
@@ -179,16 +185,19 @@ def _graph(result: RankResult, lenient: bool):
     return to_networkx(parse_file(result.file, lenient=lenient))
 
 
-def _pair_operators(lr: RankResult, rr: RankResult, lenient: bool) -> tuple[list[tuple[dict, dict]], list, list]:
+def _pair_operators(lr: RankResult, rr: RankResult, lenient: bool,
+                    repeats: bool = True) -> tuple[list[tuple[dict, dict]], list, list]:
     """Pairs of (left row, right row) of real operators (neither plumbing nor communication), and
-    the rows of each side that found no partner."""
+    the rows of each side that found no partner. ``repeats``: pair what the graphs do not tell
+    apart in file order (only where both sides compile one program: two pipeline stages hold
+    different operators under one name, such as each stage's gradient ``Cast`` before clipping)."""
     left = {r["line"]: r for r in lr.ops if not r["plumbing"] and not r["comm"]}
     right = {r["line"]: r for r in rr.ops if not r["plumbing"] and not r["comm"]}
     pairs: dict[int, int] = {}  # right line -> left line
     if left and right:
         lg, rg = _graph(lr, lenient), _graph(rr, lenient)
         keys = [k for k, d in rg.nodes(data=True) if is_cnode(d) and d.get("line") in right]
-        for key, ref in align(lg, rg, keys).pairs.items():
+        for key, ref in align(lg, rg, keys, shapes=True, strict=not repeats).pairs.items():
             if lg.nodes[ref].get("line") in left:
                 pairs[rg.nodes[key]["line"]] = lg.nodes[ref]["line"]
     # repeats nothing tells apart (one per micro-batch): in file order, when both sides have as many
@@ -201,7 +210,7 @@ def _pair_operators(lr: RankResult, rr: RankResult, lenient: bool) -> tuple[list
     for line, row in right.items():
         if line not in pairs:
             rest_r.setdefault(_identity(row), []).append(line)
-    for key, lines in rest_r.items():
+    for key, lines in rest_r.items() if repeats else ():
         if len(rest_l.get(key, ())) == len(lines):
             pairs.update(zip(sorted(lines), sorted(rest_l[key])))
     out = [(left[l_line], right[r_line]) for r_line, l_line in sorted(pairs.items(), key=lambda p: p[1])]
@@ -214,8 +223,10 @@ OP_FIELDS = ("name", "op", "scope", "backward", "param")
 
 
 def _identity(row: dict) -> tuple:
-    """What names an operator in words: its stable name, op, scope, direction, parameter."""
-    return tuple(stable_name(row[f]) if f == "name" else row[f] for f in OP_FIELDS)
+    """What names an operator in words: its stable name, op, scope, direction, parameter, and the
+    number of dimensions of its inputs and output (:func:`~msinspect.analysis.align.shape_dims`)."""
+    return tuple(stable_name(row[f]) if f == "name" else row[f] for f in OP_FIELDS) + (
+        shape_dims(row["inputs"] or (), row["output"]),)
 
 
 def _comm_ops(lr: RankResult, rr: RankResult) -> tuple[list[tuple[dict, dict]], list, list]:
@@ -238,8 +249,9 @@ def _only(left: list[dict], right: list[dict]) -> pd.DataFrame:
     for key in sorted(set(count_l.index) | set(count_r.index), key=str):
         nl, nr = int(count_l.get(key, 0)), int(count_r.get(key, 0))
         if nl != nr:
-            name, op, scope, backward, param = key
+            name, op, scope, backward, param, _ = key
             rows.append({"name": name, "op": op, "scope": scope, "gradient": backward, "param": param,
+                         "inputs": sample[key]["inputs"], "output": sample[key]["output"],
                          "left_count": nl, "right_count": nr, "line": sample[key]["line"]})
     return pd.DataFrame(rows, columns=COLUMNS["only"])
 
@@ -261,7 +273,7 @@ def diff_ranks(left: str | os.PathLike | RankDump, right: str | os.PathLike | Ra
     one_program = result.same_stage is True or result.pipelined is False
     result.warnings = run_warnings(rank_l, rank_r, lr, rr, (label_l, label_r), one_program=one_program)
 
-    real, left_alone, right_alone = _pair_operators(lr, rr, lenient)
+    real, left_alone, right_alone = _pair_operators(lr, rr, lenient, repeats=one_program)
     comm_ops, comm_left, comm_right = _comm_ops(lr, rr)
     result.unaligned["operators"] = {"left": len(left_alone) + len(comm_left),
                                      "right": len(right_alone) + len(comm_right)}

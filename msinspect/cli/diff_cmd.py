@@ -49,6 +49,8 @@ def format_diff(result) -> str:
     for section in result.SECTIONS:
         frame = getattr(result, section)
         lines.append(f"\n{TITLES[section]}: {len(frame)}")
+        if section == "only" and not frame.empty:
+            lines.extend(_stage_note(result))
         if not frame.empty:
             shown = frame.copy()
             if "scope" in shown:
@@ -64,6 +66,18 @@ def format_diff(result) -> str:
     return "\n".join(lines)
 
 
+def _stage_note(result) -> list[str]:
+    """Why operators are on one side only, when the two ranks hold (or may hold) different
+    pipeline stages."""
+    if result.same_stage is False:
+        return [f"({result.left_label} and {result.right_label} hold different pipeline stages: each stage's own "
+                "operators are on its side only, not compared)"]
+    if result.same_stage is None and result.pipelined:
+        return ["(the job has a pipeline and which stage each rank holds cannot be told: an operator of one "
+                "stage only is listed here, not compared)"]
+    return []
+
+
 @click.command()
 @click.argument("left", type=click.Path())
 @click.argument("right", type=click.Path())
@@ -76,12 +90,14 @@ def diff(left, right, stage, as_json, as_csv, exit_code, lenient):
     """Compare two ranks (two rank_N folders, or two files): pipeline stage, operators present in
     one only, shape and strategy differences, communication groups and parameter slices.
 
-    Operators are aligned by their place among their data neighbours (op type, scope, the
-    operators and parameters around them), which survives renames and hashes; repeats (one per
-    micro-batch) by their order in the file. What cannot be aligned is counted, not compared.
-    Given two rank folders of one dump root, the whole root is read to learn the pipeline stages
-    and each rank's place in the device grid. A warning says when the two sides seem to come from
-    different runs. --csv: every section's rows in one table, with a section column.
+    Operators are aligned by their place among their data neighbours (op type, scope, the number
+    of dimensions of their tensors, the operators and parameters around them), which survives
+    renames and hashes; repeats (one per micro-batch) by their order in the file, within one
+    pipeline stage. Each stage's own operators are listed as present on one side only. What
+    cannot be aligned is counted, not compared. Given two rank folders of one dump root, the
+    whole root is read to learn the pipeline stages and each rank's place in the device grid. A
+    warning says when the two sides seem to come from different runs. --csv: every section's rows
+    in one table, with a section column.
     """
     from msinspect.analysis.diff import diff_ranks
 

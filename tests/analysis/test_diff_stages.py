@@ -24,6 +24,8 @@ from msinspect.cli import main
 from tests.conftest import FIXTURES
 
 RP = FIXTURES / "recursive_pipeline_dryrun_8rank"
+IMAGES, LABELS = (32, 1, 28, 28), (32, 1)
+MICRO, MICRO_ROWS = 4, 32 // 4
 
 
 def _cli(*args):
@@ -81,3 +83,36 @@ def test_one_stage_numbered_otherwise_or_other_passes_is_still_warned_about(tmp_
     next((root / "rank_5").glob("step_parallel_begin*")).unlink()
     d = diff_ranks(root / "rank_0", root / "rank_5")
     assert any("different passes (step_parallel_begin" in w for w in d.warnings), d.warnings
+
+
+# ---------------------------------------------------------------- operators of two stages
+def _micro_slices(frame):
+    return frame[(frame["op"] == "StridedSlice") & frame["scope"].str.contains("_MicroBatch", na=False)]
+
+
+def test_image_and_label_slices_of_two_stages_are_not_paired(stages_0_4):
+    assert _micro_slices(stages_0_4.shapes).empty
+    assert _micro_slices(stages_0_4.strategies).empty
+    for frame in (stages_0_4.shapes, stages_0_4.strategies):
+        assert frame.empty or not frame["op"].eq("StridedSlice").any()
+    only = _micro_slices(stages_0_4.only)
+    images = only[[tuple(i) == (IMAGES,) for i in only["inputs"]]]
+    labels = only[[tuple(i) == (LABELS,) for i in only["inputs"]]]
+    assert (images["left_count"].sum(), images["right_count"].sum()) == (MICRO, 0)
+    assert (labels["left_count"].sum(), labels["right_count"].sum()) == (0, MICRO)
+    assert set(images["output"]) == {(MICRO_ROWS,) + IMAGES[1:]} and set(labels["output"]) == {(MICRO_ROWS, 1)}
+
+
+def test_paired_operators_have_alike_shapes(stages_0_4):
+    """What is paired across the stages is one operator: as many dimensions in and out."""
+    for row in stages_0_4.shapes.to_dict("records"):
+        assert [len(s) for s in row["left_inputs"]] == [len(s) for s in row["right_inputs"]], row
+        assert len(row["left_output"] or ()) == len(row["right_output"] or ()), row
+
+
+def test_cli_says_stage_only_operators_are_on_one_side(stages_0_4):
+    run = _cli(RP / "rank_0", RP / "rank_4")
+    assert "different pipeline stages" in run.stdout
+    assert "each stage's own operators are on its side only" in run.stdout
+    shapes = run.stdout.split("shape differences:")[1].split("\n\n")[0]
+    assert "(32, 1, 28, 28)" not in shapes and "strided_slice" not in shapes
