@@ -9,6 +9,7 @@ MsInspectError         2     bad input in general (the default of a subclass)
 BadArgumentError       2     an argument no call can use (a path holding a NUL)
 ConfigError            2     a setting of the environment msinspect cannot use
 DumpNotFoundError      2     no such path, no IR files, no such stage or rank
+NoMatchError           2     a selector (``--rank``, ``--op``, ``--param``) naming nothing there
 IRTooLargeError        2     an IR file over the size cap (``MSINSPECT_MAX_IR_BYTES``)
 IRParseError           1     an IR file that does not follow the grammar (``file:line:col``)
 IRDecodeError          1     an IR file whose bytes are not UTF-8, or a damaged ``.gz``
@@ -94,6 +95,16 @@ class ConfigError(MsInspectError):
 
 class DumpNotFoundError(MsInspectError):
     """A path holds no MindSpore IR dump (no ``.ir`` / ``.ir.gz`` files, or no such stage)."""
+
+
+class NoMatchError(MsInspectError, KeyError):
+    """A selector that names nothing the input holds (``--rank 9`` on ranks 0-7, ``--op
+    matmull``, ``--param ww``, a column): bad input, whose message names what there is and the
+    close names (:func:`msinspect.analysis.select.no_match`). A KeyError too, for a caller that
+    looks a name up; ``str()`` is the message, unquoted."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(eq=False)

@@ -1,8 +1,8 @@
 """The CLI reads the stage asked for (``--stage``) in strategies, comm and shapes; ``--op``
-matches instance names, op types and scopes, and an --op that matches nothing says why and exits
-1; summary counts every weight. On rank 0 of zoo 01 (gpt.py, tp 4 x dp 2): 4 blocks of
-LayerNorm ((2, 1), (1,), (1,)), the user's strategies alone in the primitive's attributes at
-step_parallel_begin."""
+matches instance names, op types and scopes, and an --op that matches nothing is bad input (exit
+2) naming the close names; summary counts every weight. On rank 0 of zoo 01 (gpt.py, tp 4 x
+dp 2): 4 blocks of LayerNorm ((2, 1), (1,), (1,)), the user's strategies alone in the
+primitive's attributes at step_parallel_begin."""
 from __future__ import annotations
 
 import json
@@ -56,12 +56,13 @@ def test_op_matches_an_op_type_and_a_scope(rank0):
     assert {r["name"] for r in json.loads(run.stdout)} == {"lm_matmul"}
 
 
-def test_op_matching_nothing_says_why_and_exits_1(rank0):
-    run = msinspect("strategies", rank0, "--op", "no_such_op")
-    assert run.returncode == 1
-    assert "no_such_op" in run.stderr and "matches it" in run.stderr
+def test_op_matching_nothing_is_bad_input_with_the_close_names(rank0):
+    run = msinspect("strategies", rank0, "--op", "ln_f2")
+    assert run.returncode == 2
+    assert "no strategies match --op 'ln_f2'" in run.stderr and "did you mean ln_f" in run.stderr
     run = msinspect("comm", rank0, "--op", "no_such_op", "--json")
-    assert run.returncode == 1 and run.stdout.strip() == ""
+    assert run.returncode == 2 and run.stdout.strip() == ""
+    assert "op types: " in run.stderr  # what there is to match
 
 
 def test_summary_counts_every_weight(rank0):

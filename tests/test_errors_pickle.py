@@ -16,7 +16,7 @@ from msinspect.data import DataError
 from msinspect.dryrun import DryRunError, DryRunSetupError, Problem
 from msinspect.dumps import DuplicateRanksError, SeveralRunsError, parse_many
 from msinspect.errors import (BadArgumentError, ConfigError, DumpNotFoundError, IRDecodeError, IRFileError,
-                              IRParseError, IRReadError, IRTooLargeError, MsInspectError, WorkerError)
+                              IRParseError, IRReadError, IRTooLargeError, MsInspectError, NoMatchError, WorkerError)
 from msinspect.executors import SchedulerError
 from msinspect.render import DotNotFoundError, OutputExistsError
 from msinspect.report.grid_svg import PngUnavailableError
@@ -58,6 +58,7 @@ EXAMPLES = [
     IRFileError(path="rank_3/x.ir", line=0, column=0, message="anything about one file"),
     BadArgumentError("a\\x00b: holds a NUL character, which no path can"),
     DumpNotFoundError("runs/x: no such file or folder"),
+    NoMatchError("no rank 9 (ranks: 0-7)"),
     ConfigError("MSINSPECT_PARSER must be one of fast, reference, not 'quick'"),
     MsInspectError("anything"),
     DotNotFoundError(Path("out/g.dot"), "svg"),

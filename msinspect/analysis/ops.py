@@ -82,17 +82,22 @@ def matches(node: Node, selector: str) -> bool:
     return selector_matches(node.instance_name or node.name, scope_of(node), selector)
 
 
-def selector_matches(name: str | None, scope: str | None, selector: str, op: str | None = None) -> bool:
+def selector_matches(name: str | None, scope: str | None, selector: str, op: str | None = None,
+                     *, fold: bool = False) -> bool:
     """Whether ``selector`` names the operator ``name`` in ``scope`` (of type ``op``, if given).
 
     A selector is an instance name (``matmul``), an op type when ``op`` is given (``MatMul``), a
     scope-qualified name whose scope ends with the given parts (``layer1-Dense/matmul``, or
     ``layer1-Dense/MatMul``), or a scope alone (``loss-CrossEntropyLoss``: any operator in that
-    scope or below).
+    scope or below). ``fold``: compare without case (``Matmul``, ``AllToAll`` for ``AlltoAll``).
     """
     scope = scope if isinstance(scope, str) else ""  # None, or NaN from a DataFrame
     name = name if isinstance(name, str) else None
     op = op if isinstance(op, str) else None
+    if fold:
+        scope, selector = scope.casefold(), selector.casefold()
+        name = name.casefold() if name is not None else None
+        op = op.casefold() if op is not None else None
     parts = selector.strip("/").split("/")
     if len(parts) == 1 and (name == selector or (op is not None and op == selector)):
         return True

@@ -19,6 +19,7 @@ GRID_FORMATS = ("svg", "png")
 def draw_param(dump: str, param: str, rank: int | None, stage: str | None, out: str | None,
                fmt: str | None, overwrite: bool, lenient: bool) -> None:
     """Write the device grid(s) of ``param`` and say where; exit 1 when its layout cannot be told."""
+    from msinspect.analysis.select import check_ranks, not_on_ranks
     from msinspect.dumps import load_dump
     from msinspect.report.files import check_writable, write_new
     from msinspect.report.grid import grids_of
@@ -30,20 +31,20 @@ def draw_param(dump: str, param: str, rank: int | None, stage: str | None, out: 
             raise MsInspectError(f"a device grid is drawn as {' or '.join(GRID_FORMATS)}, not {fmt!r}")
         base = Path(out) if out else Path(f"{re.sub(r'[^A-Za-z0-9_.-]', '_', param)}-grid.{fmt}")
         check_writable(base, overwrite=overwrite)  # refused before any dump is read
-        analysis = load_dump(dump).analyse(stage, lenient=lenient)
+        loaded = load_dump(dump)
+        if rank is not None:  # a rank the dump does not have: said before anything is read
+            check_ranks([rank], [r.rank for r in loaded.ranks if r.rank is not None])
+        analysis = loaded.analyse(stage, lenient=lenient)
         warn_skipped(analysis.skipped)
         if analysis.plan is not None:
             tell_plan(analysis.plan)
         try:
-            grids = grids_of(analysis, param)
-        except KeyError as error:
-            raise MsInspectError(str(error).strip("'\"")) from None
+            grids = grids_of(analysis, param)  # no such weight: NoMatchError, exit 2
         except ValueError as error:
             click.echo(f"cannot tell: {error}", err=True)
             sys.exit(EXIT_FINDING)
         if rank is not None and not any(rank in g.ranks for g in grids):
-            raise MsInspectError(f"rank {rank} holds no part of {param} "
-                                 f"(its ranks: {', '.join(str(r) for g in grids for r in g.ranks)})")
+            raise not_on_ranks(param, [rank], [r for g in grids for r in g.ranks])
         paths = [base if i == 0 else base.with_name(f"{base.stem}-{i + 1}{base.suffix}") for i in range(len(grids))]
         for path in paths:  # refuse before writing anything
             check_writable(path, overwrite=overwrite)

@@ -11,7 +11,7 @@ Rich loads where something is printed for a person, pandas where a table is made
 --json`` answered from the cache loads neither (they were most of what such a run cost)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 import click
 
@@ -56,14 +56,21 @@ def styled(*parts: str | tuple[str, str]) -> Text:
 
 
 def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False,
-             lenient: bool = False, world: int | None = None, scheduler: str | None = None):
+             lenient: bool = False, world: int | None = None, scheduler: str | None = None,
+             ranks: Iterable[int] = ()):
     """Load the dump at ``path`` and analyse one file per rank (:func:`msinspect.analysis.analyse`),
     with a progress bar when there are several ranks and the output is not for a script; then say
     on stderr which ranks were read at which stage, and which could not be read and why; the
     :class:`~msinspect.analysis.collect.Analysis` (its dump: ``.dump``). ``lenient``: read past
     what does not parse, and warn on stderr with every skipped span. ``scheduler``: run on that
-    Dask cluster."""
+    Dask cluster. ``ranks`` (``--rank``): each must be a rank of the dump, else
+    :class:`~msinspect.errors.NoMatchError` (``no rank 9 (ranks: 0-7)``) before anything is read."""
     dump = load_dump(path)
+    if ranks:
+        from msinspect.analysis.select import check_ranks
+
+        check_ranks(ranks, [r.rank for r in dump.ranks if r.rank is not None]
+                    + [u.rank for u in dump.unreadable if u.rank is not None])
     if quiet or len(dump.ranks) < 2:
         analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world, scheduler=scheduler)
     else:

@@ -7,24 +7,33 @@ from typing import TYPE_CHECKING
 import click
 
 from msinspect.analysis.comm import KINDS, comm_totals
-from msinspect.analysis.select import comm_of, rows_of
+from msinspect.analysis.select import comm_of, no_match, no_operator, no_weight, not_on_ranks, rows_of
 from msinspect.cli.display import short_scope
-from msinspect.ranks_text import ranks_text
 from msinspect.cli.output import (EXIT_FINDING, analysed, emit, errors, only_ranks, rank_option, stage_option, stderr,
                                   table_options)
+from msinspect.rank_merge import rank_number
+from msinspect.ranks_text import ranks_text
 
 if TYPE_CHECKING:  # pandas loads where a table is made, not for `msinspect --help`
     import pandas as pd
 
 
-def _nothing_matched(selector: str | None, before: pd.DataFrame, after: pd.DataFrame, what: str) -> None:
-    """An --op that matched nothing is a mistake to say, not an empty table: say why and exit 1."""
-    if selector and after.empty:
-        reason = (f"none of the {len(before)} {what} read matches it" if not before.empty
-                  else f"the dump has no {what} at this stage")
-        stderr().print(f"no {what} for --op {selector!r}: {reason} (an instance name, op type, "
-                       f"scope, or scope/name)")
-        sys.exit(EXIT_FINDING)
+def _selected(frame: pd.DataFrame, ranks: tuple[int, ...], selector: str | None, what: str,
+              pick=rows_of) -> pd.DataFrame:
+    """The rows of ``frame`` (every rank read) on ``ranks`` that the --op ``selector`` names
+    (``pick``: :func:`~msinspect.analysis.select.rows_of` or ``comm_of``). One that names nothing
+    is bad input, not an empty table: NoMatchError (exit 2) with the close names, or the ranks it
+    names something on."""
+    on_ranks = only_ranks(frame, ranks)
+    hit = pick(on_ranks, selector)
+    if selector and hit.empty:
+        elsewhere = pick(frame, selector) if ranks else hit
+        if not elsewhere.empty:
+            raise no_match(f"no {what} match --op {selector!r} on {ranks_text(ranks, word=True)}",
+                           "ranks where it matches", ranks_text(r for r in map(rank_number, elsewhere["rank"])
+                                                                if r is not None))
+        raise no_operator(selector, frame, what)
+    return hit
 
 
 def _short(frame: pd.DataFrame) -> pd.DataFrame:
@@ -37,7 +46,8 @@ def _short(frame: pd.DataFrame) -> pd.DataFrame:
 def op_option(f):
     return click.option("--op", "selector", default=None,
                         help="Only operators matching: an instance name (matmul), an op type (MatMul), "
-                             "scope/name (layer1-Dense/matmul) or a scope; none matching exits 1.")(f)
+                             "scope/name (layer1-Dense/matmul) or a scope; as written, else without case. "
+                             "One that matches nothing exits 2 with the close names.")(f)
 
 
 @click.command()
@@ -52,10 +62,8 @@ def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, sche
     planner inferred it, global and per-rank shapes, per rank."""
     with errors():
         frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
-                         world=world, scheduler=scheduler).strategies()
-    before = only_ranks(frame, ranks)
-    frame = rows_of(before, selector)
-    _nothing_matched(selector, before, frame, "strategies")
+                         world=world, scheduler=scheduler, ranks=ranks).strategies()
+        frame = _selected(frame, ranks, selector, "strategies")
     if set_by:
         frame = frame[frame["set_by"] == set_by]
     emit(frame, as_json=as_json, as_csv=as_csv, title="strategies", shown=_short(frame),
@@ -79,11 +87,9 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, schedule
     or totals over the job --by kind/group."""
     with errors():
         frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
-                         world=world, scheduler=scheduler).comm()
-    frame = only_ranks(frame, ranks)
-    before = frame
-    frame = comm_of(frame, selector)  # its own name / op, or an operator it sits next to
-    _nothing_matched(selector, before, frame, "communication operators")
+                         world=world, scheduler=scheduler, ranks=ranks).comm()
+        # its own name / op, or an operator it sits next to
+        frame = _selected(frame, ranks, selector, "communication operators", pick=comm_of)
     if kind:
         frame = frame[frame["kind"] == kind]
     if by:
@@ -119,21 +125,25 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
     each weight each rank holds ("which part of w does rank 5 hold": --params --param w --rank 5)."""
     with errors():
         analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient, world=world,
-                            scheduler=scheduler)
+                            scheduler=scheduler, ranks=ranks)
         frame = analysis.slices() if params or param else analysis.shapes()
-    frame = only_ranks(frame, ranks)
+        if param:  # a weight no rank holds, or none of those asked for, is bad input: say which there are
+            if not (frame["param"] == param).any():
+                raise no_weight(param, frame["param"] if not frame.empty else [])
+            held = frame[frame["param"] == param]
+            if ranks and not held["rank"].isin(ranks).any():
+                raise not_on_ranks(param, ranks, [r for r in map(rank_number, held["rank"]) if r is not None])
+            frame = held
+        if not (params or param):
+            frame = _selected(frame, ranks, selector, "operator inputs")
     if params or param:
-        if param:
-            frame = frame[frame["param"] == param]
+        frame = only_ranks(frame, ranks)
         # the strategy of the one input that reads the weight: `strategy`, as in the rows of shapes
         frame = frame.rename(columns={"in_strategy": "strategy"})
         emit(frame, as_json=as_json, as_csv=as_csv, title="parameter slices",
              columns=["rank", "param", "global_shape", "rank_shape", "consumer", "strategy", "device_matrix",
                       "tensor_map", "slice_text"])
         return
-    before = frame
-    frame = rows_of(frame, selector)
-    _nothing_matched(selector, before, frame, "operator inputs")
     bad = frame[frame["ok"] == False]  # noqa: E712 (None means "cannot tell")
     if mismatches:
         frame = bad

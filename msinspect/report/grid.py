@@ -17,6 +17,7 @@ from itertools import product
 
 from msinspect.analysis.layout import Layout
 from msinspect.analysis.params import slice_text
+from msinspect.analysis.select import no_weight
 
 Bounds = tuple[tuple[int, int], ...]
 
@@ -181,7 +182,7 @@ def grids_of(analysis, param: str, rows: list[dict] | None = None) -> list[Devic
     if rows is None:
         rows = weight_rows(analysis.slices())
         if param not in rows:
-            raise KeyError(f"no weight named {param!r} with a strategy (weights: {', '.join(sorted(rows)) or 'none'})")
+            raise no_weight(param, rows)  # a NoMatchError, a KeyError too
         rows = rows[param]
     grids, seen = [], set()
     for row in rows:
