@@ -33,8 +33,13 @@ from typing import Any, Callable, Iterable, Sequence
 from msinspect.check import MAX_EVIDENCE, CheckReport, Checker, Outcome, check  # noqa: F401 (names helpers' users import)
 from msinspect.dumps import Dump, load_dump
 from msinspect.expectations import KINDS, assertion
+from msinspect.expectations.absent import Absent
+from msinspect.expectations.attrs import Attrs
 from msinspect.expectations.comm import Comm
 from msinspect.expectations.count import Count
+from msinspect.expectations.feeds import Feeds
+from msinspect.expectations.inputs import Inputs
+from msinspect.expectations.layout import Layout as LayoutKind
 from msinspect.expectations.no_redistribution import NoRedistribution
 from msinspect.expectations.shape import Shape
 from msinspect.expectations.strategy import Strategy
@@ -138,33 +143,96 @@ def assert_shape(dump: DumpLike, op: str, *, inputs: Layout | None = None,
 
 
 @assertion(Comm)
-def assert_comm_after(dump: DumpLike, kind: str, op: str, groups: Layout, *,
-                      stage: str | None = None, ranks: Iterable[int] | None = None,
-                      basis: str | None = None) -> Outcome:
-    """A ``kind`` communication (``AllReduce`` ...) takes the output of ``op`` on every rank that has
-    ``op``, and the groups it runs in are exactly ``groups``."""
+def assert_comm_after(dump: DumpLike, kind: str, op: str, groups: Layout | None = None, *,
+                      group_size: int | None = None, stage: str | None = None,
+                      ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
+    """A ``kind`` communication (``AllReduce`` ...) takes the output of ``op`` (a selector) on every
+    rank that has ``op``; its groups are exactly ``groups`` and / or of ``group_size`` ranks,
+    where given."""
     __tracebackhide__ = True
-    e = expect("assert_comm_after", "comm", {"kind": kind, "after": op, "groups": groups}, stage, ranks, basis)
+    e = expect("assert_comm_after", "comm",
+               {"kind": kind, "after": op, "groups": groups, "group_size": group_size}, stage, ranks, basis)
     return verify(dump, e)
 
 
 @assertion(Comm)
-def assert_comm_before(dump: DumpLike, kind: str, op: str, groups: Layout, *,
-                       stage: str | None = None, ranks: Iterable[int] | None = None,
-                       basis: str | None = None) -> Outcome:
-    """A ``kind`` communication feeds ``op`` on every rank that has ``op``, in exactly ``groups``."""
+def assert_comm_before(dump: DumpLike, kind: str, op: str, groups: Layout | None = None, *,
+                       group_size: int | None = None, stage: str | None = None,
+                       ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
+    """A ``kind`` communication feeds ``op`` on every rank that has ``op``; its groups are exactly
+    ``groups`` and / or of ``group_size`` ranks, where given."""
     __tracebackhide__ = True
-    e = expect("assert_comm_before", "comm", {"kind": kind, "before": op, "groups": groups}, stage, ranks, basis)
+    e = expect("assert_comm_before", "comm",
+               {"kind": kind, "before": op, "groups": groups, "group_size": group_size}, stage, ranks, basis)
     return verify(dump, e)
 
 
 @assertion(Count)
-def assert_count(dump: DumpLike, kind: str, *, ranks: Iterable[int], min: int,
-                 max: int | None = None, stage: str | None = None, basis: str | None = None) -> Outcome:
-    """Each of ``ranks`` has between ``min`` and ``max`` (inclusive; no bound when None) operators
-    of type ``kind``."""
+def assert_count(dump: DumpLike, kind: str | None = None, *, op: str | None = None,
+                 count: int | None = None, min: int | None = None, max: int | None = None,
+                 ranks: Iterable[int] | None = None, stage: str | None = None,
+                 basis: str | None = None) -> Outcome:
+    """Each of ``ranks`` (default: every rank read) has ``count`` (or between ``min`` and ``max``)
+    operators of the communication ``kind``, or that the selector ``op`` names (``type:Cast``)."""
     __tracebackhide__ = True
-    e = expect("assert_count", "count", {"kind": kind, "min": min, "max": max}, stage, ranks, basis)
+    e = expect("assert_count", "count", {"kind": kind, "op": op, "count": count, "min": min, "max": max},
+               stage, ranks, basis)
+    return verify(dump, e)
+
+
+@assertion(LayoutKind)
+def assert_layout(dump: DumpLike, param: str, *, device_matrix: Sequence[int] | None = None,
+                  tensor_map: Sequence[int] | None = None, slice_shape: Sequence[int] | None = None,
+                  field_size: int | None = None, uniform_split: bool | None = None,
+                  opt_shard_group: str | None = None, stage: str | None = None,
+                  ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
+    """The weight ``param`` has this layout on each rank, in MindSpore's terms (the fields of
+    ``parameter_layout_dict`` given)."""
+    __tracebackhide__ = True
+    e = expect("assert_layout", "layout",
+               {"param": param, "device_matrix": device_matrix, "tensor_map": tensor_map, "slice_shape": slice_shape,
+                "field_size": field_size, "uniform_split": uniform_split, "opt_shard_group": opt_shard_group},
+               stage, ranks, basis)
+    return verify(dump, e)
+
+
+@assertion(Inputs)
+def assert_inputs(dump: DumpLike, op: str, include: Sequence[Any], *, exact: bool = False,
+                  stage: str | None = None, ranks: Iterable[int] | None = None,
+                  basis: str | None = None) -> Outcome:
+    """The operators ``op`` selects take each of ``include`` (a node's ``Type-N`` name, a weight's
+    name, a constant), as ParallelValidator lists inputs; ``exact``: exactly these, in order."""
+    __tracebackhide__ = True
+    e = expect("assert_inputs", "inputs", {"op": op, "include": list(include), "exact": exact}, stage, ranks, basis)
+    return verify(dump, e)
+
+
+@assertion(Attrs)
+def assert_attrs(dump: DumpLike, op: str, attrs: dict[str, Any], *, stage: str | None = None,
+                 ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
+    """The operators ``op`` selects carry these primitive attribute values."""
+    __tracebackhide__ = True
+    e = expect("assert_attrs", "attrs", {"op": op, "attrs": dict(attrs)}, stage, ranks, basis)
+    return verify(dump, e)
+
+
+@assertion(Feeds)
+def assert_feeds(dump: DumpLike, first: str, second: str, *, through: Sequence[str] = (),
+                 stage: str | None = None, ranks: Iterable[int] | None = None,
+                 basis: str | None = None) -> Outcome:
+    """``first`` feeds ``second``: directly, or through only the kinds of node ``through`` names
+    (``comm``, ``redistribution``, ``virtual``, primitive names)."""
+    __tracebackhide__ = True
+    e = expect("assert_feeds", "feeds", {"from": first, "to": second, "through": list(through)}, stage, ranks, basis)
+    return verify(dump, e)
+
+
+@assertion(Absent)
+def assert_absent(dump: DumpLike, op: str, *, stage: str | None = None, ranks: Iterable[int] | None = None,
+                  basis: str | None = None) -> Outcome:
+    """No operator ``op`` selects is on the ranks (``type:AllGather``: none was inserted)."""
+    __tracebackhide__ = True
+    e = expect("assert_absent", "absent", {"op": op}, stage, ranks, basis)
     return verify(dump, e)
 
 

@@ -15,7 +15,9 @@ from msinspect.testing import ASSERTIONS
 # The kinds the spec format documents (msinspect/spec.py), and their helpers (docs/pytest.md).
 DOCUMENTED = {"strategy": {"assert_strategy"}, "shape": {"assert_shape"},
               "comm": {"assert_comm_after", "assert_comm_before"}, "count": {"assert_count"},
-              "no_redistribution": {"assert_no_redistribution"}}
+              "no_redistribution": {"assert_no_redistribution"}, "layout": {"assert_layout"},
+              "inputs": {"assert_inputs"}, "attrs": {"assert_attrs"}, "feeds": {"assert_feeds"},
+              "absent": {"assert_absent"}}
 PYTEST_DOC = Path(__file__).resolve().parents[1] / "docs" / "pytest.md"
 
 
@@ -63,6 +65,12 @@ def test_each_kind_names_its_target(kind, raw, target):
 def test_a_kind_validates_its_own_values():
     with pytest.raises(ValueError, match="give exactly one of after, before"):
         expectation_from("comm", 0, {"kind": "AllReduce", "groups": [[0, 1]], "after": "a", "before": "b"})
-    with pytest.raises(ValueError, match="missing key\\(s\\) ranks"):
-        expectation_from("count", 0, {"kind": "Send", "min": 1})
+    with pytest.raises(ValueError, match="give exactly one of kind"):
+        expectation_from("count", 0, {"kind": "Send", "op": "type:Send", "min": 1})
+    with pytest.raises(ValueError, match="count, or min"):
+        expectation_from("count", 0, {"op": "type:Cast", "count": 1, "min": 1})
+    with pytest.raises(ValueError, match="not a regular expression"):
+        expectation_from("absent", 0, {"op": "re:("})
+    with pytest.raises(ValueError, match="at least one of device_matrix"):
+        expectation_from("layout", 0, {"param": "w"})
     assert expectation_from("strategy", 0, {"op": "m", "in_strategy": [[2, 4]]}).values["in_strategy"] == ((2, 4),)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from 
 
 OP_COLUMNS = [
     "rank", "name", "op", "scope", "line", "inputs", "output", "in_strategy", "backward", "comm",
-    "plumbing", "micro", "file", "param",
+    "plumbing", "micro", "file", "param", "graph",
 ]
 
 
@@ -59,5 +59,6 @@ def operator_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiD
             "backward": is_backward(node), "comm": is_comm(node), "plumbing": is_plumbing(node),
             "micro": node.cnode_primal_attrs.get("micro"), "file": ir.path,
             "param": parameter_read(graph, node_id(node)) if graph is not None else None,
+            "graph": node.graph,
         })
     return rows

@@ -1,5 +1,6 @@
 """Expectation kinds: one module each (``strategy``, ``shape``, ``comm``, ``count``,
-``no_redistribution``), registered in :data:`KINDS` by name.
+``no_redistribution``, ``layout``, ``inputs``, ``attrs``, ``feeds``, ``absent``), registered in
+:data:`KINDS` by name.
 
 To add a kind, add one module here with an :class:`~msinspect.expectations.base.ExpectationKind`
 subclass decorated with ``@register``: the spec reader (:mod:`msinspect.spec`) and the checker
@@ -16,7 +17,7 @@ import pkgutil
 
 from msinspect.expectations.base import KINDS, ExpectationKind, assertion, register
 
-_NOT_KINDS = {"base", "evidence", "values"}
+_NOT_KINDS = {"base", "evidence", "irnodes", "values"}
 
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
     if _module not in _NOT_KINDS:

@@ -1,13 +1,13 @@
-"""``[[expect.comm]]``: a communication right after (or before) an operator, in given groups."""
+"""``[[expect.comm]]``: a communication right after (or before) an operator; in exactly these
+``groups``, or groups of ``group_size`` ranks, where given (neither: any group)."""
 from __future__ import annotations
 
 import difflib
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.ops import selector_matches
 from msinspect.expectations.base import ExpectationKind, register
 from msinspect.expectations.evidence import Outcome, evidence_of, kind_matches, no_match, rank_cells_text, rank_of, select
-from msinspect.expectations.values import MAX_RANKS, shape_list
+from msinspect.expectations.values import MAX_RANKS, is_int, shape_list
 
 if TYPE_CHECKING:
     from msinspect.check import Checker
@@ -17,16 +17,22 @@ if TYPE_CHECKING:
 @register
 class Comm(ExpectationKind):
     name = "comm"
-    required = frozenset({"kind", "groups"})
-    optional = frozenset({"after", "before"})
+    required = frozenset({"kind"})
+    optional = frozenset({"after", "before", "groups", "group_size"})
     text_keys = ("kind", "after", "before")
 
     def validate(self, values):
         if ("after" in values) == ("before" in values):
             raise ValueError("give exactly one of after, before")
-        values["groups"] = shape_list(values["groups"], "groups", least=0)
-        if any(r >= MAX_RANKS for g in values["groups"] for r in g):
-            raise ValueError(f"groups must hold rank numbers below {MAX_RANKS}")
+        if "groups" in values:
+            values["groups"] = shape_list(values["groups"], "groups", least=0)
+            if any(r >= MAX_RANKS for g in values["groups"] for r in g):
+                raise ValueError(f"groups must hold rank numbers below {MAX_RANKS}")
+        if "group_size" in values and (not is_int(values["group_size"]) or values["group_size"] < 1):
+            raise ValueError("group_size must be a positive integer")
+        from msinspect.analysis.selector import parse_selector
+
+        parse_selector(values.get("after") or values.get("before"))
         return values
 
     def target(self, values):
@@ -41,9 +47,14 @@ class Comm(ExpectationKind):
         analysis = checker.analysis(e)
         comm, ops = analysis.comm(), analysis.operators()
         anchor = v.get("after") or v.get("before")
-        want_groups = sorted(tuple(sorted(g)) for g in v["groups"])
-        want = f"{v['kind']} {'after' if 'after' in v else 'before'} {anchor} in group(s) {want_groups}"
-        anchors = select(ops[~ops["backward"] & ~ops["comm"]] if not ops.empty else ops, anchor, e.ranks)
+        want_groups = sorted(tuple(sorted(g)) for g in v["groups"]) if "groups" in v else None
+        want = f"{v['kind']} {'after' if 'after' in v else 'before'} {anchor}"
+        if want_groups is not None:
+            want += f" in group(s) {want_groups}"
+        if "group_size" in v:
+            want += f" in groups of {v['group_size']} ranks"
+        forward = ops[~ops["backward"] & ~ops["comm"]] if not ops.empty else ops
+        anchors = select(forward, anchor, e.ranks, ops) if not ops.empty else ops
         if anchors.empty:
             return Outcome(e, False, want, no_match(ops, anchor))
         kinds = (comm[[kind_matches(o, n, v["kind"]) for o, n in zip(comm["op"], comm["name"])]]
@@ -52,15 +63,18 @@ class Comm(ExpectationKind):
             return Outcome(e, False, want, _no_kind(v["kind"], comm))
         if e.ranks is not None:
             kinds = kinds[kinds["rank"].isin(e.ranks)]
+        named = set(zip(anchors["rank"].map(rank_of), anchors["name"], anchors["scope"]))  # names repeat per layer
         if "after" in v:
-            hit = [selector_matches(p, s, anchor) for p, s in zip(kinds["producer"], kinds["producer_scope"])]
+            hit = [(rank_of(r), p, s) in named
+                   for r, p, s in zip(kinds["rank"], kinds["producer"], kinds["producer_scope"])]
         else:
-            hit = [any(selector_matches(c, s, anchor) for c, s in zip(cs, ss))
-                   for cs, ss in zip(kinds["consumers"], kinds["consumer_scopes"])]
+            hit = [any((rank_of(r), c, s) in named for c, s in zip(cs, ss))
+                   for r, cs, ss in zip(kinds["rank"], kinds["consumers"], kinds["consumer_scopes"])]
         found_rows = kinds[hit] if len(kinds) else kinds
         missing = sorted(set(anchors["rank"].map(rank_of)) - set(found_rows["rank"].map(rank_of)),
                          key=lambda r: (r is None, r or 0))
         groups = sorted({tuple(sorted(g)) for g in found_rows["group_ranks"] if isinstance(g, tuple)})
+        sizes = sorted({int(s) for s in found_rows["group_size"].dropna()}) if len(found_rows) else []
         unknown = found_rows.loc[found_rows["group_ranks"].isna(), "group"].dropna().tolist()
         found = f"{len(found_rows)} {v['kind']} on {rank_cells_text(found_rows['rank'])} in group(s) {groups}"
         if unknown:
@@ -69,7 +83,12 @@ class Comm(ExpectationKind):
         if missing:
             found += f"; none on {rank_cells_text(missing)}, where {anchor} is"
             evidence += evidence_of(anchors[anchors["rank"].isin(missing)])
-        return Outcome(e, not missing and groups == want_groups, want, found, evidence)
+        ok = not missing and len(found_rows) > 0
+        if want_groups is not None:
+            ok = ok and groups == want_groups
+        if "group_size" in v:
+            ok = ok and sizes == [v["group_size"]]
+        return Outcome(e, ok, want, found, evidence)
 
 
 def _no_kind(kind: str, comm) -> str:

@@ -100,16 +100,38 @@ def rank_cells_text(cells) -> str:
     return ranks_text((r for r in ranks if r is not None), word=True)
 
 
-def select(frame: pd.DataFrame, selector: str, ranks) -> pd.DataFrame:
-    """The rows of operators matching ``selector`` (instance name, ``scope-suffix/name`` or a
-    scope), on ``ranks`` (None: every rank)."""
+def select(frame: pd.DataFrame, selector: str, ranks, ops: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The rows of operators matching ``selector`` (:mod:`msinspect.analysis.selector`: an
+    instance name, ``MatMul-0``, ``type:``, ``scope:``, ``re:``), on ``ranks`` (None: every rank).
+    ``ops``: the operator table ``MatMul-0`` counts in, where ``frame`` holds only some operators
+    (those with a strategy); by default ``frame`` itself."""
+    from msinspect.analysis.selector import parse_selector, type_numbers
+
     if frame.empty:
         return frame
-    keep = [selector_matches(n, s, selector) for n, s in zip(frame["name"], frame["scope"])]
-    frame = frame[keep]
+    chosen = parse_selector(selector)
+    if chosen.form == "type_n" and ops is not None and not ops.empty:
+        table = ops.assign(_n=type_numbers(ops))
+        hits = table[chosen.rows(table)]
+        if not hits.empty:
+            at = set(zip(hits["file"], hits["line"]))
+            frame = frame[[(f, ln) in at for f, ln in zip(frame["file"], frame["line"])]]
+        else:
+            frame = frame[chosen.rows(frame)]
+    else:
+        frame = frame[chosen.rows(frame)]
     if ranks is not None:
         frame = frame[frame["rank"].isin(ranks)]
     return frame
+
+
+def select_in(analysis, frame: pd.DataFrame, selector: str, ranks) -> pd.DataFrame:
+    """:func:`select` on ``frame`` of ``analysis``, counting ``MatMul-0`` among every operator of
+    the analysis (the operator table is read only for such a selector)."""
+    from msinspect.analysis.selector import parse_selector
+
+    ops = analysis.operators() if parse_selector(selector).form == "type_n" else None
+    return select(frame, selector, ranks, ops)
 
 
 def no_match(frame: pd.DataFrame, selector: str, tail: str = "") -> str:
@@ -134,7 +156,8 @@ def close_to(selector: str, names, ops) -> str:
     if last in instances:
         shown = sorted(instances[last])
         more = f" and {len(shown) - 5} more" if len(shown) > 5 else ""
-        return f"; {last} is an op type, name an instance of it: {', '.join(shown[:5])}{more}"
+        return (f"; {last} is an op type: select its operators with type:{last} or {last}-0, or name an "
+                f"instance of it: {', '.join(shown[:5])}{more}")
     words = sorted({n for named in instances.values() for n in named} | set(instances))
     close = difflib.get_close_matches(last, words, n=5, cutoff=0.6)
     if not close:  # case slips: "MATMUL" for matmul
@@ -152,9 +175,10 @@ def layout_text(value) -> str:
 
 
 def kind_matches(op: str, name: str | None, kind: str) -> bool:
-    """``AllReduce`` matches the op type; ``_MirrorOperator`` also matches the AllReduce named
-    ``grad_mirror_MirrorOperator`` that it becomes after the parallel pass."""
-    if op == kind:
+    """``AllReduce`` matches the op type, without case (``AllToAll`` is MindSpore's ``AlltoAll``:
+    a spec's kind is checked against the vocabulary when it is read); ``_MirrorOperator`` also
+    matches the AllReduce named ``grad_mirror_MirrorOperator`` that it becomes after the parallel pass."""
+    if isinstance(op, str) and op.casefold() == kind.casefold():
         return True
     bare = kind.lstrip("_")
     return bool(name) and bare != kind and name.endswith(bare)

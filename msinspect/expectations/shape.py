@@ -31,7 +31,7 @@ class Shape(ExpectationKind):
     def check(self, checker: Checker, e: Expectation) -> Outcome:
         v = e.values
         ops = checker.analysis(e).operators()
-        rows = select(ops[~ops["backward"]] if not ops.empty else ops, v["op"], e.ranks)
+        rows = select(ops[~ops["backward"]] if not ops.empty else ops, v["op"], e.ranks, ops)  # MatMul-0 counts all
         parts = []
         if "inputs" in v:
             parts.append(f"inputs {layout_text(v['inputs'])}")

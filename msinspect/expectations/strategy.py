@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from msinspect.expectations.base import ExpectationKind, register
-from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, no_match, rank_cells_text, select
+from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, no_match, rank_cells_text, select_in
 from msinspect.expectations.values import shape_list
 
 if TYPE_CHECKING:
@@ -34,8 +34,9 @@ class Strategy(ExpectationKind):
     def check(self, checker: Checker, e: Expectation) -> Outcome:
         v = e.values
         want = layout_text(v["in_strategy"]) + (f", set by {v['set_by']}" if "set_by" in v else "")
-        strategies = checker.analysis(e).strategies()
-        rows = select(strategies, v["op"], e.ranks)
+        analysis = checker.analysis(e)
+        strategies = analysis.strategies()
+        rows = select_in(analysis, strategies, v["op"], e.ranks)
         if rows.empty:
             return Outcome(e, False, want, no_match(strategies, v["op"], " has a strategy"))
         bad = [(v["in_strategy"] != r.in_strategy

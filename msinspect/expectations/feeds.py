@@ -1,0 +1,97 @@
+"""``[[expect.feeds]]``: operator A feeds operator B: directly, or through only the kinds of node
+``through`` allows (the graph structure MindSpore's tests check with
+``ParallelValidator.check_graph_structure``). Nodes that only carry a value (``Load``,
+``Depend``, ``TupleGetItem`` ...) are always passed; ``through`` names what else may sit between:
+``comm`` (any communication), ``redistribution`` (the parallel pass's layout changes),
+``virtual`` (``_Virtual...`` operators) or primitive names (``AllReduce``)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from msinspect.expectations.base import ExpectationKind, register
+from msinspect.expectations.evidence import Evidence, Outcome, no_match, rank_cells_text, select_in
+
+if TYPE_CHECKING:
+    from msinspect.check import Checker
+    from msinspect.model import Node
+    from msinspect.spec import Expectation
+
+CATEGORIES = ("comm", "redistribution", "virtual")
+
+
+@register
+class Feeds(ExpectationKind):
+    name = "feeds"
+    required = frozenset({"from", "to"})
+    optional = frozenset({"through"})
+    text_keys = ("from", "to")
+
+    def validate(self, values):
+        through = values.get("through", [])
+        if not isinstance(through, list) or not all(isinstance(t, str) and t for t in through):
+            raise ValueError(f"through must be a list of node kinds ({', '.join(CATEGORIES)}) or primitive names")
+        values["through"] = tuple(through)
+        return values
+
+    def target(self, values):
+        return f"{values['from']} -> {values['to']}"
+
+    def operators(self, values):
+        return (str(values["from"]), str(values["to"]))
+
+    def check(self, checker: Checker, e: Expectation) -> Outcome:
+        from msinspect.analysis.flow import path_between
+        from msinspect.analysis.ops import is_plumbing
+        from msinspect.expectations.irnodes import nodes_of
+        from msinspect.graph import node_id
+
+        v = e.values
+        through = v["through"]
+        want = f"{v['from']} feeds {v['to']} " + (f"through only {', '.join(through)}" if through else "directly")
+        analysis = checker.analysis(e)
+        ops = analysis.operators()
+        sources, targets = (select_in(analysis, ops, v[k], e.ranks) for k in ("from", "to"))
+        for end, rows in ((v["from"], sources), (v["to"], targets)):
+            if rows.empty:
+                return Outcome(e, False, want, no_match(ops, end))
+        by_file: dict[str, list] = {}
+        for row, found, node in nodes_of(sources):
+            by_file.setdefault(str(row.file), []).append(node)
+        fed, wrong, evidence, missing = [], [], [], []
+        for row, found, target in nodes_of(targets):
+            trails = [path_between(found.graph, node_id(s), node_id(target)) for s in by_file.get(str(row.file), [])]
+            trails = [t for t in trails if t is not None]
+            if not trails:
+                missing.append(row.rank)
+                continue
+            trail = min(trails, key=len)
+            between = [found.graph.nodes[k].get("node") for k in trail]
+            between = [n for n in between if n is not None and not is_plumbing(n)]
+            names = [f"{found.name(n)}" for n in between]
+            fed.append(row.rank)
+            if not all(_allowed(n, through) for n in between):
+                wrong.append(f"rank {row.rank}: through {', '.join(names)}")
+                evidence += [Evidence.of_node(row.rank, str(row.file), n) for n in between[:2]]
+            elif not evidence:
+                evidence.append(Evidence.of_node(row.rank, str(row.file), target))
+        found_text = []
+        if fed:
+            found_text.append(f"feeds on {rank_cells_text(fed)}" + (f" ({'; '.join(wrong)})" if wrong else ""))
+        if missing:
+            found_text.append(f"{v['from']} does not reach {v['to']} on {rank_cells_text(missing)}")
+        return Outcome(e, bool(fed) and not wrong and not missing, want, "; ".join(found_text), evidence)
+
+
+def _allowed(node: Node, through: tuple[str, ...]) -> bool:
+    from msinspect.analysis.ops import is_comm, is_redistribution
+
+    for kind in through:
+        if kind == "comm" and is_comm(node):
+            return True
+        if kind == "redistribution" and is_redistribution(node):
+            return True
+        if kind == "virtual" and str(node.op).startswith("_Virtual"):
+            return True
+        if kind.casefold() == str(node.op).casefold():
+            return True
+    return False

@@ -1,0 +1,79 @@
+"""``[[expect.inputs]]``: what an operator takes, as MindSpore's tests say it
+(``ParallelValidator.check_node_inputs_has`` / ``check_node_inputs`` / ``..._fuzzy_match``).
+
+The inputs are listed as ParallelValidator lists them: another node by its ``Type-N`` name, a
+parameter by its name (``w``), a constant as its value. ``include``: each item is among the
+inputs (a string matches an input that contains it, as the tests match; a number or bool an
+equal constant); ``exact``: the inputs are these, in this order, and no more."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from msinspect.expectations.base import ExpectationKind, register
+from msinspect.expectations.evidence import Evidence, Outcome, no_match, rank_cells_text, select_in
+
+if TYPE_CHECKING:
+    from msinspect.check import Checker
+    from msinspect.spec import Expectation
+
+
+@register
+class Inputs(ExpectationKind):
+    name = "inputs"
+    required = frozenset({"op", "include"})
+    optional = frozenset({"exact"})
+    text_keys = ("op",)
+
+    def validate(self, values):
+        include = values["include"]
+        if not isinstance(include, list) or not include or not all(
+                isinstance(v, (str, int, float, bool)) for v in include):
+            raise ValueError("include must be a non-empty list of names, selectors or constants, like "
+                             '["w", "AllGather-0", 0]')
+        if not isinstance(values.get("exact", False), bool):
+            raise ValueError("exact must be true or false")
+        values["include"] = tuple(include)
+        return values
+
+    def target(self, values):
+        return f"{values['op']} takes {', '.join(map(repr, values['include']))}"
+
+    def check(self, checker: Checker, e: Expectation) -> Outcome:
+        from msinspect.expectations.irnodes import nodes_of
+
+        v = e.values
+        exact = v.get("exact", False)
+        want = ("inputs exactly " if exact else "inputs include ") + ", ".join(map(repr, v["include"]))
+        analysis = checker.analysis(e)
+        ops = analysis.operators()
+        rows = select_in(analysis, ops, v["op"], e.ranks)
+        if rows.empty:
+            return Outcome(e, False, want, no_match(ops, v["op"]))
+        bad, seen = [], set()
+        for row, found, node in nodes_of(rows):
+            have = found.inputs(node)
+            ok = _exactly(have, v["include"]) if exact else all(_among(item, have) for item in v["include"])
+            text = f"{found.name(node)}({', '.join(map(repr, have))})"
+            seen.add(text)
+            if not ok:
+                bad.append(Evidence.of_node(row.rank, str(row.file), node))
+        return Outcome(e, not bad, want, f"{' | '.join(sorted(seen))} on {rank_cells_text(rows['rank'])}",
+                       bad or [Evidence.of_node(r.rank, str(r.file), n) for r, _, n in nodes_of(rows.head(1))])
+
+
+def _same(item: Any, have: Any) -> bool:
+    """One expected item against one input: a string is contained in the input's name, a
+    constant equals it (a bool only a bool)."""
+    if isinstance(item, str):
+        return isinstance(have, str) and item in have
+    if isinstance(item, bool) or isinstance(have, bool):
+        return isinstance(item, bool) and isinstance(have, bool) and item == have
+    return isinstance(have, (int, float)) and have == item
+
+
+def _among(item: Any, have: list[Any]) -> bool:
+    return any(_same(item, h) for h in have)
+
+
+def _exactly(have: list[Any], want: tuple[Any, ...]) -> bool:
+    return len(have) == len(want) and all(_same(w, h) for w, h in zip(want, have))

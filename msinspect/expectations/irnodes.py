@@ -1,0 +1,89 @@
+"""The IR nodes behind the rows an analysis gives, for the kinds that look at a node itself: its
+inputs as MindSpore's ``ParallelValidator`` names them, its primitive attributes, its data edges.
+A rank's file is parsed once per process for this (the parse cache answers after the first run);
+the analysis rows say which file and line each operator is."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from msinspect.model import FreeVarRef, Node, NodeRef, ParamRef
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from msinspect.model import IRFile
+
+#: MindSpore's parameter names in a dump (``%para3_w``) name the weight after the prefix.
+_PARAM_PREFIX = re.compile(r"^para\d+_")
+
+
+class FileNodes:
+    """One parsed file: its nodes by line, the ``Type-N`` name of each and its graph."""
+
+    def __init__(self, ir: IRFile) -> None:
+        self.ir = ir
+        self.by_line: dict[int, Node] = {}
+        self.by_index: dict[tuple[str | None, int], Node] = {}
+        self.validator: dict[tuple[str | None, int], str] = {}
+        for graph in ir.subgraphs:
+            counts: dict[str, int] = {}
+            for node in graph.nodes:
+                if node.index is None:
+                    continue
+                self.by_line[node.line] = node
+                self.by_index[(graph.name, node.index)] = node
+                op = str(node.op)
+                self.validator[(graph.name, node.index)] = f"{op}-{counts.get(op, 0)}"
+                counts[op] = counts.get(op, 0) + 1
+        self._graph = None
+
+    def name(self, node: Node) -> str:
+        """The node's ``Type-N`` name (ParallelValidator's)."""
+        return self.validator.get((node.graph, node.index), str(node.op))
+
+    def inputs(self, node: Node) -> list[Any]:
+        """The node's operands as ``ParallelValidator`` lists them: another node by its ``Type-N``
+        name, a parameter by its name (``w``), a constant as its value."""
+        out = []
+        for operand in node.inputs:
+            if isinstance(operand, NodeRef):
+                producer = self.by_index.get((node.graph, operand.index))
+                out.append(self.name(producer) if producer is not None else f"%{operand.index}")
+            elif isinstance(operand, ParamRef):
+                out.append(_PARAM_PREFIX.sub("", operand.name))
+            elif isinstance(operand, FreeVarRef):
+                out.append(_PARAM_PREFIX.sub("", str(operand.name)))
+            else:
+                out.append(operand)
+        return out
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """The file's graph (:func:`msinspect.graph.to_networkx`), built on first use."""
+        if self._graph is None:
+            from msinspect.graph import to_networkx
+
+            self._graph = to_networkx(self.ir)
+        return self._graph
+
+
+@lru_cache(maxsize=16)
+def file_nodes(path: str) -> FileNodes:
+    """The nodes of the file at ``path`` (read past what does not parse, as the analysis did)."""
+    from msinspect.parser import parse_file
+
+    return FileNodes(parse_file(path, lenient=True))
+
+
+def nodes_of(rows) -> list[tuple[Any, FileNodes, Node]]:
+    """``(row, file, node)`` for each row of an analysis frame (``file``, ``line`` columns) whose
+    node is found."""
+    out = []
+    for row in rows.itertuples():
+        found = file_nodes(str(row.file))
+        node = found.by_line.get(int(row.line))
+        if node is not None:
+            out.append((row, found, node))
+    return out
