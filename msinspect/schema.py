@@ -188,6 +188,9 @@ FIELDS: tuple[Field, ...] = (
           "diff"),
     Field("left_group", "list[int]|null", "the left side's communication group, as its ranks", "diff"),
     Field("right_group", "list[int]|null", "the right side's communication group, as its ranks", "diff"),
+    Field("per_rank", "bool", "the two groups differ only as every rank's own group does: each holds its side's "
+          "rank, with as many ranks spaced alike (`[0, 2]` on rank 0, `[1, 3]` on rank 1): expected, not a finding",
+          "diff"),
     Field("inputs", "list[list[int]|null]", "`only`: the per-rank input shapes of the first such operator", "diff"),
     Field("output", "list[int]|null", "`only`: its per-rank output shape", "diff"),
     Field("left_slice", "str", "the slice of the weight the left side holds (`[0:512, 0:128]`, or `cannot tell`)",

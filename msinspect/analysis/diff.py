@@ -15,6 +15,11 @@ the labels). Communication is aligned by its op, kind and the operators it sits
 between (generated names less MindSpore's hash digits). What cannot be aligned is counted
 (``unaligned``), never compared.
 
+A communication group that differs is marked ``per_rank`` when each side's group holds that
+side's own rank and both are laid out alike (as many ranks, spaced alike: ``(0, 2)`` on rank 0,
+``(1, 3)`` on rank 1): the difference every per-rank group shows (tensor-, data-parallel and
+optimizer-shard groups name the rank's own peers), expected, not a finding.
+
 Whether the two sides come from one run is said in :attr:`RankDiff.warnings`
 (:mod:`msinspect.analysis.runs`).
 """
@@ -47,7 +52,7 @@ COLUMNS = {
     "shapes": ["name", "op", "scope", "param", "left_inputs", "right_inputs", "left_output", "right_output",
                "left_line", "right_line"],
     "strategies": ["name", "op", "scope", "left_strategy", "right_strategy", "left_line", "right_line"],
-    "comm": ["name", "op", "kind", "after", "n", "left_group", "right_group", "left_line", "right_line"],
+    "comm": ["name", "op", "kind", "after", "n", "left_group", "right_group", "per_rank", "left_line", "right_line"],
     "slices": ["param", "global_shape", "left_slice", "right_slice"],
 }
 
@@ -237,6 +242,18 @@ def _comm_ops(lr: RankResult, rr: RankResult) -> tuple[list[tuple[dict, dict]], 
             [cb[k] for k in cb if k not in ca])  # in file order (a set's order changes from run to run)
 
 
+def per_rank(left_group, right_group, left_rank: int | None, right_rank: int | None) -> bool:
+    """Whether two groups differ only as every rank's own group does: each holds its side's rank,
+    and both have as many ranks spaced alike (``(0, 2)`` on rank 0 and ``(1, 3)`` on rank 1;
+    ``(0, 1, 2, 3)`` on rank 0 and ``(4, 5, 6, 7)`` on rank 4)."""
+    if not isinstance(left_group, (tuple, list)) or not isinstance(right_group, (tuple, list)) \
+            or not left_group or not right_group or left_rank is None or right_rank is None:
+        return False
+    a, b = sorted(left_group), sorted(right_group)
+    return (left_rank in a and right_rank in b and len(a) == len(b)
+            and [r - a[0] for r in a] == [r - b[0] for r in b])
+
+
 def _only(left: list[dict], right: list[dict]) -> pd.DataFrame:
     """Among the operators that found no partner: those present in one side only, or a different
     number of times, by what names them in words."""
@@ -301,6 +318,7 @@ def diff_ranks(left: str | os.PathLike | RankDump, right: str | os.PathLike | Ra
         if x["group_ranks"] != y["group_ranks"]:
             comm.append({"name": x["name"], "op": key[1], "kind": key[2], "after": key[3], "n": key[5],
                          "left_group": x["group_ranks"], "right_group": y["group_ranks"],
+                         "per_rank": per_rank(x["group_ranks"], y["group_ranks"], lr.rank, rr.rank),
                          "left_line": x["line"], "right_line": y["line"]})
     result.comm = pd.DataFrame(comm, columns=COLUMNS["comm"])
 

@@ -10,6 +10,7 @@ from msinspect.cli.output import (csv_option, errors, json_option, lenient_optio
                                   to_json, warn_skipped)
 from msinspect.cli.reads import tell_pair
 from msinspect.ranks_text import ranks_text
+from msinspect.schema import is_missing
 
 TITLES = {
     "only": "operators present in one rank only (or a different number of times)",
@@ -41,21 +42,46 @@ def stage_line(result) -> str:
             f"{right} in the stage of {_stage(result.right_stage_ranks)}")
 
 
+def _per_rank_lines(result, groups) -> list[str]:
+    """One line per kind and pair of groups: the communication groups that differ only as each
+    rank's own group does (:func:`msinspect.analysis.diff.per_rank`)."""
+    lines = [f"\ncommunication groups per rank, as expected: {len(groups)} (each side's group holds its own "
+             "rank, as many ranks spaced alike: not a finding)"]
+    counts: dict[tuple, int] = {}
+    for row in groups.to_dict("records"):
+        key = (row["kind"], tuple(row["left_group"]), tuple(row["right_group"]))
+        counts[key] = counts.get(key, 0) + 1
+    for (kind, left, right), n in counts.items():
+        lines.append(f"  {kind}: {n} ({result.left_label}: {ranks_text(left, word=True)}; "
+                     f"{result.right_label}: {ranks_text(right, word=True)})")
+    return lines
+
+
 def format_diff(result) -> str:
     """Plain text for a terminal: ``left`` / ``right`` columns, named by the ranks' labels in the
-    header."""
+    header. Communication groups that differ only as every rank's own
+    group does are summed up per kind below the groups that differ, not listed as findings."""
     lines = [f"diff left:  {result.left_label} ({result.left_file})",
              f"     right: {result.right_label} ({result.right_file})", stage_line(result)]
     for section in result.SECTIONS:
         frame = getattr(result, section)
+        expected = None
+        if section == "comm" and not frame.empty:
+            expected, frame = frame[frame["per_rank"] == True], frame[frame["per_rank"] != True]  # noqa: E712
+            frame = frame.drop(columns="per_rank")
         lines.append(f"\n{TITLES[section]}: {len(frame)}")
         if section == "only" and not frame.empty:
             lines.extend(_stage_note(result))
         if not frame.empty:
+            if section == "comm":
+                frame = frame.assign(left_group=[_group(g) for g in frame["left_group"]],
+                                     right_group=[_group(g) for g in frame["right_group"]])
             shown = frame.copy()
             if "scope" in shown:
                 shown["scope"] = [short_scope(v) for v in shown["scope"]]
             lines.append(shown.to_string(index=False, max_colwidth=56))
+        if expected is not None and not expected.empty:
+            lines.extend(_per_rank_lines(result, expected))
     for section, counts in result.unaligned.items():
         if any(counts.values()):
             lines.append(f"\nnot aligned, so not compared ({section}): "
@@ -78,6 +104,13 @@ def _stage_note(result) -> list[str]:
     return []
 
 
+def _group(ranks) -> str:
+    """A group's ranks as every message writes them (``0-3``)."""
+    if is_missing(ranks) or not len(ranks):
+        return "cannot tell (the file names no ranks)"
+    return ranks_text(ranks)
+
+
 @click.command()
 @click.argument("left", type=click.Path())
 @click.argument("right", type=click.Path())
@@ -94,10 +127,12 @@ def diff(left, right, stage, as_json, as_csv, exit_code, lenient):
     of dimensions of their tensors, the operators and parameters around them), which survives
     renames and hashes; repeats (one per micro-batch) by their order in the file, within one
     pipeline stage. Each stage's own operators are listed as present on one side only. What
-    cannot be aligned is counted, not compared. Given two rank folders of one dump root, the
-    whole root is read to learn the pipeline stages and each rank's place in the device grid. A
-    warning says when the two sides seem to come from different runs. --csv: every section's rows
-    in one table, with a section column.
+    cannot be aligned is counted, not compared. Communication groups that differ only as each
+    rank's own group does (rank 0 in (0, 2), rank 1 in (1, 3)) are summed up as expected, not
+    listed. Given two rank folders of one dump root, the whole root is read to learn the
+    pipeline stages and each rank's place in the device grid. A warning says when the two sides
+    seem to come from different runs. --csv: every section's rows in one table, with a section
+    column.
     """
     from msinspect.analysis.diff import diff_ranks
 

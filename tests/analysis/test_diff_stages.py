@@ -9,6 +9,12 @@ point 3). Worked out by hand before the tool was run:
   labels, (32, 1) -> (8, 1), for the loss. Those are different operators, one on each side: not
   a shape or strategy difference. Ranks 0 and 4 lie in one run folder beside one run record
   (``config.json``): one run, whatever numbers MindSpore gave their files.
+- ``fixtures/zoo/04_pipeline_hsdp_recompute`` (``zoo/nets/04_*.py``): stages of 4 ranks, dp 2 x tp 2
+  inside each, tensor parallel innermost, so in stage 0 the tensor-parallel groups are (0, 1),
+  (2, 3) and the data-parallel groups (0, 2), (1, 3); optimizer parallel (``hsdp``) shards the
+  weights' optimizer state over the data-parallel ranks: rank 0's optimizer group is (0, 2), rank
+  1's (1, 3). Ranks 0 and 1 run one stage and one network: nothing but those per-rank groups and
+  the weight columns they hold tells them apart; the groups are expected, not findings.
 """
 from __future__ import annotations
 
@@ -16,14 +22,17 @@ import gzip
 import re
 import shutil
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from msinspect.analysis.diff import diff_ranks
+from msinspect.analysis.diff import diff_ranks, per_rank
 from msinspect.cli import main
+from msinspect.cli.diff_cmd import format_diff
 from tests.conftest import FIXTURES
 
 RP = FIXTURES / "recursive_pipeline_dryrun_8rank"
+Z04 = FIXTURES / "zoo" / "04_pipeline_hsdp_recompute"
 IMAGES, LABELS = (32, 1, 28, 28), (32, 1)
 MICRO, MICRO_ROWS = 4, 32 // 4
 
@@ -39,6 +48,11 @@ def _cli(*args):
 @pytest.fixture(scope="module")
 def stages_0_4():
     return diff_ranks(RP / "rank_0", RP / "rank_4")
+
+
+@pytest.fixture(scope="module")
+def hsdp_0_1():
+    return diff_ranks(Z04 / "rank_0", Z04 / "rank_1")
 
 
 # ---------------------------------------------------------------- one run, two stages
@@ -116,3 +130,38 @@ def test_cli_says_stage_only_operators_are_on_one_side(stages_0_4):
     assert "each stage's own operators are on its side only" in run.stdout
     shapes = run.stdout.split("shape differences:")[1].split("\n\n")[0]
     assert "(32, 1, 28, 28)" not in shapes and "strided_slice" not in shapes
+
+
+# ---------------------------------------------------------------- per-rank groups
+def test_per_rank_groups():
+    assert per_rank((0, 2), (1, 3), 0, 1)
+    assert per_rank((0, 1, 2, 3), (4, 5, 6, 7), 0, 4)
+    assert per_rank((0, 1), (6, 7), 0, 7)
+    assert not per_rank((0, 2), (1, 5), 0, 1)       # spaced otherwise
+    assert not per_rank((0, 2), (1, 3, 5, 7), 0, 1)  # another size
+    assert not per_rank((0, 2), (1, 3), 0, 5)       # rank 5's group without rank 5
+    assert not per_rank(None, (1, 3), 0, 1) and not per_rank((0, 2), (1, 3), None, 1)
+
+
+def test_optimizer_shard_groups_are_per_rank_not_findings(hsdp_0_1):
+    d = hsdp_0_1
+    assert d.same_stage is True and d.only.empty and d.shapes.empty and d.strategies.empty
+    optimizer = d.comm[d.comm["kind"] == "optimizer"]
+    assert not optimizer.empty
+    assert set(map(tuple, optimizer["left_group"])) == {(0, 2)}
+    assert set(map(tuple, optimizer["right_group"])) == {(1, 3)}
+    assert optimizer["per_rank"].all()
+    assert d.comm["per_rank"].all()  # nothing else differs between the two ranks' groups
+    text = format_diff(d)
+    assert "communication groups that differ: 0" in text
+    assert re.search(r"optimizer: \d+ \(rank_0: ranks 0, 2; rank_1: ranks 1, 3\)", text), text
+    assert "parallel_optimizer_allgather" not in text  # not listed one by one
+
+
+def test_a_group_laid_out_otherwise_is_still_a_finding():
+    d = diff_ranks(Z04 / "rank_0", Z04 / "rank_1")
+    rows = d.comm.to_dict("records")
+    rows[0].update(right_group=(1, 3, 5, 7), per_rank=per_rank(rows[0]["left_group"], (1, 3, 5, 7), 0, 1))
+    d.comm = pd.DataFrame(rows, columns=d.comm.columns)
+    text = format_diff(d)
+    assert "communication groups that differ: 1" in text and "1, 3, 5, 7" in text
