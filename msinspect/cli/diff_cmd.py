@@ -42,6 +42,30 @@ def stage_line(result) -> str:
             f"{right} in the stage of {_stage(result.right_stage_ranks)}")
 
 
+def _cell(value):
+    """A table cell as a terminal shows it: "-" for what is missing (never ``NaN`` / ``None``),
+    also inside a shape or a tuple of shapes."""
+    if isinstance(value, (tuple, list)) and any(_has_missing(v) for v in value):
+        inner = [str(_cell(v)) for v in value]
+        return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+    return "-" if is_missing(value) else value
+
+
+def _has_missing(value) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_has_missing(v) for v in value)
+    return is_missing(value)
+
+
+def _table(frame) -> str:
+    shown = frame.astype(object).copy()
+    if "scope" in shown:
+        shown["scope"] = [short_scope(v) for v in shown["scope"]]
+    for column in shown.columns:
+        shown[column] = [_cell(v) for v in shown[column]]
+    return shown.to_string(index=False, max_colwidth=56)
+
+
 def _per_rank_lines(result, groups) -> list[str]:
     """One line per kind and pair of groups: the communication groups that differ only as each
     rank's own group does (:func:`msinspect.analysis.diff.per_rank`)."""
@@ -59,7 +83,7 @@ def _per_rank_lines(result, groups) -> list[str]:
 
 def format_diff(result) -> str:
     """Plain text for a terminal: ``left`` / ``right`` columns, named by the ranks' labels in the
-    header. Communication groups that differ only as every rank's own
+    header. Missing values read "-"; communication groups that differ only as every rank's own
     group does are summed up per kind below the groups that differ, not listed as findings."""
     lines = [f"diff left:  {result.left_label} ({result.left_file})",
              f"     right: {result.right_label} ({result.right_file})", stage_line(result)]
@@ -76,10 +100,10 @@ def format_diff(result) -> str:
             if section == "comm":
                 frame = frame.assign(left_group=[_group(g) for g in frame["left_group"]],
                                      right_group=[_group(g) for g in frame["right_group"]])
-            shown = frame.copy()
-            if "scope" in shown:
-                shown["scope"] = [short_scope(v) for v in shown["scope"]]
-            lines.append(shown.to_string(index=False, max_colwidth=56))
+            if section == "slices":
+                frame = frame.assign(left_slice=[_slice(v, result.left_label) for v in frame["left_slice"]],
+                                     right_slice=[_slice(v, result.right_label) for v in frame["right_slice"]])
+            lines.append(_table(frame))
         if expected is not None and not expected.empty:
             lines.extend(_per_rank_lines(result, expected))
     for section, counts in result.unaligned.items():
@@ -109,6 +133,11 @@ def _group(ranks) -> str:
     if is_missing(ranks) or not len(ranks):
         return "cannot tell (the file names no ranks)"
     return ranks_text(ranks)
+
+
+def _slice(text: str, label: str) -> str:
+    """``absent on rank_4`` for a weight the rank does not hold."""
+    return f"absent on {label}" if text == "absent" else text
 
 
 @click.command()

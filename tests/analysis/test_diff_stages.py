@@ -35,6 +35,7 @@ RP = FIXTURES / "recursive_pipeline_dryrun_8rank"
 Z04 = FIXTURES / "zoo" / "04_pipeline_hsdp_recompute"
 IMAGES, LABELS = (32, 1, 28, 28), (32, 1)
 MICRO, MICRO_ROWS = 4, 32 // 4
+MISSING = re.compile(r"\b(NaN|None|nan|<NA>)\b")
 
 
 def _cli(*args):
@@ -165,3 +166,12 @@ def test_a_group_laid_out_otherwise_is_still_a_finding():
     d.comm = pd.DataFrame(rows, columns=d.comm.columns)
     text = format_diff(d)
     assert "communication groups that differ: 1" in text and "1, 3, 5, 7" in text
+
+
+# ---------------------------------------------------------------- no NaN / None
+@pytest.mark.parametrize("sides", [(RP / "rank_0", RP / "rank_4"), (Z04 / "rank_0", Z04 / "rank_1")],
+                         ids=["stages", "one_stage"])
+def test_tables_never_print_nan_or_none(sides):
+    run = _cli(*sides)
+    assert run.exit_code == 0, run.output
+    assert not MISSING.search(run.stdout), MISSING.search(run.stdout)
