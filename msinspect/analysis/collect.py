@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Callable, Collection
 from msinspect.analysis.comm import (COMM_COLUMNS, collectives_before, comm_rows, mark_users, ranks_named,
                                     shared_groups, stated_world, with_world)
 from msinspect.analysis.context import RankContext
+from msinspect.analysis.gradsync import weight_rows
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, param_rows, slice_text, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
-from msinspect.analysis.vocabulary import BEFORE_PLANNER
+from msinspect.analysis.vocabulary import BEFORE_PLANNER, planner_ran
 from msinspect import cache as caches
 from msinspect import collector
 from msinspect.dumps import Dump
@@ -60,6 +61,11 @@ class RankResult:
     """Under ``lenient``: why the rank's file could not be read at all (no rows then)."""
     signature: Signature | None = None
     """What the rank's graph is less its rank-specific values (:mod:`msinspect.analysis.signature`)."""
+    held: list[dict] = field(default_factory=list)
+    """Every weight of the file: its shape and bytes, its optimizer update and the collectives
+    summing its gradient (:func:`msinspect.analysis.gradsync.weight_rows`)."""
+    planner: bool | None = None
+    """Whether the parallel pass ran in the file (:func:`~msinspect.analysis.vocabulary.planner_ran`)."""
 
 
 def _skipped(ir) -> list[str]:
@@ -140,7 +146,8 @@ def _rows_of(path: str, reference: str | None, ctx: RankContext, label: str, len
         params=param_rows(ir, ctx, ref, graph), ops=operator_rows(ir, ctx, graph), reference=reference,
         weights=sum(1 for p in ir.params if p.has_default), world_size=stated_world(ir),
         ranks_named=tuple(sorted(ranks_named(ir))), pipelined=any(n.op in ("Send", "Receive") for n in ir.nodes()),
-        skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []),
+        skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []), held=weight_rows(ir, ctx.rank, comm),
+        planner=planner_ran(ir.stage, ir.attrs),
     )
     graph.clear()  # networkx's views make the graph cyclic: emptied, its nodes and edges go now
     result.complete = ir.status != "incomplete" and (ref is None or ref.status != "incomplete")
@@ -248,6 +255,13 @@ class Analysis:
         frame = _frame(rows, PARAM_COLUMNS)
         frame["slice_text"] = [slice_text(s) if s is not None else "cannot tell" for s in frame["slice"]]
         return self._flag(frame)
+
+    def gradient_sync(self) -> pd.DataFrame:
+        """One row per trained weight per rank: its replicas and whether its gradient is summed
+        over them (:func:`msinspect.analysis.gradsync.gradient_sync`)."""
+        from msinspect.analysis.gradsync import gradient_sync
+
+        return gradient_sync(self)
 
     def shapes(self) -> pd.DataFrame:
         """One row per operator input: global shape, strategy, the per-rank shape that follows
