@@ -32,6 +32,11 @@
 Every entry may also carry ``stage``, ``ranks`` (which ranks to look at) and ``basis`` (free
 text saying why it is expected, e.g. ``by_hand`` or ``observed_2.10``).
 
+The ``kind`` of ``comm`` and ``count`` is an operator type, matched without case (``AllToAll``
+counts MindSpore's ``AlltoAll``). A ``comm`` kind must be a communication operator of
+:mod:`msinspect.analysis.vocabulary`, and a ``count`` kind one typo away from one (``AllReduc``)
+is refused, both with the name meant: a kind MindSpore does not have would count nothing.
+
 Every value is checked for its type and bounds before use, and anything else is a
 :class:`SpecError` ("bad spec: FILE: what is wrong"): text (``op``, ``kind``, ``stage``,
 ``basis``, ``name``) must be a string; rank numbers are integers in ``0 .. MAX_RANKS - 1`` and
@@ -46,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from msinspect.analysis.vocabulary import check_kind
 from msinspect.errors import MsInspectError
 from msinspect.expectations import KINDS
 from msinspect.expectations.values import MAX_RANKS, is_int as _is_int, rank_list as _rank_list, text as _text
@@ -56,6 +62,9 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 COMMON_KEYS = {"stage", "ranks", "basis", "note"}
+#: The expectations whose ``kind`` names an operator type, matched without case, and whether it
+#: must be a communication operator (:func:`~msinspect.analysis.vocabulary.check_kind`).
+OPERATOR_KINDS = {"comm": True, "count": False}
 JOB_KEYS = {"name", "ranks", "stage"}
 #: A spec is a hand-written file: larger ones are refused before parsing.
 MAX_SPEC_BYTES = 1 << 20
@@ -130,6 +139,8 @@ def expectation_from(kind: str, index: int, raw: dict, where: str = "") -> Expec
     for key in (*kind_of.text_keys, "stage", "basis", "note"):
         _text(raw, key)
     values = kind_of.validate({k: v for k, v in raw.items() if k not in COMMON_KEYS})
+    if kind in OPERATOR_KINDS and "kind" in values:  # a kind MindSpore lacks would count nothing, silently
+        check_kind(values["kind"], communication=OPERATOR_KINDS[kind])
     ranks = _rank_list(raw["ranks"]) if "ranks" in raw else None
     if kind_of.needs_ranks and ranks is None:
         raise ValueError("missing key(s) ranks")

@@ -1,5 +1,5 @@
 """A selector that matches nothing is bad input (exit 2) that names what there is, never an
-empty table with exit 0: ``--rank``, ``--op``, ``--param``. ``--op`` matches as written, else without case (``Matmul``; ``AllToAll`` for MindSpore's
+empty table with exit 0: ``--rank``, ``--op``, ``--param`` and a spec's operator kind. ``--op`` matches as written, else without case (``Matmul``; ``AllToAll`` for MindSpore's
 ``AlltoAll``).
 
 Expected facts by hand from the network scripts:
@@ -16,6 +16,7 @@ import json
 
 import pytest
 
+from msinspect.spec import SpecError, load_spec
 from tests.conftest import FIXTURES
 from tests.test_cli_parse import msinspect
 
@@ -69,3 +70,36 @@ def test_alltoall_written_as_the_older_spelling_finds_mindspores_alltoall():
     assert run.returncode == 0, run.stderr
     rows = json.loads(run.stdout)
     assert {r["op"] for r in rows} == {"AlltoAll"} and len(rows) >= 2
+
+
+def _spec(tmp_path, body: str):
+    path = tmp_path / "spec.toml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def test_a_spec_kind_in_another_case_counts_mindspores_operator(tmp_path):
+    spec = _spec(tmp_path, '[[expect.count]]\nkind = "AllToAll"\nranks = [0, 5, 15]\nmin = 2\n\n'
+                           '[[expect.comm]]\nkind = "AllToAll"\nbefore = "expert_bmm"\n'
+                           f'groups = [{list(range(16))}]\n')
+    run = msinspect("check", spec, ZOO05, "--json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads(run.stdout)
+    assert report["ok"] and report["passed_count"] == 2
+
+
+@pytest.mark.parametrize("body, said", [
+    ('[[expect.count]]\nkind = "AllToAlll"\nranks = [0]\nmin = 1\n', "did you mean AlltoAll"),
+    ('[[expect.count]]\nkind = "AllReduc"\nranks = [0]\nmin = 1\n', "did you mean AllReduce?"),
+    ('[[expect.comm]]\nkind = "AllGathr"\nafter = "matmul"\ngroups = [[0, 1]]\n', "did you mean AllGather"),
+    ('[[expect.comm]]\nkind = "MatMul"\nafter = "matmul"\ngroups = [[0, 1]]\n', "not a communication operator"),
+])
+def test_a_spec_kind_mindspore_does_not_have_is_refused_when_read(tmp_path, body, said):
+    with pytest.raises(SpecError, match="expect\\.(count|comm)\\[0\\]: kind") as refused:
+        load_spec(_spec(tmp_path, body))
+    assert said in str(refused.value)
+
+
+def test_an_operator_type_that_is_not_communication_may_be_counted(tmp_path):
+    spec = load_spec(_spec(tmp_path, '[[expect.count]]\nkind = "BroadcastTo"\nranks = [0]\nmin = 0\n'))
+    assert spec.expectations[0].values["kind"] == "BroadcastTo"

@@ -116,6 +116,44 @@ MOVING = frozenset(op.name for op in _OPS if op.moves_data)
 VIRTUAL = frozenset(op.name for op in _OPS if op.kind == "virtual")
 MIRROR_OPS = frozenset(op.name for op in _OPS if op.kind == "gradient")
 PIPELINE_OPS = frozenset({"Send", "Receive"})
+#: The vocabulary's primitives by their name without case: ``alltoall`` is ``AlltoAll`` (and the
+#: older spelling ``AllToAll``: one primitive, two spellings, matched alike).
+_BY_FOLD: dict[str, list[str]] = {}
+for _op in _OPS:
+    _BY_FOLD.setdefault(_op.name.casefold(), []).append(_op.name)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one typo: a letter added, dropped, changed, or two
+    neighbours swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long = sorted((a, b), key=len)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+
+
+def check_kind(kind: str, *, communication: bool) -> None:
+    """ValueError, with the close names, when ``kind`` (an operator type a spec names, matched
+    without case: ``AllToAll`` is MindSpore's ``AlltoAll``) is not one MindSpore has: with
+    ``communication``, any name not in the vocabulary; else (any operator type may be counted) a
+    name one typo away from a communication primitive (``AllReduc``)."""
+    import difflib
+
+    folded = kind.casefold()
+    if folded in _BY_FOLD:
+        return
+    close = [_BY_FOLD[m][0] for m in difflib.get_close_matches(folded, list(_BY_FOLD), n=3, cutoff=0.6)]
+    if communication:
+        raise ValueError(f"kind {kind!r} is not a communication operator MindSpore has"
+                         + (f"; did you mean {' or '.join(close)}?" if close else
+                            f" (they are: {', '.join(op.name for op in _OPS)})"))
+    typo = [_BY_FOLD[f][0] for f in _BY_FOLD if len(folded) >= 4 and _one_edit(folded, f)]
+    if typo:
+        raise ValueError(f"kind {kind!r} is not an operator MindSpore has; did you mean {' or '.join(typo)}?")
 
 #: Instance-name prefix of the operators a tensor redistribution inserts.
 REDISTRIBUTION_PREFIX = "redistribution_op_"
