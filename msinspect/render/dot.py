@@ -154,13 +154,13 @@ def _add_node(dot: graphviz.Digraph, key: str, ident: str, graph: nx.MultiDiGrap
         dot.node(ident, label_lines("Return", f"@{node.graph}"), tooltip=tooltip, **_STYLE_RETURN)
     elif is_comm(node):
         style = _STYLE_COMM if node.op in COMM_OPS else _STYLE_REDISTRIBUTION
-        if key in selected:  # the operator drawn around: a double border
-            style = {**style, "peripheries": "2"}
+        if key in selected:  # the operator drawn around: a double border (the SVG's class "focus")
+            style = {**style, "peripheries": "2", "class": "focus"}
         label = comm_label(node, kind_of(node, graph, key), group_ranks(node, context), where)
         dot.node(ident, label, tooltip=tooltip, **style)
     elif is_plumbing(node):
         dot.node(ident, label_lines(node.op, node.name if node.name != node.op else None), tooltip=tooltip,
                  **_STYLE_PLUMBING)
     else:
-        style = _STYLE_SELECTED if key in selected else _STYLE_REAL
+        style = {**_STYLE_SELECTED, "class": "focus"} if key in selected else _STYLE_REAL
         dot.node(ident, op_label(node, where), tooltip=tooltip, **style)

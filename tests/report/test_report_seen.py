@@ -1,0 +1,50 @@
+"""What the report shows in a real browser (Selenium + headless Chromium, a 1400 x 1000 window):
+no bar is drawn for a byte count that cannot be told, the rank shapes of the strategies table are
+on screen without scrolling it sideways, and each graph picture's frame shows the operator it is
+drawn around without scrolling (issue 26, point 6). Expectations by hand from the jobs' scripts.
+
+Skipped with the reason where Chromium, its driver or Selenium is missing, except under CI."""
+from __future__ import annotations
+
+import pytest
+
+from msinspect.report.html import report_html
+
+needs_dot = pytest.mark.skipif(__import__("shutil").which("dot") is None,
+                               reason="Graphviz's 'dot' program is not installed (apt-get install graphviz)")
+
+
+def _open(browser, tmp_path_factory, analysis, name: str) -> None:
+    page = tmp_path_factory.mktemp("seen") / f"{name}.html"
+    page.write_text(report_html(analysis), encoding="utf-8")
+    browser.get(page.as_uri())
+
+
+def _inside(browser, element, frame) -> bool:
+    """Whether ``element``'s box lies within ``frame``'s, as drawn now."""
+    return browser.execute_script(
+        "var e = arguments[0].getBoundingClientRect(), f = arguments[1].getBoundingClientRect();"
+        "return e.width > 0 && e.left >= f.left - 1 && e.right <= f.right + 1 && e.top >= f.top - 1"
+        " && e.bottom <= f.bottom + 1;", element, frame)
+
+
+@needs_dot
+def test_each_graph_picture_shows_its_operator_without_scrolling(browser, tmp_path_factory, analysed):
+    """Seed 002's default report draws, per kind of communication, its busiest collective; the
+    pictures are taller than their frames (44 lines of text), and the collective sits below its
+    producers: each frame opens scrolled so that the operator drawn around (double border) shows."""
+    from selenium.webdriver.common.by import By
+
+    _open(browser, tmp_path_factory, analysed("sharding_propagation_dryrun_8rank").analyse(), "seed002")
+    figures = browser.find_elements(By.CSS_SELECTOR, "#around figure.around")
+    assert len(figures) >= 3
+    taller = 0
+    for figure in figures:
+        frame = figure.find_element(By.CSS_SELECTOR, ".picture")
+        browser.execute_script("arguments[0].scrollIntoView()", figure)
+        focus = frame.find_elements(By.CSS_SELECTOR, "g.node.focus")
+        assert focus, figure.get_attribute("data-what")
+        for node in focus:
+            assert _inside(browser, node, frame), figure.get_attribute("data-what")
+        taller += browser.execute_script("return arguments[0].scrollHeight > arguments[0].clientHeight", frame)
+    assert taller >= 2  # the frames do hold more than they show
