@@ -15,7 +15,7 @@ from msinspect.report.grid import grids_of, weight_rows
 from msinspect.report.grid_svg import grid_svg
 from msinspect.ranks_text import ranks_text
 from msinspect.report.tables import (COMM_SHOWN, STRATEGY_SHOWN, blocks, compressed_names, merged_rows, param_blocks,
-                                     text)
+                                     scope_tail, text)
 from msinspect.report.templating import environment
 
 #: Run-record fields shown when a ``config.json`` lies beside the dump (``msinspect train`` writes it).
@@ -59,6 +59,22 @@ def _run(analysis) -> dict:
         "complete": analysis.complete,
         "skipped": analysis.skipped,
     }
+
+
+#: What the columns of the strategies and communication tables hold (their headers' hover text).
+COLUMN_TITLES = {
+    "in_strategy": "how the operator's inputs are cut (one tuple per input: parts per dimension)",
+    "rank_inputs": "the input shapes at the rank", "rank_output": "the output shape at the rank",
+    "shapes_ok": "whether the shapes at the rank are the global ones cut by the strategy",
+    "global_inputs": "the input shapes of the whole (uncut) tensors", "global_output": "the whole output shape",
+    "set_by": "who set the strategy: the user, or the planner", "micro": "the pipeline micro-batch",
+    "scope": "the operator's scope (its tail shown; the whole on hover)",
+    "shape": "the tensor the operator takes at the rank (a Send / Receive: the one it moves)",
+    "wire_bytes": "bytes this rank sends for the operator per step, by its ring algorithm",
+    "tensor_bytes": "bytes of the tensor the operator takes at the rank",
+    "group_ranks": "the ranks of the operator's communication group (a Send / Receive: the pair)",
+    "group": "MindSpore's name of the group", "peer": "a Send's destination, a Receive's source",
+}
 
 
 def _comm_summary(frame) -> dict:
@@ -161,6 +177,7 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
         rank_groups=group_rows(analysis),
         check=check_report,
         evidence=lambda outcome: [ev.format() for ev in outcome.evidence],
+        scope_tail=scope_tail, column_titles=COLUMN_TITLES,
     )
 
 

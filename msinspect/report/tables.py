@@ -17,10 +17,12 @@ import pandas as pd
 
 from msinspect.ranks_text import ranks_text
 
-STRATEGY_SHOWN = ["name", "op", "scope", "micro", "set_by", "in_strategy", "out_strategy", "global_inputs",
-                  "global_output", "rank_inputs", "rank_output", "shapes_ok"]
-COMM_SHOWN = ["name", "op", "kind", "producer", "consumers", "group", "group_ranks", "peer", "shape", "dtype",
-              "tensor_bytes", "wire_bytes", "scope", "micro"]
+#: The columns, what a user reads first first (the shapes at the rank before the global ones, the
+#: long scope last: the report shows its tail, the whole on hover).
+STRATEGY_SHOWN = ["name", "op", "in_strategy", "rank_inputs", "rank_output", "shapes_ok", "global_inputs",
+                  "global_output", "out_strategy", "set_by", "micro", "scope"]
+COMM_SHOWN = ["name", "op", "kind", "shape", "dtype", "wire_bytes", "tensor_bytes", "group_ranks", "group", "peer",
+              "producer", "consumers", "micro", "scope"]
 _INSTANCE = re.compile(r"-op\d+$")
 _REPEATED_CELL = re.compile(r"/\d+-")
 
@@ -96,6 +98,13 @@ class Block:
         if len(names) > 1:
             parts.append(f"{len(names)} instances")
         return ", ".join(parts) or "same instance"
+
+
+def scope_tail(scope: str, parts: int = 2) -> str:
+    """The last ``parts`` cells of a scope, what tells operators apart
+    (``…/*-Block/attention-Attention``); the scope itself when it has no more."""
+    cells = scope.split("/")
+    return scope if len(cells) <= parts else "…/" + "/".join(cells[-parts:])
 
 
 def merged_rows(frame: pd.DataFrame, shown: list[str]) -> list[Row]:

@@ -28,6 +28,34 @@ def _inside(browser, element, frame) -> bool:
         " && e.bottom <= f.bottom + 1;", element, frame)
 
 
+def test_rank_shapes_on_screen_and_long_scopes_cut(browser, tmp_path_factory, analysed):
+    """The recursive pipeline (seeds 000/001): its scopes run
+    ``Default/network-AutoParallel/network-Pipeline/...``; the strategies table's rank shapes
+    (rank_inputs, rank_output, shapes_ok) are within the window and the table's frame as the page
+    opens, and a scope shows its tail with the whole scope on hover."""
+    from selenium.webdriver.common.by import By
+
+    _open(browser, tmp_path_factory, analysed("recursive_pipeline_dryrun_8rank").analyse(), "pipeline")
+    table = browser.find_element(By.ID, "strategies-table")
+    frame = table.find_element(By.XPATH, "./ancestor::div[contains(@class, 'scroll')]")
+    browser.execute_script("arguments[0].scrollIntoView()", frame)
+    width = browser.execute_script("return window.innerWidth")
+    heads = {th.text: th for th in table.find_elements(By.CSS_SELECTOR, "thead th")}
+    for column in ("rank_inputs", "rank_output", "shapes_ok"):
+        assert _inside(browser, heads[column], frame), column
+        assert heads[column].rect["x"] + heads[column].rect["width"] <= width
+    assert browser.execute_script("return arguments[0].scrollLeft", frame) == 0
+    long = 0
+    for cell in table.find_elements(By.CSS_SELECTOR, "tr.single td.scope"):
+        whole = cell.get_attribute("title")
+        if whole.count("/") < 2:
+            assert cell.text == whole
+            continue
+        long += 1
+        assert cell.text.startswith("…/") and whole.endswith(cell.text[1:]) and len(cell.text) < len(whole)
+    assert long > 0
+
+
 @needs_dot
 def test_each_graph_picture_shows_its_operator_without_scrolling(browser, tmp_path_factory, analysed):
     """Seed 002's default report draws, per kind of communication, its busiest collective; the
