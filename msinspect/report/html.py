@@ -4,8 +4,9 @@ communication, each weight's device grid and, with a spec, every expectation wit
 from __future__ import annotations
 
 import json
+import math
 import os
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,9 +26,12 @@ RECORD_FIELDS = ("mode", "seed", "run", "device", "mindspore", "ranks", "status"
 @dataclass
 class Bar:
     label: str
-    ranks: str
-    value: int
+    names: str
+    """The group's names (MindSpore's ``4-6301172352641561019``, ``nccl_world_group`` ...)."""
+    value: int | None
+    """Wire bytes; None: cannot tell (no bar is drawn, ``why`` says why)."""
     width: float
+    why: str = ""
 
 
 def _record(path: Path) -> dict:
@@ -61,6 +65,35 @@ def _run(analysis) -> dict:
     }
 
 
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def unknown_why(rows) -> str:
+    """Why the wire bytes of some of ``rows`` (comm rows) cannot be told, in words, with counts:
+    ``8 AllGather: the file shows global shapes (step_parallel_end), not the tensor at the rank``;
+    "" where every one is known."""
+    from msinspect.analysis.context import shapes_are_global
+    from msinspect.stages import stage_of
+
+    reasons: Counter = Counter()
+    for row in rows[rows["wire_bytes"].isna()].to_dict("records"):
+        if _missing(row["tensor_bytes"]):
+            reason = (f"the file shows global shapes ({stage_of(row['file'])}), not the tensor at the rank"
+                      if shapes_are_global(str(row["file"])) else "the tensor at the rank cannot be told")
+        elif _missing(row["group_size"]):
+            reason = "its group's size cannot be told"
+        else:
+            reason = "no ring formula is known for it"
+        reasons[(row["op"], reason)] += 1
+    return "; ".join(f"{n} {op}: {reason}" for (op, reason), n in reasons.items())
+
+
+def _bytes_text(value) -> str:
+    """A byte count as every table of the page writes it: ``1,572,864``; "cannot tell" where unknown."""
+    return "cannot tell" if _missing(value) else f"{int(value):,}"
+
+
 #: What the columns of the strategies and communication tables hold (their headers' hover text).
 COLUMN_TITLES = {
     "in_strategy": "how the operator's inputs are cut (one tuple per input: parts per dimension)",
@@ -77,25 +110,42 @@ COLUMN_TITLES = {
 }
 
 
-def _comm_summary(frame) -> dict:
-    """Per kind and per group: operators, ranks and tensor bytes per step (summed over the ranks
-    that run them; "cannot tell" where a row has no byte count)."""
-    def summarise(rows):
-        missing = int(rows["tensor_bytes"].isna().sum())
-        return {"ops": len(rows), "ranks": ranks_text(rows["rank"].dropna()),
-                "bytes": None if missing else int(rows["tensor_bytes"].sum()), "missing": missing,
-                "known": int(rows["tensor_bytes"].dropna().sum())}
+def _ranks_key(value) -> tuple | None:
+    return tuple(value) if isinstance(value, (tuple, list)) else None
 
-    kinds = [{"kind": kind, **summarise(rows)} for kind, rows in frame.groupby("kind", sort=False)]
+
+def _comm_summary(frame) -> dict:
+    """Per kind and per group (its rank list, as ``msinspect comm --by kind`` / ``--by group`` count
+    them: :func:`~msinspect.analysis.comm.comm_totals`): operators, ranks, and the tensor bytes and
+    wire bytes per step summed over the ranks that run them (None: "cannot tell", where one of
+    its operators has no byte count; ``why`` says why); the bars: wire bytes per group."""
+    from msinspect.analysis.comm import comm_totals
+
+    def summarise(rows, total) -> dict:
+        return {"ops": int(total["operators"]), "ranks": ranks_text(rows["rank"].dropna()),
+                "tensor": None if _missing(total["tensor_bytes"]) else int(total["tensor_bytes"]),
+                "tensor_missing": int(rows["tensor_bytes"].isna().sum()),
+                "wire": None if _missing(total["wire_bytes"]) else int(total["wire_bytes"]),
+                "wire_missing": int(total["unknown_bytes"]), "why": unknown_why(rows)}
+
+    kinds = [{"kind": total["kind"], **summarise(frame[frame["kind"] == total["kind"]], total)}
+             for total in comm_totals(frame, "kind").to_dict("records")]
+    moving = frame[frame["moves_data"].astype(bool)]
+    keys = [_ranks_key(g) for g in moving["group_ranks"]]
     groups = []
-    named = frame[frame["group"].notna()]
-    for group, rows in named.groupby("group", sort=False):
-        members = {text(g) for g in rows["group_ranks"]} - {""}
-        groups.append({"group": group, "members": ", ".join(sorted(members)) or "cannot tell",
-                       "kinds": ", ".join(dict.fromkeys(rows["kind"])), **summarise(rows)})
-    top = max((g["known"] for g in groups), default=0)
-    bars = [Bar(g["group"], g["members"], g["known"], (g["known"] / top * 100) if top else 0) for g in groups]
-    return {"kinds": kinds, "groups": groups, "bars": bars, "local": int(frame["group"].isna().sum())}
+    for total in comm_totals(moving, "group").to_dict("records"):
+        key = _ranks_key(total["group_ranks"])
+        rows = moving[[k == key for k in keys]]
+        groups.append({"members": ranks_text(key) if key else "cannot tell",
+                       "names": ", ".join(dict.fromkeys(str(g) for g in rows["group"].dropna())),
+                       "kinds": ", ".join(dict.fromkeys(rows["kind"])), **summarise(rows, total)})
+    top = max((g["wire"] or 0 for g in groups), default=0)
+    bars = [Bar(f"ranks {g['members']}" if g["members"] != "cannot tell" else "ranks: cannot tell", g["names"],
+                g["wire"], (g["wire"] / top * 100) if top and g["wire"] is not None else 0,
+                f"{g['wire_missing']} of {g['ops']} operators without a byte count: {g['why']}"
+                if g["wire"] is None else "")
+            for g in groups]
+    return {"kinds": kinds, "groups": groups, "bars": bars, "local": len(frame) - len(moving)}
 
 
 #: The cells of a weight's row that its repeats (the same weight of another layer) share.
@@ -163,7 +213,10 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
 
     strategy_rows = merged_rows(analysis.strategies(), STRATEGY_SHOWN)
     comm_frame = analysis.comm()
-    comm_rows = merged_rows(comm_frame, COMM_SHOWN)
+    comm_rows = merged_rows(comm_frame.assign(
+        group_ranks=[ranks_text(g) if isinstance(g, (tuple, list)) else None for g in comm_frame["group_ranks"]],
+        wire_bytes=[_bytes_text(b) for b in comm_frame["wire_bytes"]],
+        tensor_bytes=[_bytes_text(b) for b in comm_frame["tensor_bytes"]]), COMM_SHOWN)
     return environment().get_template("report.html.j2").render(
         title=title or f"msinspect report: {shown_path(analysis.dump.path)}",
         made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

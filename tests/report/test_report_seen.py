@@ -28,6 +28,35 @@ def _inside(browser, element, frame) -> bool:
         " && e.bottom <= f.bottom + 1;", element, frame)
 
 
+def test_no_bar_where_the_bytes_cannot_be_told(browser, tmp_path_factory, analysed):
+    """Seed 002 read at step_parallel_end: the file shows global shapes there and the AllGathers the
+    redistribution inserted print no output, so the tensor each gathers at the rank, and with it
+    the wire bytes of ranks 0-3's and 4-7's groups, cannot be told: no bar, "cannot tell" with the
+    reason. The mirrors' pairs are known (w's (8, 16) and w2's (16, 4) float32 slices are the
+    rank's own parameters): 2 x (512 + 256) = 1,536 bytes a step, drawn."""
+    from selenium.webdriver.common.by import By
+
+    _open(browser, tmp_path_factory, analysed("sharding_propagation_dryrun_8rank").analyse("step_parallel_end"),
+          "seed002-end")
+    drawn = browser.find_elements(By.CSS_SELECTOR, "#comm-bars g.bar")
+    bars = {g.get_attribute("data-group"): g for g in drawn}
+    # ranks 0-3's and 4-7's groups, by the names MindSpore gives them (their size, then a hash)
+    for name in ("4-6301172352641561019", "4-15700679239691767905"):
+        [bar] = [g for g in drawn if name in g.find_element(By.TAG_NAME, "title").get_attribute("textContent")]
+        assert bar.find_elements(By.TAG_NAME, "rect") == []
+        shown = " ".join(t.text for t in bar.find_elements(By.TAG_NAME, "text"))
+        assert "cannot tell" in shown and "global shapes" in shown
+        assert bar.get_attribute("data-bytes") == ""
+    for pair in ("ranks 0, 4", "ranks 1, 5", "ranks 2, 6", "ranks 3, 7"):
+        [rect] = bars[pair].find_elements(By.TAG_NAME, "rect")
+        assert rect.is_displayed() and float(rect.get_attribute("width")) > 0
+        assert "1,536" in [t.text for t in bars[pair].find_elements(By.TAG_NAME, "text")]
+    # the group table says the same: cannot tell where no bar is drawn
+    rows = {r.find_elements(By.TAG_NAME, "td")[0].text: r.text for r in
+            browser.find_elements(By.CSS_SELECTOR, "#comm-groups tbody tr")}
+    assert "cannot tell" in rows["0-3"] and "1,536" in rows["0, 4"]
+
+
 def test_rank_shapes_on_screen_and_long_scopes_cut(browser, tmp_path_factory, analysed):
     """The recursive pipeline (seeds 000/001): its scopes run
     ``Default/network-AutoParallel/network-Pipeline/...``; the strategies table's rank shapes

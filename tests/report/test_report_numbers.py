@@ -1,0 +1,110 @@
+"""The report's numbers agree with each other and with the analyses: the communication tables
+show wire bytes under headers that say so, one dtype spelling in every table (issue 26, point 6).
+Every expectation is worked out by hand from the jobs' scripts; the page is read as HTML (what is
+seen: test_report_seen.py)."""
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from msinspect.report.html import report_html
+
+
+class _Tables(HTMLParser):
+    """Every table of a page by id: its header texts and its rows' cell texts."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables: dict[str, dict] = {}
+        self._table = self._cell = None
+        self._hidden = 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "table" and attrs.get("id"):
+            self._table = self.tables.setdefault(attrs["id"], {"head": [], "rows": []})
+        elif self._table is not None and tag == "tr":
+            self._table["rows"].append([])
+        elif self._table is not None and tag in ("td", "th"):
+            self._cell = []
+        elif tag == "span" and "full" in (attrs.get("class") or "").split():
+            self._hidden += 1  # a scope's whole text, shown on hover only
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._table = None
+        elif self._table is not None and tag in ("td", "th") and self._cell is not None:
+            text = " ".join("".join(self._cell).split())
+            row = self._table["rows"][-1]
+            row.append(text)
+            self._cell = None
+        elif tag == "span" and self._hidden:
+            self._hidden -= 1
+        elif self._table is not None and tag == "thead":
+            self._table["head"] = self._table["rows"].pop()
+
+    def handle_data(self, data):
+        if self._cell is not None and not self._hidden:
+            self._cell.append(data)
+
+
+def tables(html: str) -> dict[str, dict]:
+    parser = _Tables()
+    parser.feed(html)
+    return parser.tables
+
+
+@pytest.fixture(scope="module")
+def seed_002(analysed):
+    return report_html(analysed("sharding_propagation_dryrun_8rank").analyse())
+
+
+def _column(table: dict, header: str) -> list[str]:
+    index = next(i for i, h in enumerate(table["head"]) if h.startswith(header))
+    return [row[index] for row in table["rows"]]
+
+
+def test_comm_tables_show_wire_bytes_as_the_cli_counts_them(seed_002):
+    """Seed 002 on 8 ranks (train_jobs/sharding_propagation.py), per rank and step, by the ring
+    formulas of docs/comm.md:
+
+    - forward: matmul's partial sums, (8, 16) float32 = 512 bytes, AllReduce over 4 ranks:
+      2 x 3 / 4 x 512 = 768; the loss's scalar AllReduce over the 8: 2 x 7 / 8 x 4 = 7 -> 775;
+    - redistribution: the data-parallel input (2, 32) gathered over 4 for matmul's (2, 4) cut:
+      3 x 256 = 768, the label (2, 16): 3 x 128 = 384 -> 1,152;
+    - backward: the gradient of matmul's AllReduce, 768;
+    - gradient: the mirrors of w (8, 16) and w2 (16, 4) over their pair of replicas:
+      2 x 1 / 2 x 512 + 256 = 768.
+
+    Summed over the 8 ranks: forward 6,200, redistribution 9,216, backward 6,144, gradient 6,144;
+    Per group: ranks 0-3 (and 4-7) run the
+    redistribution, matmul's AllReduce and its gradient: 4 x (1,152 + 768 + 768) = 10,752; the pair
+    (r, r + 4) the two mirrors: 2 x 768 = 1,536; the world the loss's: 8 x 7 = 56."""
+    found = tables(seed_002)
+    kinds = found["comm-kinds"]
+    assert any(h.startswith("wire bytes per step") for h in kinds["head"])
+    assert any(h.startswith("tensor bytes per step") for h in kinds["head"])
+    wire = dict(zip(_column(kinds, "kind"), _column(kinds, "wire bytes")))
+    assert wire == {"forward": "6,200", "redistribution": "9,216", "backward": "6,144", "gradient": "6,144",
+                    "local": "0"}
+    groups = found["comm-groups"]
+    by_group = dict(zip(_column(groups, "ranks in the group"), _column(groups, "wire bytes")))
+    assert by_group == {"0-3": "10,752", "4-7": "10,752", "0-7": "56", "0, 4": "1,536", "1, 5": "1,536",
+                        "2, 6": "1,536", "3, 7": "1,536"}
+    # the bars draw the same numbers the group table shows
+    bars = dict(re.findall(r'<g class="bar" data-group="ranks ([^"]+)" data-bytes="(\d+)"', seed_002))
+    assert {k: f"{int(v):,}" for k, v in bars.items()} == by_group
+
+
+def test_every_table_spells_a_dtype_one_way(analysed):
+    """The recursive pipeline (seeds 000/001) is float32 throughout; its Sends and Receives write
+    their dtype attribute ``F32``, the other collectives' abstracts ``Float32``: the communication
+    table says ``Float32`` on every row that has a dtype."""
+    found = tables(report_html(analysed("recursive_pipeline_dryrun_8rank").analyse()))
+    table = found["comm-table"]
+    dtypes = {d for d in _column(table, "dtype") if d and not d.startswith("(")}
+    assert dtypes == {"Float32"}
+    ops = set(_column(table, "op"))
+    assert {"Send", "Receive", "AllGather"} <= ops
