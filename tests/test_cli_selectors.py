@@ -1,5 +1,6 @@
 """A selector that matches nothing is bad input (exit 2) that names what there is, never an
-empty table with exit 0: ``--rank``, ``--op``, ``--param`` and a spec's operator kind. ``--op`` matches as written, else without case (``Matmul``; ``AllToAll`` for MindSpore's
+empty table with exit 0: ``--rank``, ``--op``, ``--param``, ``--columns`` and a spec's operator
+kind. ``--op`` matches as written, else without case (``Matmul``; ``AllToAll`` for MindSpore's
 ``AlltoAll``).
 
 Expected facts by hand from the network scripts:
@@ -70,6 +71,12 @@ def test_alltoall_written_as_the_older_spelling_finds_mindspores_alltoall():
     assert run.returncode == 0, run.stderr
     rows = json.loads(run.stdout)
     assert {r["op"] for r in rows} == {"AlltoAll"} and len(rows) >= 2
+
+
+def test_a_column_that_is_not_there_is_named_with_the_close_ones():
+    run = msinspect("strategies", SP, "--columns", "rank,nme")
+    assert run.returncode == 2 and run.stdout == ""
+    assert "no column 'nme'" in run.stderr and "did you mean name?" in run.stderr
 
 
 def _spec(tmp_path, body: str):

@@ -1,5 +1,28 @@
-"""Small display helpers shared by the commands that print tables (no analysis here)."""
+"""Small display helpers shared by the commands that print tables (no analysis here): a cell's
+text, and a table laid out for a terminal's width.
+
+A table for a person (:func:`lay_out`) shows the columns that fit the width, most telling first
+(each command says which those are), each at least as wide as its longest word, so that a file
+name, a shape or a number is never cut across lines; a column name breaks at its ``_``. The
+columns left out are named under the table (``--wide``, ``--columns``, ``--json`` / ``--csv``
+show them). Rows equal in every shown column but the rank are one row with the ranks
+(``0-7``: :mod:`msinspect.rank_merge`, as the report merges them). Nothing is printed as
+``NaN`` or ``None``: a missing value is ``-``."""
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from msinspect.rank_merge import merge_ranks, rank_number
+from msinspect.ranks_text import ranks_text
+from msinspect.schema import is_missing
+
+#: A column whose text has spaces may wrap down to this width (never below its longest word).
+WRAP_AT = 14
+#: What a column costs beyond its text: one space each side and a border.
+COLUMN_COST = 3
+#: The table's left border.
+EDGE = 1
 
 
 def short_scope(scope, parts: int = 2) -> str:
@@ -7,3 +30,168 @@ def short_scope(scope, parts: int = 2) -> str:
     if not isinstance(scope, str) or scope.count("/") < parts:
         return scope if isinstance(scope, str) else ""
     return ".../" + "/".join(scope.split("/")[-parts:])
+
+
+def _scalar(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds."""
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        try:
+            return value.item()
+        except (TypeError, ValueError):
+            return value
+    return value
+
+
+def cell(value) -> str:
+    """A table cell: ``-`` for nothing (None, NaN, NA: never ``None`` or ``nan``, at any depth);
+    ``yes`` / ``no``; tuples as written in the IR (``(8, 16)``), a tuple of names as ``a, b``;
+    a dict as ``key value, ...``."""
+    value = _scalar(value)
+    if is_missing(value):
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, tuple) and value and all(isinstance(v, str) for v in value):
+        return ", ".join(value)
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(cell(v) for v in value)
+        if isinstance(value, list):
+            return f"[{inner}]"
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {cell(v)}" for k, v in value.items()) or "-"
+    return str(value)
+
+
+def _len(text: str) -> int:
+    from rich.cells import cell_len
+
+    return max((cell_len(line) for line in text.split("\n")), default=0)
+
+
+def _words(text: str) -> int:
+    """The width of the longest word of ``text`` (what a wrapped cell cannot go below)."""
+    return max((_len(w) for w in text.split()), default=0)
+
+
+def header_text(name: str, width: int) -> str:
+    """A column's name in ``width`` columns: whole where it fits, else broken after its ``_``
+    (``sharded_`` / ``weights``)."""
+    if _len(name) <= width or "_" not in name:
+        return name
+    pieces = [p + "_" for p in name.split("_")[:-1]] + [name.split("_")[-1]]
+    lines = [""]
+    for piece in pieces:
+        if lines[-1] and _len(lines[-1] + piece) > width:
+            lines.append("")
+        lines[-1] += piece
+    return "\n".join(lines)
+
+
+@dataclass
+class Layout:
+    """A table laid out for a width: what :func:`lay_out` gives."""
+
+    columns: list[str]
+    """The columns shown, in the command's order."""
+    widths: list[int]
+    """Each shown column's width (its text; no padding or border)."""
+    rows: list[list[str]]
+    """The cells of each row shown."""
+    left_out: list[str] = field(default_factory=list)
+    """The columns that did not fit, in the command's order."""
+    rows_in: int = 0
+    """Rows before ranks that agree were merged."""
+
+    @property
+    def width(self) -> int:
+        """The table's width in columns, borders included."""
+        return sum(self.widths) + COLUMN_COST * len(self.widths) + EDGE
+
+    @property
+    def merged(self) -> bool:
+        return len(self.rows) < self.rows_in
+
+
+def _merged(records: list[dict], shown: list[str], cells: list[dict[str, str]], merge: bool) -> list[dict[str, str]]:
+    """The rows to show: with ``merge``, one per distinct content of ``shown`` but the rank, its
+    rank cell the ranks that hold it (``0-3, 6``); a row without a rank number is never merged."""
+    others = [c for c in shown if c != "rank"]
+    if not merge or "rank" not in shown:
+        return [{c: row[c] for c in shown} for row in cells]
+    keyed = []
+    for i, (record, row) in enumerate(zip(records, cells)):
+        rank = rank_number(record.get("rank"))
+        keyed.append({**{c: row[c] for c in others}, "rank": rank,
+                      "\0unranked": "" if rank is not None else f"{i}"})
+    out = []
+    for merged, ranks in merge_ranks(keyed, [*others, "\0unranked"], str):
+        index = merged.pop("\0unranked")
+        rank = ranks_text(ranks) if ranks else cells[int(index)]["rank"]
+        out.append({"rank": rank, **merged})
+    return [{c: row[c] for c in shown} for row in out]
+
+
+def _choose(order: Sequence[str], priority: Sequence[str], need: dict[str, int], cells: dict[str, int],
+            full: dict[str, int], width: int) -> tuple[list[str], dict[str, int]]:
+    """The columns that fit ``width`` at their ``need``, taken most telling first up to the first
+    that does not fit; then the width left goes to the cells that wrap (up to their longest,
+    ``cells``), then to the names that break (up to ``full``), most telling first."""
+    chosen, used = [], EDGE
+    for column in priority:
+        if chosen and used + need[column] + COLUMN_COST > width:  # the first column always
+            break
+        chosen.append(column)
+        used += need[column] + COLUMN_COST
+    widths = {c: need[c] for c in chosen}
+    spare = width - used
+    for bound in (cells, full):
+        for column in chosen:
+            grow = max(0, min(spare, bound[column] - widths[column]))
+            widths[column] += grow
+            spare -= grow
+    return [c for c in order if c in chosen], widths
+
+
+def _measure(texts: dict[str, list[str]], columns: Sequence[str]) -> tuple[dict[str, int], ...]:
+    """Each column's least width (its longest word, its name's longest ``_`` piece, and
+    :data:`WRAP_AT` or its longest cell, if less), the width of its longest cell (at least the
+    least) and its full width (its name too)."""
+    need, cells, full = {}, {}, {}
+    for c in columns:
+        longest = max((_len(t) for t in texts[c]), default=0)
+        piece = max(_len(p) for p in header_text(c, 1).split("\n"))
+        full[c] = max(_len(c), longest)
+        need[c] = min(full[c], max(piece, max((_words(t) for t in texts[c]), default=0), min(longest, WRAP_AT)))
+        cells[c] = max(need[c], longest)
+    return need, cells, full
+
+
+def lay_out(records: list[dict], columns: Sequence[str], *, width: int, priority: Sequence[str] | None = None,
+            merge: bool = False, every: bool = False) -> Layout:
+    """``records`` (dicts holding every column) as a table of ``columns`` for ``width`` terminal
+    columns: those that fit, taken in ``priority`` order (default: ``columns``' own), shown in
+    ``columns``' order; ``every``: all of them, each at its full width (wider than ``width``
+    where they do not fit: :attr:`Layout.width`). ``merge``: rows equal but for the rank as one
+    row with its ranks (:mod:`msinspect.rank_merge`)."""
+    columns = list(dict.fromkeys(columns))
+    order = [c for c in (priority or ()) if c in columns] + [c for c in columns if c not in (priority or ())]
+    cells = [{c: cell(record.get(c)) for c in columns} for record in records]
+    texts = {c: [row[c] for row in cells] for c in columns}
+    shown = list(columns)
+    rows = _merged(records, shown, cells, merge)
+    for _ in range(3):  # the rank cells depend on the columns shown, the columns on their widths
+        if merge and "rank" in shown:
+            texts["rank"] = [row["rank"] for row in rows]
+        need, longest, full = _measure(texts, columns)
+        chosen, widths = (list(columns), dict(full)) if every else _choose(columns, order, need, longest, full, width)
+        if chosen == shown:
+            break
+        shown = chosen
+        rows = _merged(records, shown, cells, merge)
+    if "rank" in shown:  # after a last change of columns, the rank cells may have grown
+        widths["rank"] = max(widths["rank"], max((_len(row["rank"]) for row in rows), default=0))
+    return Layout(columns=shown, widths=[widths[c] for c in shown], rows=[[row[c] for c in shown] for row in rows],
+                  left_out=[c for c in columns if c not in shown], rows_in=len(records))

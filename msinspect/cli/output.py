@@ -11,7 +11,8 @@ Rich loads where something is printed for a person, pandas where a table is made
 --json`` answered from the cache loads neither (they were most of what such a run cost)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import click
 
@@ -103,25 +104,40 @@ def lenient_option(f):
                              "skipped span, mark rows from incomplete files complete=false.")(f)
 
 
-def cell(value) -> str:
-    """A table cell: ``-`` for nothing, tuples as written in the IR."""
-    if is_missing(value):
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, tuple) and value and all(isinstance(v, str) for v in value):
-        return ", ".join(value)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+@dataclass(frozen=True)
+class View:
+    """How a person asked to see a table: ``--wide`` (every column at its full width) or
+    ``--columns a,b`` (those, in that order); by default the columns that fit the terminal."""
+
+    wide: bool = False
+    columns: tuple[str, ...] = ()
+
+    @property
+    def every(self) -> bool:
+        return self.wide or bool(self.columns)
+
+
+def view_of(wide: bool, columns: str | None) -> View:
+    """The :class:`View` of ``--wide`` and ``--columns``."""
+    return View(wide, tuple(c.strip() for c in (columns or "").split(",") if c.strip()))
+
+
+def _title(title: str, count: int, layout) -> str:
+    rows = f"{count} row{'s' if count != 1 else ''}"
+    if layout.merged:
+        rows += f", {len(layout.rows)} shown: ranks that agree are one row"
+    return f"{title} ({rows})" if title else f"({rows})"
 
 
 def emit(rows: pd.DataFrame | list[dict], *, as_json: bool, as_csv: bool, title: str,
-         columns: list[str] | None = None, styles: dict[str, str] | None = None,
-         shown: pd.DataFrame | list[dict] | None = None) -> None:
+         columns: Sequence[str] | None = None, styles: dict[str, str] | None = None,
+         shown: pd.DataFrame | list[dict] | None = None, priority: Sequence[str] | None = None,
+         merge: bool = False, view: View = View()) -> None:
     """Print ``rows`` (a DataFrame, or dicts that each hold every column, at least one): every column
-    as JSON or CSV (:mod:`msinspect.schema`), or ``columns`` as a rich table (of ``shown``, the same
-    rows made for a person, when given)."""
+    as JSON or CSV (:mod:`msinspect.schema`), or a rich table of ``columns`` (of ``shown``, the same
+    rows made for a person, when given) laid out for the terminal (:func:`~msinspect.cli.display.lay_out`):
+    the columns that fit, taken in ``priority`` order, the rest named under it; ``merge``: rows
+    equal but for the rank as one row; ``view``: ``--wide`` / ``--columns``."""
     if as_json:
         click.echo(to_json(rows))
         return
@@ -130,17 +146,31 @@ def emit(rows: pd.DataFrame | list[dict], *, as_json: bool, as_csv: bool, title:
         return
     from rich.table import Table
 
+    from msinspect.analysis.select import close_names, listing, no_match
+    from msinspect.cli.display import header_text, lay_out
+
     rows = rows if shown is None else shown
-    dicts = isinstance(rows, list)
-    present = (list(rows[0]) if rows else []) if dicts else list(rows.columns)
-    shown_columns = [c for c in (columns or present) if c in present]
-    table = Table(title=f"{title} ({len(rows)} row{'s' if len(rows) != 1 else ''})")
-    for column in shown_columns:
-        table.add_column(column, overflow="fold", style=(styles or {}).get(column))
-    lines = ([row[c] for c in shown_columns] for row in rows) if dicts else rows[shown_columns].itertuples(index=False)
-    for line in lines:
-        table.add_row(*(cell(v) for v in line))
-    stdout().print(table)
+    items = rows if isinstance(rows, list) else rows.to_dict("records")
+    present = (list(items[0]) if items else []) if isinstance(rows, list) else list(rows.columns)
+    for column in view.columns:
+        if column not in present:
+            raise no_match(f"no column {column!r}", "columns", listing(present, limit=len(present)),
+                           close_names(column, present))
+    wanted = [c for c in (view.columns or columns or present) if c in present]
+    out = stdout()
+    layout = lay_out(items, wanted, width=out.width, priority=None if view.columns else priority,
+                     merge=merge, every=view.every)
+    if layout.width > out.width:  # --wide, --columns: every column whole, lines longer than the terminal
+        out.width = layout.width
+    table = Table(title=_title(title, len(items), layout))
+    for column, width in zip(layout.columns, layout.widths):
+        table.add_column(header_text(column, width), width=width, overflow="fold", style=(styles or {}).get(column))
+    for line in layout.rows:
+        table.add_row(*line)
+    out.print(table)
+    if layout.left_out:
+        out.print(f"left out to fit {out.width} columns: {', '.join(layout.left_out)} (--wide shows every column, "
+                  "--columns A,B,... those named; --json / --csv every field)", style="dim")
 
 
 def json_option(f):
@@ -175,10 +205,22 @@ def scheduler_option(f):
                              "see the dump at the same path (needs msinspect[cluster]); --jobs is then not used.")(f)
 
 
+def wide_option(f):
+    return click.option("--wide", is_flag=True,
+                        help="Every column, each whole (lines may be longer than the terminal: page with "
+                             "less -S); by default the columns that fit, the rest named under the table.")(f)
+
+
+def columns_option(f):
+    return click.option("--columns", metavar="A,B,...", default=None,
+                        help="Only these columns, in this order (any field of --json).")(f)
+
+
 def table_options(f):
     """What every command that analyses the ranks of a dump and prints a table takes: ``--json``,
-    ``--csv``, ``--jobs``, ``--scheduler``, ``--lenient``, ``--world``."""
-    for option in (world_option, lenient_option, scheduler_option, jobs_option, csv_option, json_option):
+    ``--csv``, ``--wide``, ``--columns``, ``--jobs``, ``--scheduler``, ``--lenient``, ``--world``."""
+    for option in (world_option, lenient_option, scheduler_option, jobs_option, columns_option, wide_option,
+                   csv_option, json_option):
         f = option(f)
     return f
 

@@ -7,18 +7,25 @@ import click
 
 from msinspect.analysis.groups import rank_groups
 from msinspect.analysis.summary import SUMMARY_COLUMNS, summary_rows
-from msinspect.cli.output import analysed, emit, errors, stage_option, stdout, table_options
+from msinspect.cli.output import analysed, emit, errors, stage_option, stdout, table_options, view_of
 from msinspect.ranks_text import ranks_text
 from msinspect.schema import is_missing
+
+
+#: The columns most telling first: a terminal shows those that fit (the rest: --wide, --columns, --json).
+SUMMARY_PRIORITY = ["rank", "file", "strategies", "set_by_user", "comm", "by_kind", "wire_bytes", "stage_ranks",
+                    "rank_group", "weights", "note", "other_stage", "sharded_weights", "status", "wire_unknown",
+                    "complete", "stage", "family"]
 
 
 @click.command()
 @click.argument("dump", type=click.Path())
 @stage_option
 @table_options
-def summary(dump, stage, as_json, as_csv, jobs, scheduler, lenient, world):
-    """One line per rank: which file was read, strategies (how many the user set), communication
-    operators by kind and the bytes they send on the wire per step, and the ranks of its pipeline stage."""
+def summary(dump, stage, as_json, as_csv, wide, columns, jobs, scheduler, lenient, world):
+    """One line per rank (in a terminal, ranks that agree are one line): which file was read,
+    strategies (how many the user set), communication operators by kind and the bytes they send
+    on the wire per step, and the ranks of its pipeline stage."""
     with errors():
         analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
                             world=world, scheduler=scheduler)
@@ -27,14 +34,16 @@ def summary(dump, stage, as_json, as_csv, jobs, scheduler, lenient, world):
     if as_json or as_csv:
         emit(rows, as_json=as_json, as_csv=as_csv, title="")
         return
-    shown = [{**row, "rank": row["rank_label"], "file": Path(row["file"]).name if row["file"] else None,
+    shown = [{**row, "rank": row["rank"] if row["rank"] is not None else row["rank_label"],
+              "file": Path(row["file"]).name if row["file"] else None,
               "by_kind": ", ".join(f"{k} {v}" for k, v in row["by_kind"].items()) if row["by_kind"] else None,
               "stage_ranks": ranks_text(row["stage_ranks"]) if isinstance(row["stage_ranks"], list) else None}
              for row in rows]
     flags = [c for c in ("other_stage", "note") if any(not is_missing(row[c]) and row[c] for row in rows)]
     hidden = ("rank_label", "rank_group_odd", "rank_group_distinct")  # the group lines below say them
     emit(rows, as_json=False, as_csv=False, title=f"summary of {dump}", shown=shown,
-         columns=[c for c in SUMMARY_COLUMNS if c not in hidden and (c not in ("other_stage", "note") or c in flags)])
+         columns=[c for c in SUMMARY_COLUMNS if c not in hidden and (c not in ("other_stage", "note") or c in flags)],
+         priority=SUMMARY_PRIORITY, merge=True, view=view_of(wide, columns))
     stages = sorted({tuple(row["stage_ranks"]) for row in rows if row["stage_ranks"]})
     for line in groups.lines():
         stdout().print(line, soft_wrap=True)

@@ -10,12 +10,24 @@ from msinspect.analysis.comm import KINDS, comm_totals
 from msinspect.analysis.select import comm_of, no_match, no_operator, no_weight, not_on_ranks, rows_of
 from msinspect.cli.display import short_scope
 from msinspect.cli.output import (EXIT_FINDING, analysed, emit, errors, only_ranks, rank_option, stage_option, stderr,
-                                  table_options)
+                                  table_options, view_of)
 from msinspect.rank_merge import rank_number
 from msinspect.ranks_text import ranks_text
 
 if TYPE_CHECKING:  # pandas loads where a table is made, not for `msinspect --help`
     import pandas as pd
+
+
+#: The columns of each table, most telling first: a terminal shows those that fit (the rest:
+#: --wide, --columns, --json), in the order of the command's own list.
+STRATEGY_PRIORITY = ["rank", "name", "op", "in_strategy", "set_by", "rank_inputs", "global_inputs", "rank_output",
+                     "scope", "line"]
+COMM_PRIORITY = ["rank", "op", "kind", "wire_bytes", "group_ranks", "producer", "consumers", "shape", "tensor_bytes",
+                 "dtype", "micro", "name", "out_shape", "line"]
+SHAPES_PRIORITY = ["rank", "name", "input", "global_shape", "strategy", "expected_rank_shape", "rank_shape", "ok",
+                   "op", "line"]
+SLICES_PRIORITY = ["rank", "param", "slice_text", "global_shape", "rank_shape", "strategy", "device_matrix",
+                   "tensor_map", "consumer"]
 
 
 def _selected(frame: pd.DataFrame, ranks: tuple[int, ...], selector: str | None, what: str,
@@ -57,9 +69,10 @@ def op_option(f):
 @stage_option
 @click.option("--set-by", type=click.Choice(["user", "planner"]), default=None, help="Only strategies set so.")
 @table_options
-def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, scheduler, lenient, world):
+def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, wide, columns, jobs, scheduler, lenient, world):
     """Every operator with a strategy: in/out strategy, whether the user set it (shard) or the
-    planner inferred it, global and per-rank shapes, per rank."""
+    planner inferred it, global and per-rank shapes, per rank (in a terminal, ranks that agree
+    are one row)."""
     with errors():
         frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
                          world=world, scheduler=scheduler, ranks=ranks).strategies()
@@ -69,7 +82,7 @@ def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, sche
     emit(frame, as_json=as_json, as_csv=as_csv, title="strategies", shown=_short(frame),
          columns=["rank", "name", "op", "scope", "in_strategy", "set_by", "global_inputs", "rank_inputs",
                   "rank_output", "line"],
-         styles={"set_by": "cyan"})
+         styles={"set_by": "cyan"}, priority=STRATEGY_PRIORITY, merge=True, view=view_of(wide, columns))
 
 
 @click.command()
@@ -81,7 +94,7 @@ def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, jobs, sche
 @click.option("--by", type=click.Choice(["kind", "group"]), default=None,
               help="Totals over the whole job per kind or per group instead of listing every operator.")
 @table_options
-def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, scheduler, lenient, world):
+def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, wide, columns, jobs, scheduler, lenient, world):
     """Every communication and redistribution operator: kind, the operators it sits between,
     group and its ranks, the tensor at the rank and the bytes it sends on the wire per step;
     or totals over the job --by kind/group."""
@@ -101,12 +114,13 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, schedule
                                                for g, moving in zip(totals["group_ranks"], totals["moves_data"])])
         over = ranks_text(ranks, word=True) if ranks else "whole job"  # --rank: totals of those ranks only
         emit(totals, as_json=as_json, as_csv=as_csv, title=f"communication per {by}, {over}", shown=shown,
-             columns=[c for c in totals.columns if c != "moves_data"])
+             columns=[c for c in totals.columns if c != "moves_data"], view=view_of(wide, columns))
         return
-    emit(frame, as_json=as_json, as_csv=as_csv, title="communication",
+    shown = frame.assign(group_ranks=[ranks_text(g) if isinstance(g, tuple) else g for g in frame["group_ranks"]])
+    emit(frame, as_json=as_json, as_csv=as_csv, title="communication", shown=shown,
          columns=["rank", "name", "op", "kind", "producer", "consumers", "group_ranks", "shape", "out_shape", "dtype",
                   "tensor_bytes", "wire_bytes", "micro", "line"],
-         styles={"kind": "magenta"})
+         styles={"kind": "magenta"}, priority=COMM_PRIORITY, merge=True, view=view_of(wide, columns))
 
 
 @click.command()
@@ -119,10 +133,12 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, jobs, schedule
 @click.option("--param", default=None, help="With --params: only this weight (e.g. w, layer1.weight).")
 @click.option("--mismatches", is_flag=True, help="Only per-rank shapes that differ from global / strategy.")
 @table_options
-def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_csv, jobs, scheduler, lenient, world):
+def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_csv, wide, columns, jobs, scheduler,
+           lenient, world):
     """Per-rank shapes: for every operator input, the global shape divided by its strategy against
     the per-rank shape in the dump (exit 1 on any mismatch); or, with --params, which slice of
     each weight each rank holds ("which part of w does rank 5 hold": --params --param w --rank 5)."""
+    view = view_of(wide, columns)
     with errors():
         analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient, world=world,
                             scheduler=scheduler, ranks=ranks)
@@ -142,14 +158,14 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
         frame = frame.rename(columns={"in_strategy": "strategy"})
         emit(frame, as_json=as_json, as_csv=as_csv, title="parameter slices",
              columns=["rank", "param", "global_shape", "rank_shape", "consumer", "strategy", "device_matrix",
-                      "tensor_map", "slice_text"])
+                      "tensor_map", "slice_text"], priority=SLICES_PRIORITY, merge=True, view=view)
         return
     bad = frame[frame["ok"] == False]  # noqa: E712 (None means "cannot tell")
     if mismatches:
         frame = bad
     emit(frame, as_json=as_json, as_csv=as_csv, title="per-rank shapes", shown=_short(frame),
          columns=["rank", "name", "op", "input", "global_shape", "strategy", "expected_rank_shape", "rank_shape",
-                  "ok", "line"])
+                  "ok", "line"], priority=SHAPES_PRIORITY, merge=True, view=view)
     if not bad.empty:
         if not (as_json or as_csv):
             stderr().print(f"{len(bad)} per-rank shape(s) differ from global shape / strategy", style="bold red")

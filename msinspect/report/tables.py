@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from msinspect.rank_merge import merge_ranks
 from msinspect.ranks_text import ranks_text
 
 #: The columns, what a user reads first first (the shapes at the rank before the global ones, the
@@ -109,15 +110,8 @@ def scope_tail(scope: str, parts: int = 2) -> str:
 
 def merged_rows(frame: pd.DataFrame, shown: list[str]) -> list[Row]:
     """One :class:`Row` per distinct content of ``shown`` columns, with the ranks holding it, in
-    the order of first appearance."""
-    out: dict[tuple, Row] = {}
-    for record in frame.to_dict("records"):
-        cells = {c: text(record.get(c)) for c in shown}
-        key = tuple(cells.values())
-        row = out.setdefault(key, Row(cells, []))
-        if record.get("rank") is not None and not (isinstance(record["rank"], float) and math.isnan(record["rank"])):
-            row.ranks.append(int(record["rank"]))
-    return list(out.values())
+    the order of first appearance (:func:`msinspect.rank_merge.merge_ranks`, as the terminal's tables)."""
+    return [Row(cells, ranks) for cells, ranks in merge_ranks(frame.to_dict("records"), shown, text)]
 
 
 def signature(row: Row) -> tuple:
