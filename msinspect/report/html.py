@@ -153,11 +153,11 @@ PARAM_SHOWN = ["global_shape", "consumer", "op", "in_strategy", "device_matrix",
                "picture"]
 
 
-def _params(analysis) -> dict:
+def _params(analysis, slices=None) -> dict:
     """Each weight (repeated layers' weights collapsed into one block) and each distinct layout's
-    device grid once."""
+    device grid once (``slices``: ``analysis.slices()`` when the caller holds it)."""
     out, by_layout = [], defaultdict(list)
-    for param, rows in weight_rows(analysis.slices()).items():
+    for param, rows in weight_rows(analysis.slices() if slices is None else slices).items():
         first = rows[0]
         try:
             grids = grids_of(analysis, param, rows)
@@ -210,24 +210,29 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
     see :func:`msinspect.report.around.choose`), from ``rank``'s file when given. The run section
     shows the rank groups (:func:`group_rows`)."""
     from msinspect.report.around import choose, draw
+    from msinspect.report.glance import glance
 
-    strategy_rows = merged_rows(analysis.strategies(), STRATEGY_SHOWN)
+    strategies = analysis.strategies()
+    strategy_rows = merged_rows(strategies, STRATEGY_SHOWN)
     comm_frame = analysis.comm()
     comm_rows = merged_rows(comm_frame.assign(
         group_ranks=[ranks_text(g) if isinstance(g, (tuple, list)) else None for g in comm_frame["group_ranks"]],
         wire_bytes=[_bytes_text(b) for b in comm_frame["wire_bytes"]],
         tensor_bytes=[_bytes_text(b) for b in comm_frame["tensor_bytes"]]), COMM_SHOWN)
+    slices = analysis.slices()
+    run, rank_groups = _run(analysis), group_rows(analysis)
     return environment().get_template("report.html.j2").render(
         title=title or f"msinspect report: {shown_path(analysis.dump.path)}",
         made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        run=_run(analysis),
+        run=run,
+        glance=glance(analysis, comm_frame, strategies, slices, rank_groups, run),
         strategy_columns=STRATEGY_SHOWN, strategy_blocks=blocks(strategy_rows), strategy_count=len(strategy_rows),
         comm_columns=COMM_SHOWN, comm_blocks=blocks(comm_rows), comm_count=len(comm_rows),
         comm=_comm_summary(comm_frame) if len(comm_frame) else None,
-        params=_params(analysis),
+        params=_params(analysis, slices),
         around=draw(analysis, choose(analysis, ops, check_report, rank=rank), lenient=lenient, rank=rank),
         around_named=bool(ops),
-        rank_groups=group_rows(analysis),
+        rank_groups=rank_groups,
         check=check_report,
         evidence=lambda outcome: [ev.format() for ev in outcome.evidence],
         scope_tail=scope_tail, column_titles=COLUMN_TITLES,

@@ -1,7 +1,7 @@
 """The report's numbers agree with each other and with the analyses: the communication tables
-show wire bytes under headers that say so, one dtype spelling in every table (issue 26, point 6).
-Every expectation is worked out by hand from the jobs' scripts; the page is read as HTML (what is
-seen: test_report_seen.py)."""
+show wire bytes under headers that say so, one dtype spelling in every table, and the page leads
+with what a user asks first, the suspicious first (issue 26, point 6). Every expectation is worked
+out by hand from the jobs' scripts; the page is read as HTML (what is seen: test_report_seen.py)."""
 from __future__ import annotations
 
 import re
@@ -79,7 +79,7 @@ def test_comm_tables_show_wire_bytes_as_the_cli_counts_them(seed_002):
       2 x 1 / 2 x 512 + 256 = 768.
 
     Summed over the 8 ranks: forward 6,200, redistribution 9,216, backward 6,144, gradient 6,144;
-    Per group: ranks 0-3 (and 4-7) run the
+    each rank sends 775 + 1,152 + 768 + 768 = 3,463. Per group: ranks 0-3 (and 4-7) run the
     redistribution, matmul's AllReduce and its gradient: 4 x (1,152 + 768 + 768) = 10,752; the pair
     (r, r + 4) the two mirrors: 2 x 768 = 1,536; the world the loss's: 8 x 7 = 56."""
     found = tables(seed_002)
@@ -93,6 +93,8 @@ def test_comm_tables_show_wire_bytes_as_the_cli_counts_them(seed_002):
     by_group = dict(zip(_column(groups, "ranks in the group"), _column(groups, "wire bytes")))
     assert by_group == {"0-3": "10,752", "4-7": "10,752", "0-7": "56", "0, 4": "1,536", "1, 5": "1,536",
                         "2, 6": "1,536", "3, 7": "1,536"}
+    per_rank = found["wire-per-rank"]
+    assert [row[:2] for row in per_rank["rows"]] == [["0-7", "3,463"]]
     # the bars draw the same numbers the group table shows
     bars = dict(re.findall(r'<g class="bar" data-group="ranks ([^"]+)" data-bytes="(\d+)"', seed_002))
     assert {k: f"{int(v):,}" for k, v in bars.items()} == by_group
@@ -108,3 +110,33 @@ def test_every_table_spells_a_dtype_one_way(analysed):
     assert dtypes == {"Float32"}
     ops = set(_column(table, "op"))
     assert {"Send", "Receive", "AllGather"} <= ops
+
+
+def test_manual_parallel_report_leads_with_the_unsynchronised_replicas(analysed):
+    """train_jobs/manual_parallel.py: no parallel mode, each of 8 ranks trains the whole MLP with
+    SGD on its own rows, the loss's AllReduce the only collective: its six weights (layer1-3's
+    weight and bias) are replicas on ranks 0-7 whose gradients nothing sums. The page's first
+    section says exactly that, before the run; it says how the job is cut (8 ranks, no parallel
+    pass, no pipeline), what each rank sends (the loss's AllReduce and its gradient, 7 + 7 = 14
+    bytes a step) and holds (the six weights whole, 2,678,824 bytes of float32)."""
+    html = report_html(analysed("manual_parallel_8rank").analyse())
+    assert html.index('id="glance"') < html.index('id="run"')
+    findings = re.findall(r'<li class="finding" data-kind="([^"]+)" data-params="([^"]*)">', html)
+    assert [(kind, set(params.split())) for kind, params in findings] == [
+        ("gradient", {"layer1.weight", "layer1.bias", "layer2.weight", "layer2.bias", "layer3.weight",
+                      "layer3.bias"})]
+    found = tables(html)
+    cut = dict(found["job-cut"]["rows"][i] for i in range(len(found["job-cut"]["rows"])))
+    assert cut["ranks"].startswith("8 in the job; 8 read")
+    assert cut["parallel pass"].startswith("did not run")
+    assert cut["pipeline stages"].startswith("none")
+    assert [row[:2] for row in found["wire-per-rank"]["rows"]] == [["0-7", "14"]]
+    weights = found["weights-per-rank"]["rows"]
+    by_hand = 4 * (512 * 784 + 512 + 512 * 512 + 512 + 10 * 512 + 10)
+    assert [row[:3] for row in weights] == [["0-7", "6", f"{by_hand:,}"]]
+
+
+def test_a_planner_job_with_mirrors_has_nothing_suspicious(seed_002):
+    """Seed 002: MindSpore's mirrors sum w's and w2's gradients over their replicas (above)."""
+    assert "Nothing suspicious found" in seed_002
+    assert 'class="finding"' not in seed_002
