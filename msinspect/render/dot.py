@@ -8,6 +8,7 @@ import graphviz
 import networkx as nx
 
 from msinspect.analysis.comm import group_ranks, kind_of
+from msinspect.analysis.vocabulary import planner_ran
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.ops import COMM_OPS, is_comm, is_plumbing
 from msinspect.errors import MsInspectError
@@ -109,6 +110,7 @@ def _title(ir: IRFile, around: str | None, graph_name: str | None, depth: int, c
 def _draw(ir: IRFile, graph: nx.MultiDiGraph, view: View, keys: set[str], selected: set[str],
           context: RankContext, title: str) -> graphviz.Digraph:
     where = "global" if shapes_are_global(ir.path) else "per-rank"
+    planner = planner_ran(ir.stage, ir.attrs)  # a collective's kind as the comm table tells it
     order = sorted(keys, key=lambda k: (not view.is_param(k), graph.nodes[k].get("line", 0), k))
     ids = {key: f"n{i}" for i, key in enumerate(order)}
     dot = graphviz.Digraph(name="msinspect", comment=f"msinspect render of {ir.path}")
@@ -125,10 +127,10 @@ def _draw(ir: IRFile, graph: nx.MultiDiGraph, view: View, keys: set[str], select
             with dot.subgraph(name=f"cluster_{i}") as sub:
                 sub.attr(label=graphviz.nohtml(esc("@" + owner)), style="rounded", color="#bbbbbb")
                 for key in members:
-                    _add_node(sub, key, ids[key], graph, view, selected, context, where)
+                    _add_node(sub, key, ids[key], graph, view, selected, context, where, planner)
         else:
             for key in members:
-                _add_node(dot, key, ids[key], graph, view, selected, context, where)
+                _add_node(dot, key, ids[key], graph, view, selected, context, where, planner)
 
     for key in order:
         for source, hop_target, position in view.inputs(key, data_only=False):
@@ -143,7 +145,7 @@ def _draw(ir: IRFile, graph: nx.MultiDiGraph, view: View, keys: set[str], select
 
 
 def _add_node(dot: graphviz.Digraph, key: str, ident: str, graph: nx.MultiDiGraph, view: View,
-              selected: set[str], context: RankContext, where: str) -> None:
+              selected: set[str], context: RankContext, where: str, planner: bool | None = None) -> None:
     data = graph.nodes[key]
     node: Node | None = data.get("node")
     # a node as every message names it (where, then what); a parameter by its key and line
@@ -156,7 +158,7 @@ def _add_node(dot: graphviz.Digraph, key: str, ident: str, graph: nx.MultiDiGrap
         style = _STYLE_COMM if node.op in COMM_OPS else _STYLE_REDISTRIBUTION
         if key in selected:  # the operator drawn around: a double border (the SVG's class "focus")
             style = {**style, "peripheries": "2", "class": "focus"}
-        label = comm_label(node, kind_of(node, graph, key), group_ranks(node, context), where)
+        label = comm_label(node, kind_of(node, graph, key, planner), group_ranks(node, context), where)
         dot.node(ident, label, tooltip=tooltip, **style)
     elif is_plumbing(node):
         dot.node(ident, label_lines(node.op, node.name if node.name != node.op else None), tooltip=tooltip,

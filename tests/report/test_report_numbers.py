@@ -134,6 +134,11 @@ def test_manual_parallel_report_leads_with_the_unsynchronised_replicas(analysed)
     weights = found["weights-per-rank"]["rows"]
     by_hand = 4 * (512 * 784 + 512 + 512 * 512 + 512 + 10 * 512 + 10)
     assert [row[:3] for row in weights] == [["0-7", "6", f"{by_hand:,}"]]
+    # the loss's AllReduce is the job's own (no parallel pass ran): "user" in the table and in the
+    # graph picture drawn around it alike
+    assert "user" in _column(found["comm-table"], "kind")
+    if "<svg" in html[html.index('id="around"'):]:
+        assert "AllReduce (user)" in html and "AllReduce (unknown)" not in html
 
 
 def test_a_planner_job_with_mirrors_has_nothing_suspicious(seed_002):
