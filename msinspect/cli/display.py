@@ -10,6 +10,7 @@ show them). Rows equal in every shown column but the rank are one row with the r
 ``NaN`` or ``None``: a missing value is ``-``."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -117,17 +118,23 @@ class Layout:
 
 def _merged(records: list[dict], shown: list[str], cells: list[dict[str, str]], merge: bool) -> list[dict[str, str]]:
     """The rows to show: with ``merge``, one per distinct content of ``shown`` but the rank, its
-    rank cell the ranks that hold it (``0-3, 6``); a row without a rank number is never merged."""
+    rank cell the ranks that hold it (``0-3, 6``). Only rows of different ranks merge: a rank's
+    rows that read alike (the same layer in four blocks, the columns that tell them apart left
+    out) stay one row each, merged with the same row of the other ranks; a row without a rank
+    number is never merged."""
     others = [c for c in shown if c != "rank"]
     if not merge or "rank" not in shown:
         return [{c: row[c] for c in shown} for row in cells]
-    keyed = []
+    keyed, seen = [], Counter()
     for i, (record, row) in enumerate(zip(records, cells)):
         rank = rank_number(record.get("rank"))
-        keyed.append({**{c: row[c] for c in others}, "rank": rank,
+        visible = tuple(row[c] for c in others)
+        seen[rank, visible] += 1
+        keyed.append({**{c: row[c] for c in others}, "rank": rank, "\0nth": str(seen[rank, visible]),
                       "\0unranked": "" if rank is not None else f"{i}"})
     out = []
-    for merged, ranks in merge_ranks(keyed, [*others, "\0unranked"], str):
+    for merged, ranks in merge_ranks(keyed, [*others, "\0nth", "\0unranked"], str):
+        merged.pop("\0nth")
         index = merged.pop("\0unranked")
         rank = ranks_text(ranks) if ranks else cells[int(index)]["rank"]
         out.append({"rank": rank, **merged})

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pandas loads where a table is made, not for `msinspect --he
 #: The columns of each table, most telling first: a terminal shows those that fit (the rest:
 #: --wide, --columns, --json), in the order of the command's own list.
 STRATEGY_PRIORITY = ["rank", "name", "op", "in_strategy", "set_by", "rank_inputs", "global_inputs", "rank_output",
-                     "scope", "line"]
+                     "line", "scope"]
 COMM_PRIORITY = ["rank", "op", "kind", "wire_bytes", "group_ranks", "producer", "consumers", "shape", "tensor_bytes",
                  "dtype", "micro", "name", "out_shape", "line"]
 SHAPES_PRIORITY = ["rank", "name", "input", "global_shape", "strategy", "expected_rank_shape", "rank_shape", "ok",
