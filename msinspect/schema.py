@@ -209,7 +209,7 @@ FIELDS: tuple[Field, ...] = (
           "`line`, `what`", "parse"),
     Field("failure", "dict|null", "an `analyze_fail.ir`'s failure: `message` (the exception MindSpore caught) and "
           "`stack`, the evaluation stack outermost first, each `depth`, `graph`, `node`, `line`, `source` (its "
-          "`# In file` note, or null)", "parse"),
+          "`# In file` note, or null)", "parse, summary"),
     Field("reason", "str|null", "why the file or folder could not be read; dryrun: why a rank failed",
           "parse, dryrun"),
     # check

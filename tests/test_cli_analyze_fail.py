@@ -42,3 +42,13 @@ def test_parse_json_gives_the_failure_and_each_frame():
 def test_a_file_that_did_not_fail_has_no_failure():
     done = CliRunner().invoke(main, ["parse", str(FIXTURES / "manual_parallel_8rank" / "rank_0"), "--json"])
     assert all(row["failure"] is None for row in json.loads(done.output))
+
+
+def test_summary_shows_it_too_and_its_json_carries_it():
+    done = CliRunner().invoke(main, ["summary", str(DUMP)], terminal_width=200)
+    assert done.exit_code == 0, done.output
+    assert "MindSpore's evaluation failed: For 'MatMul' the input dimensions must be equal" in done.output
+    assert "return self.second(x, self.w2)" in done.output
+    done = CliRunner().invoke(main, ["summary", str(DUMP), "--json"])
+    [row] = json.loads(done.stdout)
+    assert row["failure"]["message"].startswith("For 'MatMul'") and len(row["failure"]["stack"]) == 2

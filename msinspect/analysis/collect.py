@@ -11,6 +11,7 @@ from msinspect.analysis.comm import (COMM_COLUMNS, collectives_before, comm_rows
                                     shared_groups, stated_world, with_world)
 from msinspect.analysis.context import RankContext
 from msinspect.analysis.gradsync import weight_rows
+from msinspect.analysis.failure import failure_row
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, param_rows, slice_text, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
@@ -61,6 +62,9 @@ class RankResult:
     """Under ``lenient``: why the rank's file could not be read at all (no rows then)."""
     signature: Signature | None = None
     """What the rank's graph is less its rank-specific values (:mod:`msinspect.analysis.signature`)."""
+    failure: dict | None = None
+    """An ``analyze_fail.ir``'s failure (:func:`~msinspect.analysis.failure.failure_row`): the
+    exception MindSpore caught and the evaluation stack; None for any other file."""
     held: list[dict] = field(default_factory=list)
     """Every weight of the file: its shape and bytes, its optimizer update and the collectives
     summing its gradient (:func:`msinspect.analysis.gradsync.weight_rows`)."""
@@ -147,7 +151,7 @@ def _rows_of(path: str, reference: str | None, ctx: RankContext, label: str, len
         weights=sum(1 for p in ir.params if p.has_default), world_size=stated_world(ir),
         ranks_named=tuple(sorted(ranks_named(ir))), pipelined=any(n.op in ("Send", "Receive") for n in ir.nodes()),
         skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []), held=weight_rows(ir, ctx.rank, comm),
-        planner=planner_ran(ir.stage, ir.attrs),
+        planner=planner_ran(ir.stage, ir.attrs), failure=failure_row(ir),
     )
     graph.clear()  # networkx's views make the graph cyclic: emptied, its nodes and edges go now
     result.complete = ir.status != "incomplete" and (ref is None or ref.status != "incomplete")

@@ -12,7 +12,7 @@ from msinspect.schema import is_missing
 SUMMARY_COLUMNS = [
     "rank", "rank_label", "file", "stage", "family", "status", "strategies", "set_by_user", "comm", "by_kind",
     "wire_bytes", "wire_unknown", "weights", "sharded_weights", "stage_ranks", "complete", "other_stage", "note",
-    "rank_group", "rank_group_odd", "rank_group_distinct",
+    "rank_group", "rank_group_odd", "rank_group_distinct", "failure",
 ]
 
 
@@ -54,6 +54,7 @@ def summary_rows(analysis, groups=None) -> list[dict]:
             "stage_ranks": list(stage_ranks) if stage_ranks else None,
             "complete": result.complete,
             "other_stage": bool(read and read.other_stage), "note": read.note if read else None,
+            "failure": result.failure,
         })
     for missing in analysis.plan.not_read:  # the world is never silently smaller than the dump
         rows.append({"rank": missing.rank, "rank_label": missing.label, "status": "not read", "complete": False,

@@ -7,6 +7,7 @@ import sys
 import click
 from rich.table import Table
 
+from msinspect.cli.failure_text import print_failure
 from msinspect.cli.output import console, csv_option, json_option, scheduler_option, styled, to_csv, to_json
 from msinspect.cli.reads import tell_unreadable
 from msinspect.dumps import Unreadable, duplicate_ranks, load_dump, parse_many
@@ -41,19 +42,6 @@ def summarize(ir: IRFile, rank: int | None = None) -> dict:
         "findings": [{"line": f.line, "what": f.what} for f in lint(ir)],
         "failure": failure_row(ir),
     }
-
-
-def print_failure(out, path: str, failure: dict) -> None:
-    """The exception MindSpore caught and the evaluation stack, each node with its source line."""
-    out.print(styled((f"{path}:", "bold red"), f" MindSpore's evaluation failed: {failure['message']}"), soft_wrap=True)
-    if failure["stack"]:
-        out.print("  evaluation stack, outermost first (the node marked ------------------------> depth):",
-                  markup=False, highlight=False)
-    for frame in failure["stack"]:
-        out.print(f"  {frame['depth']:>3}  {where(path, frame['line'])}: {frame['node']}",
-                  markup=False, highlight=False, soft_wrap=True)
-        if frame["source"]:
-            out.print(f"       {frame['source']}", markup=False, highlight=False, soft_wrap=True)
 
 
 def unreadable_row(problem: Unreadable, rank: int | None = None) -> dict:

@@ -7,6 +7,7 @@ import click
 
 from msinspect.analysis.groups import rank_groups
 from msinspect.analysis.summary import SUMMARY_COLUMNS, summary_rows
+from msinspect.cli.failure_text import print_failure
 from msinspect.cli.output import analysed, emit, errors, stage_option, stdout, table_options, view_of
 from msinspect.ranks_text import ranks_text
 from msinspect.schema import is_missing
@@ -40,10 +41,13 @@ def summary(dump, stage, as_json, as_csv, wide, columns, jobs, scheduler, lenien
               "stage_ranks": ranks_text(row["stage_ranks"]) if isinstance(row["stage_ranks"], list) else None}
              for row in rows]
     flags = [c for c in ("other_stage", "note") if any(not is_missing(row[c]) and row[c] for row in rows)]
-    hidden = ("rank_label", "rank_group_odd", "rank_group_distinct")  # the group lines below say them
+    hidden = ("rank_label", "rank_group_odd", "rank_group_distinct", "failure")  # said below the table
     emit(rows, as_json=False, as_csv=False, title=f"summary of {dump}", shown=shown,
          columns=[c for c in SUMMARY_COLUMNS if c not in hidden and (c not in ("other_stage", "note") or c in flags)],
          priority=SUMMARY_PRIORITY, merge=True, view=view_of(wide, columns))
+    for row in rows:  # an analyze_fail.ir: MindSpore's exception and where evaluation stopped
+        if row.get("failure"):
+            print_failure(stdout(), row["file"], row["failure"])
     stages = sorted({tuple(row["stage_ranks"]) for row in rows if row["stage_ranks"]})
     for line in groups.lines():
         stdout().print(line, soft_wrap=True)
