@@ -19,7 +19,6 @@ class _Tables(HTMLParser):
         super().__init__()
         self.tables: dict[str, dict] = {}
         self._table = self._cell = None
-        self._hidden = 0
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
@@ -29,8 +28,6 @@ class _Tables(HTMLParser):
             self._table["rows"].append([])
         elif self._table is not None and tag in ("td", "th"):
             self._cell = []
-        elif tag == "span" and "full" in (attrs.get("class") or "").split():
-            self._hidden += 1  # a scope's whole text, shown on hover only
 
     def handle_endtag(self, tag):
         if tag == "table":
@@ -40,13 +37,11 @@ class _Tables(HTMLParser):
             row = self._table["rows"][-1]
             row.append(text)
             self._cell = None
-        elif tag == "span" and self._hidden:
-            self._hidden -= 1
         elif self._table is not None and tag == "thead":
             self._table["head"] = self._table["rows"].pop()
 
     def handle_data(self, data):
-        if self._cell is not None and not self._hidden:
+        if self._cell is not None:
             self._cell.append(data)
 
 
