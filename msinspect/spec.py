@@ -61,7 +61,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-COMMON_KEYS = {"stage", "ranks", "basis", "note"}
+COMMON_KEYS = {"stage", "ranks", "basis", "note", "graph"}
 #: The expectations whose ``kind`` names an operator type, matched without case, and whether it
 #: must be a communication operator (:func:`~msinspect.analysis.vocabulary.check_kind`).
 OPERATOR_KINDS = {"comm": True, "count": False}
@@ -91,6 +91,9 @@ class Expectation:
     stage: str | None
     ranks: tuple[int, ...] | None
     basis: str | None
+    graph: str | int | None = None
+    """The subgraph the entry's selectors look in: its name, or its position N in the file
+    (0 the first written, as ParallelValidator's ``@graph_N``); None: every graph."""
 
     @property
     def label(self) -> str:
@@ -144,7 +147,10 @@ def expectation_from(kind: str, index: int, raw: dict, where: str = "") -> Expec
     ranks = _rank_list(raw["ranks"]) if "ranks" in raw else None
     if kind_of.needs_ranks and ranks is None:
         raise ValueError("missing key(s) ranks")
-    return Expectation(kind, index, values, raw.get("stage"), ranks, raw.get("basis"))
+    graph = raw.get("graph")
+    if graph is not None and not ((_is_int(graph) and graph >= 0) or (isinstance(graph, str) and graph)):
+        raise ValueError("graph must be a subgraph's name or its position in the file (0, 1, ...)")
+    return Expectation(kind, index, values, raw.get("stage"), ranks, raw.get("basis"), graph)
 
 
 def _read(path: Path) -> dict:

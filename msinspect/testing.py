@@ -87,14 +87,14 @@ def headline(e: Expectation) -> str:
 
 
 def expect(helper: str, kind: str, values: dict[str, Any], stage: str | None,
-           ranks: Iterable[int] | None, basis: str | None) -> Expectation:
+           ranks: Iterable[int] | None, basis: str | None, graph: str | int | None = None) -> Expectation:
     """The expectation a spec entry with these keys would give (validated the same way);
     ValueError, naming ``helper``, for a malformed argument."""
     raw = {k: plain(v) for k, v in values.items() if v is not None}  # tuples -> lists: as a spec holds them
     ranks = None if ranks is None else list(ranks)
     if ranks == []:
         raise ValueError(f"{helper}: ranks must name at least one rank (or be None for every rank)")
-    for key, value in (("stage", stage), ("ranks", ranks), ("basis", basis)):
+    for key, value in (("stage", stage), ("ranks", ranks), ("basis", basis), ("graph", graph)):
         if value is not None:
             raw[key] = value
     try:
@@ -120,50 +120,53 @@ def verify(dump: DumpLike, e: Expectation) -> Outcome:
 def assert_strategy(dump: DumpLike, op: str, in_strategy: Layout, *,
                     out_strategy: Layout | None = None, set_by: str | None = None, stage: str | None = None,
                     ranks: Iterable[int] | None = None, basis: str | None = None,
-                    source: str | None = None) -> Outcome:
+                    graph: str | int | None = None, source: str | None = None) -> Outcome:
     """Every operator matching ``op`` has ``in_strategy`` (and ``out_strategy``); ``set_by``
     ``"user"`` or ``"planner"`` also asserts who set it, as a spec's ``set_by`` and the
     ``set_by`` of ``strategies --json`` say (``source``: its older name, still taken)."""
     __tracebackhide__ = True
     e = expect("assert_strategy", "strategy",
                {"op": op, "in_strategy": in_strategy, "out_strategy": out_strategy, "set_by": set_by,
-                "source": source}, stage, ranks, basis)
+                "source": source}, stage, ranks, basis, graph)
     return verify(dump, e)
 
 
 @assertion(Shape)
 def assert_shape(dump: DumpLike, op: str, *, inputs: Layout | None = None,
                  output: Sequence[int] | None = None, stage: str | None = None,
-                 ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
+                 ranks: Iterable[int] | None = None, basis: str | None = None,
+                 graph: str | int | None = None) -> Outcome:
     """Every forward operator matching ``op`` sees these per-rank input shapes (the first
     ``len(inputs)`` tensor inputs) and/or gives this output shape."""
     __tracebackhide__ = True
-    e = expect("assert_shape", "shape", {"op": op, "inputs": inputs, "output": output}, stage, ranks, basis)
+    e = expect("assert_shape", "shape", {"op": op, "inputs": inputs, "output": output}, stage, ranks, basis, graph)
     return verify(dump, e)
 
 
 @assertion(Comm)
 def assert_comm_after(dump: DumpLike, kind: str, op: str, groups: Layout | None = None, *,
                       group_size: int | None = None, stage: str | None = None,
-                      ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
+                      ranks: Iterable[int] | None = None, basis: str | None = None,
+                      graph: str | int | None = None) -> Outcome:
     """A ``kind`` communication (``AllReduce`` ...) takes the output of ``op`` (a selector) on every
     rank that has ``op``; its groups are exactly ``groups`` and / or of ``group_size`` ranks,
     where given."""
     __tracebackhide__ = True
     e = expect("assert_comm_after", "comm",
-               {"kind": kind, "after": op, "groups": groups, "group_size": group_size}, stage, ranks, basis)
+               {"kind": kind, "after": op, "groups": groups, "group_size": group_size}, stage, ranks, basis, graph)
     return verify(dump, e)
 
 
 @assertion(Comm)
 def assert_comm_before(dump: DumpLike, kind: str, op: str, groups: Layout | None = None, *,
                        group_size: int | None = None, stage: str | None = None,
-                       ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
+                       ranks: Iterable[int] | None = None, basis: str | None = None,
+                       graph: str | int | None = None) -> Outcome:
     """A ``kind`` communication feeds ``op`` on every rank that has ``op``; its groups are exactly
     ``groups`` and / or of ``group_size`` ranks, where given."""
     __tracebackhide__ = True
     e = expect("assert_comm_before", "comm",
-               {"kind": kind, "before": op, "groups": groups, "group_size": group_size}, stage, ranks, basis)
+               {"kind": kind, "before": op, "groups": groups, "group_size": group_size}, stage, ranks, basis, graph)
     return verify(dump, e)
 
 
@@ -171,12 +174,12 @@ def assert_comm_before(dump: DumpLike, kind: str, op: str, groups: Layout | None
 def assert_count(dump: DumpLike, kind: str | None = None, *, op: str | None = None,
                  count: int | None = None, min: int | None = None, max: int | None = None,
                  ranks: Iterable[int] | None = None, stage: str | None = None,
-                 basis: str | None = None) -> Outcome:
+                 basis: str | None = None, graph: str | int | None = None) -> Outcome:
     """Each of ``ranks`` (default: every rank read) has ``count`` (or between ``min`` and ``max``)
     operators of the communication ``kind``, or that the selector ``op`` names (``type:Cast``)."""
     __tracebackhide__ = True
     e = expect("assert_count", "count", {"kind": kind, "op": op, "count": count, "min": min, "max": max},
-               stage, ranks, basis)
+               stage, ranks, basis, graph)
     return verify(dump, e)
 
 
@@ -185,64 +188,69 @@ def assert_layout(dump: DumpLike, param: str, *, device_matrix: Sequence[int] | 
                   tensor_map: Sequence[int] | None = None, slice_shape: Sequence[int] | None = None,
                   field_size: int | None = None, uniform_split: bool | None = None,
                   opt_shard_group: str | None = None, stage: str | None = None,
-                  ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
+                  ranks: Iterable[int] | None = None, basis: str | None = None,
+                  graph: str | int | None = None) -> Outcome:
     """The weight ``param`` has this layout on each rank, in MindSpore's terms (the fields of
     ``parameter_layout_dict`` given)."""
     __tracebackhide__ = True
     e = expect("assert_layout", "layout",
                {"param": param, "device_matrix": device_matrix, "tensor_map": tensor_map, "slice_shape": slice_shape,
                 "field_size": field_size, "uniform_split": uniform_split, "opt_shard_group": opt_shard_group},
-               stage, ranks, basis)
+               stage, ranks, basis, graph)
     return verify(dump, e)
 
 
 @assertion(Inputs)
 def assert_inputs(dump: DumpLike, op: str, include: Sequence[Any], *, exact: bool = False,
                   stage: str | None = None, ranks: Iterable[int] | None = None,
-                  basis: str | None = None) -> Outcome:
+                  basis: str | None = None, graph: str | int | None = None) -> Outcome:
     """The operators ``op`` selects take each of ``include`` (a node's ``Type-N`` name, a weight's
     name, a constant), as ParallelValidator lists inputs; ``exact``: exactly these, in order."""
     __tracebackhide__ = True
-    e = expect("assert_inputs", "inputs", {"op": op, "include": list(include), "exact": exact}, stage, ranks, basis)
+    e = expect("assert_inputs", "inputs", {"op": op, "include": list(include), "exact": exact},
+               stage, ranks, basis, graph)
     return verify(dump, e)
 
 
 @assertion(Attrs)
 def assert_attrs(dump: DumpLike, op: str, attrs: dict[str, Any], *, stage: str | None = None,
-                 ranks: Iterable[int] | None = None, basis: str | None = None) -> Outcome:
+                 ranks: Iterable[int] | None = None, basis: str | None = None,
+                 graph: str | int | None = None) -> Outcome:
     """The operators ``op`` selects carry these primitive attribute values."""
     __tracebackhide__ = True
-    e = expect("assert_attrs", "attrs", {"op": op, "attrs": dict(attrs)}, stage, ranks, basis)
+    e = expect("assert_attrs", "attrs", {"op": op, "attrs": dict(attrs)}, stage, ranks, basis, graph)
     return verify(dump, e)
 
 
 @assertion(Feeds)
 def assert_feeds(dump: DumpLike, first: str, second: str, *, through: Sequence[str] = (),
                  stage: str | None = None, ranks: Iterable[int] | None = None,
-                 basis: str | None = None) -> Outcome:
+                 basis: str | None = None, graph: str | int | None = None) -> Outcome:
     """``first`` feeds ``second``: directly, or through only the kinds of node ``through`` names
     (``comm``, ``redistribution``, ``virtual``, primitive names)."""
     __tracebackhide__ = True
-    e = expect("assert_feeds", "feeds", {"from": first, "to": second, "through": list(through)}, stage, ranks, basis)
+    e = expect("assert_feeds", "feeds", {"from": first, "to": second, "through": list(through)},
+               stage, ranks, basis, graph)
     return verify(dump, e)
 
 
 @assertion(Absent)
 def assert_absent(dump: DumpLike, op: str, *, stage: str | None = None, ranks: Iterable[int] | None = None,
-                  basis: str | None = None) -> Outcome:
+                  basis: str | None = None, graph: str | int | None = None) -> Outcome:
     """No operator ``op`` selects is on the ranks (``type:AllGather``: none was inserted)."""
     __tracebackhide__ = True
-    e = expect("assert_absent", "absent", {"op": op}, stage, ranks, basis)
+    e = expect("assert_absent", "absent", {"op": op}, stage, ranks, basis, graph)
     return verify(dump, e)
 
 
 @assertion(NoRedistribution)
 def assert_no_redistribution(dump: DumpLike, first: str, second: str, *,
                              stage: str | None = None, ranks: Iterable[int] | None = None,
-                             basis: str | None = None) -> Outcome:
+                             basis: str | None = None, graph: str | int | None = None) -> Outcome:
     """``first`` feeds ``second`` with no communication or redistribution operator between them."""
     __tracebackhide__ = True
-    e = expect("assert_no_redistribution", "no_redistribution", {"between": [first, second]}, stage, ranks, basis)
+    e = expect("assert_no_redistribution", "no_redistribution", {"between": [first, second]},
+               stage, ranks, basis, graph)
     return verify(dump, e)
 
 

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from msinspect.analysis.context import RankContext
 from msinspect.analysis.flow import first_input
-from msinspect.analysis.ops import is_backward, is_comm, is_plumbing, scope_of, tensor_inputs
+from msinspect.analysis.ops import is_backward, is_comm, is_plumbing, scope_of, tensor_inputs, validator_type
 from msinspect.analysis.strategies import strategy_of
 from msinspect.graph import node_id
 from msinspect.model import IRFile
@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from 
 
 OP_COLUMNS = [
     "rank", "name", "op", "scope", "line", "inputs", "output", "in_strategy", "backward", "comm",
-    "plumbing", "micro", "file", "param", "graph",
+    "plumbing", "micro", "file", "param", "graph", "type",
 ]
 
 
@@ -59,6 +59,6 @@ def operator_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiD
             "backward": is_backward(node), "comm": is_comm(node), "plumbing": is_plumbing(node),
             "micro": node.cnode_primal_attrs.get("micro"), "file": ir.path,
             "param": parameter_read(graph, node_id(node)) if graph is not None else None,
-            "graph": node.graph,
+            "graph": node.graph, "type": validator_type(node),
         })
     return rows

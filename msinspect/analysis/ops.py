@@ -11,7 +11,7 @@ from typing import Any
 
 from msinspect.analysis.vocabulary import (MIRROR_OPS, PIPELINE_OPS, REDISTRIBUTION_PREFIX,  # noqa: F401
                                           VOCABULARY, is_listed, is_redistribution_step)
-from msinspect.model import Abstract, Node, Shape
+from msinspect.model import Abstract, GraphRef, Node, NodeKind, Shape
 
 #: MindSpore's ordinal in the names of operators without an instance name (``MatMul-op3``): it
 #: counts within the file and says nothing about the operator.
@@ -159,3 +159,11 @@ def int_attr(node: Node, key: str) -> int | None:
     """An integer primitive attribute, or None."""
     value = node.primitive_attrs.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def validator_type(node: Node) -> str:
+    """What MindSpore's ``ParallelValidator`` counts a node as in its ``Type-N`` names: the
+    primitive, or for a call of a subgraph the subgraph's name (its full name with scope ends so)."""
+    if node.kind == NodeKind.CALL_GRAPH and isinstance(node.callee, GraphRef):
+        return node.callee.name
+    return str(node.op)

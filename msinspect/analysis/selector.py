@@ -50,9 +50,10 @@ class Selector:
             pattern = re.compile(self.value)
             return frame["name"].map(lambda n: isinstance(n, str) and pattern.search(n) is not None)
         if self.form == "type_n":
-            same = _op_is(frame["op"], self.value)
-            if same.any():
-                return same & (type_numbers(frame) == self.count)
+            for by in ("type", "op"):  # a call counts as its subgraph, or as "call"
+                same = _op_is(frame[by] if by in frame.columns else frame["op"], self.value)
+                if same.any():
+                    return same & (type_numbers(frame, by) == self.count)
             # not a primitive of the table: an instance name that looks like one (``dense-1``)
         import pandas as pd  # loaded already: the frame is one
 
@@ -85,18 +86,25 @@ def parse_selector(text: str) -> Selector:
     return Selector(text, "name", text)
 
 
-def type_numbers(frame: pd.DataFrame) -> pd.Series:
-    """Each operator's N of ``Type-N``: its count among the operators of its primitive in its
-    graph, in file order (per rank and file)."""
+def type_numbers(frame: pd.DataFrame, by: str = "type") -> pd.Series:
+    """Each operator's N of ``Type-N``: its count among the operators of its primitive (a call:
+    of its subgraph; ``by="op"``: among the calls) in its graph, in file order (per rank and file)."""
     keys = [c for c in ("rank", "file", "graph") if c in frame.columns]
     ordered = frame.sort_values([*keys, "line"], kind="stable") if "line" in frame.columns else frame
-    grouped = ordered.groupby([*(ordered[k].astype(str) for k in keys), ordered["op"].astype(str)], sort=False)
+    kinds = ordered[by] if by in ordered.columns else ordered["op"]
+    grouped = ordered.groupby([*(ordered[k].astype(str) for k in keys), kinds.astype(str)], sort=False)
     return grouped.cumcount().reindex(frame.index)
+
+
+def _types(frame: pd.DataFrame) -> pd.Series:
+    """What ``Type-N`` counts each operator as (the ``type`` column: a call counts as its
+    subgraph), else its primitive."""
+    return frame["type"] if "type" in frame.columns else frame["op"]
 
 
 def type_name(frame: pd.DataFrame) -> pd.Series:
     """Each operator's ``Type-N`` name."""
-    return frame["op"].astype(str) + "-" + type_numbers(frame).astype(str)
+    return _types(frame).astype(str) + "-" + type_numbers(frame).astype(str)
 
 
 def _op_is(ops: pd.Series, name: str) -> pd.Series:

@@ -31,7 +31,7 @@ class Absent(ExpectationKind):
         want = f"no {e.values['op']} on {rank_cells_text(e.ranks) if e.ranks else 'any rank'}"
         if ops.empty:
             return Outcome(e, False, want, "cannot tell: no operator was read")
-        rows = select_in(analysis, ops, e.values["op"], e.ranks)
+        rows = select_in(analysis, ops, e.values["op"], e.ranks, e.graph)
         if rows.empty:
             return Outcome(e, True, want, f"none on {where}")
         return Outcome(e, False, want, f"{len(rows)} on {rank_cells_text(rows['rank'])}", evidence_of(rows))

@@ -34,7 +34,7 @@ class Attrs(ExpectationKind):
         want = ", ".join(f"{k} = {v!r}" for k, v in want_attrs.items())
         analysis = checker.analysis(e)
         ops = analysis.operators()
-        rows = select_in(analysis, ops, e.values["op"], e.ranks)
+        rows = select_in(analysis, ops, e.values["op"], e.ranks, e.graph)
         if rows.empty:
             return Outcome(e, False, want, no_match(ops, e.values["op"]))
         bad, seen = [], set()

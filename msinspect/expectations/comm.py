@@ -54,7 +54,7 @@ class Comm(ExpectationKind):
         if "group_size" in v:
             want += f" in groups of {v['group_size']} ranks"
         forward = ops[~ops["backward"] & ~ops["comm"]] if not ops.empty else ops
-        anchors = select(forward, anchor, e.ranks, ops) if not ops.empty else ops
+        anchors = select(forward, anchor, e.ranks, ops, e.graph) if not ops.empty else ops
         if anchors.empty:
             return Outcome(e, False, want, no_match(ops, anchor))
         kinds = (comm[[kind_matches(o, n, v["kind"]) for o, n in zip(comm["op"], comm["name"])]]
@@ -70,6 +70,8 @@ class Comm(ExpectationKind):
         else:
             hit = [any((rank_of(r), c, s) in named for c, s in zip(cs, ss))
                    for r, cs, ss in zip(kinds["rank"], kinds["consumers"], kinds["consumer_scopes"])]
+        if len(kinds) and not any(hit):  # an anchor that only carries a value (Depend): its operand edges
+            hit = _operand_hits(kinds, anchors, "after" in v)
         found_rows = kinds[hit] if len(kinds) else kinds
         missing = sorted(set(anchors["rank"].map(rank_of)) - set(found_rows["rank"].map(rank_of)),
                          key=lambda r: (r is None, r or 0))
@@ -89,6 +91,20 @@ class Comm(ExpectationKind):
         if "group_size" in v:
             ok = ok and sizes == [v["group_size"]]
         return Outcome(e, ok, want, found, evidence)
+
+
+def _operand_hits(kinds, anchors, after: bool) -> list[bool]:
+    """Which communication rows take an anchor as an operand (``after``) or are one of an
+    anchor's operands, as the IR writes the edge: for anchors the nearest-operator names do not
+    reach (plumbing such as ``Depend``)."""
+    from msinspect.expectations.irnodes import operand_lines
+
+    at = set(zip(anchors["file"].astype(str), anchors["line"]))
+    if after:
+        return [any((str(f), ln) in at for ln in operand_lines(f, line))
+                for f, line in zip(kinds["file"], kinds["line"])]
+    feeds = {(str(f), ln) for f, line in at for ln in operand_lines(f, line)}
+    return [(str(f), line) in feeds for f, line in zip(kinds["file"], kinds["line"])]
 
 
 def _no_kind(kind: str, comm) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from msinspect.expectations.base import ExpectationKind, register
-from msinspect.expectations.evidence import Outcome, evidence_of, kind_matches, rank_of, select_in
+from msinspect.expectations.evidence import Outcome, evidence_of, in_graph, kind_matches, rank_of, select_in
 from msinspect.expectations.values import is_int
 from msinspect.ranks_text import ranks_text
 
@@ -62,8 +62,10 @@ class Count(ExpectationKind):
             rows = ops
         elif "kind" in v:
             rows = ops[[kind_matches(o, n, v["kind"]) for o, n in zip(ops["op"], ops["name"])]]
+            if e.graph is not None and not rows.empty:
+                rows = rows[[in_graph(f, g, e.graph) for f, g in zip(rows["file"], rows["graph"])]]
         else:
-            rows = select_in(analysis, ops, v["op"], None)
+            rows = select_in(analysis, ops, v["op"], None, e.graph)
         counts = {r: int((rows["rank"] == r).sum()) if not rows.empty else 0 for r in ranks}
         bad = {r: n for r, n in counts.items() if r not in have_ranks or n < lo or (hi is not None and n > hi)}
         found = ", ".join(f"rank {r}: {n if r in have_ranks else 'not read'}" for r, n in counts.items())

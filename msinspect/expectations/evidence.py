@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.ops import selector_matches
 from msinspect.model import Node, where
 from msinspect.ranks_text import ranks_text
 
@@ -100,19 +99,26 @@ def rank_cells_text(cells) -> str:
     return ranks_text((r for r in ranks if r is not None), word=True)
 
 
-def select(frame: pd.DataFrame, selector: str, ranks, ops: pd.DataFrame | None = None) -> pd.DataFrame:
+def select(frame: pd.DataFrame, selector: str, ranks, ops: pd.DataFrame | None = None,
+           graph: str | int | None = None) -> pd.DataFrame:
     """The rows of operators matching ``selector`` (:mod:`msinspect.analysis.selector`: an
     instance name, ``MatMul-0``, ``type:``, ``scope:``, ``re:``), on ``ranks`` (None: every rank).
     ``ops``: the operator table ``MatMul-0`` counts in, where ``frame`` holds only some operators
-    (those with a strategy); by default ``frame`` itself."""
-    from msinspect.analysis.selector import parse_selector, type_numbers
+    (those with a strategy); by default ``frame`` itself. ``graph``: only operators of that
+    subgraph (its name, or its position in its file)."""
+    from msinspect.analysis.selector import parse_selector
 
     if frame.empty:
         return frame
+    if graph is not None:
+        frame = frame[[in_graph(f, g, graph) for f, g in zip(frame["file"], frame["graph"])]]
+        if ops is not None and not ops.empty:
+            ops = ops[[in_graph(f, g, graph) for f, g in zip(ops["file"], ops["graph"])]]
+        if frame.empty:
+            return frame
     chosen = parse_selector(selector)
     if chosen.form == "type_n" and ops is not None and not ops.empty:
-        table = ops.assign(_n=type_numbers(ops))
-        hits = table[chosen.rows(table)]
+        hits = ops[chosen.rows(ops)]
         if not hits.empty:
             at = set(zip(hits["file"], hits["line"]))
             frame = frame[[(f, ln) in at for f, ln in zip(frame["file"], frame["line"])]]
@@ -125,13 +131,29 @@ def select(frame: pd.DataFrame, selector: str, ranks, ops: pd.DataFrame | None =
     return frame
 
 
-def select_in(analysis, frame: pd.DataFrame, selector: str, ranks) -> pd.DataFrame:
+def select_in(analysis, frame: pd.DataFrame, selector: str, ranks, graph: str | int | None = None) -> pd.DataFrame:
     """:func:`select` on ``frame`` of ``analysis``, counting ``MatMul-0`` among every operator of
     the analysis (the operator table is read only for such a selector)."""
     from msinspect.analysis.selector import parse_selector
 
     ops = analysis.operators() if parse_selector(selector).form == "type_n" else None
-    return select(frame, selector, ranks, ops)
+    return select(frame, selector, ranks, ops, graph)
+
+
+def in_graph(path: str, name, graph: str | int) -> bool:
+    """Whether the subgraph ``name`` of the file ``path`` is ``graph`` (a name, or a position in
+    the file: 0 the first subgraph written)."""
+    if isinstance(graph, str):
+        return name == graph
+    order = _graph_order(str(path))
+    return graph < len(order) and order[graph] == name
+
+
+@lru_cache(maxsize=64)
+def _graph_order(path: str) -> tuple[str, ...]:
+    from msinspect.expectations.irnodes import file_nodes
+
+    return tuple(g.name for g in file_nodes(path).ir.subgraphs)
 
 
 def no_match(frame: pd.DataFrame, selector: str, tail: str = "") -> str:

@@ -44,13 +44,14 @@ class Feeds(ExpectationKind):
         from msinspect.analysis.ops import is_plumbing
         from msinspect.expectations.irnodes import nodes_of
         from msinspect.graph import node_id
+        from msinspect.model import NodeRef
 
         v = e.values
         through = v["through"]
         want = f"{v['from']} feeds {v['to']} " + (f"through only {', '.join(through)}" if through else "directly")
         analysis = checker.analysis(e)
         ops = analysis.operators()
-        sources, targets = (select_in(analysis, ops, v[k], e.ranks) for k in ("from", "to"))
+        sources, targets = (select_in(analysis, ops, v[k], e.ranks, e.graph) for k in ("from", "to"))
         for end, rows in ((v["from"], sources), (v["to"], targets)):
             if rows.empty:
                 return Outcome(e, False, want, no_match(ops, end))
@@ -59,7 +60,10 @@ class Feeds(ExpectationKind):
             by_file.setdefault(str(row.file), []).append(node)
         fed, wrong, evidence, missing = [], [], [], []
         for row, found, target in nodes_of(targets):
-            trails = [path_between(found.graph, node_id(s), node_id(target)) for s in by_file.get(str(row.file), [])]
+            sources_here = by_file.get(str(row.file), [])
+            direct = [s for s in sources_here if s.graph == target.graph
+                      and any(isinstance(o, NodeRef) and o.index == s.index for o in target.inputs)]
+            trails = [[]] if direct else [path_between(found.graph, node_id(s), node_id(target)) for s in sources_here]
             trails = [t for t in trails if t is not None]
             if not trails:
                 missing.append(row.rank)

@@ -46,7 +46,7 @@ class Inputs(ExpectationKind):
         want = ("inputs exactly " if exact else "inputs include ") + ", ".join(map(repr, v["include"]))
         analysis = checker.analysis(e)
         ops = analysis.operators()
-        rows = select_in(analysis, ops, v["op"], e.ranks)
+        rows = select_in(analysis, ops, v["op"], e.ranks, e.graph)
         if rows.empty:
             return Outcome(e, False, want, no_match(ops, v["op"]))
         bad, seen = [], set()

@@ -8,6 +8,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from msinspect.analysis.ops import validator_type
 from msinspect.model import FreeVarRef, Node, NodeRef, ParamRef
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ class FileNodes:
                     continue
                 self.by_line[node.line] = node
                 self.by_index[(graph.name, node.index)] = node
-                op = str(node.op)
+                op = validator_type(node)
                 self.validator[(graph.name, node.index)] = f"{op}-{counts.get(op, 0)}"
                 counts[op] = counts.get(op, 0) + 1
         self._graph = None
@@ -87,3 +88,13 @@ def nodes_of(rows) -> list[tuple[Any, FileNodes, Node]]:
         if node is not None:
             out.append((row, found, node))
     return out
+
+
+def operand_lines(path: str, line: int) -> set[int]:
+    """The lines of the nodes the node at ``line`` of ``path`` takes as operands (its graph's)."""
+    found = file_nodes(str(path))
+    node = found.by_line.get(int(line))
+    if node is None:
+        return set()
+    producers = (found.by_index.get((node.graph, o.index)) for o in node.inputs if isinstance(o, NodeRef))
+    return {p.line for p in producers if p is not None}

@@ -31,7 +31,8 @@ class Shape(ExpectationKind):
     def check(self, checker: Checker, e: Expectation) -> Outcome:
         v = e.values
         ops = checker.analysis(e).operators()
-        rows = select(ops[~ops["backward"]] if not ops.empty else ops, v["op"], e.ranks, ops)  # MatMul-0 counts all
+        forward = ops[~ops["backward"]] if not ops.empty else ops
+        rows = select(forward, v["op"], e.ranks, ops, e.graph)  # MatMul-0 counts every operator
         parts = []
         if "inputs" in v:
             parts.append(f"inputs {layout_text(v['inputs'])}")

@@ -36,7 +36,7 @@ class Strategy(ExpectationKind):
         want = layout_text(v["in_strategy"]) + (f", set by {v['set_by']}" if "set_by" in v else "")
         analysis = checker.analysis(e)
         strategies = analysis.strategies()
-        rows = select_in(analysis, strategies, v["op"], e.ranks)
+        rows = select_in(analysis, strategies, v["op"], e.ranks, e.graph)
         if rows.empty:
             return Outcome(e, False, want, no_match(strategies, v["op"], " has a strategy"))
         bad = [(v["in_strategy"] != r.in_strategy
