@@ -1,28 +1,47 @@
-"""Many ranks: the same small dump replicated to 8, 64, 256 and 1,024 ranks, analysed whole (every
-rank parsed and analysed in the process pool, then the summary's tables and the rank groups made
-in the main process). Prints seconds per rank and the main process' peak RSS per size.
+"""Many ranks of a real transformer: one rank's file made into N ranks that differ the way real
+ranks differ, then ``msinspect --no-cache summary --json --jobs 1`` over them in a fresh process,
+against a gunzip + regex line scan of the same files measured in the same run.
 
-Usage: python bench/bench_ranks.py [DUMP_ROOT] [--ranks 8 64 256 1024] [--jobs J] [--cache]
+Usage: python bench/bench_ranks.py [--source FILE] [--ranks 8 64 ...] [--10k] [--keep DIR] [--jobs J]
 
-The dump root's rank folders (default: the sharding-propagation fixture, 8 ranks) are cycled into
-a temporary root of N rank folders holding links to their files (no run record: the world is
-the N folders). Each size runs in a fresh process, so peaks do not carry over. Without --cache
-the caches are off (MSINSPECT_NO_CACHE=1): every rank is parsed and analysed, as on a first run.
-Goals (issue 13): seconds per rank within 1.3x from 8 to 1,024 ranks; main peak RSS sub-linear.
-Machines are noisy: read the ratios.
+The source (default: ``fixtures/zoo/01_semi_auto_tp4dp2`` rank 0's ``step_parallel_end``, a
+TP4 x DP2 transformer, 0.39 MB of text) is written gzipped as rank 0 .. N-1 of a temporary dump
+root (``--keep DIR``: kept there and reused by the next run), each copy its own rank's:
 
-Measured here (2 cores, caches off): 8 ranks 0.164 s/rank, 64 0.053, 256 0.041, 1,024 0.042
-(the pool's start weighs on 8 ranks only); main peak RSS 84, 88, 104, 168 MB. With the parser of
-2026-11-23 (node items by template): 0.055, 0.015, 0.012, 0.010 s/rank; 84, 88, 102, 162 MB. With
-the collector paused through each rank's analysis (later the same day): 0.055, 0.012, 0.008,
-0.006 s/rank; 72, 76, 90, 151 MB. Seconds per rank fall, never rise, as ranks grow: what is
-not flat is the fixed start of the pool (its workers' imports and grammar), spread over 8 ranks.
+- its communication groups: every group the source names with its rank list (``group:
+  "4-6301172352641561019" ... group_ranks: "0-1-2-3"``) becomes the group of the same shape
+  (size, stride) that holds the copy's rank (``4-7``), named as MindSpore names groups (size,
+  then a hash of the rank list) wherever the name occurs (``related_fusion_key`` too); the world
+  group states N devices;
+- its pointers (``subgraph instance: ... : 0x56098f8f84c0``) and its ``compile_phase`` line.
+
+What is measured, per size, in a fresh ``msinspect`` process (one process: ``--jobs 1``):
+seconds (wall and CPU, user + system, of the child), seconds per rank, the process's own peak
+RSS (``VmHWM`` at its exit: bench/memory.py says why not ``ru_maxrss``), and the ratio of its
+seconds to the line scan's (each file gunzipped and its lines matched by one regex, in this
+process, wall and CPU). Goals (issue 28): the main process' peak at 2,048 (and 10,000) ranks within
+1.3x of that at 256; seconds per rank at most 3x the line scan. Machines are noisy: read the ratios,
+measured back to back in one run, not the seconds.
+
+Measured here (2 cores, a loaded machine, 2026-11-25), every rank's rows held in the main process:
+
+     ranks  seconds  s/rank  scan s  x scan x scan CPU  peak MB  vs 256 groups
+         8      0.8   0.103    0.02   51.4x      66.5x       52       -      1
+        64      9.3   0.146    0.21   43.9x      39.7x       83       -      1
+       256     13.7   0.054    0.34   39.8x      38.0x      192   1.00x      1
+      1024     54.2   0.053    1.37   39.7x      39.3x      706   3.67x      1
+      2048    111.1   0.054    2.88   38.5x      39.6x     1552   8.07x      1
+
+about 0.75 MB of main-process memory per rank, and 40x the line scan per rank.
 """
 from __future__ import annotations
 
 import argparse
+import gzip
+import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -30,66 +49,159 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "fixtures" / "zoo" / "01_semi_auto_tp4dp2" / "rank_0" / "step_parallel_end_0020.ir.gz"
+NODE = re.compile(r"^\s+(?:%\d+\(|Return\()")  # bench_parse.py's line scan
+
+#: What names a rank in the text: a group's name (``2-16453000547691086251``, in ``group: "..."``
+#: and inside ``related_fusion_key``), a group's rank list, a pointer, the compile phase.
+_VARYING = re.compile(r'(?P<group>\b\d+-\d{8,}\b)|group_ranks: "(?P<ranks>\d+(?:-\d+)*)"'
+                      r'|(?P<pointer>\b0x[0-9a-f]{8,}\b)|compile_phase: (?P<phase>\S+)')
+_GROUP = re.compile(r'group: "(\d+-\d{8,})".*?group_ranks: "(\d+(?:-\d+)*)"')
+_WORLD_DEVICES = re.compile(r'(group: "(?:nccl|hccl)_world_group".*?dev_num: I64\()(\d+)(\))')
 
 
-def replicate(source: Path, ranks: int, into: Path) -> Path:
-    """``ranks`` folders ``rank_N`` of links to the files of the source's rank folders (cycled)."""
-    have = sorted((p for p in source.iterdir() if p.is_dir() and p.name.startswith("rank_")),
-                  key=lambda p: int(p.name.split("_")[1]))
+def group_name(ranks: list[int]) -> str:
+    """A group's name as MindSpore writes it: its size, then a 64-bit hash of its rank list."""
+    return f"{len(ranks)}-{int(hashlib.sha256(repr(ranks).encode()).hexdigest()[:16], 16)}"
+
+
+def shaped_like(source: list[int], of: int, rank: int, world: int) -> list[int]:
+    """The group holding ``rank`` of the same shape as ``source`` (which holds ``of``): an evenly
+    strided list of the same size and stride, aligned as MindSpore's device matrix aligns it;
+    any other list shifted by ``rank - of`` (modulo ``world``)."""
+    size = len(source)
+    stride = source[1] - source[0] if size > 1 else 1
+    if size > 1 and source == [source[0] + i * stride for i in range(size)] and stride > 0:
+        start = rank - ((rank // stride) % size) * stride
+        if start >= 0 and start + (size - 1) * stride < world:
+            return [start + i * stride for i in range(size)]
+    return sorted((m - of + rank) % world for m in source)
+
+
+def vary(text: str, of: int, rank: int, world: int) -> str:
+    """The text of rank ``of`` made rank ``rank``'s of a ``world``-rank job (see the docstring)."""
+    groups = {name: [int(m) for m in ranks.split("-")] for name, ranks in _GROUP.findall(text)}
+    names, lists = {}, {}
+    for name, members in groups.items():
+        mine = shaped_like(members, of, rank, world)
+        names[name] = group_name(mine)
+        lists["-".join(map(str, members))] = "-".join(map(str, mine))
+    rng = hashlib.sha256(f"rank {rank}".encode()).digest()
+
+    def swap(m: re.Match) -> str:
+        if m["group"]:
+            return names.get(m["group"], m["group"])
+        if m["ranks"]:
+            return f'group_ranks: "{lists.get(m["ranks"], m["ranks"])}"'
+        if m["pointer"]:
+            pointer = int(m["pointer"], 16) ^ (int.from_bytes(rng[:4], "big") << 4)
+            return f"0x{pointer:0{len(m['pointer']) - 2}x}"
+        head, _, tail = m["phase"].partition(".")
+        return f"compile_phase: {head}.{int.from_bytes(rng[4:12], 'big') >> 1}.{int.from_bytes(rng[12:18], 'big')}.0"
+
+    text = _VARYING.sub(swap, text)
+    return _WORLD_DEVICES.sub(lambda m: f"{m[1]}{world}{m[3]}", text)
+
+
+def make_dump(source: Path, of: int, ranks: int, into: Path) -> Path:
+    """``into``: ``rank_0`` .. ``rank_{ranks-1}``, each holding the source file made its own
+    (:func:`vary`), gzipped; kept as it is when a finished one is there already."""
+    done = into / ".complete"
+    if done.exists():
+        return into
+    with gzip.open(source, "rt", encoding="utf-8") if source.name.endswith(".gz") else open(source) as f:
+        text = f.read()
+    name = source.name if source.name.endswith(".gz") else source.name + ".gz"
     for r in range(ranks):
-        dest = into / f"rank_{r}"
-        dest.mkdir(parents=True)
-        for f in have[r % len(have)].iterdir():
-            (dest / f.name).symlink_to(f.resolve())
+        folder = into / f"rank_{r}"
+        folder.mkdir(parents=True, exist_ok=True)
+        with gzip.open(folder / name, "wt", encoding="utf-8", compresslevel=6) as out:
+            out.write(vary(text, of, r, ranks))
+    done.touch()
     return into
 
 
-def one(root: str, jobs: int | None) -> None:
-    """In a fresh process: analyse ``root`` as `summary` does; print seconds and peak RSS as JSON."""
-    from memory import peak_kb
-    from msinspect.analysis import analyse, rank_groups
-    from msinspect.dumps import load_dump
+def line_scan(root: Path) -> tuple[float, float, int]:
+    """Gunzip every IR file under ``root`` and count its node lines with one regex: (wall, CPU
+    seconds, nodes)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    nodes = 0
+    for path in sorted(root.glob("rank_*/*.ir.gz")):
+        with gzip.open(path, "rb") as f:
+            text = f.read().decode("utf-8")
+        nodes += sum(1 for line in text.splitlines() if NODE.match(line))
+    return time.perf_counter() - wall, time.process_time() - cpu, nodes
 
+
+#: Run in the child: msinspect's command line, then its own peak RSS (kB) written at exit.
+_CHILD = """
+import atexit, sys
+sys.path.insert(0, {bench!r})
+from memory import peak_kb
+atexit.register(lambda: open({peak!r}, "w").write(str(peak_kb())))
+sys.argv = ["msinspect"] + {args!r}
+from msinspect.cli import run
+run()
+"""
+
+
+def measure(root: Path, jobs: int, env: dict, scratch: Path) -> dict:
+    """``msinspect --no-cache summary --json --jobs J ROOT`` in a fresh process: wall and CPU
+    seconds, its own peak RSS in MB, the ranks its JSON holds."""
+    peak = scratch / "peak"
+    out = scratch / "summary.json"
+    args = ["--no-cache", "summary", "--json", "--jobs", str(jobs), str(root)]
+    code = _CHILD.format(bench=str(ROOT / "bench"), peak=str(peak), args=args)
     start = time.perf_counter()
-    analysis = analyse(load_dump(root), jobs=jobs)
-    rows = len(analysis.strategies()) + len(analysis.comm())
-    groups = rank_groups(analysis)
-    seconds = time.perf_counter() - start
-    print(json.dumps({"ranks": len(analysis.results), "seconds": seconds, "peak_mb": peak_kb() / 1024,
-                      "rows": rows, "groups": len(groups.groups)}))
+    with open(out, "wb") as stdout:
+        child = subprocess.Popen([sys.executable, "-c", code], stdout=stdout, stderr=subprocess.PIPE, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    err = child.stderr.read().decode(errors="replace")
+    child.stderr.close()
+    if child.returncode:
+        raise SystemExit(f"{root}: msinspect failed ({child.returncode}):\n{err[-3000:]}")
+    rows = json.loads(out.read_text())
+    return {"seconds": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": int(peak.read_text()) / 1024,
+            "ranks": len(rows), "groups": len({row.get("rank_group") for row in rows})}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("root", nargs="?", type=Path, default=ROOT / "fixtures" / "sharding_propagation_dryrun_8rank")
-    ap.add_argument("--ranks", type=int, nargs="+", default=[8, 64, 256, 1024])
-    ap.add_argument("--jobs", type=int, default=None)
-    ap.add_argument("--cache", action="store_true", help="keep the caches on (a shared temporary one)")
-    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--source", type=Path, default=SOURCE, help="the rank's IR file (.ir or .ir.gz)")
+    ap.add_argument("--of", type=int, default=0, help="the source file's rank (default 0)")
+    ap.add_argument("--ranks", type=int, nargs="+", default=[8, 64, 256, 1024, 2048])
+    ap.add_argument("--10k", dest="ten_k", action="store_true", help="also 10,000 ranks")
+    ap.add_argument("--jobs", type=int, default=1, help="msinspect's --jobs (default 1: the main process only)")
+    ap.add_argument("--keep", type=Path, default=None, help="keep the made dumps here and reuse them")
     args = ap.parse_args()
-    if args.one:
-        one(args.one, args.jobs)
-        return
+    sizes = args.ranks + ([10_000] if args.ten_k and 10_000 not in args.ranks else [])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    env.pop("MSINSPECT_NO_CACHE", None)
-    if not args.cache:
-        env["MSINSPECT_NO_CACHE"] = "1"
-    print(f"dump: {args.root}; cores: {os.cpu_count()}; caches {'on' if args.cache else 'off'}")
-    print(f"{'ranks':>6} {'seconds':>8} {'s/rank':>8} {'vs first':>9} {'main peak MB':>13} {'MB/rank':>8} {'groups':>7}")
-    first = None
+    env.pop("MSINSPECT_SCHEDULER", None)
     with tempfile.TemporaryDirectory(prefix="bench-ranks-") as tmp:
-        env["MSINSPECT_PARSE_CACHE_DIR"] = str(Path(tmp) / "cache")
-        for n in args.ranks:
-            root = replicate(args.root, n, Path(tmp) / f"dump{n}")
-            command = [sys.executable, __file__, "--one", str(root)] + (["--jobs", str(args.jobs)] if args.jobs else [])
-            done = subprocess.run(command, capture_output=True, text=True, env=env)
-            if done.returncode:
-                raise SystemExit(f"{n} ranks failed:\n{done.stderr[-3000:]}")
-            got = json.loads(done.stdout.strip().splitlines()[-1])
-            per_rank = got["seconds"] / got["ranks"]
-            first = first or per_rank
-            print(f"{got['ranks']:>6} {got['seconds']:>8.1f} {per_rank:>8.3f} {per_rank / first:>8.2f}x "
-                  f"{got['peak_mb']:>13.0f} {got['peak_mb'] / got['ranks']:>8.2f} {got['groups']:>7}", flush=True)
+        tmp = Path(tmp)
+        env["MSINSPECT_PARSE_CACHE_DIR"] = str(tmp / "cache")  # --no-cache: nothing read or written there
+        dumps = args.keep or tmp
+        size = len(gzip.decompress(args.source.read_bytes())) if args.source.name.endswith(".gz") \
+            else args.source.stat().st_size
+        print(f"source: {args.source.relative_to(ROOT) if args.source.is_relative_to(ROOT) else args.source} "
+              f"({size / 1e6:.2f} MB of text); cores: {os.cpu_count()}; msinspect --no-cache summary --json "
+              f"--jobs {args.jobs}")
+        print(f"{'ranks':>6} {'seconds':>8} {'s/rank':>7} {'scan s':>7} {'x scan':>7} {'x scan CPU':>10} "
+              f"{'peak MB':>8} {'vs 256':>7} {'groups':>6}")
+        at_256 = None
+        for n in sizes:
+            root = make_dump(args.source, args.of, n, dumps / f"dump{n}")
+            scan_wall, scan_cpu, _ = line_scan(root)
+            got = measure(root, args.jobs, env, tmp)
+            if got["ranks"] != n:
+                raise SystemExit(f"{n} ranks made, {got['ranks']} in the summary")
+            at_256 = got["peak_mb"] if n == 256 else at_256
+            vs = f"{got['peak_mb'] / at_256:6.2f}x" if at_256 else f"{'-':>7}"
+            print(f"{n:>6} {got['seconds']:>8.1f} {got['seconds'] / n:>7.3f} {scan_wall:>7.2f} "
+                  f"{got['seconds'] / scan_wall:>6.1f}x {got['cpu'] / scan_cpu:>9.1f}x {got['peak_mb']:>8.0f} "
+                  f"{vs} {got['groups']:>6}", flush=True)
 
 
 if __name__ == "__main__":
