@@ -5,9 +5,10 @@ gathers, derived by hand, and the UT's check_node_inputs assertions as exact inp
 pytest form, and the UT assertions that do not hold on MindSpore 2.10 with the IR line that shows
 it.
 
-Not ported yet: test_dynamic_shape_graph_utils.py::test_two_dynamic_dims_used_by_two, whose dump
-msinspect's parser refuses (an instance name with slashes, step_parallel_end line 68:
-{instance name: redistribution_op_Default/_backbone-ShapeUsedByTwoOp/Add-op0_get_shape})."""
+Not ported yet: test_dynamic_shape_graph_utils.py::test_two_dynamic_dims_used_by_two. Its dump
+held an instance name with slashes (step_parallel_end line 68: {instance name:
+redistribution_op_Default/_backbone-ShapeUsedByTwoOp/Add-op0_get_shape}), which the parser now
+reads (tests/parser/golden/scoped_instance_name.ir); its spec is not written yet."""
 from __future__ import annotations
 
 import pytest
