@@ -10,9 +10,9 @@ root (``--keep DIR``: kept there and reused by the next run), each copy its own 
 
 - its communication groups: every group the source names with its rank list (``group:
   "4-6301172352641561019" ... group_ranks: "0-1-2-3"``) becomes the group of the same shape
-  (size, stride) that holds the copy's rank (``4-7``), named as MindSpore names groups (size,
-  then a hash of the rank list) wherever the name occurs (``related_fusion_key`` too); the world
-  group states N devices;
+  (size, stride) that holds the copy's rank (``4-7``), named as MindSpore names it (its size and
+  the hash of its rank list: :func:`msinspect.analysis.comm_groups.mindspore_name`) wherever the
+  name occurs (``related_fusion_key`` too); the world group states N devices;
 - its pointers (``subgraph instance: ... : 0x56098f8f84c0``) and its ``compile_phase`` line.
 
 What is measured, per size, in a fresh ``msinspect`` process (one process: ``--jobs 1``):
@@ -49,6 +49,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from msinspect.analysis.comm_groups import mindspore_name  # noqa: E402 (the same names MindSpore gives)
+
 SOURCE = ROOT / "fixtures" / "zoo" / "01_semi_auto_tp4dp2" / "rank_0" / "step_parallel_end_0020.ir.gz"
 NODE = re.compile(r"^\s+(?:%\d+\(|Return\()")  # bench_parse.py's line scan
 
@@ -58,11 +61,6 @@ _VARYING = re.compile(r'(?P<group>\b\d+-\d{8,}\b)|group_ranks: "(?P<ranks>\d+(?:
                       r'|(?P<pointer>\b0x[0-9a-f]{8,}\b)|compile_phase: (?P<phase>\S+)')
 _GROUP = re.compile(r'group: "(\d+-\d{8,})".*?group_ranks: "(\d+(?:-\d+)*)"')
 _WORLD_DEVICES = re.compile(r'(group: "(?:nccl|hccl)_world_group".*?dev_num: I64\()(\d+)(\))')
-
-
-def group_name(ranks: list[int]) -> str:
-    """A group's name as MindSpore writes it: its size, then a 64-bit hash of its rank list."""
-    return f"{len(ranks)}-{int(hashlib.sha256(repr(ranks).encode()).hexdigest()[:16], 16)}"
 
 
 def shaped_like(source: list[int], of: int, rank: int, world: int) -> list[int]:
@@ -84,7 +82,7 @@ def vary(text: str, of: int, rank: int, world: int) -> str:
     names, lists = {}, {}
     for name, members in groups.items():
         mine = shaped_like(members, of, rank, world)
-        names[name] = group_name(mine)
+        names[name] = mindspore_name(mine)
         lists["-".join(map(str, members))] = "-".join(map(str, mine))
     rng = hashlib.sha256(f"rank {rank}".encode()).digest()
 
@@ -145,16 +143,17 @@ run()
 """
 
 
-def measure(root: Path, jobs: int, env: dict, scratch: Path) -> dict:
-    """``msinspect --no-cache summary --json --jobs J ROOT`` in a fresh process: wall and CPU
-    seconds, its own peak RSS in MB, the ranks its JSON holds."""
+def measure(root: Path, jobs: int, env: dict, scratch: Path, code_root: Path = ROOT) -> dict:
+    """``msinspect --no-cache summary --json --jobs J ROOT`` in a fresh process (msinspect imported
+    from ``code_root``): wall and CPU seconds, its own peak RSS in MB, the ranks its JSON holds."""
     peak = scratch / "peak"
     out = scratch / "summary.json"
     args = ["--no-cache", "summary", "--json", "--jobs", str(jobs), str(root)]
     code = _CHILD.format(bench=str(ROOT / "bench"), peak=str(peak), args=args)
     start = time.perf_counter()
     with open(out, "wb") as stdout:
-        child = subprocess.Popen([sys.executable, "-c", code], stdout=stdout, stderr=subprocess.PIPE, env=env)
+        child = subprocess.Popen([sys.executable, "-c", code], stdout=stdout, stderr=subprocess.PIPE, cwd=scratch,
+                                 env={**env, "PYTHONPATH": os.pathsep.join([str(code_root), env.get("PYTHONPATH", "")])})
         _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     child.returncode = os.waitstatus_to_exitcode(status)
@@ -175,9 +174,12 @@ def main() -> None:
     ap.add_argument("--10k", dest="ten_k", action="store_true", help="also 10,000 ranks")
     ap.add_argument("--jobs", type=int, default=1, help="msinspect's --jobs (default 1: the main process only)")
     ap.add_argument("--keep", type=Path, default=None, help="keep the made dumps here and reuse them")
+    ap.add_argument("--also", type=Path, default=None, metavar="CHECKOUT",
+                    help="also measure the msinspect of this other checkout (an older commit: git archive "
+                         "COMMIT msinspect | tar -x -C DIR), each size back to back with this one")
     args = ap.parse_args()
     sizes = args.ranks + ([10_000] if args.ten_k and 10_000 not in args.ranks else [])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = dict(os.environ)
     env.pop("MSINSPECT_SCHEDULER", None)
     with tempfile.TemporaryDirectory(prefix="bench-ranks-") as tmp:
         tmp = Path(tmp)
@@ -188,20 +190,23 @@ def main() -> None:
         print(f"source: {args.source.relative_to(ROOT) if args.source.is_relative_to(ROOT) else args.source} "
               f"({size / 1e6:.2f} MB of text); cores: {os.cpu_count()}; msinspect --no-cache summary --json "
               f"--jobs {args.jobs}")
-        print(f"{'ranks':>6} {'seconds':>8} {'s/rank':>7} {'scan s':>7} {'x scan':>7} {'x scan CPU':>10} "
+        print(f"{'code':>5} {'ranks':>6} {'seconds':>8} {'s/rank':>7} {'scan s':>7} {'x scan':>7} {'x scan CPU':>10} "
               f"{'peak MB':>8} {'vs 256':>7} {'groups':>6}")
-        at_256 = None
+        codes = [("this", ROOT)] + ([("also", args.also.resolve())] if args.also else [])
+        at_256: dict[str, float] = {}
         for n in sizes:
             root = make_dump(args.source, args.of, n, dumps / f"dump{n}")
             scan_wall, scan_cpu, _ = line_scan(root)
-            got = measure(root, args.jobs, env, tmp)
-            if got["ranks"] != n:
-                raise SystemExit(f"{n} ranks made, {got['ranks']} in the summary")
-            at_256 = got["peak_mb"] if n == 256 else at_256
-            vs = f"{got['peak_mb'] / at_256:6.2f}x" if at_256 else f"{'-':>7}"
-            print(f"{n:>6} {got['seconds']:>8.1f} {got['seconds'] / n:>7.3f} {scan_wall:>7.2f} "
-                  f"{got['seconds'] / scan_wall:>6.1f}x {got['cpu'] / scan_cpu:>9.1f}x {got['peak_mb']:>8.0f} "
-                  f"{vs} {got['groups']:>6}", flush=True)
+            for code, code_root in codes:
+                got = measure(root, args.jobs, env, tmp, code_root)
+                if got["ranks"] != n:
+                    raise SystemExit(f"{n} ranks made, {got['ranks']} in the summary")
+                if n == 256:
+                    at_256[code] = got["peak_mb"]
+                vs = f"{got['peak_mb'] / at_256[code]:6.2f}x" if code in at_256 else f"{'-':>7}"
+                print(f"{code:>5} {n:>6} {got['seconds']:>8.1f} {got['seconds'] / n:>7.3f} {scan_wall:>7.2f} "
+                      f"{got['seconds'] / scan_wall:>6.1f}x {got['cpu'] / scan_cpu:>9.1f}x {got['peak_mb']:>8.0f} "
+                      f"{vs} {got['groups']:>6}", flush=True)
 
 
 if __name__ == "__main__":
