@@ -20,9 +20,16 @@ from math import prod
 from msinspect.model import Shape
 
 MATMUL_OPS = frozenset({"MatMul", "MatMulExt"})
+#: Matrix products over batch dimensions: the device matrix is the first input's batch cuts, then
+#: rows, the contracted dimension and columns (MindSpore's ``MatMulBase::InferDevMatrixShape``).
+BATCH_MATMUL_OPS = frozenset({"BatchMatMul", "BatchMatMulExt"})
+#: Operators whose device matrix is their first input's strategy and whose inputs are mapped onto
+#: it aligned on the right (the default ``OperatorInfo`` rule; checked against MindSpore's own
+#: ``parameter_layout_dict`` on its GatherD and StridedSlice unit tests, tests/ut_ports).
+FIRST_INPUT_OPS = frozenset({"GatherD", "StridedSlice"})
 #: Operators whose layout follows the element-wise rule (inputs aligned on the right). Others
-#: (Gather, BatchMatMul, OneHot, Conv2D ...) define their own device matrix: no layout is given
-#: for them rather than a wrong one.
+#: (Gather, OneHot, Conv2D ...) define their own device matrix: no layout is given for them rather
+#: than a wrong one.
 ELEMENTWISE_OPS = frozenset({
     "Add", "Sub", "Mul", "RealDiv", "Div", "Maximum", "Minimum", "Pow", "BiasAdd", "ReLU", "ReLU6",
     "GeLU", "FastGeLU", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Abs", "Neg", "Cast",
@@ -73,6 +80,22 @@ def layout_of(op: str, in_strategy: tuple[tuple[int, ...], ...], stage_devices: 
         matrix = [a, b, c]
         maps = [[1, 2] if transpose[0] else [2, 1], [0, 1] if transpose[1] else [1, 0]]
         maps += [_right_aligned(len(s), 3) for s in in_strategy[2:]]
+    elif op in BATCH_MATMUL_OPS and len(in_strategy) >= 2 and min(len(s) for s in in_strategy[:2]) >= 2:
+        x, w = in_strategy[0], in_strategy[1]
+        a, b = (x[-1], x[-2]) if transpose[0] else (x[-2], x[-1])
+        c = w[-2] if transpose[1] else w[-1]
+        batch = list(x[:-2])
+        matrix = batch + [a, b, c]
+        top = len(matrix) - 1  # a batch dimension j sits under matrix axis top - j (axes count from the right)
+        x_map = [top - j for j in range(len(batch))] + ([1, 2] if transpose[0] else [2, 1])
+        skip = len(batch) - (len(w) - 2)  # w's batch dimensions align with x's on the right
+        w_map = [top - (j + skip) if w[j] != 1 else -1 for j in range(len(w) - 2)]
+        w_map += [0, 1] if transpose[1] else [1, 0]
+        maps = [x_map, w_map]
+    elif op in FIRST_INPUT_OPS and in_strategy:
+        matrix = list(in_strategy[0])
+        maps = [[v if parts != 1 else -1 for v, parts in zip(_right_aligned(len(s), len(matrix)), s)]
+                for s in in_strategy]
     elif op in ELEMENTWISE_OPS:
         width = max((len(s) for s in in_strategy), default=0)
         widest = next((s for s in in_strategy if len(s) == width), ())

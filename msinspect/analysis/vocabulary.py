@@ -174,10 +174,18 @@ def is_listed(node: Node) -> bool:
     return node.op in VOCABULARY or is_redistribution_step(node)
 
 
+#: Instance names of the steps a dynamic-shape redistribution adds to cut a tensor it cannot
+#: slice by static offsets: a Split on each cut dimension and the TupleGetItem of the rank's piece
+#: (2.10, before the ``redistribution_op_*`` AllGather they feed).
+DYNAMIC_SPLIT_NAME = "redistribution_allsplit"
+
+
 def is_redistribution_step(node: Node) -> bool:
-    """An operator a redistribution inserted (named ``redistribution_op_*`` or its gradient)."""
+    """An operator a redistribution inserted (named ``redistribution_op_*`` or its gradient, or a
+    dynamic-shape redistribution's ``redistribution_allsplit``)."""
     name = node.instance_name or ""
-    return name.startswith(REDISTRIBUTION_PREFIX) or name.startswith(GRAD_REDISTRIBUTION_PREFIXES)
+    return (name.startswith(REDISTRIBUTION_PREFIX) or name.startswith(GRAD_REDISTRIBUTION_PREFIXES)
+            or name == DYNAMIC_SPLIT_NAME)
 
 
 def moves_data(node: Node) -> bool:

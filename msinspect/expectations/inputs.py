@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from msinspect.expectations.base import ExpectationKind, register
 from msinspect.expectations.evidence import Evidence, Outcome, no_match, rank_cells_text, select_in
+from msinspect.model import TensorValue
 
 if TYPE_CHECKING:
     from msinspect.check import Checker
@@ -63,12 +64,22 @@ class Inputs(ExpectationKind):
 
 def _same(item: Any, have: Any) -> bool:
     """One expected item against one input: a string is contained in the input's name, a
-    constant equals it (a bool only a bool)."""
+    constant equals it (a bool only a bool; a number also a scalar tensor of that value,
+    ``Tensor(shape=[], value=0.9)``)."""
     if isinstance(item, str):
         return isinstance(have, str) and item in have
+    if isinstance(have, TensorValue) and not isinstance(item, bool):
+        return have.shape == () and _number(have.value_text) == item
     if isinstance(item, bool) or isinstance(have, bool):
         return isinstance(item, bool) and isinstance(have, bool) and item == have
     return isinstance(have, (int, float)) and have == item
+
+
+def _number(text) -> float | None:
+    try:
+        return float(str(text).strip("[] "))
+    except ValueError:
+        return None
 
 
 def _among(item: Any, have: list[Any]) -> bool:

@@ -3,7 +3,8 @@
 ``ParallelValidator.check_parameter_layout``): ``device_matrix`` (device arrangement),
 ``tensor_map``, ``slice_shape``, ``field_size``, ``uniform_split``, ``opt_shard_group``. Any
 subset may be given; each is compared as MindSpore reports it (its standard form: device-matrix
-axes of size 1 dropped, :func:`msinspect.analysis.layout.standard`).
+axes of size 1 dropped, :func:`msinspect.analysis.layout.standard`; a dimension cut by several
+axes, ``((2, 0), 1)``, with its axes in line, ``(2, 0, 1)``).
 
 What the dump does not determine is "cannot tell" (a failure), never a pass: a weight whose cut
 was not read, ``field_size`` where an operator that sets one (``EmbeddingLookup``'s field) takes
@@ -92,7 +93,11 @@ def _field(row, name: str) -> Any:
     value = getattr(row, name)
     if name == "opt_shard_group":
         return value if isinstance(value, str) else None
-    return tuple(value) if isinstance(value, (tuple, list)) else None
+    if not isinstance(value, (tuple, list)):
+        return None
+    if name == "tensor_map":  # a dimension cut by several axes: MindSpore reports its axes in line
+        return tuple(a for entry in value for a in (entry if isinstance(entry, (tuple, list)) else (entry,)))
+    return tuple(value)
 
 
 def _plain(value):

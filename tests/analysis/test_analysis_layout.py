@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from msinspect.analysis.layout import divided, layout_of
+from msinspect.analysis.layout import divided, layout_of, standard
 
 
 def test_matmul_device_matrix_is_a_b_c_with_maps_counted_from_the_right():
@@ -50,7 +50,22 @@ def test_divided(shape, strategy, expected):
 
 def test_operators_with_their_own_device_matrix_get_no_layout():
     assert layout_of("Gather", ((8, 1), (1, 1)), 8) is None
-    assert layout_of("BatchMatMul", ((2, 1, 4), (2, 4, 1)), 8) is None
+    assert layout_of("OneHot", ((8, 1), (), ()), 8) is None
+
+
+def test_batch_matmul_and_first_input_operators_as_mindspore_lays_them_out():
+    """MindSpore 2.10's own parameter_layout_dict on its unit tests (printed by the ports' nets,
+    tests/ut_ports): BatchMatMul ((2, 2, 2), (2, 2, 2)) on 16 devices lays w out as [2, 2, 2, 2] /
+    [3, 1, 0]; ((1, 1, 1), (1, 1, 16)) as [16] / [-1, -1, 0]; GatherD (2, 8, 1) as [2, 8] /
+    [1, 0, -1]; StridedSlice (1, 4, 2) on 8 as [4, 2] / [-1, 1, 0]."""
+    def param(op, strategy, devices, index):
+        layout = layout_of(op, strategy, devices)
+        return standard(layout.device_matrix, layout.tensor_maps[index])
+
+    assert param("BatchMatMul", ((2, 2, 2), (2, 2, 2)), 16, 1) == ((2, 2, 2, 2), (3, 1, 0))
+    assert param("BatchMatMul", ((1, 1, 1), (1, 1, 16)), 16, 1) == ((16,), (-1, -1, 0))
+    assert param("GatherD", ((2, 8, 1), (2, 8, 1)), 16, 0) == ((2, 8), (1, 0, -1))
+    assert param("StridedSlice", ((1, 4, 2),), 8, 0) == ((4, 2), (-1, 1, 0))
 
 
 @pytest.mark.parametrize("matrix, tensor_map, expected", [

@@ -36,26 +36,7 @@ WAITING_KEYS = ("graph",)
 
 #: (port, entry) -> the gap in msinspect that makes the entry fail; each entry was checked by hand
 #: against the IR line named here.
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    **{(port, label): "msinspect writes a tensor map cut by several aliases nested, [(2, 0), 1]; MindSpore's "
-                      "parameter_layout_dict (and the UT's check_parameter_layout) flattens it, [2, 0, 1]"
-       for port, label in (
-           ("b_test_layout_extend__test_layout_extend_moe", "expect.layout[1]"),
-           ("b_test_layout_extend__test_layout_extend_reduce_axis_multi_shard_reduce_scatter", "expect.layout[1]"),
-           ("b_test_layout_extend__test_layout_extend_reduce_axis_multi_shard_reduce_scatter_including_axis_none",
-            "expect.layout[1]"),
-           ("b_test_layout_extend__test_layout_extend_reduce_axis_multi_shard_reduce_scatter_opt_shard",
-            "expect.layout[0]"),
-           ("b_test_layout_extend__test_layout_extend_reduce_axis_multi_shard_reduce_scatter_opt_shard_not_full",
-            "expect.layout[0]"))},
-    **{(port, label): "the dynamic-shape redistribution between add and relu is Splits and TupleGetItems named "
-                      "redistribution_allsplit (step_parallel_end lines 58-68) and unnamed TupleGetItem / MakeTuple "
-                      "glue: msinspect counts neither as redistribution, so the AllGather-0 between them is "
-                      "attributed to no operator and add does not reach it"
-       for port in ("b_test_dynamic_shape_graph_utils__test_shape_used_by_one_rank0",
-                    "b_test_dynamic_shape_graph_utils__test_shape_used_by_one_rank6")
-       for label in ("expect.comm[0]", "expect.feeds[0]", "expect.feeds[1]")},
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
 def ports(*prefixes: str) -> list[str]:

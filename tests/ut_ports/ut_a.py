@@ -47,36 +47,10 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
         "feeds with through = [\"Mul\"]: the Gather reaches AllReduce-0 through the mask Mul only "
         "(step_parallel_end: Gather %7 -> Mul %13 -> AllReduce %14), msinspect answers "
         "'does not reach'",
-    ("a_test_batch_matmul__test_batch_matmul_hybrid_parallel", "expect.layout[1]"):
-        "w2's layout: msinspect says 'cannot tell' although the dump has w2's slice (64, 16, 16) and "
-        "batch_matmul's strategy; MindSpore's own parameter_layout_dict (printed by the net) agrees with "
-        "the hand derivation: [[2, 2, 2, 2], [3, 1, 0], [64, 16, 16], 0, True, '']",
-    ("a_test_matmul_tensor__test_matmul_add_tensor", "expect.inputs[0]"):
-        "include = [0.9]: the Add's constant input is the scalar tensor 0.9 (step_parallel_end: "
-        "'PrimFunc_Add(%9, Tensor(shape=[], dtype=Float32, value=0.9))'); msinspect does not take a scalar "
-        "tensor constant for the constant 0.9",
-    ("a_test_batch_matmul__test_batch_matmul_model_parallel", "expect.layout[0]"):
-        "w2's layout: msinspect says 'cannot tell'; MindSpore's own parameter_layout_dict agrees with the "
-        "hand derivation: [[16], [-1, -1, 0], [128, 32, 2], 0, True, '']",
     ("a_test_auto_parallel_reshape__test_reshape_auto_7", "expect.layout[0]"):
         "the 2-D weight's layout: msinspect reads tensor map [-1, 1, 0] (the 3-D cut of its reshaped use) "
         "and cannot tell the slice; MindSpore's own parameter_layout_dict agrees with the hand derivation: "
         "[[2, 4], [1, 0], [64, 24], 0, True, '']",
-    ("a_test_auto_parallel_sapp_strided_slice__test_auto_parallel_sapp_strided_slice", "expect.layout[0]"):
-        "w1's layout (not cut): msinspect says 'cannot tell'; MindSpore's own parameter_layout_dict agrees "
-        "with the hand derivation: [[8], [-1, -1, -1], [256, 64, 32], 0, True, '']",
-    ("a_test_gatherd__test_gathernd_axis", "expect.layout[0]"):
-        "w1's layout (the GatherD's input): msinspect says 'cannot tell'; MindSpore's own "
-        "parameter_layout_dict agrees with the hand derivation: [[2, 4, 2], [2, 1, 0], [8, 8, 32], 0, True, '']",
-    ("a_test_gatherd__test_gathernd_dim2", "expect.layout[0]"):
-        "w1's layout (the GatherD's input): msinspect says 'cannot tell'; MindSpore's own "
-        "parameter_layout_dict agrees with the hand derivation: [[2, 8], [1, 0, -1], [8, 4, 64], 0, True, '']",
-    ("a_test_stridedslice__test_stridedslice_layout", "expect.layout[0]"):
-        "w1's layout (the StridedSlice's input), the UT's own assertion: msinspect says 'cannot tell'; "
-        "MindSpore's own parameter_layout_dict gives the UT's value: [[4, 2], [-1, 1, 0], [256, 16, 16], 0, True, '']",
-    ("a_test_stridedslice__test_stridedslice_parameter", "expect.layout[0]"):
-        "w1's layout (the StridedSlice's input): msinspect says 'cannot tell'; MindSpore's own "
-        "parameter_layout_dict agrees with the hand derivation: [[4, 2], [-1, 1, 0], [256, 16, 16], 0, True, '']",
 }
 
 
