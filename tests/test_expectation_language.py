@@ -99,3 +99,15 @@ def test_each_failure_says_what_was_found_with_the_ir_line(call, shown):
     assert shown in message.split("found:", 1)[1]
     if "cannot tell" not in shown:
         assert "step_parallel_end" in message.split("found:", 1)[1]   # the IR line, file:line
+
+
+def test_a_tuple_constant_is_an_input_too():
+    """A tuple constant in ``include`` is compared element by element: the network of the ported
+    test_not_equal_cast_mul_need_allgather_dyn (fixtures/ut/nets/, line 69) reshapes to (-1,), so
+    its Reshape takes the shape (-1,) (the UT wrote (-1), which Python reads as the number -1)."""
+    dump = FIXTURES / "ut" / "b_test_dynamic_shape_graph_utils__test_not_equal_cast_mul_need_allgather_dyn"
+    assert assert_inputs(dump, "Reshape-0", [[-1]], stage=END).passed
+    with pytest.raises(ExpectationFailed):
+        assert_inputs(dump, "Reshape-0", [-1], stage=END)          # the number, as the UT wrote it
+    with pytest.raises(ExpectationFailed):
+        assert_inputs(dump, "Reshape-0", [[-1, 1]], stage=END)

@@ -65,6 +65,9 @@ class Feeds(ExpectationKind):
                       and any(isinstance(o, NodeRef) and o.index == s.index for o in target.inputs)]
             trails = [[]] if direct else [path_between(found.graph, node_id(s), node_id(target)) for s in sources_here]
             trails = [t for t in trails if t is not None]
+            if not trails and through:  # through operators that compute (a mask's Mul): walk past those too
+                trails = [t for t in (_trail(found.graph, node_id(s), node_id(target), through) for s in sources_here)
+                          if t is not None]
             if not trails:
                 missing.append(row.rank)
                 continue
@@ -84,6 +87,34 @@ class Feeds(ExpectationKind):
         if missing:
             found_text.append(f"{v['from']} does not reach {v['to']} on {rank_cells_text(missing)}")
         return Outcome(e, bool(fed) and not wrong and not missing, want, "; ".join(found_text), evidence)
+
+
+def _trail(graph, source: str, target: str, through: tuple[str, ...]) -> list[str] | None:
+    """The keys between ``source`` and ``target`` (as :func:`~msinspect.analysis.flow.path_between`
+    gives them), walking back along data edges from
+    ``target`` through what carries data (:func:`~msinspect.analysis.flow.passes_through`) and the
+    operators ``through`` allows; None where ``source`` is not reached so."""
+    import networkx as nx
+
+    from msinspect.analysis.flow import data_view, passes_through
+
+    data = data_view(graph)
+
+    def onward(key: str):
+        node = graph.nodes[key].get("node")
+        passable = key == target or passes_through(graph, key) or (node is not None and _allowed(node, through))
+        return data.predecessors(key) if passable else ()
+
+    came_from: dict[str, str] = {}
+    for nearer, upstream in nx.generic_bfs_edges(graph, target, onward):
+        if upstream == source:
+            trail = []
+            while nearer != target:
+                trail.append(nearer)
+                nearer = came_from[nearer]
+            return trail[::-1]
+        came_from[upstream] = nearer
+    return None
 
 
 def _allowed(node: Node, through: tuple[str, ...]) -> bool:

@@ -4,7 +4,7 @@
 The inputs are listed as ParallelValidator lists them: another node by its ``Type-N`` name, a
 parameter by its name (``w``), a constant as its value. ``include``: each item is among the
 inputs (a string matches an input that contains it, as the tests match; a number or bool an
-equal constant); ``exact``: the inputs are these, in this order, and no more."""
+equal constant; a list a tuple constant, ``[-1, 2]`` for ``(-1, 2)``); ``exact``: the inputs are these, in this order, and no more."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -27,10 +27,9 @@ class Inputs(ExpectationKind):
 
     def validate(self, values):
         include = values["include"]
-        if not isinstance(include, list) or not include or not all(
-                isinstance(v, (str, int, float, bool)) for v in include):
+        if not isinstance(include, list) or not include or not all(_constant(v) for v in include):
             raise ValueError("include must be a non-empty list of names, selectors or constants, like "
-                             '["w", "AllGather-0", 0]')
+                             '["w", "AllGather-0", 0, [-1, 2]]')
         if not isinstance(values.get("exact", False), bool):
             raise ValueError("exact must be true or false")
         values["include"] = tuple(include)
@@ -68,11 +67,20 @@ def _same(item: Any, have: Any) -> bool:
     ``Tensor(shape=[], value=0.9)``)."""
     if isinstance(item, str):
         return isinstance(have, str) and item in have
+    if isinstance(item, list):  # a tuple constant, (-1, 2): element by element
+        return isinstance(have, (tuple, list)) and len(have) == len(item) and all(map(_same, item, have))
     if isinstance(have, TensorValue) and not isinstance(item, bool):
         return have.shape == () and _number(have.value_text) == item
     if isinstance(item, bool) or isinstance(have, bool):
         return isinstance(item, bool) and isinstance(have, bool) and item == have
     return isinstance(have, (int, float)) and have == item
+
+
+def _constant(value) -> bool:
+    """A name, a selector, a scalar, or a list of scalars (a tuple constant), nested."""
+    if isinstance(value, list):
+        return all(_constant(v) for v in value)
+    return isinstance(value, (str, int, float, bool))
 
 
 def _number(text) -> float | None:

@@ -43,10 +43,6 @@ NEW_SELECTOR = re.compile(r"^(type:|scope:|re:)|^[A-Z_][A-Za-z0-9_]*-\d+$")
 #: Entries that fail because of msinspect, not because the expectation is wrong:
 #: (port, entry label) -> what goes wrong. They are reported, not counted against the port.
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("a_test_auto_parallel_sapp_gather__test_auto_parallel_sapp_gather_2", "expect.feeds[1]"):
-        "feeds with through = [\"Mul\"]: the Gather reaches AllReduce-0 through the mask Mul only "
-        "(step_parallel_end: Gather %7 -> Mul %13 -> AllReduce %14), msinspect answers "
-        "'does not reach'",
     ("a_test_auto_parallel_reshape__test_reshape_auto_7", "expect.layout[0]"):
         "the 2-D weight's layout: msinspect reads tensor map [-1, 1, 0] (the 3-D cut of its reshaped use) "
         "and cannot tell the slice; MindSpore's own parameter_layout_dict agrees with the hand derivation: "
