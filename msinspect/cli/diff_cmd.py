@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from msinspect.cli.display import short_scope
+from msinspect.cli.display import lay_out, short_scope
 from msinspect.cli.output import (csv_option, errors, json_option, lenient_option, stage_option, stdout, to_csv,
                                   to_json, warn_skipped)
 from msinspect.cli.reads import tell_pair
@@ -57,13 +57,30 @@ def _has_missing(value) -> bool:
     return is_missing(value)
 
 
-def _table(frame) -> str:
+#: The columns a narrow terminal keeps first: what the operator is, then how the two sides differ.
+PRIORITY = ["name", "op", "left", "right", "left_count", "right_count", "left_group", "right_group",
+            "left_slice", "right_slice", "kind", "scope", "param", "output", "inputs", "gradient", "line"]
+
+
+def _table(frame, width: int | None = None) -> list[str]:
+    """The frame as text lines; with ``width``, the columns that fit it (taken in
+    :data:`PRIORITY` order), the rest named under it (``--json`` / ``--csv`` give every field)."""
     shown = frame.astype(object).copy()
     if "scope" in shown:
         shown["scope"] = [short_scope(v) for v in shown["scope"]]
     for column in shown.columns:
         shown[column] = [_cell(v) for v in shown[column]]
-    return shown.to_string(index=False, max_colwidth=56)
+    left_out: list[str] = []
+    if width is not None:
+        columns = list(shown.columns)
+        priority = [c for c in PRIORITY if c in columns] + [c for c in columns if c not in PRIORITY]
+        layout = lay_out(shown.to_dict("records"), columns, width=width, priority=priority)
+        left_out = layout.left_out
+        shown = shown[layout.columns]
+    lines = [shown.to_string(index=False, max_colwidth=56)]
+    if left_out:
+        lines.append(f"(left out to fit {width} columns: {', '.join(left_out)}; --json / --csv give every field)")
+    return lines
 
 
 def _per_rank_lines(result, groups) -> list[str]:
@@ -81,9 +98,9 @@ def _per_rank_lines(result, groups) -> list[str]:
     return lines
 
 
-def format_diff(result) -> str:
-    """Plain text for a terminal: ``left`` / ``right`` columns, named by the ranks' labels in the
-    header. Missing values read "-"; communication groups that differ only as every rank's own
+def format_diff(result, width: int | None = None) -> str:
+    """Plain text for a terminal of ``width`` columns (None: every column): ``left`` / ``right``
+    columns, named by the ranks' labels in the header. Missing values read "-"; communication groups that differ only as every rank's own
     group does are summed up per kind below the groups that differ, not listed as findings."""
     lines = [f"diff left:  {result.left_label} ({result.left_file})",
              f"     right: {result.right_label} ({result.right_file})", stage_line(result)]
@@ -103,7 +120,7 @@ def format_diff(result) -> str:
             if section == "slices":
                 frame = frame.assign(left_slice=[_slice(v, result.left_label) for v in frame["left_slice"]],
                                      right_slice=[_slice(v, result.right_label) for v in frame["right_slice"]])
-            lines.append(_table(frame))
+            lines.extend(_table(frame, width))
         if expected is not None and not expected.empty:
             lines.extend(_per_rank_lines(result, expected))
     for section, counts in result.unaligned.items():
@@ -176,5 +193,6 @@ def diff(left, right, stage, as_json, as_csv, exit_code, lenient):
     elif as_csv:
         click.echo(to_csv(result.rows()), nl=False)
     else:
-        stdout().print(format_diff(result), markup=False, soft_wrap=True)
+        out = stdout()
+        out.print(format_diff(result, out.width), markup=False, soft_wrap=True)
     sys.exit(1 if exit_code and not result.identical else 0)

@@ -175,3 +175,16 @@ def test_tables_never_print_nan_or_none(sides):
     run = _cli(*sides)
     assert run.exit_code == 0, run.output
     assert not MISSING.search(run.stdout), MISSING.search(run.stdout)
+
+
+def test_the_tables_fit_a_120_column_terminal():
+    """In 120 columns each table keeps the columns that fit (the operator, then how the sides
+    differ) and names the rest, where every column came to some 230 (issue 26, point 5)."""
+    d = diff_ranks(RP / "rank_0", RP / "rank_4")
+    wide, narrow = format_diff(d), format_diff(d, width=120)
+    assert max(map(len, wide.splitlines())) > 120
+    table_lines = [line for line in narrow.splitlines() if not line.startswith(("diff left:", "     right:"))]
+    assert max(map(len, table_lines)) <= 120
+    assert "left out to fit 120 columns:" in narrow and "--json / --csv give every field" in narrow
+    header = next(line for line in narrow.splitlines() if line.split()[:2] == ["name", "op"])
+    assert "left_count" in header and "right_count" in header
