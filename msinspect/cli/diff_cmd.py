@@ -59,7 +59,7 @@ def _has_missing(value) -> bool:
 
 #: The columns a narrow terminal keeps first: what the operator is, then how the two sides differ.
 PRIORITY = ["name", "op", "left", "right", "left_count", "right_count", "left_group", "right_group",
-            "left_slice", "right_slice", "kind", "scope", "param", "output", "inputs", "gradient", "line"]
+            "left_slice", "right_slice", "kind", "param", "output", "inputs", "scope", "gradient", "line"]
 
 
 def _table(frame, width: int | None = None) -> list[str]:
