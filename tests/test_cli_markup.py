@@ -107,8 +107,8 @@ def test_every_cli_console_comes_from_the_factory():
 
 def test_dryrun_summary_prints_a_reason_as_it_is(tmp_path):
     """A rank's reason quotes the IR (``ir_verdict``: ``IR not readable by msinspect:
-    file:line:col: message``); the summary table ``dryrun`` prints must show it whole (the table
-    folds long cells: compare without the folds)."""
+    file:line:col: message``); the summary ``dryrun`` prints must show it whole, markup and all
+    (under the table, once for the ranks that failed alike, with the log)."""
     from rich.table import Table
 
     from msinspect.cli.dryrun_cmd import _print_summary
@@ -122,4 +122,5 @@ def test_dryrun_summary_prints_a_reason_as_it_is(tmp_path):
     out.width = 400  # one line per row
     with out.capture() as captured:
         _print_summary(out, report, Table, "nothing was computed")
-    assert f"{reason}  (log: logs/rank_0.log)" in captured.get()
+    text = captured.get()
+    assert f"rank 0 failed: {reason}\n" in text and "log: logs/rank_0.log" in text
