@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
-import json
 import os
 import re
 import subprocess
@@ -147,23 +146,29 @@ def measure(root: Path, jobs: int, env: dict, scratch: Path, code_root: Path = R
     """``msinspect --no-cache summary --json --jobs J ROOT`` in a fresh process (msinspect imported
     from ``code_root``): wall and CPU seconds, its own peak RSS in MB, the ranks its JSON holds."""
     peak = scratch / "peak"
-    out = scratch / "summary.json"
     args = ["--no-cache", "summary", "--json", "--jobs", str(jobs), str(root)]
     code = _CHILD.format(bench=str(ROOT / "bench"), peak=str(peak), args=args)
     start = time.perf_counter()
-    with open(out, "wb") as stdout:
-        child = subprocess.Popen([sys.executable, "-c", code], stdout=stdout, stderr=subprocess.PIPE, cwd=scratch,
+    with open(scratch / "stderr", "wb") as err:
+        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=err, cwd=scratch,
                                  env={**env, "PYTHONPATH": os.pathsep.join([str(code_root), env.get("PYTHONPATH", "")])})
+        # the JSON read as it comes, never whole: each summary row lists its stage's ranks, so
+        # the text grows as the square of the ranks (10,000 ranks: some 1 GB)
+        ranks, groups = 0, set()
+        for line in child.stdout:
+            if line == b"  {\n":
+                ranks += 1
+            elif line.startswith(b'    "rank_group": '):
+                groups.add(line)
+        child.stdout.close()
         _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     child.returncode = os.waitstatus_to_exitcode(status)
-    err = child.stderr.read().decode(errors="replace")
-    child.stderr.close()
     if child.returncode:
-        raise SystemExit(f"{root}: msinspect failed ({child.returncode}):\n{err[-3000:]}")
-    rows = json.loads(out.read_text())
+        raise SystemExit(f"{root}: msinspect failed ({child.returncode}):\n"
+                         f"{(scratch / 'stderr').read_text(errors='replace')[-3000:]}")
     return {"seconds": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": int(peak.read_text()) / 1024,
-            "ranks": len(rows), "groups": len({row.get("rank_group") for row in rows})}
+            "ranks": ranks, "groups": len(groups)}
 
 
 def main() -> None:

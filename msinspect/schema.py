@@ -17,7 +17,7 @@ import json
 import math
 import sys
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -350,13 +350,42 @@ def records(frame: pd.DataFrame) -> list[dict]:
 def to_json(value: Any) -> str:
     """``value`` (a DataFrame, a list of rows or any mapping) as indented JSON text."""
     pandas = _pandas()
-    if pandas is not None and isinstance(value, pandas.DataFrame):
-        value = records(value)
-    elif isinstance(value, dict):
+    if pandas is not None and isinstance(value, pandas.DataFrame) or isinstance(value, list):
+        return "".join(json_pieces(value))
+    if isinstance(value, dict):
         value = record(value)
-    elif isinstance(value, list):
-        value = [record(v) if isinstance(v, dict) else plain(v) for v in value]
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def rows_of(rows: pd.DataFrame | Iterable) -> Iterator:
+    """The rows of a DataFrame (as dicts) or of an iterable, one at a time."""
+    pandas = _pandas()
+    if pandas is not None and isinstance(rows, pandas.DataFrame):
+        return iter(rows.to_dict("records"))
+    return iter(rows)
+
+
+def _value(row: Any) -> Any:
+    return record(row) if isinstance(row, dict) else plain(row)
+
+
+def json_pieces(rows: pd.DataFrame | Iterable) -> Iterator[str]:
+    """The indented JSON list of ``rows`` (a DataFrame, or any iterable of dicts or values, read
+    as it goes) in pieces, one per row: joined, the text ``json.dumps`` gives for the whole list,
+    which is never held whole."""
+    first = True
+    for row in rows_of(rows):
+        text = json.dumps(_value(row), indent=2, ensure_ascii=False).replace("\n", "\n  ")
+        yield ("[\n  " if first else ",\n  ") + text
+        first = False
+    yield "[]" if first else "\n]"
+
+
+def jsonl_lines(rows: pd.DataFrame | Iterable) -> Iterator[str]:
+    """JSON Lines: each of ``rows`` as one JSON object (the fields of ``--json``) on a line of its
+    own, ending in a newline, made as the rows come."""
+    for row in rows_of(rows):
+        yield json.dumps(_value(row), ensure_ascii=False) + "\n"
 
 
 def csv_cell(value: Any, field: str | None = None) -> str:

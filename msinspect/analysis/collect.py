@@ -2,19 +2,21 @@
 results gathered into pandas DataFrames."""
 from __future__ import annotations
 
+import sys
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection
 
-from msinspect.analysis.comm import (COMM_COLUMNS, collectives_before, comm_rows, mark_users, ranks_named,
-                                    shared_groups, stated_world, with_world)
+from msinspect.analysis.comm import (COMM_COLUMNS, SharedGroups, collectives_before, comm_rows, mark_users,
+                                    ranks_named, stated_world, with_world)
 from msinspect.analysis.context import RankContext
 from msinspect.analysis.gradsync import weight_rows
 from msinspect.analysis.failure import failure_row
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, param_rows, slice_text, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
+from msinspect.analysis.spool import ROWS, SPOOL_RANKS, Spool, row_list, spooled
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
 from msinspect.analysis.vocabulary import BEFORE_PLANNER, planner_ran
 from msinspect import cache as caches
@@ -70,6 +72,23 @@ class RankResult:
     summing its gradient (:func:`msinspect.analysis.gradsync.weight_rows`)."""
     planner: bool | None = None
     """Whether the parallel pass ran in the file (:func:`~msinspect.analysis.vocabulary.planner_ran`)."""
+
+
+class SpooledResult(RankResult):
+    """A :class:`RankResult` whose row lists (``strategies``, ``comm``, ``params``, ``ops``,
+    ``held``) wait in its analysis' spool, read back at each access (a new list each time); the
+    rest is held (:mod:`msinspect.analysis.spool`). Pickles as a plain :class:`RankResult`."""
+
+    def __reduce__(self):
+        return _whole, ({f.name: getattr(self, f.name) for f in fields(RankResult)},)
+
+
+for _index, _name in enumerate(ROWS):
+    setattr(SpooledResult, _name, row_list(_index, _name))
+
+
+def _whole(values: dict) -> RankResult:
+    return RankResult(**values)
 
 
 def _skipped(ir) -> list[str]:
@@ -169,6 +188,52 @@ def _unreadable(task: tuple, error: MsInspectError) -> RankResult:
                       reference=reference, complete=False, error=str(error).split("\n", 1)[0])
 
 
+class Gathered:
+    """The ranks' results as they arrive, in task order: each rank's rows spooled when ``spool``
+    (:mod:`msinspect.analysis.spool`), else held; what the groups' names stand for learnt from
+    each (:class:`~msinspect.analysis.comm.SharedGroups`); ranks of one signature sharing one.
+    :meth:`finish` then gives the world group's rows the world learnt from the files, and each
+    group a rank names by its hash only the ranks the others tell: the rows of those ranks only
+    are read back, filled in and spooled again."""
+
+    def __init__(self, count: int, spool: bool):
+        self.results: list[RankResult | None] = [None] * count
+        self.rows = Spool() if spool else None
+        self.groups = SharedGroups()
+        self.unresolved: list[int] = []  # ranks with a group whose ranks their own file does not tell
+        self.signatures: dict[Signature, Signature] = {}
+
+    def arrive(self, index: int, result: RankResult) -> None:
+        """Rank ``index``'s result (task order)."""
+        self.groups.add(result.comm)
+        if self.groups.unresolved(result.comm):
+            self.unresolved.append(index)
+        if result.signature is not None:
+            result.signature = self.signatures.setdefault(result.signature, result.signature)
+        for name in ("stage", "family", "status"):  # one string each, not one per rank
+            if isinstance(getattr(result, name), str):
+                setattr(result, name, sys.intern(getattr(result, name)))
+        self.results[index] = spooled(result, self.rows) if self.rows is not None else result
+
+    def finish(self, world: tuple[int, ...] | None) -> tuple[list[RankResult], tuple[int, ...] | None]:
+        """Every result and the world: ``world``, else the one the files state
+        (:func:`world_from_ir`)."""
+        results = self.results
+        learnt = world is None
+        if learnt:
+            world = world_from_ir(results)
+            if world is not None:
+                self.groups.world_found(world)
+        for index in self.unresolved:  # a group one rank names by its hash only; the world's group
+            result = results[index]
+            comm = result.comm
+            if learnt and world is not None:
+                with_world(comm, world)
+            self.groups.fill(comm, world)
+            result.comm = comm
+        return results, world
+
+
 def world_from_ir(results: list[RankResult]) -> tuple[int, ...] | None:
     """The world when no run record or full set of rank folders gives it: the size the files
     state over the world group, when they agree and it holds every rank read or named."""
@@ -209,6 +274,9 @@ class Analysis:
                  plan: ReadPlan | None = None):
         self.dump = dump
         self.results = results
+        """One :class:`RankResult` per rank read, in the plan's order; from
+        :data:`~msinspect.analysis.spool.SPOOL_RANKS` ranks, each a :class:`SpooledResult` whose
+        rows are read back from disk at each access (each table reads one rank at a time)."""
         self.world = world
         self.plan = plan
         """Which ranks were read, at which stage, and which not (:mod:`msinspect.ranks_read`)."""
@@ -306,7 +374,8 @@ def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
 def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
             progress: Callable[[str], None] | None = None, lenient: bool = False,
             world: int | None = None, scheduler: str | None = None,
-            cache: caches.Store | bool | None = None, only: Collection[int] | None = None) -> Analysis:
+            cache: caches.Store | bool | None = None, only: Collection[int] | None = None,
+            spool: bool | None = None) -> Analysis:
     """Parse and analyse one file per rank (the ``stage`` file, or the best one) in a process pool
     of ``jobs`` workers (default: every core), or on the Dask cluster of ``scheduler``
     (``tcp://HOST:PORT``, default ``MSINSPECT_SCHEDULER``; see :mod:`msinspect.executors`).
@@ -328,7 +397,11 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
 
     ``only``: analyse the files of these ranks alone (one rank to export, say); the plan still
     lists every rank. A group named only by its hash is then found from the ranks analysed and
-    the world's strided rank lists."""
+    the world's strided rank lists.
+
+    ``spool``: keep each rank's rows on disk as it arrives and read them back when asked for
+    (:mod:`msinspect.analysis.spool`; the same answers, and the main process' memory flat in the
+    ranks); default: from :data:`~msinspect.analysis.spool.SPOOL_RANKS` ranks read."""
     if cache is None or cache is True:
         cache = caches.RESULTS if caches.enabled() else None
     cache = cache or None
@@ -347,7 +420,9 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
         reference = pick_reference(rank, path)
         ctx = RankContext(rank.rank, world)
         tasks.append((str(path), str(reference) if reference else None, ctx, rank.label))
-    results: list[RankResult | None] = [None] * len(tasks)
+    if spool is None:
+        spool = len(tasks) >= SPOOL_RANKS
+    gathered = Gathered(len(tasks), spool)
     with closing(run_each(_analyse, tasks, jobs=jobs, scheduler=scheduler, lenient=lenient,
                                cache=cache)) as outcomes:
         for index, task, outcome in outcomes:  # as each rank's result arrives
@@ -355,14 +430,9 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
                 if not lenient:
                     raise outcome
                 outcome = _unreadable(task, outcome)
-            results[index] = outcome
+            gathered.arrive(index, outcome)
+            del outcome  # a spooled rank's rows go now
             if progress:
                 progress(task[3])
-    if world is None:
-        world = world_from_ir(results)
-        if world is not None:
-            for result in results:
-                with_world(result.comm, world)
-    shared_groups([r.comm for r in results], world)  # a group one rank names by its hash only
+    results, world = gathered.finish(world)
     return Analysis(dump, results, world, plan)
-

@@ -559,30 +559,77 @@ def shared_groups(results: list[list[dict]], world: tuple[int, ...] | None) -> N
     ranks: the list another rank's operators write for that name, where it holds the row's rank
     and has the row's group size; else the one list of the ranks' groups, or of the world's
     strided lists holding the rank, that the name hashes to. ``results``: each rank's comm rows,
-    changed in place (``group_ranks``, ``group_size``, ``wire_bytes``)."""
-    lists: dict[str, set[tuple[int, ...]]] = {}
-    every: set[tuple[int, ...]] = set()
+    changed in place (``group_ranks``, ``group_size``, ``wire_bytes``). :class:`SharedGroups`
+    does the same as ranks arrive."""
+    groups = SharedGroups()
     for rows in results:
+        groups.add(rows)
+    for rows in results:
+        groups.fill(rows, world)
+
+
+def _hash_named(name) -> bool:
+    return comm_groups.is_mindspore_name(name) or comm_groups.is_sha256_name(name)
+
+
+class SharedGroups:
+    """:func:`shared_groups` over ranks as they arrive, holding only what the group names stand
+    for (not the ranks' rows): :meth:`add` each rank's comm rows as they come, :meth:`world_found`
+    when the world is learnt from the files afterwards (:func:`with_world` then gives the world
+    group's rows their ranks), then :meth:`fill` the rows of each rank :meth:`unresolved` said
+    has a group to find."""
+
+    def __init__(self):
+        self.lists: dict[str, set[tuple[int, ...]]] = {}
+        """Group name -> the rank lists the ranks' operators write for it."""
+        self.every: set[tuple[int, ...]] = set()
+        """Every rank list an operator writes."""
+        self._world_names: set = set()  # names of world-group rows waiting for the world
+
+    def add(self, rows: list[dict]) -> None:
+        """Learn what the groups of one rank's comm rows stand for."""
         for row in rows:
-            ranks = row.get("group_ranks")
-            if ranks is None or row["op"] in PIPELINE_OPS:
+            if row["op"] in PIPELINE_OPS:
                 continue
-            every.add(tuple(ranks))
-            name = row.get("group")
-            if comm_groups.is_mindspore_name(name) or comm_groups.is_sha256_name(name):
-                lists.setdefault(name, set()).add(tuple(ranks))
-    for rows in results:
+            ranks, name = row.get("group_ranks"), row.get("group")
+            if ranks is None:
+                if row["group"] in WORLD_GROUPS:
+                    self._world_names.add(name)
+                continue
+            self.every.add(tuple(ranks))
+            if _hash_named(name):
+                self.lists.setdefault(name, set()).add(tuple(ranks))
+
+    def world_found(self, world: tuple[int, ...]) -> None:
+        """The world, learnt after the ranks were added: the world group's rows name its ranks."""
+        if not self._world_names:
+            return
+        self.every.add(tuple(world))
+        for name in self._world_names:
+            if _hash_named(name):
+                self.lists.setdefault(name, set()).add(tuple(world))
+
+    @staticmethod
+    def unresolved(rows: list[dict]) -> bool:
+        """Whether one rank's comm rows have a group whose ranks its file does not tell: a name
+        :meth:`fill` may resolve, or the world group's (:func:`with_world`)."""
+        return any(row.get("group_ranks") is None and row["op"] not in PIPELINE_OPS
+                   and (row["group"] in WORLD_GROUPS or (row.get("moves_data") and _hash_named(row.get("group"))))
+                   for row in rows)
+
+    def fill(self, rows: list[dict], world: tuple[int, ...] | None) -> None:
+        """Fill in the groups of one rank's rows (see :func:`shared_groups`), in place."""
         for row in rows:
             name = row.get("group")
             if row.get("group_ranks") is not None or not row.get("moves_data") or row["op"] in PIPELINE_OPS:
                 continue
-            if not (comm_groups.is_mindspore_name(name) or comm_groups.is_sha256_name(name)):
+            if not _hash_named(name):
                 continue
             size, rank = row.get("group_size"), row.get("rank")
-            found = lists.get(name, set())
+            found = self.lists.get(name, set())
             ranks = next(iter(found)) if len(found) == 1 else None
             if ranks is None or not comm_groups.fits(ranks, size=size, rank=rank, name=name):
-                candidates = set(every)
+                candidates = set(self.every)
                 wanted = size or comm_groups.stated_size(name)
                 if rank is not None and world and wanted:
                     candidates.update(comm_groups.strided_candidates(rank, wanted, world))

@@ -107,14 +107,21 @@ class RankGroups:
         ``rank_group_odd`` (what differs from its group-mates; None when nothing) and
         ``rank_group_distinct`` (what distinguishes its group from the others). Not ``group``:
         that is a communication operator's group everywhere else."""
-        by_label = {label: g for g in self.groups for label in g.ranks}
         out: dict[str, list] = {"rank_group": [], "rank_group_odd": [], "rank_group_distinct": []}
         for label in labels:
-            group = by_label.get(label)
-            out["rank_group"].append(group.name if group else None)
-            out["rank_group_odd"].append(group.odd.get(label) if group else None)
-            out["rank_group_distinct"].append(group.distinct if group else None)
+            for column, value in self.columns_of(label).items():
+                out[column].append(value)
         return out
+
+    def columns_of(self, label: str) -> dict:
+        """:meth:`columns` of one rank label."""
+        by_label = self.__dict__.get("_by_label")  # made once, on first use (not a field)
+        if by_label is None:
+            by_label = self.__dict__["_by_label"] = {label: g for g in self.groups for label in g.ranks}
+        group = by_label.get(label)
+        return {"rank_group": group.name if group else None,
+                "rank_group_odd": group.odd.get(label) if group else None,
+                "rank_group_distinct": group.distinct if group else None}
 
     def lines(self) -> list[str]:
         """For a person: one line per group, then its odd ranks, then the ranks in no group."""

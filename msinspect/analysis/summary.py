@@ -6,6 +6,7 @@ cache (:mod:`msinspect.cache`) then never imports it, which is most of what such
 from __future__ import annotations
 
 from collections import Counter
+from typing import Iterator
 
 from msinspect.schema import is_missing
 
@@ -33,33 +34,47 @@ def summary_rows(analysis, groups=None) -> list[dict]:
     counts None (not 0: nothing was read). ``rank_group*``: the rank's group
     (:func:`~msinspect.analysis.groups.rank_groups`, or ``groups`` when the caller made them
     already), what sets it apart from its group-mates and its group from the others."""
+    return list(iter_summary_rows(analysis, groups))
+
+
+def iter_summary_rows(analysis, groups=None) -> Iterator[dict]:
+    """:func:`summary_rows` one row at a time, as each rank's rows are read (a job of many ranks
+    keeps them on disk: :mod:`msinspect.analysis.spool`), to write them as they come. The ranks
+    of one pipeline stage share one ``stage_ranks`` list."""
     from msinspect.analysis.groups import rank_groups
 
+    grouped = groups or rank_groups(analysis)
     reads = {str(r.file): r for r in analysis.plan.read}
-    rows = []
+    stage_lists: dict[tuple, list] = {}  # one list per stage, not a copy of the world per rank
     for result in analysis.results:
         read = reads.get(result.file)
         stage_ranks = analysis.context(result.rank).stage_ranks
-        rows.append({
+        if stage_ranks:
+            stage_ranks = stage_lists.setdefault(tuple(stage_ranks), list(stage_ranks))
+        # each read once: a rank of many may keep its rows on disk (msinspect.analysis.spool)
+        strategies, comm, params = result.strategies, result.comm, result.params
+        yield _complete({
             "rank": result.rank, "rank_label": result.label, "file": result.file, "stage": result.stage,
             "family": result.family, "status": result.status,
-            "strategies": len(result.strategies),
-            "set_by_user": sum(1 for row in result.strategies if row["set_by"] == "user"),
-            "comm": len(result.comm),
-            "by_kind": dict(sorted(Counter(row["kind"] for row in result.comm).items())),
-            "wire_bytes": _wire_bytes(result.comm),
-            "wire_unknown": sum(1 for row in result.comm if is_missing(row["wire_bytes"])),
+            "strategies": len(strategies),
+            "set_by_user": sum(1 for row in strategies if row["set_by"] == "user"),
+            "comm": len(comm),
+            "by_kind": dict(sorted(Counter(row["kind"] for row in comm).items())),
+            "wire_bytes": _wire_bytes(comm),
+            "wire_unknown": sum(1 for row in comm if is_missing(row["wire_bytes"])),
             "weights": result.weights,  # every parameter with a value
-            "sharded_weights": len(result.params),  # those an operator with a strategy reads
-            "stage_ranks": list(stage_ranks) if stage_ranks else None,
+            "sharded_weights": len(params),  # those an operator with a strategy reads
+            "stage_ranks": stage_ranks or None,
             "complete": result.complete,
             "other_stage": bool(read and read.other_stage), "note": read.note if read else None,
             "failure": result.failure,
-        })
+        }, grouped)
     for missing in analysis.plan.not_read:  # the world is never silently smaller than the dump
-        rows.append({"rank": missing.rank, "rank_label": missing.label, "status": "not read", "complete": False,
-                     "other_stage": False, "note": missing.note})
-    labels = [row["rank_label"] for row in rows]
-    grouped = (groups or rank_groups(analysis)).columns(labels)
-    return [{column: grouped[column][i] if column in grouped else row.get(column) for column in SUMMARY_COLUMNS}
-            for i, row in enumerate(rows)]
+        yield _complete({"rank": missing.rank, "rank_label": missing.label, "status": "not read",
+                         "complete": False, "other_stage": False, "note": missing.note}, grouped)
+
+
+def _complete(row: dict, groups) -> dict:
+    """``row`` with its rank's group columns, every one of :data:`SUMMARY_COLUMNS` in order."""
+    grouped = groups.columns_of(row["rank_label"])
+    return {column: grouped[column] if column in grouped else row.get(column) for column in SUMMARY_COLUMNS}

@@ -19,7 +19,8 @@ import click
 from msinspect.cli.exits import EXIT_FINDING, EXIT_USAGE, errors  # noqa: F401 (the one table lives there)
 from msinspect.cli.reads import tell_plan
 from msinspect.dumps import load_dump
-from msinspect.schema import is_missing, plain, records, to_csv, to_json  # noqa: F401 (plain: the one JSON converter)
+from msinspect.schema import (is_missing, json_pieces, plain, records, to_csv,  # noqa: F401 (plain: the one JSON converter)
+                              to_json)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -129,17 +130,34 @@ def _title(title: str, count: int, layout) -> str:
     return f"{title} ({rows})" if title else f"({rows})"
 
 
+def write(pieces: Iterable[str], flush_bytes: int = 1 << 16) -> None:
+    """Write text pieces to stdout as they are made, some ``flush_bytes`` at a time (each piece
+    as it comes with 0): a long output is never held whole."""
+    batch: list[str] = []
+    size = 0
+    for piece in pieces:
+        batch.append(piece)
+        size += len(piece)
+        if size >= flush_bytes:
+            click.echo("".join(batch), nl=False)
+            batch, size = [], 0
+    if batch:
+        click.echo("".join(batch), nl=False)
+
+
 def emit(rows: pd.DataFrame | list[dict], *, as_json: bool, as_csv: bool, title: str,
          columns: Sequence[str] | None = None, styles: dict[str, str] | None = None,
          shown: pd.DataFrame | list[dict] | None = None, priority: Sequence[str] | None = None,
          merge: bool = False, view: View = View()) -> None:
-    """Print ``rows`` (a DataFrame, or dicts that each hold every column, at least one): every column
+    """Print ``rows`` (a DataFrame, or dicts that each hold every column, at least one; with
+    ``as_json``, any iterable of them, written as they come): every column
     as JSON or CSV (:mod:`msinspect.schema`), or a rich table of ``columns`` (of ``shown``, the same
     rows made for a person, when given) laid out for the terminal (:func:`~msinspect.cli.display.lay_out`):
     the columns that fit, taken in ``priority`` order, the rest named under it; ``merge``: rows
     equal but for the rank as one row; ``view``: ``--wide`` / ``--columns``."""
     if as_json:
-        click.echo(to_json(rows))
+        write(json_pieces(rows))
+        click.echo()
         return
     if as_csv:
         click.echo(to_csv(rows), nl=False)

@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from msinspect.analysis.groups import rank_groups
-from msinspect.analysis.summary import SUMMARY_COLUMNS, summary_rows
+from msinspect.analysis.summary import SUMMARY_COLUMNS, iter_summary_rows, summary_rows
 from msinspect.cli.failure_text import print_failure
 from msinspect.cli.output import analysed, emit, errors, stage_option, stdout, table_options, view_of
 from msinspect.ranks_text import ranks_text
@@ -31,9 +31,12 @@ def summary(dump, stage, as_json, as_csv, wide, columns, jobs, scheduler, lenien
         analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
                             world=world, scheduler=scheduler)
         groups = rank_groups(analysis)
+        if as_json:  # written rank by rank as each is read back (msinspect.analysis.spool)
+            emit(iter_summary_rows(analysis, groups), as_json=True, as_csv=False, title="")
+            return
         rows = summary_rows(analysis, groups)
-    if as_json or as_csv:
-        emit(rows, as_json=as_json, as_csv=as_csv, title="")
+    if as_csv:
+        emit(rows, as_json=False, as_csv=True, title="")
         return
     shown = [{**row, "rank": row["rank"] if row["rank"] is not None else row["rank_label"],
               "file": Path(row["file"]).name if row["file"] else None,

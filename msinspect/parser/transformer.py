@@ -39,8 +39,11 @@ _NOTE = re.compile(r"#\s*(?:([Ss]cope:|Fullname with scope:|In file|SideEffect:|
 _COMMENT_TEXT = re.compile(r"        [^ #%\n]")
 #: Distinct comment lines ``notes`` keeps what it made of; past that it starts again.
 _NOTE_LINES = 1 << 14
-#: Distinct attribute texts ``_attrs`` keeps; past that it starts again.
-_ATTR_TEXTS = 1 << 14
+#: Distinct attribute texts ``_attrs`` keeps; past that it starts again. A text's plan is some
+#: 1.3 kB: 4,096 hold a 10 MB transformer rank's texts (zoo 09: 3,012) in 5 MB, where 16,384
+#: filled with the group names of rank after rank (a text seen by a group's second rank is kept)
+#: and held 21 MB in a process reading thousands of ranks, at no gain in speed (bench_ranks.py).
+_ATTR_TEXTS = 1 << 12
 
 
 #: Longest number MindSpore writes is a 20-digit 64-bit integer or a float with its exponent;

@@ -1,0 +1,118 @@
+"""Ranks whose rows wait on disk (msinspect.analysis.spool) give the answers of ranks held whole:
+every table, the summary and the rank groups, on every fixture of several ranks (issue 28)."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from msinspect import cache as caches
+from msinspect.analysis import analyse, rank_groups
+from msinspect.analysis.collect import Gathered, RankResult, SpooledResult
+from msinspect.analysis.comm_groups import mindspore_name
+from msinspect.analysis.summary import iter_summary_rows, summary_rows
+from msinspect.dumps import load_dump
+from msinspect.schema import json_pieces, jsonl_lines, to_json
+from tests.conftest import FIXTURES
+
+MULTI_RANK = sorted([p for p in FIXTURES.glob("*_8rank")]
+                    + [p for p in (FIXTURES / "zoo").iterdir()
+                       if p.is_dir() and len(list(p.glob("rank_*"))) > 1], key=lambda p: p.name)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """One result cache for the module: the second analysis of a dump reads its ranks back."""
+    return caches.Store(tmp_path_factory.mktemp("results"))
+
+
+def answers(analysis) -> dict:
+    """Every answer of an analysis, as JSON text."""
+    groups = rank_groups(analysis)
+    return {
+        "summary": to_json(summary_rows(analysis, groups)), "groups": json.dumps(groups.to_dict()),
+        "strategies": to_json(analysis.strategies()), "comm": to_json(analysis.comm()),
+        "shapes": to_json(analysis.shapes()), "slices": to_json(analysis.slices()),
+        "operators": to_json(analysis.operators()), "gradient_sync": to_json(analysis.gradient_sync()),
+        "world": repr(analysis.world), "stages": repr(analysis.stages), "complete": repr(analysis.complete),
+        "skipped": repr(analysis.skipped),
+    }
+
+
+def test_every_multi_rank_fixture_is_here():
+    names = {p.name for p in MULTI_RANK}
+    assert {"sharding_propagation_dryrun_8rank", "01_semi_auto_tp4dp2", "16_mf_llama_256"} <= names
+    assert len(MULTI_RANK) >= 15
+
+
+@pytest.mark.parametrize("root", MULTI_RANK, ids=lambda p: p.name)
+def test_spooled_ranks_answer_as_ranks_held_whole(root, store):
+    whole = analyse(load_dump(root), jobs=1, cache=store, spool=False)
+    spooled = analyse(load_dump(root), jobs=1, cache=store, spool=True)
+    assert all(type(r) is RankResult for r in whole.results)
+    assert all(type(r) is SpooledResult for r in spooled.results)
+    assert answers(spooled) == answers(whole)
+
+
+def test_a_world_told_by_the_files_and_groups_named_by_hash_only(tmp_path, store):
+    """Zoo 16's three ranks of 256 without their run record: the world comes from what the files
+    state, and groups a rank names by hash only are found from the others (the fill made once
+    every rank has arrived, on the spooled rows as on the held ones)."""
+    root = tmp_path / "some_ranks"
+    shutil.copytree(FIXTURES / "zoo" / "16_mf_llama_256", root, ignore=shutil.ignore_patterns("config.json"))
+    whole = analyse(load_dump(root), jobs=1, cache=store, spool=False)
+    spooled = analyse(load_dump(root), jobs=1, cache=store, spool=True)
+    assert whole.world == tuple(range(256))
+    assert answers(spooled) == answers(whole)
+
+
+def test_a_spooled_rank_reads_back_pickles_whole_and_takes_new_rows(store):
+    analysis = analyse(load_dump(FIXTURES / "sharding_propagation_dryrun_8rank"), jobs=1, cache=store, spool=True)
+    result = analysis.results[3]
+    assert result.comm == result.comm and result.comm is not result.comm  # a new list each time
+    import pickle
+
+    plain = pickle.loads(pickle.dumps(result))
+    assert type(plain) is RankResult and plain.strategies == result.strategies and plain.rank == 3
+    result.comm = result.comm[:1]
+    assert len(result.comm) == 1
+
+
+def test_the_summary_streamed_is_the_summary(store):
+    analysis = analyse(load_dump(FIXTURES / "zoo" / "04_pipeline_hsdp_recompute"), jobs=1, cache=store, spool=True)
+    rows = summary_rows(analysis)
+    assert "".join(json_pieces(iter_summary_rows(analysis))) == json.dumps(json.loads(to_json(rows)), indent=2,
+                                                                            ensure_ascii=False)
+    assert [json.loads(line) for line in jsonl_lines(iter_summary_rows(analysis))] == json.loads(to_json(rows))
+    stages = [row["stage_ranks"] for row in rows]
+    assert len({id(s) for s in stages}) == len({tuple(s) for s in stages})  # one list per stage
+
+
+def _rank(rank: int, comm: list[dict]) -> RankResult:
+    return RankResult(rank=rank, label=f"rank_{rank}", file=f"rank_{rank}/x.ir", stage="validate", family="",
+                      status="ok", comm=comm, world_size=8, ranks_named=(0, 4))
+
+
+@pytest.mark.parametrize("spool", [False, True])
+def test_groups_filled_once_every_rank_arrived(spool):
+    """Rank 0 names a group by its hash only and uses the world group without its ranks (its file
+    told neither, the world unknown when it was read); rank 4 writes the group's ranks. Once both
+    arrived, rank 0's rows take the group's ranks from rank 4 and the world the files state, held
+    or spooled alike."""
+    name = mindspore_name((0, 4))
+    hashed = {"rank": 0, "op": "AllReduce", "group": name, "group_ranks": None, "group_size": 2,
+              "moves_data": True, "tensor_bytes": 400, "wire_bytes": None}
+    world_row = {"rank": 0, "op": "AllReduce", "group": "hccl_world_group", "group_ranks": None, "group_size": None,
+                 "moves_data": True, "tensor_bytes": 400, "wire_bytes": None}
+    written = {**hashed, "rank": 4, "group_ranks": (0, 4), "wire_bytes": 400}
+    gathered = Gathered(2, spool)
+    gathered.arrive(1, _rank(4, [written]))
+    gathered.arrive(0, _rank(0, [hashed, world_row]))
+    results, world = gathered.finish(None)
+    assert world == tuple(range(8))
+    assert [type(r) for r in results] == [SpooledResult if spool else RankResult] * 2
+    first, second = results[0].comm
+    assert (first["group_ranks"], first["wire_bytes"]) == ((0, 4), 400)
+    assert (second["group_ranks"], second["group_size"]) == (tuple(range(8)), 8)
+    assert results[1].comm == [written]
