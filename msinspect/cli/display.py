@@ -24,6 +24,13 @@ WRAP_AT = 14
 COLUMN_COST = 3
 #: The table's left border.
 EDGE = 1
+#: Past this many rows once ranks that agree are merged, a table also merges rows that differ
+#: only in the columns each rank holds its own value of (:func:`lay_out`'s ``fold``): a job of
+#: thousands of ranks is not tens of thousands of rows, one per group of each operator.
+FOLD_ROWS = 1000
+#: How a folded column's values are counted (:func:`folded_text`).
+FOLD_NOUNS = {"group_ranks": "groups", "group": "groups", "peer": "peers", "file": "files", "line": "lines",
+              "stage_ranks": "stages"}
 
 
 def short_scope(scope, parts: int = 2) -> str:
@@ -105,6 +112,8 @@ class Layout:
     """The columns that did not fit, in the command's order."""
     rows_in: int = 0
     """Rows before ranks that agree were merged."""
+    folded: list[str] = field(default_factory=list)
+    """The columns shown folded: rows that differ only there are one row (``fold``)."""
 
     @property
     def width(self) -> int:
@@ -116,27 +125,48 @@ class Layout:
         return len(self.rows) < self.rows_in
 
 
-def _merged(records: list[dict], shown: list[str], cells: list[dict[str, str]], merge: bool) -> list[dict[str, str]]:
+def folded_text(column: str, values: Sequence[str]) -> str:
+    """The cell of a folded column (:func:`lay_out`'s ``fold``): its one value, else how many
+    distinct ones and the first two (``32 groups: (0, 4) (1, 5) ...``)."""
+    if len(values) == 1:
+        return values[0]
+    noun = FOLD_NOUNS.get(column, "values")
+    shown = " ".join(f"({v})" for v in values[:2])
+    return f"{len(values)} {noun}: {shown}" + (" ..." if len(values) > 2 else "")
+
+
+def _merged(records: list[dict], shown: list[str], cells: list[dict[str, str]], merge: bool,
+            fold: Sequence[str] = ()) -> list[dict[str, str]]:
     """The rows to show: with ``merge``, one per distinct content of ``shown`` but the rank, its
     rank cell the ranks that hold it (``0-3, 6``). Only rows of different ranks merge: a rank's
     rows that read alike (the same layer in four blocks, the columns that tell them apart left
     out) stay one row each, merged with the same row of the other ranks; a row without a rank
-    number is never merged."""
-    others = [c for c in shown if c != "rank"]
+    number is never merged. ``fold``: columns left out of what must agree (each rank's own
+    group, say): a merged row's cell there is :func:`folded_text` of the values its ranks hold."""
+    folded = [c for c in fold if c in shown and c != "rank"]
+    others = [c for c in shown if c != "rank" and c not in folded]
     if not merge or "rank" not in shown:
         return [{c: row[c] for c in shown} for row in cells]
     keyed, seen = [], Counter()
+    values: dict[tuple, dict[str, dict[str, None]]] = {}
     for i, (record, row) in enumerate(zip(records, cells)):
         rank = rank_number(record.get("rank"))
         visible = tuple(row[c] for c in others)
         seen[rank, visible] += 1
-        keyed.append({**{c: row[c] for c in others}, "rank": rank, "\0nth": str(seen[rank, visible]),
-                      "\0unranked": "" if rank is not None else f"{i}"})
+        nth, unranked = str(seen[rank, visible]), "" if rank is not None else f"{i}"
+        keyed.append({**{c: row[c] for c in others}, "rank": rank, "\0nth": nth, "\0unranked": unranked})
+        if folded:
+            held = values.setdefault((*visible, nth, unranked), {c: {} for c in folded})
+            for c in folded:
+                held[c][row[c]] = None  # distinct, in order of appearance
     out = []
     for merged, ranks in merge_ranks(keyed, [*others, "\0nth", "\0unranked"], str):
+        key = (*(merged[c] for c in others), merged["\0nth"], merged["\0unranked"])
         merged.pop("\0nth")
         index = merged.pop("\0unranked")
         rank = ranks_text(ranks) if ranks else cells[int(index)]["rank"]
+        for c in folded:
+            merged[c] = folded_text(c, list(values[key][c]))
         out.append({"rank": rank, **merged})
     return [{c: row[c] for c in shown} for row in out]
 
@@ -177,28 +207,39 @@ def _measure(texts: dict[str, list[str]], columns: Sequence[str]) -> tuple[dict[
 
 
 def lay_out(records: list[dict], columns: Sequence[str], *, width: int, priority: Sequence[str] | None = None,
-            merge: bool = False, every: bool = False) -> Layout:
+            merge: bool = False, every: bool = False, fold: Sequence[str] = ()) -> Layout:
     """``records`` (dicts holding every column) as a table of ``columns`` for ``width`` terminal
     columns: those that fit, taken in ``priority`` order (default: ``columns``' own), shown in
     ``columns``' order; ``every``: all of them, each at its full width (wider than ``width``
     where they do not fit: :attr:`Layout.width`). ``merge``: rows equal but for the rank as one
-    row with its ranks (:mod:`msinspect.rank_merge`)."""
+    row with its ranks (:mod:`msinspect.rank_merge`); ``fold``: the columns each rank holds its
+    own value of (its group's ranks), left out of what must agree when merging leaves more than
+    :data:`FOLD_ROWS` rows (each such cell then says how many values its ranks hold)."""
     columns = list(dict.fromkeys(columns))
     order = [c for c in (priority or ()) if c in columns] + [c for c in columns if c not in (priority or ())]
     cells = [{c: cell(record.get(c)) for c in columns} for record in records]
     texts = {c: [row[c] for row in cells] for c in columns}
     shown = list(columns)
     rows = _merged(records, shown, cells, merge)
+    fold = [c for c in fold if c in columns] if merge and len(rows) > FOLD_ROWS else []
+    if fold:
+        rows = _merged(records, shown, cells, merge, fold)
     for _ in range(3):  # the rank cells depend on the columns shown, the columns on their widths
         if merge and "rank" in shown:
             texts["rank"] = [row["rank"] for row in rows]
+        for c in fold:  # a folded cell's text is made of its rows' values
+            texts[c] = [row[c] for row in rows] if c in shown else texts[c]
         need, longest, full = _measure(texts, columns)
         chosen, widths = (list(columns), dict(full)) if every else _choose(columns, order, need, longest, full, width)
         if chosen == shown:
             break
         shown = chosen
-        rows = _merged(records, shown, cells, merge)
+        rows = _merged(records, shown, cells, merge, fold)
     if "rank" in shown:  # after a last change of columns, the rank cells may have grown
         widths["rank"] = max(widths["rank"], max((_len(row["rank"]) for row in rows), default=0))
+    for c in fold:  # and so may the folded ones
+        if c in shown:
+            widths[c] = max(widths[c], max((_words(row[c]) for row in rows), default=0))
     return Layout(columns=shown, widths=[widths[c] for c in shown], rows=[[row[c] for c in shown] for row in rows],
-                  left_out=[c for c in columns if c not in shown], rows_in=len(records))
+                  left_out=[c for c in columns if c not in shown], rows_in=len(records),
+                  folded=[c for c in fold if c in shown])

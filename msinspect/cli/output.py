@@ -19,8 +19,8 @@ import click
 from msinspect.cli.exits import EXIT_FINDING, EXIT_USAGE, errors  # noqa: F401 (the one table lives there)
 from msinspect.cli.reads import tell_plan
 from msinspect.dumps import load_dump
-from msinspect.schema import (is_missing, json_pieces, plain, records, to_csv,  # noqa: F401 (plain: the one JSON converter)
-                              to_json)
+from msinspect.schema import (is_missing, json_pieces, jsonl_lines, plain, records,  # noqa: F401 (plain: the one JSON converter)
+                              to_csv, to_json)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -127,20 +127,25 @@ def _title(title: str, count: int, layout) -> str:
     rows = f"{count} row{'s' if count != 1 else ''}"
     if layout.merged:
         rows += f", {len(layout.rows)} shown: ranks that agree are one row"
+    if layout.folded:
+        rows += f", and rows that differ only in {', '.join(layout.folded)}"
     return f"{title} ({rows})" if title else f"({rows})"
 
 
-def write(pieces: Iterable[str], flush_bytes: int = 1 << 16) -> None:
-    """Write text pieces to stdout as they are made, some ``flush_bytes`` at a time (each piece
-    as it comes with 0): a long output is never held whole."""
+def write(pieces: Iterable[str], flush_bytes: int = 1 << 16, flush_s: float = 0.1) -> None:
+    """Write text pieces to stdout as they are made, flushed each ``flush_bytes`` or, for pieces
+    slow to come, each ``flush_s`` seconds: a long output is never held whole, and a reader sees
+    the rows as they come."""
+    import time
+
     batch: list[str] = []
-    size = 0
+    size, since = 0, time.monotonic()
     for piece in pieces:
         batch.append(piece)
         size += len(piece)
-        if size >= flush_bytes:
+        if size >= flush_bytes or time.monotonic() - since >= flush_s:
             click.echo("".join(batch), nl=False)
-            batch, size = [], 0
+            batch, size, since = [], 0, time.monotonic()
     if batch:
         click.echo("".join(batch), nl=False)
 
@@ -148,13 +153,18 @@ def write(pieces: Iterable[str], flush_bytes: int = 1 << 16) -> None:
 def emit(rows: pd.DataFrame | list[dict], *, as_json: bool, as_csv: bool, title: str,
          columns: Sequence[str] | None = None, styles: dict[str, str] | None = None,
          shown: pd.DataFrame | list[dict] | None = None, priority: Sequence[str] | None = None,
-         merge: bool = False, view: View = View()) -> None:
+         merge: bool = False, view: View = View(), as_jsonl: bool = False, fold: Sequence[str] = ()) -> None:
     """Print ``rows`` (a DataFrame, or dicts that each hold every column, at least one; with
-    ``as_json``, any iterable of them, written as they come): every column
-    as JSON or CSV (:mod:`msinspect.schema`), or a rich table of ``columns`` (of ``shown``, the same
-    rows made for a person, when given) laid out for the terminal (:func:`~msinspect.cli.display.lay_out`):
-    the columns that fit, taken in ``priority`` order, the rest named under it; ``merge``: rows
-    equal but for the rank as one row; ``view``: ``--wide`` / ``--columns``."""
+    ``as_json`` / ``as_jsonl``, any iterable of them, written as they come): every column
+    as JSON, JSON Lines or CSV (:mod:`msinspect.schema`), or a rich table of ``columns`` (of
+    ``shown``, the same rows made for a person, when given) laid out for the terminal
+    (:func:`~msinspect.cli.display.lay_out`): the columns that fit, taken in ``priority`` order,
+    the rest named under it; ``merge``: rows equal but for the rank as one row, and past
+    :data:`~msinspect.cli.display.FOLD_ROWS` rows, equal but for the columns of ``fold`` too
+    (those each rank holds its own value of); ``view``: ``--wide`` / ``--columns``."""
+    if as_jsonl:
+        write(jsonl_lines(rows))
+        return
     if as_json:
         write(json_pieces(rows))
         click.echo()
@@ -177,7 +187,7 @@ def emit(rows: pd.DataFrame | list[dict], *, as_json: bool, as_csv: bool, title:
     wanted = [c for c in (view.columns or columns or present) if c in present]
     out = stdout()
     layout = lay_out(items, wanted, width=out.width, priority=None if view.columns else priority,
-                     merge=merge, every=view.every)
+                     merge=merge, every=view.every, fold=fold)
     if layout.width > out.width:  # --wide, --columns: every column whole, lines longer than the terminal
         out.width = layout.width
     table = Table(title=_title(title, len(items), layout))
@@ -193,6 +203,19 @@ def emit(rows: pd.DataFrame | list[dict], *, as_json: bool, as_csv: bool, title:
 
 def json_option(f):
     return click.option("--json", "as_json", is_flag=True, help="Print every column as JSON.")(f)
+
+
+def jsonl_option(f):
+    return click.option("--jsonl", "as_jsonl", is_flag=True,
+                        help="Print every column as JSON Lines: one JSON object per row, each on its own line, "
+                             "written as the rows are made.")(f)
+
+
+def one_format(as_json: bool, as_csv: bool, as_jsonl: bool) -> None:
+    """``--json``, ``--csv`` and ``--jsonl`` are one choice: two of them is a usage error (exit 2)."""
+    given = [flag for flag, on in (("--json", as_json), ("--csv", as_csv), ("--jsonl", as_jsonl)) if on]
+    if len(given) > 1:
+        raise click.UsageError(f"{' and '.join(given)}: give one output format")
 
 
 def csv_option(f):
@@ -236,9 +259,10 @@ def columns_option(f):
 
 def table_options(f):
     """What every command that analyses the ranks of a dump and prints a table takes: ``--json``,
-    ``--csv``, ``--wide``, ``--columns``, ``--jobs``, ``--scheduler``, ``--lenient``, ``--world``."""
+    ``--jsonl``, ``--csv``, ``--wide``, ``--columns``, ``--jobs``, ``--scheduler``, ``--lenient``,
+    ``--world``."""
     for option in (world_option, lenient_option, scheduler_option, jobs_option, columns_option, wide_option,
-                   csv_option, json_option):
+                   csv_option, jsonl_option, json_option):
         f = option(f)
     return f
 

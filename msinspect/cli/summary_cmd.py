@@ -8,7 +8,7 @@ import click
 from msinspect.analysis.groups import rank_groups
 from msinspect.analysis.summary import SUMMARY_COLUMNS, iter_summary_rows, summary_rows
 from msinspect.cli.failure_text import print_failure
-from msinspect.cli.output import analysed, emit, errors, stage_option, stdout, table_options, view_of
+from msinspect.cli.output import analysed, emit, errors, one_format, stage_option, stdout, table_options, view_of
 from msinspect.ranks_text import ranks_text
 from msinspect.schema import is_missing
 
@@ -18,21 +18,25 @@ SUMMARY_PRIORITY = ["rank", "file", "strategies", "set_by_user", "comm", "by_kin
                     "rank_group", "weights", "note", "other_stage", "sharded_weights", "status", "wire_unknown",
                     "complete", "stage", "family"]
 
+#: The columns each rank may hold its own value of: folded past FOLD_ROWS rows (cli.display).
+SUMMARY_FOLD = ["file"]
+
 
 @click.command()
 @click.argument("dump", type=click.Path())
 @stage_option
 @table_options
-def summary(dump, stage, as_json, as_csv, wide, columns, jobs, scheduler, lenient, world):
+def summary(dump, stage, as_json, as_jsonl, as_csv, wide, columns, jobs, scheduler, lenient, world):
     """One line per rank (in a terminal, ranks that agree are one line): which file was read,
     strategies (how many the user set), communication operators by kind and the bytes they send
     on the wire per step, and the ranks of its pipeline stage."""
+    one_format(as_json, as_csv, as_jsonl)
     with errors():
-        analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
+        analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv or as_jsonl, lenient=lenient,
                             world=world, scheduler=scheduler)
         groups = rank_groups(analysis)
-        if as_json:  # written rank by rank as each is read back (msinspect.analysis.spool)
-            emit(iter_summary_rows(analysis, groups), as_json=True, as_csv=False, title="")
+        if as_json or as_jsonl:  # written rank by rank as each is read back (msinspect.analysis.spool)
+            emit(iter_summary_rows(analysis, groups), as_json=as_json, as_csv=False, as_jsonl=as_jsonl, title="")
             return
         rows = summary_rows(analysis, groups)
     if as_csv:
@@ -47,7 +51,7 @@ def summary(dump, stage, as_json, as_csv, wide, columns, jobs, scheduler, lenien
     hidden = ("rank_label", "rank_group_odd", "rank_group_distinct", "failure")  # said below the table
     emit(rows, as_json=False, as_csv=False, title=f"summary of {dump}", shown=shown,
          columns=[c for c in SUMMARY_COLUMNS if c not in hidden and (c not in ("other_stage", "note") or c in flags)],
-         priority=SUMMARY_PRIORITY, merge=True, view=view_of(wide, columns))
+         priority=SUMMARY_PRIORITY, merge=True, view=view_of(wide, columns), fold=SUMMARY_FOLD)
     for row in rows:  # an analyze_fail.ir: MindSpore's exception and where evaluation stopped
         if row.get("failure"):
             print_failure(stdout(), row["file"], row["failure"])

@@ -9,8 +9,8 @@ import click
 from msinspect.analysis.comm import KINDS, comm_totals
 from msinspect.analysis.select import comm_of, no_match, no_operator, no_weight, not_on_ranks, rows_of
 from msinspect.cli.display import short_scope
-from msinspect.cli.output import (EXIT_FINDING, analysed, emit, errors, only_ranks, rank_option, stage_option, stderr,
-                                  table_options, view_of)
+from msinspect.cli.output import (EXIT_FINDING, analysed, emit, errors, one_format, only_ranks, rank_option,
+                                  stage_option, stderr, table_options, view_of)
 from msinspect.rank_merge import rank_number
 from msinspect.ranks_text import ranks_text
 
@@ -69,20 +69,23 @@ def op_option(f):
 @stage_option
 @click.option("--set-by", type=click.Choice(["user", "planner"]), default=None, help="Only strategies set so.")
 @table_options
-def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, wide, columns, jobs, scheduler, lenient, world):
+def strategies(dump, selector, ranks, stage, set_by, as_json, as_jsonl, as_csv, wide, columns, jobs, scheduler,
+               lenient, world):
     """Every operator with a strategy: in/out strategy, whether the user set it (shard) or the
     planner inferred it, global and per-rank shapes, per rank (in a terminal, ranks that agree
     are one row)."""
+    one_format(as_json, as_csv, as_jsonl)
     with errors():
-        frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
+        frame = analysed(dump, stage, jobs, quiet=as_json or as_csv or as_jsonl, lenient=lenient,
                          world=world, scheduler=scheduler, ranks=ranks).strategies()
         frame = _selected(frame, ranks, selector, "strategies")
     if set_by:
         frame = frame[frame["set_by"] == set_by]
-    emit(frame, as_json=as_json, as_csv=as_csv, title="strategies", shown=_short(frame),
+    emit(frame, as_json=as_json, as_csv=as_csv, as_jsonl=as_jsonl, title="strategies", shown=_short(frame),
          columns=["rank", "name", "op", "scope", "in_strategy", "set_by", "global_inputs", "rank_inputs",
                   "rank_output", "line"],
-         styles={"set_by": "cyan"}, priority=STRATEGY_PRIORITY, merge=True, view=view_of(wide, columns))
+         styles={"set_by": "cyan"}, priority=STRATEGY_PRIORITY, merge=True, view=view_of(wide, columns),
+         fold=["line"])
 
 
 @click.command()
@@ -94,12 +97,15 @@ def strategies(dump, selector, ranks, stage, set_by, as_json, as_csv, wide, colu
 @click.option("--by", type=click.Choice(["kind", "group"]), default=None,
               help="Totals over the whole job per kind or per group instead of listing every operator.")
 @table_options
-def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, wide, columns, jobs, scheduler, lenient, world):
+def comm(dump, selector, ranks, stage, kind, by, as_json, as_jsonl, as_csv, wide, columns, jobs, scheduler, lenient,
+         world):
     """Every communication and redistribution operator: kind, the operators it sits between,
     group and its ranks, the tensor at the rank and the bytes it sends on the wire per step;
-    or totals over the job --by kind/group."""
+    or totals over the job --by kind/group (in a terminal, ranks that agree are one row; past
+    1,000 rows, rows that differ only in each rank's own group too)."""
+    one_format(as_json, as_csv, as_jsonl)
     with errors():
-        frame = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient,
+        frame = analysed(dump, stage, jobs, quiet=as_json or as_csv or as_jsonl, lenient=lenient,
                          world=world, scheduler=scheduler, ranks=ranks).comm()
         # its own name / op, or an operator it sits next to
         frame = _selected(frame, ranks, selector, "communication operators", pick=comm_of)
@@ -113,14 +119,16 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, wide, columns,
                                                else "cannot tell" if moving else "none (local)"
                                                for g, moving in zip(totals["group_ranks"], totals["moves_data"])])
         over = ranks_text(ranks, word=True) if ranks else "whole job"  # --rank: totals of those ranks only
-        emit(totals, as_json=as_json, as_csv=as_csv, title=f"communication per {by}, {over}", shown=shown,
+        emit(totals, as_json=as_json, as_csv=as_csv, as_jsonl=as_jsonl, title=f"communication per {by}, {over}",
+             shown=shown,
              columns=[c for c in totals.columns if c != "moves_data"], view=view_of(wide, columns))
         return
     shown = frame.assign(group_ranks=[ranks_text(g) if isinstance(g, tuple) else g for g in frame["group_ranks"]])
-    emit(frame, as_json=as_json, as_csv=as_csv, title="communication", shown=shown,
+    emit(frame, as_json=as_json, as_csv=as_csv, as_jsonl=as_jsonl, title="communication", shown=shown,
          columns=["rank", "name", "op", "kind", "producer", "consumers", "group_ranks", "shape", "out_shape", "dtype",
                   "tensor_bytes", "wire_bytes", "micro", "line"],
-         styles={"kind": "magenta"}, priority=COMM_PRIORITY, merge=True, view=view_of(wide, columns))
+         styles={"kind": "magenta"}, priority=COMM_PRIORITY, merge=True, view=view_of(wide, columns),
+         fold=["group_ranks", "line"])
 
 
 @click.command()
@@ -133,14 +141,15 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_csv, wide, columns,
 @click.option("--param", default=None, help="With --params: only this weight (e.g. w, layer1.weight).")
 @click.option("--mismatches", is_flag=True, help="Only per-rank shapes that differ from global / strategy.")
 @table_options
-def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_csv, wide, columns, jobs, scheduler,
-           lenient, world):
+def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_jsonl, as_csv, wide, columns, jobs,
+           scheduler, lenient, world):
     """Per-rank shapes: for every operator input, the global shape divided by its strategy against
     the per-rank shape in the dump (exit 1 on any mismatch); or, with --params, which slice of
     each weight each rank holds ("which part of w does rank 5 hold": --params --param w --rank 5)."""
+    one_format(as_json, as_csv, as_jsonl)
     view = view_of(wide, columns)
     with errors():
-        analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv, lenient=lenient, world=world,
+        analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv or as_jsonl, lenient=lenient, world=world,
                             scheduler=scheduler, ranks=ranks)
         frame = analysis.slices() if params or param else analysis.shapes()
         if param:  # a weight no rank holds, or none of those asked for, is bad input: say which there are
@@ -156,17 +165,17 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
         frame = only_ranks(frame, ranks)
         # the strategy of the one input that reads the weight: `strategy`, as in the rows of shapes
         frame = frame.rename(columns={"in_strategy": "strategy"})
-        emit(frame, as_json=as_json, as_csv=as_csv, title="parameter slices",
+        emit(frame, as_json=as_json, as_csv=as_csv, as_jsonl=as_jsonl, title="parameter slices",
              columns=["rank", "param", "global_shape", "rank_shape", "consumer", "strategy", "device_matrix",
                       "tensor_map", "slice_text"], priority=SLICES_PRIORITY, merge=True, view=view)
         return
     bad = frame[frame["ok"] == False]  # noqa: E712 (None means "cannot tell")
     if mismatches:
         frame = bad
-    emit(frame, as_json=as_json, as_csv=as_csv, title="per-rank shapes", shown=_short(frame),
+    emit(frame, as_json=as_json, as_csv=as_csv, as_jsonl=as_jsonl, title="per-rank shapes", shown=_short(frame),
          columns=["rank", "name", "op", "input", "global_shape", "strategy", "expected_rank_shape", "rank_shape",
-                  "ok", "line"], priority=SHAPES_PRIORITY, merge=True, view=view)
+                  "ok", "line"], priority=SHAPES_PRIORITY, merge=True, view=view, fold=["line"])
     if not bad.empty:
-        if not (as_json or as_csv):
+        if not (as_json or as_csv or as_jsonl):
             stderr().print(f"{len(bad)} per-rank shape(s) differ from global shape / strategy", style="bold red")
         sys.exit(EXIT_FINDING)
