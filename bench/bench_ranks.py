@@ -23,16 +23,32 @@ process, wall and CPU). Goals (issue 28): the main process' peak at 2,048 (and 1
 1.3x of that at 256; seconds per rank at most 3x the line scan. Machines are noisy: read the ratios,
 measured back to back in one run, not the seconds.
 
-Measured here (2 cores, a loaded machine, 2026-11-25), every rank's rows held in the main process:
+Measured here (2 cores, a loaded machine, 2026-11-25), with --also: "also" the code before the
+rows were spooled (every rank's rows held in the main process), "this" the code after (issue 28):
 
-     ranks  seconds  s/rank  scan s  x scan x scan CPU  peak MB  vs 256 groups
-         8      0.8   0.103    0.02   51.4x      66.5x       52       -      1
-        64      9.3   0.146    0.21   43.9x      39.7x       83       -      1
-       256     13.7   0.054    0.34   39.8x      38.0x      192   1.00x      1
-      1024     54.2   0.053    1.37   39.7x      39.3x      706   3.67x      1
-      2048    111.1   0.054    2.88   38.5x      39.6x     1552   8.07x      1
+     code  ranks  seconds  s/rank  scan s  x scan x scan CPU  peak MB  vs 256 groups
+     this      8      0.9   0.107    0.02   55.1x      61.8x       52       -      1
+     also      8      0.9   0.114    0.02   58.6x      65.5x       52       -      1
+     this     64      5.0   0.078    0.10   49.8x      42.3x       52       -      1
+     also     64      4.1   0.064    0.10   41.0x      43.2x       83       -      1
+     this    256     13.6   0.053    0.38   36.0x      37.8x       56   1.00x      1
+     also    256     13.4   0.052    0.38   35.3x      37.4x      192   1.00x      1
+     this   1024     58.2   0.057    1.47   39.6x      38.7x       59   1.05x      1
+     also   1024     59.0   0.058    1.47   40.2x      37.2x      706   3.67x      1
+     this   2048    114.7   0.056    3.55   32.3x      36.5x       62   1.10x      1
+     also   2048    110.5   0.054    3.55   31.1x      36.3x     1552   8.06x      1
 
-about 0.75 MB of main-process memory per rank, and 40x the line scan per rank.
+Before: 0.75 MB of main-process memory per rank. After: flat; the rest of its growth is the
+parser's per-process tables filling to their bounds. Seconds per rank are the same, some 37x the
+line scan (CPU): what issue 28's "structure read once" is for. With --10k, the same day (a run of
+its own, 256 measured first in it):
+
+     this    256     13.0   0.051    0.38   34.0x      35.7x       56   1.00x      1
+     this  10000    727.8   0.073   15.38   47.3x      50.8x       83   1.48x      1
+
+some 2 kB a rank of bookkeeping (the dump's paths, the read plan, each rank's file, counts and
+signature) and the parser's tables; the seconds per rank grow with the JSON, whose rows each
+list their stage's ranks (1.2 GB of text at 10,000 ranks).
 """
 from __future__ import annotations
 
