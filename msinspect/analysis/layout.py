@@ -73,15 +73,10 @@ def layout_of(op: str, in_strategy: tuple[tuple[int, ...], ...], stage_devices: 
               transpose: tuple[bool, bool] = (False, False)) -> Layout | None:
     """The layout MindSpore derives for ``op`` with this strategy on ``stage_devices`` devices;
     None when the strategy does not fit the devices or the operator has a rule of its own."""
-    if op in MATMUL_OPS and len(in_strategy) >= 2 and all(len(s) == 2 for s in in_strategy[:2]):
-        x, w = in_strategy[0], in_strategy[1]
-        a, b = (x[1], x[0]) if transpose[0] else (x[0], x[1])
-        c = w[0] if transpose[1] else w[1]
-        matrix = [a, b, c]
-        maps = [[1, 2] if transpose[0] else [2, 1], [0, 1] if transpose[1] else [1, 0]]
-        maps += [_right_aligned(len(s), 3) for s in in_strategy[2:]]
-    elif op in BATCH_MATMUL_OPS and len(in_strategy) >= 2 and min(len(s) for s in in_strategy[:2]) >= 2:
-        x, w = in_strategy[0], in_strategy[1]
+    two = in_strategy[:2]
+    if len(two) == 2 and ((op in MATMUL_OPS and all(len(s) == 2 for s in two))
+                          or (op in BATCH_MATMUL_OPS and min(len(s) for s in two) >= 2)):
+        x, w = two
         a, b = (x[-1], x[-2]) if transpose[0] else (x[-2], x[-1])
         c = w[-2] if transpose[1] else w[-1]
         batch = list(x[:-2])
@@ -91,20 +86,14 @@ def layout_of(op: str, in_strategy: tuple[tuple[int, ...], ...], stage_devices: 
         skip = len(batch) - (len(w) - 2)  # w's batch dimensions align with x's on the right
         w_map = [top - (j + skip) if w[j] != 1 else -1 for j in range(len(w) - 2)]
         w_map += [0, 1] if transpose[1] else [1, 0]
-        maps = [x_map, w_map]
+        maps = [x_map, w_map] + [_right_aligned(len(s), len(matrix)) for s in in_strategy[2:]]
     elif op in FIRST_INPUT_OPS and in_strategy:
         matrix = list(in_strategy[0])
-        maps = [[v if parts != 1 else -1 for v, parts in zip(_right_aligned(len(s), len(matrix)), s)]
-                for s in in_strategy]
+        maps = _aligned_maps(in_strategy, len(matrix))
     elif op in ELEMENTWISE_OPS:
         width = max((len(s) for s in in_strategy), default=0)
-        widest = next((s for s in in_strategy if len(s) == width), ())
-        matrix = list(widest)
-        maps = [_right_aligned(len(s), width) for s in in_strategy]
-        for s, m in zip(in_strategy, maps):  # an input that is not cut where the widest is
-            for dim, parts in enumerate(s):
-                if parts == 1:
-                    m[dim] = -1
+        matrix = list(next((s for s in in_strategy if len(s) == width), ()))
+        maps = _aligned_maps(in_strategy, width)
     else:
         return None
     used = prod(matrix) if matrix else 1
@@ -137,6 +126,13 @@ def standard(device_matrix: tuple[int, ...], tensor_map: tuple) -> tuple[tuple[i
             out[original.index(reverse)] = -1
         out = [v - 1 if v >= reverse else v for v in out]
     return tuple(kept), tuple(out)
+
+
+def _aligned_maps(in_strategy, width: int) -> list[list[int]]:
+    """Each input mapped onto a ``width``-axis device matrix aligned on the right, a dimension it
+    does not cut (1) mapped to no axis (-1)."""
+    return [[axis if parts != 1 else -1 for axis, parts in zip(_right_aligned(len(s), width), s)]
+            for s in in_strategy]
 
 
 def _right_aligned(rank: int, width: int) -> list[int]:
