@@ -1,0 +1,351 @@
+"""What one training step costs on the wire: each rank's communication bytes per step by parallel
+axis and by phase, who sends how much to whom, and the time that takes at link speeds the user
+states.
+
+Every byte count is the comm rows' ``wire_bytes`` (:mod:`msinspect.analysis.comm`, the one
+definition: ring algorithms, ``docs/comm.md``) times how often the operator runs per step
+(``runs``). Nothing here counts a byte a second way.
+
+**How often an operator runs.** MindSpore's pipeline pass unrolls the micro-batches: each copy of
+an operator carries its ``micro`` index in ``cnode_primal_attrs`` and appears once per
+micro-batch in the file, so each row counts once (``count_basis``: ``unrolled``). An operator in
+a subgraph the file calls N times (``@lazy_inline``: MindFormers' body called once per
+micro-batch) runs N times per call of its caller (``called``). A subgraph reached only through
+control flow (``Switch``, ``Partial``) is counted once: at most once per step (``at most``).
+
+**The parallel axis of a collective** (``axis``; ``axis_from`` says which rule gave it):
+
+- ``pipeline``: ``Send`` / ``Receive``;
+- ``optimizer shard``: kind ``optimizer`` (``parallel_optimizer_allgather*`` and the
+  ReduceScatter of its gradient, ``_MicroStepAllGather``);
+- ``data``: kind ``gradient`` (a mirror operator: the sum of a weight's gradient over the ranks
+  holding the same slice, data parallelism whatever devices they sit on);
+- ``expert``: an ``AlltoAll`` of a tensor of three or more dimensions (experts, capacity,
+  hidden) in a job one of whose weights of three or more dimensions is cut along its first (an
+  expert dimension); the gradient of such an ``AlltoAll`` too;
+- else the group's ranks against the stage's device matrix (the fullest matrix of the weights'
+  layouts, :mod:`msinspect.analysis.params`): the dimensions along which the group's ranks vary
+  (the group must be a whole sub-grid), each named ``tensor`` when a weight is cut along it,
+  else ``data``; a gradient operator ``grad<name>`` takes the axis of the forward ``<name>``;
+- ``cannot tell`` with the reason where none of these says (no layout, a group that is no
+  sub-grid, a group the IR does not name). Sequence parallelism runs on the tensor group and the
+  IR does not name it: its collectives count under ``tensor``.
+
+**The phase**: ``backward`` in the gradient graph (scope ``Gradients/``), ``optimizer`` in the
+optimizer's cell (``optimizer-`` in the scope), else ``forward``.
+
+**The rank-to-rank matrix** (:func:`rank_matrix`) is an assumption, labelled so: ring
+AllReduce / AllGather / ReduceScatter (each rank sends all its wire bytes to its successor in
+the group's rank list, sorted, wrapping round), pairwise AlltoAll (an equal share to every other
+rank of the group), Send to its peer; a Receive is its peer's Send (counted from the receiving
+rank only when the sender's file was not read).
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from msinspect.analysis.ops import PIPELINE_OPS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+AXES = ("data", "tensor", "expert", "pipeline", "optimizer shard", "sequence", "cannot tell")
+PHASES = ("forward", "backward", "optimizer")
+#: The assumption behind :func:`rank_matrix`, said wherever the matrix is shown.
+MATRIX_ASSUMPTION = ("assumed: ring AllReduce / AllGather / ReduceScatter (all of a rank's wire bytes to its "
+                     "successor in the group's sorted rank list), pairwise AlltoAll (an equal share to each "
+                     "other rank), Send to its peer")
+ESTIMATE_NOTE = "an estimate: bytes / stated link speed, links used one at a time, no latency or overlap"
+
+COST_COLUMNS = ["rank", "line", "name", "op", "kind", "group_ranks", "wire_bytes", "runs", "count_basis",
+                "step_bytes", "axis", "axis_from", "phase", "micro", "graph", "file"]
+_ALLTOALL = frozenset({"AlltoAll", "AllToAll", "AlltoAllV", "AllToAllV", "NeighborExchange", "NeighborExchangeV2"})
+_RING = frozenset({"AllReduce", "AllGather", "ReduceScatter", "_MicroStepAllGather", "_MiniStepAllGather",
+                   "_HostAllGather", "_HostReduceScatter"})
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+# ------------------------------------------------------------------ how often an operator runs
+def _runs_per_graph(operators: pd.DataFrame) -> dict[tuple[str, str], tuple[int, str]]:
+    """(file, subgraph) -> (times it runs per step, basis), from the file's call nodes (``call``
+    rows of :meth:`~msinspect.analysis.collect.Analysis.operators`, their ``type`` the callee)."""
+    found: dict[tuple[str, str], tuple[int, str]] = {}
+    if operators.empty:
+        return found
+    calls = operators[operators["op"] == "call"]
+    for file, rows in calls.groupby("file"):
+        callers: dict[str, list[str]] = {}
+        for caller, callee in zip(rows["graph"], rows["type"]):
+            callers.setdefault(callee, []).append(caller)
+        memo: dict[str, int] = {}
+
+        def runs(graph: str, seen: frozenset = frozenset()) -> int:
+            if graph not in callers or graph in seen:
+                return 1
+            if graph not in memo:
+                memo[graph] = sum(runs(c, seen | {graph}) for c in callers[graph])
+            return memo[graph]
+
+        for callee in callers:
+            found[(file, callee)] = (runs(callee), "called")
+    return found
+
+
+# ------------------------------------------------------------------ the device matrix of a stage
+def _stage_axes(analysis) -> dict[tuple[int, ...], tuple[tuple[int, ...], tuple[str, ...], bool]]:
+    """Stage ranks -> (device matrix, a name per dimension, whether a dimension cuts an expert
+    weight), from the weights' layouts: the matrix of most dimensions covering the stage."""
+    slices = analysis.slices()
+    out: dict = {}
+    if slices.empty:
+        return out
+    for rank, rows in slices.groupby("rank"):
+        ctx = analysis.context(rank)
+        stage = tuple(ctx.stage_ranks or ctx.world or ())
+        if not stage or stage in out:
+            continue
+        full = [(tuple(m), tuple(t), g) for m, t, g in zip(rows["device_matrix"], rows["tensor_map"],
+                                                            rows["global_shape"])
+                if isinstance(m, (tuple, list)) and isinstance(t, (tuple, list)) and math.prod(m) == len(stage)]
+        if not full:
+            continue
+        matrix = max((m for m, _, _ in full), key=len)
+        cut, expert = set(), False
+        for m, tensor_map, shape in full:
+            if m != matrix:
+                continue
+            for axis, entry in enumerate(tensor_map):
+                if isinstance(entry, int) and entry >= 0:
+                    dim = len(matrix) - 1 - entry  # MindSpore counts tensor-map entries from the right
+                    cut.add(dim)
+                    if axis == 0 and shape is not None and len(shape) >= 3:
+                        expert = True
+        names = tuple("tensor" if d in cut else "data" for d in range(len(matrix)))
+        out[stage] = (matrix, names, expert)
+    return out
+
+
+def _spanned(ranks, stage: tuple[int, ...], matrix: tuple[int, ...], names: tuple[str, ...]) -> str | None:
+    """The axis the group's ranks vary along in the stage's device matrix (row-major, the last
+    dimension fastest, as MindSpore numbers devices); None where the group is not a whole
+    sub-grid of the stage."""
+    if not ranks or any(r not in stage for r in ranks):
+        return None
+    coords = []
+    for r in ranks:
+        index, coord = stage.index(r), []
+        for size in reversed(matrix):
+            coord.append(index % size)
+            index //= size
+        coords.append(tuple(reversed(coord)))
+    varying = [d for d in range(len(matrix)) if len({c[d] for c in coords}) > 1]
+    if not varying or len(set(coords)) != len(ranks) or len(ranks) != math.prod(matrix[d] for d in varying):
+        return None
+    return "+".join(dict.fromkeys(names[d] for d in varying))
+
+
+def _phase_of(scope) -> str:
+    scope = scope if isinstance(scope, str) else ""
+    if scope.startswith("Gradients/"):
+        return "backward"
+    if any(part.startswith("optimizer-") for part in scope.split("/")[:3]):
+        return "optimizer"
+    return "forward"
+
+
+def comm_costs(analysis) -> pd.DataFrame:
+    """One row per communication operator that moves data, per rank read
+    (:data:`COST_COLUMNS`): its ``wire_bytes`` (the comm rows'), how often it runs per step
+    (``runs``, ``count_basis``), ``step_bytes`` = wire bytes x runs (None: cannot tell), its
+    parallel ``axis`` (with ``axis_from``: the rule, or why it cannot tell) and ``phase``."""
+    import pandas as pd
+
+    comm = analysis.comm()
+    if comm.empty:
+        return pd.DataFrame(columns=COST_COLUMNS)
+    comm = comm[comm["moves_data"].fillna(False).astype(bool)]
+    runs = _runs_per_graph(analysis.operators())
+    axes = _stage_axes(analysis)
+    experts = any(expert for _, _, expert in axes.values())
+    forward_axis: dict[tuple, tuple[str, str]] = {}
+    rows = []
+    for row in comm.to_dict("records"):
+        ctx = analysis.context(row["rank"])
+        stage = tuple(ctx.stage_ranks or ctx.world or ())
+        ranks = row["group_ranks"] if isinstance(row["group_ranks"], (tuple, list)) else None
+        shape = row["shape"] if isinstance(row["shape"], (tuple, list)) else None
+        name = row["name"] or ""
+        if row["op"] in PIPELINE_OPS:
+            axis, why = "pipeline", "Send / Receive"
+        elif row["kind"] == "optimizer":
+            axis, why = "optimizer shard", "kind optimizer (optimizer-parallel gather or its gradient's scatter)"
+        elif row["kind"] == "gradient":
+            axis, why = "data", "kind gradient (a weight's gradient summed over its replicas)"
+        elif row["op"] in _ALLTOALL and experts and shape is not None and len(shape) >= 3:
+            axis, why = "expert", "AlltoAll of a 3-D tensor in a job with expert weights"
+        elif name.startswith("grad") and (row["file"], name[len("grad"):].lstrip("_")) in forward_axis:
+            axis, why = forward_axis[(row["file"], name[len("grad"):].lstrip("_"))]
+            why = f"the forward operator's: {why}"
+        elif ranks is None:
+            axis, why = "cannot tell", "the IR does not say the group's ranks"
+        elif stage not in axes:
+            axis, why = "cannot tell", "no weight layout gives the stage's device matrix"
+        else:
+            matrix, names, _ = axes[stage]
+            found = _spanned(tuple(ranks), stage, matrix, names)
+            if found is None:
+                axis, why = "cannot tell", f"ranks {tuple(ranks)} are no sub-grid of device matrix {matrix}"
+            else:
+                axis, why = found, f"group along device matrix {matrix}"
+        if not name.startswith("grad") and axis != "cannot tell":
+            forward_axis.setdefault((row["file"], name), (axis, why))
+        count, basis = runs.get((row["file"], row["graph"]), (1, "once"))
+        if not _missing(row.get("micro")):
+            basis = "unrolled" if basis == "once" else basis
+        wire = row["wire_bytes"]
+        rows.append({
+            "rank": row["rank"], "line": row["line"], "name": row["name"], "op": row["op"], "kind": row["kind"],
+            "group_ranks": tuple(ranks) if ranks is not None else None,
+            "wire_bytes": None if _missing(wire) else int(wire), "runs": count, "count_basis": basis,
+            "step_bytes": None if _missing(wire) else int(wire) * count, "axis": axis, "axis_from": why,
+            "phase": _phase_of(row.get("scope")), "micro": row.get("micro"), "graph": row["graph"],
+            "file": row["file"],
+        })
+    frame = pd.DataFrame(rows, columns=COST_COLUMNS)
+    frame["step_bytes"] = frame["step_bytes"].astype(object)
+    frame["wire_bytes"] = frame["wire_bytes"].astype(object)
+    return frame
+
+
+def _total(values: pd.Series):
+    return None if values.map(_missing).any() else int(values.sum())
+
+
+def bytes_by(analysis, by=("axis",), costs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per rank and per ``by`` (``axis``, ``phase`` or both): ``operators``, ``step_bytes``
+    (summed; None, "cannot tell", when any operator's bytes cannot be told) and ``unknown`` (how
+    many cannot). ``costs``: :func:`comm_costs`, when the caller has it."""
+    import pandas as pd
+
+    keys = ["rank", *by]
+    costs = comm_costs(analysis) if costs is None else costs
+    columns = keys + ["operators", "step_bytes", "unknown"]
+    if costs.empty:
+        return pd.DataFrame(columns=columns)
+    out = (costs.groupby(keys, sort=True, dropna=False)
+           .agg(operators=("op", "size"), step_bytes=("step_bytes", _total),
+                unknown=("step_bytes", lambda s: int(s.map(_missing).sum())))
+           .reset_index())
+    out["step_bytes"] = out["step_bytes"].astype(object)
+    return out[columns]
+
+
+def bytes_by_axis(analysis, costs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Bytes each rank sends on the wire per step, per parallel axis (:func:`bytes_by`)."""
+    return bytes_by(analysis, ("axis",), costs)
+
+
+def bytes_by_phase(analysis, costs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Bytes each rank sends on the wire per step, per phase (:func:`bytes_by`)."""
+    return bytes_by(analysis, ("phase",), costs)
+
+
+def rank_matrix(analysis, costs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Who sends how many bytes to whom per step: one row per (``src``, ``dst``) pair with
+    ``bytes`` > 0, summed over the operators, under :data:`MATRIX_ASSUMPTION`; ``unknown``: the
+    operators of ``src`` whose bytes or peers cannot be told (not in ``bytes``)."""
+    import pandas as pd
+
+    costs = comm_costs(analysis) if costs is None else costs
+    columns = ["src", "dst", "bytes", "unknown"]
+    if costs.empty:
+        return pd.DataFrame(columns=columns)
+    read = {r for r in costs["rank"] if r is not None}
+    cells: dict[tuple[int, int], float] = {}
+    unknown: dict[int, int] = {}
+    for row in costs.to_dict("records"):
+        rank, ranks, sent = row["rank"], row["group_ranks"], row["step_bytes"]
+        if rank is None:
+            continue
+        if _missing(sent) or not ranks or rank not in ranks:
+            unknown[rank] = unknown.get(rank, 0) + 1
+            continue
+        group = sorted(ranks)
+        if row["op"] == "Send":
+            pairs = [(rank, r, sent) for r in group if r != rank]
+        elif row["op"] == "Receive":
+            peers = [r for r in group if r != rank]
+            pairs = [(p, rank, sent) for p in peers if p not in read]
+        elif row["op"] in _ALLTOALL:
+            others = [r for r in group if r != rank]
+            pairs = [(rank, r, sent / len(others)) for r in others] if others else []
+        elif len(group) > 1:
+            pairs = [(rank, group[(group.index(rank) + 1) % len(group)], sent)]
+        else:
+            pairs = []
+        for src, dst, amount in pairs:
+            cells[(src, dst)] = cells.get((src, dst), 0) + amount
+    rows = [{"src": s, "dst": d, "bytes": int(round(b)), "unknown": unknown.get(s, 0)}
+            for (s, d), b in sorted(cells.items()) if b > 0]
+    for rank in sorted(set(unknown) - {s for s, _ in cells}):
+        rows.append({"src": rank, "dst": None, "bytes": 0, "unknown": unknown[rank]})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def matrix_table(matrix: pd.DataFrame) -> pd.DataFrame:
+    """:func:`rank_matrix` as a square table: senders down, receivers across, 0 where nothing."""
+    import pandas as pd
+
+    known = matrix.dropna(subset=["dst"]) if not matrix.empty else matrix
+    if known.empty:
+        return pd.DataFrame()
+    ranks = sorted(set(known["src"]) | set(known["dst"].astype(int)))
+    return (known.assign(dst=known["dst"].astype(int))
+            .pivot_table(index="src", columns="dst", values="bytes", aggfunc="sum", fill_value=0)
+            .reindex(index=ranks, columns=ranks, fill_value=0).astype(int))
+
+
+def parse_link(text: str) -> dict[str, float]:
+    """``intra=GBPS,inter=GBPS`` -> ``{"intra": ..., "inter": ...}`` (gigabytes per second);
+    ValueError on anything else."""
+    speeds = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        key, _, value = part.partition("=")
+        if key.strip() not in ("intra", "inter") or not value:
+            raise ValueError(f"--link: {part!r} is not intra=GBPS or inter=GBPS")
+        speed = float(value)
+        if not speed > 0:
+            raise ValueError(f"--link: {part!r}: a speed must be above 0")
+        speeds[key.strip()] = speed
+    if not speeds:
+        raise ValueError("--link: give intra=GBPS and/or inter=GBPS")
+    return speeds
+
+
+def link_time(matrix: pd.DataFrame, speeds: dict[str, float], ranks_per_node: int) -> pd.DataFrame:
+    """An estimate (:data:`ESTIMATE_NOTE`) of each sending rank's time per step on the wire: its
+    bytes to ranks of its own node (``rank // ranks_per_node``) over ``speeds["intra"]`` plus
+    those to other nodes over ``speeds["inter"]`` (GB/s, 1e9 bytes); None where a speed needed is
+    not stated or some of its bytes cannot be told."""
+    import pandas as pd
+
+    columns = ["rank", "intra_bytes", "inter_bytes", "seconds", "estimate"]
+    if matrix.empty:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for src, cells in matrix.groupby("src"):
+        cells = cells.dropna(subset=["dst"])
+        same = cells["dst"].astype(int) // ranks_per_node == src // ranks_per_node
+        intra, inter = int(cells.loc[same, "bytes"].sum()), int(cells.loc[~same, "bytes"].sum())
+        seconds = 0.0
+        for amount, key in ((intra, "intra"), (inter, "inter")):
+            if amount:
+                seconds = None if seconds is None or key not in speeds else seconds + amount / (speeds[key] * 1e9)
+        unknown = int(matrix.loc[matrix["src"] == src, "unknown"].max() or 0)
+        rows.append({"rank": src, "intra_bytes": intra, "inter_bytes": inter,
+                     "seconds": None if unknown else seconds, "estimate": ESTIMATE_NOTE})
+    return pd.DataFrame(rows, columns=columns)

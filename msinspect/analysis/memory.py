@@ -1,0 +1,111 @@
+"""Static memory per rank: the weights it holds, their gradients and the optimizer's states, from
+the sliced shapes of the file (parameters are cut in place, and an optimizer-sharded weight is
+stored as its shard) and the optimizer's update primitives.
+
+From each rank's ``held`` rows (:func:`msinspect.analysis.gradsync.weight_rows`):
+
+- ``weights``: the trained weights (those an optimizer update takes as its first input), bytes at
+  the rank;
+- ``gradients``: one gradient per trained weight. Where the file holds accumulation buffers
+  (``accu_grads.<weight>``: pipeline or gradient accumulation), those, as stored; else the
+  weight's bytes times its optimizer-shard group's size (the gradient is whole at the rank's
+  slice until its ReduceScatter), or the weight's bytes where it is not sharded;
+- ``states``: the optimizer's per-weight states as the file holds them: parameters MindSpore's
+  optimizers clone from the weights (``ParameterTuple.clone(prefix=...)``: ``adam_m.`` /
+  ``adam_v.``, ``moments.``, ``accum.`` / ``stat.`` ...), named ``<prefix>.<weight>``;
+  ``states_expected`` is the count the optimizer's kind gives (:data:`STATES_PER_WEIGHT`) times
+  the weights' bytes, to compare;
+- ``other``: every other parameter with a value (step counters, learning rates ...).
+
+``optimizer`` names the update primitives found; ``cannot tell`` where the file shows none.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: States an optimizer keeps per weight, by its update primitive, as the usual definitions give
+#: them (Adam's two moments, Momentum's one velocity, plain SGD none). MindSpore's ``nn.SGD``
+#: clones ``accum`` and ``stat`` from every weight all the same (``mindspore/nn/optim/sgd.py``):
+#: ``states`` counts what the file holds.
+STATES_PER_WEIGHT = {
+    "Adam": 2, "AdamWeightDecay": 2, "ApplyAdam": 2, "ApplyAdamWithAmsgrad": 3, "Lamb": 2, "LambApplyOptimizerAssign": 2,
+    "ApplyMomentum": 1, "ApplyAdagrad": 1, "ApplyAdagradV2": 1, "ApplyRMSProp": 2, "ApplyCenteredRMSProp": 3,
+    "SGD": 0, "ApplyGradientDescent": 0, "ApplyProximalGradientDescent": 0, "FusedSparseAdam": 2,
+}
+#: What MindSpore puts before a weight's name for its accumulated gradient.
+ACCUMULATED = ("accu_grads.", "accu_grad.")
+
+MEMORY_COLUMNS = ["rank", "optimizer", "weights", "weight_count", "gradients", "gradients_from", "states",
+                  "states_expected", "other", "total"]
+
+
+def _sharded(analysis) -> dict[tuple[int, str], int]:
+    """(rank, weight) -> the size of its optimizer-shard group: the group of the optimizer-kind
+    ReduceScatter that sums its gradient (``synced_by``)."""
+    comm = analysis.comm()
+    if comm.empty:
+        return {}
+    scatters = comm[(comm["kind"] == "optimizer") & (comm["op"] == "ReduceScatter")]
+    size = {(f, line): n for f, line, n in zip(scatters["file"], scatters["line"], scatters["group_size"])
+            if n is not None and not (isinstance(n, float) and math.isnan(n))}
+    out = {}
+    for result in analysis.results:
+        for row in result.held:
+            for line in row["synced_by"]:
+                if (row["file"], line) in size:
+                    out[(row["rank"], row["param"])] = int(size[(row["file"], line)])
+    return out
+
+
+def memory_per_rank(analysis) -> pd.DataFrame:
+    """One row per rank read (:data:`MEMORY_COLUMNS`), bytes at the rank: ``weights``,
+    ``gradients`` (with ``gradients_from``), optimizer ``states`` and ``states_expected``,
+    ``other`` parameters, ``total`` (weights + gradients + states + other); None ("cannot tell")
+    where a shape or dtype is unknown."""
+    import pandas as pd
+
+    shards = _sharded(analysis)
+    rows = []
+    for result in analysis.results:
+        held = result.held
+        trained = {row["param"]: row for row in held if row["update"]}
+        updates = sorted({row["update"] for row in trained.values()})
+
+        def bytes_of(rows_):
+            values = [r["bytes"] for r in rows_]
+            return None if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values) else int(sum(values))
+
+        weights = bytes_of(trained.values())
+        accumulated = [r for r in held if r["param"].startswith(ACCUMULATED)
+                       and r["param"].split(".", 1)[1] in trained]
+        states = [r for r in held if r["param"] not in trained and r not in accumulated
+                  and "." in r["param"] and r["param"].split(".", 1)[1] in trained
+                  and r["shape"] == trained[r["param"].split(".", 1)[1]]["shape"]]
+        if accumulated:
+            gradients, source = bytes_of(accumulated), "accumulation buffers (accu_grads)"
+        elif weights is not None:
+            gradients = sum(int(r["bytes"]) * shards.get((result.rank, name), 1) for name, r in trained.items())
+            source = "weights x optimizer-shard group" if any((result.rank, n) in shards for n in trained) \
+                else "one per weight"
+        else:
+            gradients, source = None, "cannot tell"
+        per = {STATES_PER_WEIGHT.get(u) for u in updates}
+        expected = (per.pop() * weights if len(per) == 1 and None not in per and weights is not None else None)
+        used = {id(r) for r in accumulated} | {id(r) for r in states} | {id(r) for r in trained.values()}
+        other = bytes_of([r for r in held if id(r) not in used])
+        state_bytes = bytes_of(states)
+        parts = (weights, gradients, state_bytes, other)
+        rows.append({
+            "rank": result.rank, "optimizer": ", ".join(updates) if updates else "cannot tell",
+            "weights": weights, "weight_count": len(trained), "gradients": gradients, "gradients_from": source,
+            "states": state_bytes, "states_expected": expected, "other": other,
+            "total": None if any(p is None for p in parts) else sum(parts),
+        })
+    frame = pd.DataFrame(rows, columns=MEMORY_COLUMNS)
+    for column in ("weights", "gradients", "states", "states_expected", "other", "total"):
+        frame[column] = frame[column].astype(object)
+    return frame
