@@ -1,7 +1,9 @@
 """Dask vs local on the same dump: every rank's parse + analysis (``msinspect.analysis.collect.analyse``)
 in this process, in a local process pool, and on a Dask cluster of as many single-threaded worker
 processes (``distributed.LocalCluster`` on 127.0.0.1), with the parse cache off so that every run
-parses. Checks that the Dask results equal the local ones.
+parses. Checks that the Dask results equal the local ones. Dask runs twice: as msinspect does
+(ranks batched, :func:`msinspect.executors.batches`) and one rank a Dask task (as before issue 28),
+so a dump of many ranks shows what the batching buys (bench_ranks.py --keep DIR makes one).
 Usage: python bench/bench_cluster.py [DUMP] [--workers N] [--repeat N]   (needs msinspect[cluster])
 
 Prints seconds per run (best of --repeat) and each ratio to the local pool of the same run.
@@ -23,8 +25,19 @@ sys.path.insert(0, str(ROOT))
 os.environ["MSINSPECT_NO_CACHE"] = "1"  # before the workers start: they inherit it
 
 from timing import best_of  # noqa: E402
+from msinspect import executors  # noqa: E402
 from msinspect.analysis.collect import analyse  # noqa: E402
 from msinspect.dumps import load_dump  # noqa: E402
+
+
+def _one_rank_a_task(dump, address):
+    """``analyse`` on Dask with every batch one rank long."""
+    before = executors.BATCH_MAX
+    executors.BATCH_MAX = 1
+    try:
+        return analyse(dump, scheduler=address)
+    finally:
+        executors.BATCH_MAX = before
 
 
 def main() -> None:
@@ -49,6 +62,7 @@ def main() -> None:
             "serial (this process)": best_of(lambda: analyse(dump, jobs=1), args.repeat),
             f"local pool, {args.workers} processes": best_of(lambda: analyse(dump, jobs=args.workers), args.repeat),
             f"Dask, {args.workers} workers x 1 thread": best_of(lambda: analyse(dump, scheduler=address), args.repeat),
+            "Dask, one rank a task": best_of(lambda: _one_rank_a_task(dump, address), args.repeat),
         }
     pool = times[f"local pool, {args.workers} processes"]
     print(f"{'how':<34} {'seconds':>8} {'s / rank':>9} {'/ pool':>7}")

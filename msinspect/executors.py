@@ -258,28 +258,75 @@ def _finished(client, address: str, futures, timeout: float):
         last = time.monotonic()  # still working: a large file takes its time
 
 
+#: The most tasks one Dask task runs; batches are made smaller where that leaves workers idle
+#: (:func:`batches`).
+BATCH_MAX = 64
+#: Batches per worker process the tasks are cut into, at least: enough that a slow batch does
+#: not hold the others up at the end.
+BATCHES_PER_WORKER = 4
+
+
+def batches(count: int, workers: int) -> list[range]:
+    """``range(count)`` cut into consecutive batches, each of at most :data:`BATCH_MAX` tasks and
+    at least :data:`BATCHES_PER_WORKER` batches per worker where there are tasks enough: one rank
+    per Dask task made the scheduler the bottleneck at thousands of ranks (each task some
+    milliseconds of its bookkeeping on a rank that takes tens of milliseconds to read)."""
+    if count <= 0:
+        return []
+    size = max(1, min(BATCH_MAX, -(-count // max(1, workers * BATCHES_PER_WORKER))))
+    return [range(start, min(start + size, count)) for start in range(0, count, size)]
+
+
+def _batch(folder: str, fn: Callable, tasks: list[tuple], kwargs: dict) -> list:
+    """On a Dask worker: :func:`_in_folder` for each task of a batch, in order."""
+    return [_in_folder(folder, fn, task, kwargs) for task in tasks]
+
+
+def _workers(client) -> int:
+    try:
+        return max(1, sum(client.nthreads().values()))
+    except Exception:  # noqa: BLE001 - the count only sizes the batches
+        return 1
+
+
 def _on_dask(address: str, fn, tasks, name, kwargs) -> Iterator[Outcome]:
+    """The tasks in batches (:func:`batches`), each batch one Dask task. A batch whose worker died
+    is run again one task at a time, each alone on the cluster's queue, so the file that kills a
+    worker is the one named and the files queued beside it are not blamed with it."""
     client = _connect(address)  # first: says how to install Dask where it is missing
     from distributed.client import FutureCancelledError
     from distributed.scheduler import KilledWorker
 
     folder = os.getcwd()
-    futures = {}
+    futures: dict = {}  # future -> (task indices, run alone)
+    alone: list[int] = []  # tasks of batches whose worker died, to run one at a time
+
+    def submit(indices, single: bool = False):  # pure=False: a file may change between two runs
+        future = client.submit(_batch, folder, fn, [tasks[i] for i in indices], kwargs, pure=False)
+        futures[future] = (list(indices), single)
+        return future
+
     try:
-        for index, task in enumerate(tasks):  # pure=False: a file may change between two runs
-            futures[client.submit(_in_folder, folder, fn, task, kwargs, pure=False)] = index
-        for future in _finished(client, address, list(futures), _timeout()):
-            index = futures[future]
-            try:
-                yield index, tasks[index], future.result()  # msinspect's errors come back as values
-            except KilledWorker:
-                yield index, tasks[index], _died(name(tasks[index]), "Dask worker")
-            except ImportError as error:
-                raise SchedulerError(f"the Dask workers of {address} cannot import msinspect ({error}); "
-                                     "install the same msinspect on every worker") from None
-            except (FutureCancelledError, OSError) as error:
-                raise SchedulerError(f"lost the Dask scheduler at {address} while running: "
-                                     f"{str(error).strip() or type(error).__name__}") from None
+        pending = [submit(indices) for indices in batches(len(tasks), _workers(client))]
+        while pending:
+            for future in _finished(client, address, pending, _timeout()):
+                indices, single = futures.pop(future)
+                try:
+                    outcomes = future.result()  # msinspect's errors come back as values
+                except KilledWorker:
+                    if not single:
+                        alone.extend(indices)
+                        continue
+                    outcomes = [_died(name(tasks[indices[0]]), "Dask worker")]
+                except ImportError as error:
+                    raise SchedulerError(f"the Dask workers of {address} cannot import msinspect ({error}); "
+                                         "install the same msinspect on every worker") from None
+                except (FutureCancelledError, OSError) as error:
+                    raise SchedulerError(f"lost the Dask scheduler at {address} while running: "
+                                         f"{str(error).strip() or type(error).__name__}") from None
+                for index, outcome in zip(indices, outcomes):
+                    yield index, tasks[index], outcome
+            pending = [submit([alone.pop(0)], single=True)] if alone else []
     finally:
         with contextlib.suppress(Exception):
             client.cancel(list(futures))

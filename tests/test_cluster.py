@@ -147,3 +147,55 @@ def test_a_bad_address_from_the_environment_is_a_clear_error():
     assert run.returncode == 2
     assert "not a Dask scheduler address (missing port number" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_batches_cut_the_ranks_in_order():
+    from msinspect.executors import BATCH_MAX, BATCHES_PER_WORKER, batches
+
+    assert batches(0, 4) == []
+    # few ranks: one per task, so every worker has work
+    assert batches(8, 2) == [range(i, i + 1) for i in range(8)]
+    for count, workers in ((10_000, 16), (2_048, 2), (100, 3), (7, 64)):
+        cut = batches(count, workers)
+        assert [i for batch in cut for i in batch] == list(range(count))  # each rank once, in order
+        assert max(map(len, cut)) <= BATCH_MAX
+        assert len(cut) >= min(count, workers * BATCHES_PER_WORKER)
+    assert len(batches(10_000, 16)) == 157  # 64 a task: the scheduler sees 157 tasks, not 10,000
+
+
+def test_ranks_batched_on_the_cluster_match_a_local_run(cluster, monkeypatch):
+    from msinspect import executors, load_dump
+
+    address, _ = cluster
+    cuts = []
+    monkeypatch.setattr(executors, "BATCHES_PER_WORKER", 1)  # 8 ranks, 2 workers: two tasks of 4
+    monkeypatch.setattr(executors, "batches", lambda n, w, cut=executors.batches: cuts.append(cut(n, w)) or cuts[-1])
+    dump = load_dump(ROOT / DUMP)
+    remote = dump.analyse(scheduler=address, cache=False)
+    assert cuts == [[range(0, 4), range(4, 8)]]
+    local = dump.analyse(jobs=1, cache=False)
+    assert [r.label for r in remote.results] == [f"rank_{n}" for n in range(8)]
+    for table in ("strategies", "comm", "operators", "slices"):
+        assert getattr(remote, table)().equals(getattr(local, table)()), table
+
+
+def test_a_batch_whose_worker_dies_is_run_again_one_rank_a_task(monkeypatch):
+    """The third of four tasks, one batch, kills its worker (a nanny restarts it): the batch is run
+    again one task at a time, the three others give their results and the killer is named."""
+    import dask
+
+    from msinspect import executors
+    from msinspect.errors import WorkerError
+    from msinspect.executors import run_each
+
+    monkeypatch.setattr(executors, "BATCHES_PER_WORKER", 1)  # one worker: one batch of four
+
+    tasks = [("x = 1",), ("x = 2",), ("import os; os._exit(3)",), ("x = 4",)]
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                                     host="127.0.0.1") as local:
+        got = {index: outcome for index, _, outcome in
+               run_each(exec, tasks, scheduler=local.scheduler_address, name=lambda task: f"task {task[0]!r}")}
+    assert sorted(got) == [0, 1, 2, 3]
+    assert [got[i] for i in (0, 1, 3)] == [None, None, None]  # exec's result: run, on a live worker
+    assert isinstance(got[2], WorkerError) and "os._exit(3)" in str(got[2]) and "died" in str(got[2])
