@@ -142,7 +142,8 @@ FIELDS: tuple[Field, ...] = (
     Field("wire_unknown", "int|null", "communication operators whose wire bytes cannot be told", "summary"),
     Field("weights", "int|null", "parameters with a value", "summary"),
     Field("sharded_weights", "int|null", "those an operator with a strategy reads", "summary"),
-    Field("stage_ranks", "list[int]|null", "the ranks of the rank's pipeline stage; null: cannot tell", "summary"),
+    Field("stage_ranks", "str|null", "the ranks of the rank's pipeline stage, as ranges (`0-3, 8-11`); null: cannot tell",
+          "summary"),
     Field("rank_group", "str|null", "the rank's group (ranks whose graphs are the same up to rank-specific "
           "values: group names, rank lists, peers, slice offsets); null: in no group (read in part, at another "
           "stage, or not read)", "summary"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterator
 
+from msinspect.ranks_text import ranks_text
 from msinspect.schema import is_missing
 
 SUMMARY_COLUMNS = [
@@ -39,18 +40,22 @@ def summary_rows(analysis, groups=None) -> list[dict]:
 
 def iter_summary_rows(analysis, groups=None) -> Iterator[dict]:
     """:func:`summary_rows` one row at a time, as each rank's rows are read (a job of many ranks
-    keeps them on disk: :mod:`msinspect.analysis.spool`), to write them as they come. The ranks
-    of one pipeline stage share one ``stage_ranks`` list."""
+    keeps them on disk: :mod:`msinspect.analysis.spool`), to write them as they come.
+    ``stage_ranks`` is the stage's ranks as :func:`~msinspect.ranks_text.ranks_text` writes them
+    (``0-3``), one string per stage: a list per row made the JSON grow as the square of the ranks
+    (10,000 ranks of one stage: 100 million numbers, some 1.2 GB of text)."""
     from msinspect.analysis.groups import rank_groups
 
     grouped = groups or rank_groups(analysis)
     reads = {str(r.file): r for r in analysis.plan.read}
-    stage_lists: dict[tuple, list] = {}  # one list per stage, not a copy of the world per rank
+    stage_texts: dict[tuple, str] = {}  # one string per stage
     for result in analysis.results:
         read = reads.get(result.file)
         stage_ranks = analysis.context(result.rank).stage_ranks
         if stage_ranks:
-            stage_ranks = stage_lists.setdefault(tuple(stage_ranks), list(stage_ranks))
+            if stage_ranks not in stage_texts:
+                stage_texts[stage_ranks] = ranks_text(stage_ranks)
+            stage_ranks = stage_texts[stage_ranks]
         # each read once: a rank of many may keep its rows on disk (msinspect.analysis.spool)
         strategies, comm, params = result.strategies, result.comm, result.params
         yield _complete({

@@ -9,7 +9,6 @@ from msinspect.analysis.groups import rank_groups
 from msinspect.analysis.summary import SUMMARY_COLUMNS, iter_summary_rows, summary_rows
 from msinspect.cli.failure_text import print_failure
 from msinspect.cli.output import analysed, emit, errors, one_format, stage_option, stdout, table_options, view_of
-from msinspect.ranks_text import ranks_text
 from msinspect.schema import is_missing
 
 
@@ -45,7 +44,7 @@ def summary(dump, stage, as_json, as_jsonl, as_csv, wide, columns, jobs, schedul
     shown = [{**row, "rank": row["rank"] if row["rank"] is not None else row["rank_label"],
               "file": Path(row["file"]).name if row["file"] else None,
               "by_kind": ", ".join(f"{k} {v}" for k, v in row["by_kind"].items()) if row["by_kind"] else None,
-              "stage_ranks": ranks_text(row["stage_ranks"]) if isinstance(row["stage_ranks"], list) else None}
+              "stage_ranks": row["stage_ranks"]}
              for row in rows]
     flags = [c for c in ("other_stage", "note") if any(not is_missing(row[c]) and row[c] for row in rows)]
     hidden = ("rank_label", "rank_group_odd", "rank_group_distinct", "failure")  # said below the table
@@ -55,8 +54,8 @@ def summary(dump, stage, as_json, as_jsonl, as_csv, wide, columns, jobs, schedul
     for row in rows:  # an analyze_fail.ir: MindSpore's exception and where evaluation stopped
         if row.get("failure"):
             print_failure(stdout(), row["file"], row["failure"])
-    stages = sorted({tuple(row["stage_ranks"]) for row in rows if row["stage_ranks"]})
+    stages = list(dict.fromkeys(row["stage_ranks"] for row in rows if row["stage_ranks"]))  # rank order
     for line in groups.lines():
         stdout().print(line, soft_wrap=True)
     if len(stages) > 1:
-        stdout().print(f"pipeline stages (ranks holding the same weights): {'; '.join(map(ranks_text, stages))}")
+        stdout().print(f"pipeline stages (ranks holding the same weights): {'; '.join(stages)}")
