@@ -1,0 +1,729 @@
+"""Why an operator has its strategy, and why a collective or redistribution step is where it is:
+``msinspect explain DUMP OP`` (docs/explain.md).
+
+For a strategy: set by the user (``shard()``: the primitive carries the user's attribute; the IR
+records where the network calls it, not the ``shard()`` line); else, under ``auto_parallel``, the
+nearest user-set operator whose layout reaches it with no redistribution on the way (a networkx
+shortest path over data edges of the forward graph, communication operators left out): a
+*reconstruction*, since the IR records neither the propagation nor the search mode; else "cannot
+tell". Under ``semi_auto_parallel`` an operator without ``shard()`` has MindSpore's default.
+
+For a communication or redistribution operator: the layout its producer gives (its in_strategy
+through MindSpore's rule for the operator: :mod:`msinspect.analysis.explain_layouts`), the layout
+its consumer needs (the consumer's in_strategy for that input), the step between them (which
+dimension is summed, gathered, split or exchanged, in how many parts) and over which ranks (the
+group the comm rows resolved); the ranks the producer's device matrix predicts are set beside
+them. A mirror operator: the replicas of its weight. What the IR does not say is labelled
+``reconstruction`` or ``cannot tell: <reason>``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field, replace
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from msinspect.analysis.explain_layouts import OutputLayout, output_layout, ranks_along, transpose_flags
+from msinspect.analysis.flow import (consumers, first_input, is_data_edge, label, passes_through, path_between,
+                                     producer)
+from msinspect.analysis.layout import layout_of
+from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing
+from msinspect.errors import NoMatchError
+from msinspect.graph import node_id
+from msinspect.model import Node, NodeKind
+from msinspect.ranks_text import ranks_text
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from msinspect.analysis.collect import Analysis
+
+#: The flag ``StepAutoParallel`` sets on the graph once the strategy search ran (auto_parallel
+#: only): its absence in a file the parallel pass ran in means semi_auto_parallel.
+AUTO_FLAG = "auto_parallel_run_once_only"
+#: Operators a propagation path never goes through: they join values that do not share a layout.
+_NOT_A_LINK = frozenset({"MakeTuple", "UpdateState", "Depend", "Return", "make_tuple"})
+
+
+@dataclass
+class Explanation:
+    """Why one operator (or several equal ones: ``lines``) of one rank is as it is."""
+
+    rank: int | None
+    file: str
+    line: int
+    name: str
+    op: str
+    subject: str
+    """``strategy``, ``communication`` or ``other`` (neither: nothing the planner decided)."""
+    verdict: str
+    """A strategy: ``user``, ``propagated``, ``planner``, ``default`` or ``cannot tell``; a
+    communication operator: its kind (:mod:`msinspect.analysis.vocabulary`)."""
+    headline: str
+    facts: list[str] = field(default_factory=list)
+    """What the IR says."""
+    reconstruction: list[str] = field(default_factory=list)
+    """What msinspect worked out from MindSpore's rules: not recorded in the IR."""
+    cannot_tell: list[str] = field(default_factory=list)
+    """What the IR does not tell, with why."""
+    lines: tuple[int, ...] = ()
+    """Every line of the file with this same answer (one operator per block or micro-batch)."""
+    in_strategy: tuple | None = None
+    set_by: str | None = None
+    source: str | None = None
+    """Where the network calls the operator: ``gpt.py:123: q = ...`` (the IR's innermost ``# In file``)."""
+    origin: str | None = None
+    """A propagated strategy: the user-set operator it was reached from (reconstruction)."""
+    path: tuple[str, ...] = ()
+    """From ``origin`` to the operator, the operators on the way (reconstruction)."""
+    kind: str | None = None
+    group_ranks: tuple[int, ...] | None = None
+    predicted_group: tuple[int, ...] | None = None
+    """The ranks the producer's (or the weight's) device matrix gives for this step (reconstruction)."""
+    producer: str | None = None
+    consumer: str | None = None
+    producer_layout: tuple[int, ...] | None = None
+    """Parts per dimension of the tensor as the producer gives it."""
+    consumer_layout: tuple[int, ...] | None = None
+    """Parts per dimension of the tensor as the consumer takes it (its in_strategy for that input)."""
+    action: str | None = None
+    """``sum``, ``gather``, ``split``, ``exchange``, ``replicas``, ``send``, ``receive``, ``none``; None: cannot tell."""
+    dims: tuple[int, ...] = ()
+    """The dimensions the step gathers (``gather``, ``exchange``), splits (``split``) or sums over."""
+    parts: int | None = None
+    chain: tuple[str, ...] = ()
+    """The communication and redistribution operators between producer and consumer, in order."""
+    kept: tuple | None = None
+    """A StridedSlice: ``(begin, end)`` per dimension the rank keeps."""
+    chain_lines: tuple[int, ...] = ()
+    """The file lines of ``chain``."""
+    chain_groups: tuple = ()
+    """The ranks of each collective of ``chain`` that moves data, in order."""
+
+    def to_dict(self) -> dict:
+        """Plain values only (lists, not tuples), for JSON and the report."""
+        return _plain(asdict(self))
+
+    def text_lines(self) -> list[str]:
+        """The answer for a person, unwrapped: headline, then facts, reconstruction, cannot tell."""
+        out = [self.headline]
+        out += [f"fact: {t}" for t in self.facts]
+        out += [f"reconstruction: {t}" for t in self.reconstruction]
+        out += [f"cannot tell: {t}" for t in self.cannot_tell]
+        return out
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
+
+
+# ------------------------------------------------------------------ one rank's file
+class _File:
+    """One rank's file: its graph, its rows (strategies, comm) by line, its context."""
+
+    def __init__(self, analysis: Analysis, result):
+        from msinspect.graph import to_networkx
+        from msinspect.parser import parse_file
+
+        self.result = result
+        self.ir = parse_file(result.file, lenient=True)
+        self.graph = to_networkx(self.ir)
+        self.by_line = {n.line: n for n in self.ir.nodes() if n.index is not None}
+        self.strategies = {row["line"]: row for row in result.strategies}
+        self.comm = {row["line"]: row for row in result.comm}
+        self.ctx = analysis.context(result.rank)
+        self.auto = AUTO_FLAG in self.ir.attrs
+        self.pipelined = bool(result.pipelined)
+        self.user_keys = {node_id(self.by_line[line]) for line, row in self.strategies.items()
+                          if row.get("set_by") == "user" and line in self.by_line
+                          and not is_backward(self.by_line[line])}
+        self._links = None
+
+    # the ranks of the stage, where they can be told
+    @property
+    def stage_ranks(self) -> tuple[int, ...] | None:
+        if self.ctx.stage_ranks:
+            return tuple(self.ctx.stage_ranks)
+        return None if self.pipelined else (tuple(self.ctx.world) if self.ctx.world else None)
+
+    @property
+    def devices(self) -> int | None:
+        ranks = self.stage_ranks
+        return len(ranks) if ranks else None
+
+    def node(self, key: str | None) -> Node | None:
+        return self.graph.nodes[key].get("node") if key is not None and key in self.graph else None
+
+    def strategy_of(self, key: str | None):
+        node = self.node(key)
+        row = self.strategies.get(node.line) if node is not None else None
+        return row["in_strategy"] if row else None
+
+    def name(self, key: str | None) -> str | None:
+        return label(self.graph, key)
+
+    def group(self, matrix, axes) -> tuple[int, ...] | None:
+        ranks, local = self.stage_ranks, self.ctx.local_rank
+        if not ranks or local is None or self.ctx.rank is None or not axes:
+            return None
+        return ranks_along(tuple(matrix), tuple(axes), local, ranks)
+
+    # the forward graph without communication: where a strategy can travel unchanged
+    def links(self) -> nx.Graph:
+        if self._links is None:
+            import networkx as nx
+
+            graph = self.graph
+
+            def keep(key: str) -> bool:
+                data = graph.nodes[key]
+                node = data.get("node")
+                if node is None:
+                    return bool(data.get("bound"))  # a subgraph's parameter bound at its call
+                moves_cut = is_comm(node) and node.op.removeprefix("PrimFunc_") != "Reshape"
+                return not (moves_cut or is_backward(node) or node.op in _NOT_A_LINK
+                            or node.kind == NodeKind.RETURN and not data.get("bound"))
+
+            view = nx.subgraph_view(graph, filter_node=keep, filter_edge=partial(is_data_edge, graph))
+            self._links = nx.Graph(view.to_undirected(as_view=True))
+        return self._links
+
+
+def _source(node: Node) -> str | None:
+    """``gpt.py:123: q = self.reshape(...)`` from the node's innermost ``# In file`` line."""
+    text = node.source_line
+    if not text:
+        return None
+    found = re.match(r"^(?P<file>.+?):(?P<line>\d+)(?:~\d+)?(?:, [\d~]+)?/(?P<code>.*?)/?$", text)
+    if not found:
+        return text
+    return f"{Path(found['file']).name}:{found['line']}: {found['code'].strip()}"
+
+
+def _shape_text(shape) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")" if shape is not None else "?"
+
+
+def _strategy_text(strategy) -> str:
+    if strategy is None:
+        return "?"
+    return "(" + ", ".join(_shape_text(s) for s in strategy) + ("," if len(strategy) == 1 else "") + ")"
+
+
+# ------------------------------------------------------------------ strategies
+def _explain_strategy(f: _File, node: Node, row: dict) -> Explanation:
+    key = node_id(node)
+    strategy, set_by = row["in_strategy"], row.get("set_by")
+    e = Explanation(f.ctx.rank, f.result.file, node.line, node.name, node.op, "strategy", "cannot tell", "",
+                    in_strategy=strategy, set_by=set_by, source=_source(node))
+    shapes = row.get("global_inputs") or ()
+    for i, part in enumerate(strategy or ()):
+        g = shapes[i] if i < len(shapes) else None
+        expected = (row.get("expected_rank_inputs") or ())
+        r = expected[i] if i < len(expected) else None
+        if g is not None:
+            e.facts.append(f"input {i}: {_shape_text(g)} cut {_shape_text(part)}"
+                           + (f" -> {_shape_text(r)} per rank" if r is not None else ""))
+    where = f" (the network calls it at {e.source}; the shard() line itself is not in the IR)" if e.source else ""
+    if set_by == "user":
+        e.verdict = "user"
+        e.headline = f"{node.name}: {_strategy_text(strategy)} set by the user with shard(){where}"
+        e.facts.insert(0, "the primitive carries the user's in_strategy attribute")
+        return e
+    if set_by != "planner":
+        e.headline = f"{node.name}: {_strategy_text(strategy)}, set by whom the file cannot tell"
+        e.cannot_tell.append(f"the {f.ir.stage} file does not keep the user's shard() attribute; "
+                             "read step_parallel_end (--stage)")
+        return e
+    if node.op.startswith("_Virtual"):
+        e.verdict = "planner"
+        e.headline = f"{node.name}: {_strategy_text(strategy)}, the parallel pass's own operator"
+        return e
+    if not f.auto:
+        e.verdict = "default"
+        e.headline = (f"{node.name}: {_strategy_text(strategy)}, no shard() on it: semi_auto_parallel's default "
+                      "for such an operator")
+        e.reconstruction.append("under semi_auto_parallel MindSpore gives an operator without shard() a strategy of "
+                                "its own (step_parallel.cc, GenerateBatchParallelStrategy: the batch dimension cut "
+                                "over the devices where it divides, or the operator's own rule)")
+        return e
+    e.verdict = "planner"
+    origin = _origin(f, key)
+    if origin is None:
+        if f.user_keys:
+            e.headline = f"{node.name}: {_strategy_text(strategy)}, chosen by the planner's search"
+            e.cannot_tell.append("no user-set operator reaches it without a redistribution on the way: which "
+                                 "cost drove the choice is not in the IR")
+        else:
+            e.headline = (f"{node.name}: {_strategy_text(strategy)}, chosen by the planner's search (no shard() in "
+                          "the graph: the recursive search or sharding propagation's cost model)")
+            e.cannot_tell.append("which cost drove it: the IR records the result only")
+        return e
+    user, path, also = origin
+    e.verdict = "propagated"
+    e.origin = f.name(user)
+    e.path = tuple(_path_name(f, k) for k in path)
+    user_node = f.node(user)
+    e.headline = (f"{node.name}: {_strategy_text(strategy)}, reached from the user's {e.origin} "
+                  f"{_strategy_text(f.strategy_of(user))} by sharding propagation (reconstruction)")
+    e.reconstruction.append(f"path {' -> '.join(e.path)}: no communication and no change of cut on the way (a "
+                            "per-rank Reshape at most), so each operator takes its input as its neighbour gives it")
+    if user_node is not None and _source(user_node):
+        e.reconstruction.append(f"{e.origin} is called at {_source(user_node)}")
+    if also:
+        e.reconstruction.append(f"as near: {', '.join(also)}")
+    e.cannot_tell.append("the IR records neither the propagation nor the search mode (sharding_propagation or "
+                         "recursive_programming): the path is the nearest user-set operator that agrees")
+    return e
+
+
+def _real(f: _File, key: str) -> bool:
+    """An operator a path counts: not plumbing, not a bound call; a per-rank Reshape counts."""
+    node = f.node(key)
+    if node is None or is_plumbing(node):
+        return False
+    return node.op.removeprefix("PrimFunc_") == "Reshape" or not passes_through(f.graph, key)
+
+
+def _path_name(f: _File, key: str) -> str:
+    """An operator on a propagation path by its instance name; a redistribution step (the per-rank
+    Reshape MindSpore puts in place of the network's) by its op."""
+    node = f.node(key)
+    if node is not None and is_comm(node):
+        return node.op.removeprefix("PrimFunc_")
+    return f.name(key)
+
+
+def _origin(f: _File, key: str):
+    """(user-set operator, path of real operators from it to ``key``, others as near) or None."""
+    import networkx as nx
+
+    links = f.links()
+    if key not in links or not f.user_keys:
+        return None
+    graph = f.graph
+
+    def cost(u, v, d):  # count real operators only: plumbing and bound calls are free
+        return 1 if _real(f, v) else 0
+
+    lengths, paths = nx.single_source_dijkstra(links, key, weight=cost)
+    here = f.node(key).line
+    found = sorted(((lengths[u], f.node(u).line > here, abs(f.node(u).line - here), u)
+                    for u in f.user_keys if u in lengths and u != key))
+    if not found:
+        return None
+    best = found[0][0]
+    user = found[0][3]
+    path = [k for k in reversed(paths[user]) if _real(f, k)]
+    also = [f.name(u) for length, _, _, u in found[1:] if length == best]
+    return user, path, list(dict.fromkeys(a for a in also if a != f.name(user)))
+
+
+def _is(test, node: Node | None) -> bool:
+    """``test(node)`` for a node; False for a graph key with no node (a parameter)."""
+    return node is not None and test(node)
+
+
+# ------------------------------------------------------------------ communication
+def _producer(f: _File, key: str) -> str | None:
+    """The real operator or parameter whose value reaches ``key``'s first input
+    (:func:`~msinspect.analysis.flow.producer`), where a ``TupleGetItem`` of a ``_VirtualDataset``
+    or ``MakeTuple`` is followed to the input it picks (the labels, not the ids)."""
+    graph, seen = f.graph, {key}
+    current = first_input(graph, key)
+    while current is not None and current not in seen:
+        seen.add(current)
+        node = f.node(current)
+        if node is not None and node.op == "TupleGetItem" and len(node.inputs) > 1 and isinstance(node.inputs[1], int):
+            tuple_key = first_input(graph, current)
+            made = f.node(tuple_key)
+            if made is not None and made.op in ("_VirtualDataset", "MakeTuple"):
+                picked = [u for u, edges in graph.pred[tuple_key].items()
+                          if any(d.get("position") == node.inputs[1] for d in edges.values())]
+                if len(picked) == 1:
+                    current = picked[0]
+                    if not passes_through(graph, current):
+                        return current
+                    current = first_input(graph, current)
+                    continue
+        if not passes_through(graph, current):
+            return current
+        current = first_input(graph, current)
+    return producer(graph, key) if current is None else None
+
+
+def _position(f: _File, trail: list[str], start: str, consumer: str) -> int | None:
+    for key in [start, *trail]:
+        data = f.graph.get_edge_data(key, consumer)
+        if data:
+            return next(iter(data.values())).get("position")
+    return None
+
+
+def _producer_layout(f: _File, key: str | None) -> tuple[OutputLayout | None, str]:
+    """How the producer gives its output, and in words where that comes from."""
+    data = f.graph.nodes[key] if key is not None else {}
+    node = data.get("node")
+    if key is None:
+        return None, "no producer found"
+    if node is None:
+        shapes = data.get("output_shapes") or ()
+        if data.get("kind") == NodeKind.PARAMETER and shapes and shapes[0] is not None and not data.get("has_default"):
+            shape = shapes[0]
+            return OutputLayout(tuple(1 for _ in shape), (), tuple(None for _ in shape),
+                                rule="a graph input: the rank holds it as the file shows it"), \
+                f"the graph input {data.get('name')} {_shape_text(shape)}, held whole as the rank reads it"
+        return None, f"{label(f.graph, key)} is a weight or a subgraph's parameter: its cut is not its consumer's"
+    strategy = f.strategy_of(key)
+    row = f.strategies.get(node.line)
+    out = row.get("out_strategy") if row else None
+    if out:
+        first = tuple(out[0])
+        return OutputLayout(first, (), tuple(None for _ in first), rule="its out_strategy"), \
+            f"{node.name} ({node.op}) out_strategy {_strategy_text(out)}"
+    if strategy is None:
+        return None, f"{node.name} ({node.op}) carries no strategy"
+    found = output_layout(node, strategy, f.devices)
+    if found is None:
+        return None, f"no rule for how {node.op} cuts its output (in_strategy {_strategy_text(strategy)})"
+    return found, f"{node.name} ({node.op}) in_strategy {_strategy_text(strategy)}"
+
+
+def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
+    key = node_id(node)
+    kind = row.get("kind")
+    group = tuple(row["group_ranks"]) if row.get("group_ranks") else None
+    e = Explanation(f.ctx.rank, f.result.file, node.line, node.name, node.op, "communication", kind or "unknown", "",
+                    kind=kind, group_ranks=group)
+    over = f"over {ranks_text(group, word=True)}" if group else ("on the rank's own data" if not row.get("moves_data")
+                                                               else "over ranks the file does not tell")
+    if group is None and row.get("moves_data"):
+        e.cannot_tell.append("the group's ranks: the file names the group by a name it gives no ranks for")
+    source = _producer(f, key)
+    users = consumers(f.graph, key)
+    forward = [u for u in users if not is_backward(f.node(u) or node)] if not is_backward(node) else users
+    users = forward or users
+    with_strategy = [u for u in users if f.strategy_of(u) is not None]
+    target = (with_strategy or users or [None])[0]
+    e.producer, e.consumer = f.name(source), f.name(target)
+    if len(users) > 1:
+        e.facts.append(f"feeds {', '.join(f.name(u) for u in users)}")
+    trail = path_between(f.graph, source, target) if source is not None and target is not None else None
+    chain_keys = sorted((k for k in (trail or [key]) if _is(is_comm, f.node(k)) or k == key),
+                        key=lambda k: f.node(k).line)
+    e.chain = tuple(f.node(k).op.removeprefix("PrimFunc_") for k in chain_keys)
+    e.chain_lines = tuple(f.node(k).line for k in chain_keys)
+    e.chain_groups = tuple(tuple(f.comm[ln]["group_ranks"]) for ln in e.chain_lines
+                           if ln in f.comm and f.comm[ln].get("moves_data") and f.comm[ln].get("group_ranks"))
+    if len(chain_keys) > 1:
+        e.facts.append(f"one step of {' -> '.join(e.chain)} between {e.producer} and {e.consumer}")
+    if node.op in PIPELINE_OPS:
+        return _pipeline(f, node, row, e)
+    if kind == "gradient":
+        return _mirror(f, node, row, e, target)
+    if kind == "optimizer":
+        e.action = "gather" if "Gather" in node.op else None
+        e.headline = (f"{node.op} {over}: optimizer parallel: the weight {e.producer} is kept cut over these ranks "
+                      "and gathered whole before use (its gradient scattered back)")
+        return e
+    if kind in ("virtual", "user", "unknown"):
+        e.headline = {"virtual": f"{node.op}: the parallel pass's bookkeeping operator; nothing on the wire",
+                      "user": f"{node.op} {over}: the job's own collective (in the graph before the parallel pass)",
+                      "unknown": f"{node.op} {over}: who inserted it is not recorded"}[kind]
+        if kind == "unknown":
+            e.cannot_tell.append("nothing in the file tells whether the parallel pass or the job put it there")
+        return e
+    layout, said = _producer_layout(f, source)
+    position = _position(f, trail or [], key, target) if target is not None else None
+    need = f.strategy_of(target)
+    wanted = tuple(need[position]) if need is not None and position is not None and position < len(need) else None
+    e.producer_layout = layout.factors if layout is not None else None
+    e.consumer_layout = wanted
+    if layout is not None:
+        e.facts.append(f"producer: {said}")
+        if layout.matrix:
+            e.reconstruction.append(f"{e.producer} gives its output cut {_shape_text(layout.factors)} ({layout.rule})")
+    else:
+        e.cannot_tell.append(f"how the producer gives its output: {said}")
+    if wanted is not None:
+        e.facts.append(f"consumer: {e.consumer} ({f.node(target).op}) in_strategy {_strategy_text(need)}: "
+                       f"input {position} cut {_shape_text(wanted)}")
+    elif target is not None:
+        e.cannot_tell.append(f"what the consumer needs: {e.consumer} carries no strategy for that input")
+    if layout is not None and layout.partial and node.op in ("AllReduce", "ReduceScatter"):
+        return _partial_sum(f, node, e, layout, over)
+    if kind == "forward" and node.op in ("AllReduce", "ReduceScatter", "AllGather"):
+        e.headline = f"{node.op} {over}: {e.producer}'s own communication (its replacement graph or its rule)"
+        e.cannot_tell.append(f"which dimension: no rule here for {f.node(source).op if f.node(source) else '?'}")
+        return e
+    return _step(f, node, e, layout, wanted, over)
+
+
+def _partial_sum(f: _File, node: Node, e: Explanation, layout: OutputLayout, over: str) -> Explanation:
+    e.action = "sum"
+    e.parts = 1
+    for axis in layout.partial:
+        e.parts *= layout.matrix[axis]
+    e.predicted_group = f.group(layout.matrix, layout.partial)
+    made = f.node(producer(f.graph, node_id(node)))
+    what = "its contracted dimension" if made is not None and "MatMul" in made.op else "the dimension it reduces"
+    e.headline = (f"{node.op} {over}: {e.producer} cuts {what} {e.parts} ways, so each rank holds a partial sum; "
+                  f"{e.consumer or 'its consumer'} needs the whole sum")
+    _compare_group(e, layout)
+    return e
+
+
+def _compare_group(e: Explanation, layout: OutputLayout, span: tuple[int, ...] | None = None) -> None:
+    """Set the ranks the device matrix gives beside those MindSpore wrote (``span``: those the
+    chain's collectives reach together, where the step is one of several)."""
+    if e.predicted_group is None:
+        e.cannot_tell.append("which ranks the producer's device matrix gives: the stage's ranks or this rank's "
+                             "place among them are not known")
+        return
+    said = (f"the producer's device matrix {_shape_text(layout.matrix)} (repeated calculation on the right) gives "
+            f"{ranks_text(e.predicted_group, word=True)} for this step")
+    wrote = span if span is not None else e.group_ranks
+    if span is not None:
+        said += (f"; the chain's collectives ({' then '.join(ranks_text(g) for g in _chain_groups(e))}) reach "
+                 f"{ranks_text(span, word=True)} together")
+    if wrote is not None and tuple(e.predicted_group) != tuple(wrote):
+        said += f", not the {ranks_text(wrote, word=True)} MindSpore wrote: the reconstruction is off here"
+    elif wrote is not None:
+        said += ", as MindSpore wrote"
+    e.reconstruction.append(said)
+
+
+def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wanted, over: str) -> Explanation:
+    have = e.producer_layout
+    if have is not None and wanted is not None and set(have) == {1}:
+        have = e.producer_layout = tuple(1 for _ in wanted)  # whole stays whole through any Reshape
+    if node.op == "StridedSlice":
+        e.kept = _kept(node)
+        if e.kept:
+            e.facts.append("keeps " + "[" + ", ".join(f"{b}:{t}" for b, t in e.kept) + "] of its input")
+    if node.op in ("AlltoAll", "AllToAll"):
+        attrs = node.primitive_attrs
+        if "split_dim" in attrs:
+            e.facts.append(f"AlltoAll splits dimension {attrs.get('split_dim')} in {attrs.get('split_count')} parts, "
+                           f"sends part i to the group's i-th rank and concatenates what it gets on dimension "
+                           f"{attrs.get('concat_dim')}")
+    if have is None or wanted is None or len(have) != len(wanted):
+        if have is not None and wanted is not None:
+            e.cannot_tell.append(f"the step: the tensor changes rank on the way ({_shape_text(have)} to "
+                                 f"{_shape_text(wanted)}: a Reshape between)")
+        e.headline = f"{node.op} {over}: between {e.producer} and {e.consumer}; the step cannot be told"
+        return e
+    gathered = tuple(i for i, (p, c) in enumerate(zip(have, wanted)) if p > c)
+    split = tuple(i for i, (p, c) in enumerate(zip(have, wanted)) if p < c)
+    ratio = 1
+    for i in gathered:
+        ratio *= have[i] // max(wanted[i], 1)
+    cut = 1
+    for i in split:
+        cut *= wanted[i] // max(have[i], 1)
+    between = f"{e.producer} gives {_shape_text(have)}, {e.consumer} needs {_shape_text(wanted)}"
+    moves = [f"dimension {i} is gathered ({have[i]} parts -> {_parts(wanted[i])})" for i in gathered]
+    moves += [f"dimension {i} is cut {'further ' if have[i] > 1 else ''}({_parts(have[i])} -> {wanted[i]} parts)"
+              for i in split]
+    if gathered and split:
+        e.action, e.dims, e.parts = "exchange", gathered + split, ratio
+    elif gathered:
+        e.action, e.dims, e.parts = "gather", gathered, ratio
+    elif split:
+        e.action, e.dims, e.parts = "split", split, cut
+    else:
+        e.action = "none"
+        moves = ["the cut is the same on both sides (a step of a longer redistribution)"]
+    e.headline = f"{node.op} {over}: {between}: {'; '.join(moves)}"
+    if node.op == "AllGather" and gathered and gathered != (0,):
+        e.facts.append("AllGather concatenates on dimension 0: the Split and Concat after it move the parts to "
+                       f"dimension {', '.join(map(str, gathered))}")
+    if layout is not None and layout.matrix and gathered and row_moves(e):
+        axes = [layout.axes[i] for i in gathered if layout.axes[i] is not None]
+        if len(axes) == len(gathered):
+            e.predicted_group = f.group(layout.matrix, axes)
+            _compare_group(e, layout, _span(f, e))
+    return e
+
+
+def _chain_groups(e: Explanation) -> list:
+    return [g for g in e.chain_groups if g]
+
+
+def row_moves(e: Explanation) -> bool:
+    return e.kind not in ("local", "virtual")
+
+
+def _parts(n: int) -> str:
+    return "whole" if n == 1 else f"{n} parts"
+
+
+def _span(f: _File, e: Explanation) -> tuple[int, ...] | None:
+    """The ranks the chain's collectives reach together: one AllGather over ranks 0-1 then one
+    over 0, 2, 4, 6 reach 0-7 (each rank's offsets within each group, added up); None where a
+    group of the chain is not known or the chain has one collective."""
+    rank = f.ctx.rank
+    groups = [tuple(row["group_ranks"]) if row.get("group_ranks") else None
+              for row in (f.comm.get(line) for line in e.chain_lines) if row and row.get("moves_data")]
+    if rank is None or len(groups) < 2 or any(g is None for g in groups):
+        return None
+    reach = {0}
+    for group in groups:
+        reach = {r + g - rank for r in reach for g in group}
+    return tuple(sorted(rank + r for r in reach))
+
+
+def _kept(node: Node):
+    begin, end = (node.inputs[1:3] + (None, None))[:2]
+    if not all(isinstance(v, tuple) and all(isinstance(i, int) for i in v) for v in (begin, end)):
+        return None
+    return tuple(zip(begin, end))
+
+
+def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None) -> Explanation:
+    weight = node.primitive_attrs.get("mirror_user_id") or e.producer
+    over = f"over {ranks_text(e.group_ranks, word=True)}" if e.group_ranks else "over ranks the file does not tell"
+    e.action = "replicas"
+    e.headline = (f"{node.op} {over}: the ranks holding the same slice of {weight} (its replicas); its gradient "
+                  "is summed over them in the backward pass")
+    consumer = f.node(target)
+    strategy = f.strategy_of(target)
+    if consumer is None or strategy is None:
+        e.cannot_tell.append("the weight's layout: its consumer carries no strategy")
+        return e
+    trail = path_between(f.graph, node_id(node), target) or []
+    position = _position(f, trail, node_id(node), target)
+    devices = f.devices
+    layout = layout_of(consumer.op.removeprefix("PrimFunc_"), strategy, devices,
+                       transpose_flags(consumer)) if devices else None
+    if layout is None or position is None or position >= len(layout.tensor_maps):
+        e.cannot_tell.append(f"the weight's device matrix: no layout rule for {consumer.op} here")
+        return e
+    tensor_map = layout.tensor_maps[position]
+    width = len(layout.device_matrix)
+    used = {width - 1 - v for v in tensor_map if v >= 0}
+    free = [i for i in range(width) if i not in used and layout.device_matrix[i] > 1]
+    e.facts.append(f"{weight} is input {position} of {e.consumer} {_strategy_text(strategy)}")
+    e.reconstruction.append(f"device matrix {_shape_text(layout.device_matrix)}, tensor map {_shape_text(tensor_map)}: "
+                            f"axes {', '.join(map(str, free)) or 'none'} leave {weight} whole")
+    e.predicted_group = f.group(layout.device_matrix, free) if free else (f.ctx.rank,)
+    e.parts = len(e.predicted_group) if e.predicted_group else None
+    if e.predicted_group is not None:
+        said = f"replicas by that layout: {ranks_text(e.predicted_group, word=True)}"
+        if e.group_ranks is not None and tuple(e.group_ranks) != tuple(e.predicted_group):
+            said += f", not the {ranks_text(e.group_ranks, word=True)} MindSpore wrote: the reconstruction is off here"
+        e.reconstruction.append(said)
+    return e
+
+
+def _pipeline(f: _File, node: Node, row: dict, e: Explanation) -> Explanation:
+    peer = row.get("peer")
+    shape = row.get("shape")
+    if node.op == "Send":
+        e.action = "send"
+        e.headline = (f"Send to rank {peer if peer is not None else '?'}: {e.producer}'s output {_shape_text(shape)} "
+                      "goes to the next pipeline stage")
+    else:
+        e.action = "receive"
+        e.headline = (f"Receive from rank {peer if peer is not None else '?'}: {_shape_text(shape)} from the "
+                      f"previous stage for {e.consumer}")
+    e.facts.append("pipeline parallel: the network is cut into stages where the user's pipeline_stage settings "
+                   "say; each boundary crossing is a Send and a Receive")
+    if peer is None:
+        e.cannot_tell.append("the peer rank: the operator's group does not tell it")
+    return e
+
+
+# ------------------------------------------------------------------ entry point
+def _other(f: _File, node: Node) -> Explanation:
+    e = Explanation(f.ctx.rank, f.result.file, node.line, node.name, node.op, "other", "cannot tell", "",
+                    source=_source(node))
+    e.headline = f"{node.name} ({node.op}): no strategy and no communication: nothing the planner decided here"
+    e.cannot_tell.append("the file gives it no strategy (a Reshape's layout follows its neighbours)")
+    return e
+
+
+def _same(a: Explanation) -> tuple:
+    values = asdict(a)
+    for key in ("line", "lines"):
+        values.pop(key)
+    return tuple(sorted((k, repr(v)) for k, v in values.items()))
+
+
+def default_stage(dump, rank: int | None = None) -> str | None:
+    """The stage ``explain`` reads by default: ``step_parallel_end`` where the rank has it (at
+    ``validate`` MindSpore's comm-reuse pass renames instances), else the analyses' default."""
+    ranks = [r for r in dump.ranks if rank is None or r.rank == rank]
+    return "step_parallel_end" if ranks and ranks[0].stage_files("step_parallel_end") else None
+
+
+def explain(source, selector: str, rank: int | None = None, stage: str | None = None) -> list[Explanation]:
+    """Why the operators ``selector`` selects (:mod:`msinspect.analysis.selector`: ``matmul``,
+    ``MatMul-0``, ``type:``, ``scope:``, ``re:``; a collective by its instance name) are as they
+    are, on ``rank`` (default: the first rank read). ``source``: an
+    :class:`~msinspect.analysis.collect.Analysis`, a :class:`~msinspect.dumps.Dump` or a path
+    (read at ``stage``, default :func:`default_stage`, that rank only). Operators with the same
+    answer (one per block or micro-batch) are one :class:`Explanation` with every ``lines``.
+    :class:`~msinspect.errors.NoMatchError` when the selector selects nothing, with the close names."""
+    from msinspect.analysis.collect import Analysis
+    from msinspect.analysis.select import close_names, listing, no_match
+    from msinspect.analysis.selector import parse_selector
+
+    analysis = source
+    if not isinstance(source, Analysis):
+        from msinspect.analysis.collect import analyse
+        from msinspect.dumps import Dump, load_dump
+
+        dump = source if isinstance(source, Dump) else load_dump(source)
+        if rank is None:
+            present = [r.rank for r in dump.ranks if r.rank is not None]
+            rank = min(present) if present else None
+        analysis = analyse(dump, stage or default_stage(dump, rank), only=[rank] if rank is not None else None)
+    results = [r for r in analysis.results if rank is None or r.rank == rank]
+    if rank is not None and not results:
+        raise no_match(f"rank {rank} was not read", "ranks read",
+                       ranks_text(r.rank for r in analysis.results if r.rank is not None))
+    results = results[:1]
+    chosen = parse_selector(selector)
+    out: list[Explanation] = []
+    for result in results:
+        import pandas as pd
+
+        from msinspect.analysis.operators import OP_COLUMNS
+
+        frame = pd.DataFrame(result.ops, columns=OP_COLUMNS) if result.ops else pd.DataFrame(columns=OP_COLUMNS)
+        hits = frame[chosen.rows(frame)] if not frame.empty else frame
+        real = hits[~hits["plumbing"].astype(bool)] if not hits.empty else hits
+        hits = real if not real.empty else hits
+        if hits.empty:
+            names = [n for n in frame["name"] if isinstance(n, str)]
+            ops = sorted({o for o in frame["op"] if isinstance(o, str)})
+            wanted = selector.split(":", 1)[-1].strip("/").split("/")[-1]
+            where = f" on rank {result.rank}" if result.rank is not None else ""
+            raise no_match(f"no operator matches {selector!r}{where}", "op types", listing(ops),
+                           close_names(wanted, [*names, *ops]))
+        f = _File(analysis, result)
+        answers: dict[tuple, Explanation] = {}
+        for line in sorted(hits["line"]):
+            node = f.by_line.get(line)
+            if node is None:
+                continue
+            if is_comm(node) and line in f.comm:
+                answer = _explain_comm(f, node, f.comm[line])
+            elif line in f.strategies:
+                answer = _explain_strategy(f, node, f.strategies[line])
+            else:
+                answer = _other(f, node)
+            same = _same(answer)
+            if same in answers:
+                kept = answers[same]
+                kept.lines = (*kept.lines, line)
+            else:
+                answers[same] = replace(answer, lines=(line,))
+        out.extend(answers.values())
+    return out
