@@ -23,8 +23,9 @@ control flow (``Switch``, ``Partial``) is counted once: at most once per step (`
 - ``expert``: an ``AlltoAll`` of a tensor of three or more dimensions (experts, capacity,
   hidden) in a job one of whose weights of three or more dimensions is cut along its first (an
   expert dimension); the gradient of such an ``AlltoAll`` too;
-- else the group's ranks against the stage's device matrix (the fullest matrix of the weights'
-  layouts, :mod:`msinspect.analysis.params`): the dimensions along which the group's ranks vary
+- else the group's ranks against the stage's device matrices (those of the weights' layouts
+  covering the stage, most dimensions first, :mod:`msinspect.analysis.params`): in the first
+  where the group is a whole sub-grid, the dimensions along which the group's ranks vary
   (the group must be a whole sub-grid), each named ``tensor`` when a weight is cut along it,
   else ``data``; a gradient operator ``grad<name>`` takes the axis of the forward ``<name>``;
 - ``cannot tell`` with the reason where none of these says (no layout, a group that is no
@@ -96,9 +97,9 @@ def _runs_per_graph(operators: pd.DataFrame) -> dict[tuple[str, str], tuple[int,
 
 
 # ------------------------------------------------------------------ the device matrix of a stage
-def _stage_axes(analysis) -> dict[tuple[int, ...], tuple[tuple[int, ...], tuple[str, ...], bool]]:
-    """Stage ranks -> (device matrix, a name per dimension, whether a dimension cuts an expert
-    weight), from the weights' layouts: the matrix of most dimensions covering the stage."""
+def _stage_axes(analysis) -> dict[tuple[int, ...], tuple[tuple, bool]]:
+    """Stage ranks -> (the weights' device matrices covering the stage, most dimensions first, each
+    with a name per dimension; whether a dimension cuts an expert weight), from their layouts."""
     slices = analysis.slices()
     out: dict = {}
     if slices.empty:
@@ -113,19 +114,20 @@ def _stage_axes(analysis) -> dict[tuple[int, ...], tuple[tuple[int, ...], tuple[
                 if isinstance(m, (tuple, list)) and isinstance(t, (tuple, list)) and math.prod(m) == len(stage)]
         if not full:
             continue
-        matrix = max((m for m, _, _ in full), key=len)
-        cut, expert = set(), False
-        for m, tensor_map, shape in full:
-            if m != matrix:
-                continue
-            for axis, entry in enumerate(tensor_map):
-                if isinstance(entry, int) and entry >= 0:
-                    dim = len(matrix) - 1 - entry  # MindSpore counts tensor-map entries from the right
-                    cut.add(dim)
-                    if axis == 0 and shape is not None and len(shape) >= 3:
-                        expert = True
-        names = tuple("tensor" if d in cut else "data" for d in range(len(matrix)))
-        out[stage] = (matrix, names, expert)
+        candidates, expert = [], False
+        for matrix in sorted({m for m, _, _ in full}, key=lambda m: (-len(m), m)):
+            cut = set()
+            for m, tensor_map, shape in full:
+                if m != matrix:
+                    continue
+                for axis, entry in enumerate(tensor_map):
+                    if isinstance(entry, int) and entry >= 0:
+                        dim = len(matrix) - 1 - entry  # MindSpore counts tensor-map entries from the right
+                        cut.add(dim)
+                        if axis == 0 and shape is not None and len(shape) >= 3:
+                            expert = True
+            candidates.append((matrix, tuple("tensor" if d in cut else "data" for d in range(len(matrix)))))
+        out[stage] = (tuple(candidates), expert)
     return out
 
 
@@ -170,7 +172,7 @@ def comm_costs(analysis) -> pd.DataFrame:
     comm = comm[comm["moves_data"].fillna(False).astype(bool)]
     runs = _runs_per_graph(analysis.operators())
     axes = _stage_axes(analysis)
-    experts = any(expert for _, _, expert in axes.values())
+    experts = any(expert for _, expert in axes.values())
     forward_axis: dict[tuple, tuple[str, str]] = {}
     rows = []
     for row in comm.to_dict("records"):
@@ -195,12 +197,14 @@ def comm_costs(analysis) -> pd.DataFrame:
         elif stage not in axes:
             axis, why = "cannot tell", "no weight layout gives the stage's device matrix"
         else:
-            matrix, names, _ = axes[stage]
-            found = _spanned(tuple(ranks), stage, matrix, names)
+            candidates, _ = axes[stage]
+            found = next(((a, m) for m, names in candidates
+                          if (a := _spanned(tuple(ranks), stage, m, names)) is not None), None)
             if found is None:
-                axis, why = "cannot tell", f"ranks {tuple(ranks)} are no sub-grid of device matrix {matrix}"
+                shown = ", ".join(str(m) for m, _ in candidates)
+                axis, why = "cannot tell", f"the group is no sub-grid of the weights' device matrices ({shown})"
             else:
-                axis, why = found, f"group along device matrix {matrix}"
+                axis, why = found[0], f"group along device matrix {found[1]}"
         if not name.startswith("grad") and axis != "cannot tell":
             forward_axis.setdefault((row["file"], name), (axis, why))
         count, basis = runs.get((row["file"], row["graph"]), (1, "once"))

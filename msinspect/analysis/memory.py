@@ -98,6 +98,9 @@ def memory_per_rank(analysis) -> pd.DataFrame:
         used = {id(r) for r in accumulated} | {id(r) for r in states} | {id(r) for r in trained.values()}
         other = bytes_of([r for r in held if id(r) not in used])
         state_bytes = bytes_of(states)
+        if not trained and held:  # weights, but no optimizer update of any found: cannot tell which
+            weights = gradients = state_bytes = None
+            source = "cannot tell: no optimizer update found"
         parts = (weights, gradients, state_bytes, other)
         rows.append({
             "rank": result.rank, "optimizer": ", ".join(updates) if updates else "cannot tell",

@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "summary": "msinspect.cli.summary_cmd:summary",
     "strategies": "msinspect.cli.tables_cmd:strategies",
     "comm": "msinspect.cli.tables_cmd:comm",
+    "cost": "msinspect.cli.cost_cmd:cost",
     "shapes": "msinspect.cli.tables_cmd:shapes",
     "diff": "msinspect.cli.diff_cmd:diff",
     "check": "msinspect.cli.check_cmd:check",

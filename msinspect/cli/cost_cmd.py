@@ -1,0 +1,122 @@
+"""``msinspect cost DUMP``: bytes on the wire per rank and step by parallel axis and phase, the
+rank-to-rank matrix, static memory per rank, and a time estimate at stated link speeds
+(:mod:`msinspect.analysis.cost`, :mod:`msinspect.analysis.memory`)."""
+from __future__ import annotations
+
+import click
+
+from msinspect.cli.output import (analysed, emit, errors, jobs_option, json_option, lenient_option, scheduler_option,
+                                  stage_option, stdout, world_option)
+
+BY_CHOICES = ("axis", "phase", "axis,phase")
+
+
+def _count(value) -> str:
+    from msinspect.schema import is_missing
+
+    return "cannot tell" if is_missing(value) else f"{int(value):,}"
+
+
+@click.command()
+@click.argument("dump", type=click.Path())
+@click.option("--by", "by", type=click.Choice(BY_CHOICES), default="axis", show_default=True,
+              help="Split each rank's bytes per step by parallel axis, by phase, or both.")
+@click.option("--matrix", is_flag=True, help="Also the rank-to-rank matrix of bytes per step (an assumption: ring "
+                                             "collectives, pairwise AlltoAll; said with it).")
+@click.option("--svg", "svg_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the rank-to-rank matrix as an SVG heat map to this file.")
+@click.option("--memory", is_flag=True, help="Also static memory per rank: weights, gradients, optimizer states.")
+@click.option("--link", default=None, metavar="intra=GBPS,inter=GBPS",
+              help="Link speeds in GB/s: an estimated time per step per rank from the matrix (an estimate).")
+@click.option("--ranks-per-node", type=click.IntRange(min=1), default=None,
+              help="Ranks on one node (with --link): rank // N is a rank's node.")
+@stage_option
+@world_option
+@lenient_option
+@jobs_option
+@scheduler_option
+@json_option
+def cost(dump, by, matrix, svg_path, memory, link, ranks_per_node, stage, world, lenient, jobs, scheduler, as_json):
+    """What one step costs: the bytes each rank sends on the wire per step (the comm rows' wire
+    bytes, times the runs of a subgraph called several times; micro-batches as unrolled in the
+    IR) by parallel axis (data, tensor, expert, pipeline, optimizer shard; "cannot tell" where
+    the IR does not say) and phase (forward, backward, optimizer); with --matrix who sends to
+    whom; with --memory weights, gradients and optimizer states per rank; with --link an
+    estimated time. --json: every number."""
+    from msinspect.analysis import cost as costs_
+    from msinspect.analysis.memory import memory_per_rank
+
+    if link and not ranks_per_node:
+        raise click.UsageError("--link needs --ranks-per-node N (which ranks share a node)")
+    speeds = None
+    if link:
+        try:
+            speeds = costs_.parse_link(link)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--link")
+    with errors():
+        if svg_path:
+            from pathlib import Path
+
+            from msinspect.report.files import check_writable
+
+            check_writable(Path(svg_path), overwrite=True)
+        analysis = analysed(dump, stage, jobs, quiet=as_json, lenient=lenient, world=world, scheduler=scheduler)
+        costs = costs_.comm_costs(analysis)
+        split = costs_.bytes_by(analysis, tuple(by.split(",")), costs)
+        pairs = costs_.rank_matrix(analysis, costs) if (matrix or svg_path or speeds or as_json) else None
+        held = memory_per_rank(analysis) if (memory or as_json) else None
+        times = costs_.link_time(pairs, speeds, ranks_per_node) if speeds else None
+    if svg_path:
+        from pathlib import Path
+
+        from msinspect.report.matrix_svg import matrix_svg
+
+        Path(svg_path).write_text(matrix_svg(pairs) or "", encoding="utf-8")
+        click.echo(f"wrote {svg_path}", err=True)
+    if as_json:
+        import json
+
+        from msinspect.schema import plain, records
+
+        def rows(frame):
+            return records(frame) if frame is not None else None
+
+        click.echo(json.dumps(plain({
+            "by": by, "bytes": rows(split), "operators": rows(costs), "matrix": rows(pairs),
+            "matrix_assumption": costs_.MATRIX_ASSUMPTION, "memory": rows(held),
+            "link_time": rows(times), "link_estimate": costs_.ESTIMATE_NOTE if times is not None else None,
+        }), indent=2, ensure_ascii=False))
+        return
+    shown = split.assign(step_bytes=[_count(v) for v in split["step_bytes"]])
+    emit(split, as_json=False, as_csv=False, title=f"wire bytes per rank and step, by {by}", shown=shown,
+         merge=True)
+    counts = sorted(set(costs["count_basis"])) if not costs.empty else []
+    if counts:
+        stdout().print("counted: " + "; ".join({
+            "once": "once per operator in the file",
+            "unrolled": "micro-batches as MindSpore unrolls them (one copy per micro index)",
+            "called": "times the file calls the subgraph holding it"}.get(c, c) for c in counts))
+    undecided = costs[costs["axis"] == "cannot tell"] if not costs.empty else costs
+    if len(undecided):
+        reasons = undecided.groupby("axis_from").size()
+        for why, n in reasons.items():
+            stdout().print(f"axis cannot tell for {n} operator(s): {why}")
+    if matrix:
+        table = costs_.matrix_table(pairs)
+        if table.empty:
+            stdout().print("rank-to-rank matrix: cannot tell (no bytes between two ranks are known)")
+        else:
+            rows = [{"from": src, **{f"to {d}": f"{v:,}" if v else "" for d, v in row.items()}}
+                    for src, row in table.iterrows()]
+            emit(rows, as_json=False, as_csv=False, title="bytes per step, sender (row) to receiver (column)")
+            stdout().print(costs_.MATRIX_ASSUMPTION)
+    if held is not None:
+        shown = held.assign(**{c: [_count(v) for v in held[c]]
+                               for c in ("weights", "gradients", "states", "states_expected", "other", "total")})
+        emit(held, as_json=False, as_csv=False, title="static memory per rank, bytes", shown=shown, merge=True)
+    if times is not None:
+        shown = times.assign(seconds=["cannot tell" if s is None or s != s else f"{s:.6f}" for s in times["seconds"]])
+        emit(times, as_json=False, as_csv=False, title="time on the wire per step (estimate)", shown=shown,
+             columns=["rank", "intra_bytes", "inter_bytes", "seconds"])
+        stdout().print(costs_.ESTIMATE_NOTE)

@@ -1,0 +1,45 @@
+"""The rank-to-rank byte matrix (:func:`msinspect.analysis.cost.rank_matrix`) as an SVG heat map,
+written through a Jinja2 template like the device grids: one square per sender and receiver, its
+shade the bytes per step (square root scale, so small flows stay visible), each carrying its
+ranks and bytes as data attributes and a hover title."""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from msinspect.analysis.cost import MATRIX_ASSUMPTION
+from msinspect.report.templating import environment
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _shade(value: int, largest: int) -> str:
+    if value <= 0 or largest <= 0:
+        return "#ffffff"
+    level = math.sqrt(value / largest)
+    light = int(round(235 - 200 * level))  # from pale to dark blue
+    return f"rgb({light},{int(round(light * 0.9 + 20))},255)" if light > 0 else "rgb(0,20,255)"
+
+
+def matrix_svg(matrix: pd.DataFrame) -> str:
+    """The SVG text of a :func:`~msinspect.analysis.cost.rank_matrix` frame; an empty string when
+    no byte between two ranks is known."""
+    from msinspect.analysis.cost import matrix_table
+
+    table = matrix_table(matrix)
+    if table.empty:
+        return ""
+    ranks = list(table.index)
+    cell = 24 if len(ranks) <= 32 else max(4, 768 // len(ranks))
+    left, top = 40, 50
+    largest = int(table.to_numpy().max())
+    cells = [{"row": i, "col": j, "src": s, "dst": d, "bytes": int(table.loc[s, d]),
+              "fill": _shade(int(table.loc[s, d]), largest)}
+             for i, s in enumerate(ranks) for j, d in enumerate(ranks)]
+    unknown = int(matrix.groupby("src")["unknown"].max().sum()) if not matrix.empty else 0
+    width = max(left + cell * len(ranks) + 20, 560)
+    return environment().get_template("matrix.svg.j2").render(
+        width=width, height=top + cell * len(ranks) + 30, left=left, top=top, cell=cell,
+        labels=[str(r) for r in ranks], cells=cells, largest=largest, assumption=MATRIX_ASSUMPTION,
+        unknown=f"{unknown} operator(s) whose bytes or peers cannot be told left out" if unknown else "")
