@@ -211,6 +211,7 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
     shows the rank groups (:func:`group_rows`)."""
     from msinspect.report.around import choose, draw
     from msinspect.report.glance import glance
+    from msinspect.report.cost_section import cost_section
 
     strategies = analysis.strategies()
     strategy_rows = merged_rows(strategies, STRATEGY_SHOWN)
@@ -229,6 +230,7 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
         strategy_columns=STRATEGY_SHOWN, strategy_blocks=blocks(strategy_rows), strategy_count=len(strategy_rows),
         comm_columns=COMM_SHOWN, comm_blocks=blocks(comm_rows), comm_count=len(comm_rows),
         comm=_comm_summary(comm_frame) if len(comm_frame) else None,
+        cost=cost_section(analysis),
         params=_params(analysis, slices),
         around=draw(analysis, choose(analysis, ops, check_report, rank=rank), lenient=lenient, rank=rank),
         around_named=bool(ops),

@@ -114,6 +114,14 @@ def test_pipeline_report_collapses_micro_batches_and_expands(browser, tmp_path_f
     ops = [b.find_elements(By.TAG_NAME, "tr")[0].find_elements(By.TAG_NAME, "td")[2].get_attribute("textContent")
            for b in browser.find_elements(By.CSS_SELECTOR, "#strategies-table tbody")]
     assert ops == sorted(ops, key=str.lower)
+    # the cost section renders: a pipeline column of bytes, the 8 x 8 heat map, memory per rank
+    cost = browser.find_element(By.ID, "cost")
+    browser.execute_script("arguments[0].scrollIntoView()", cost)
+    assert cost.is_displayed() and "pipeline" in cost.find_element(By.ID, "cost-axes").text
+    cells = cost.find_elements(By.CSS_SELECTOR, "svg.rank-matrix rect.cell")
+    assert len(cells) == 64 and cells[0].is_displayed()
+    assert any(int(c.get_attribute("data-bytes")) > 0 for c in cells)
+    assert cost.find_elements(By.CSS_SELECTOR, "#cost-memory tbody tr")
     _screenshot_sections(browser, shots, "pipeline")
     assert _console_errors(browser) == []
 
