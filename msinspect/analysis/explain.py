@@ -24,11 +24,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.explain_layouts import OutputLayout, output_layout, ranks_along, transpose_flags
+from msinspect.analysis.explain_layouts import (OutputLayout, input_layout, output_layout, ranks_along,
+                                                transpose_flags)
 from msinspect.analysis.flow import (consumers, first_input, is_data_edge, label, passes_through, path_between,
                                      producer)
 from msinspect.analysis.layout import layout_of
-from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing
+from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
 from msinspect.errors import NoMatchError
 from msinspect.graph import node_id
 from msinspect.model import Node, NodeKind
@@ -373,6 +374,13 @@ def _producer_layout(f: _File, key: str | None) -> tuple[OutputLayout | None, st
         return None, "no producer found"
     if node is None:
         shapes = data.get("output_shapes") or ()
+        dataset = _dataset_cut(f, key)
+        if dataset is not None:
+            cut, vd = dataset
+            found = input_layout(cut, f.devices)
+            text = f"the dataset input {data.get('name')} cut {_shape_text(cut)} by {vd.name} " \
+                   f"{_strategy_text(f.strategy_of(node_id(vd)))}"
+            return found or OutputLayout(tuple(cut), (), tuple(None for _ in cut), rule="the dataset's cut"), text
         if data.get("kind") == NodeKind.PARAMETER and shapes and shapes[0] is not None and not data.get("has_default"):
             shape = shapes[0]
             return OutputLayout(tuple(1 for _ in shape), (), tuple(None for _ in shape),
@@ -392,6 +400,25 @@ def _producer_layout(f: _File, key: str | None) -> tuple[OutputLayout | None, st
     if found is None:
         return None, f"no rule for how {node.op} cuts its output (in_strategy {_strategy_text(strategy)})"
     return found, f"{node.name} ({node.op}) in_strategy {_strategy_text(strategy)}"
+
+
+def _dataset_cut(f: _File, key: str):
+    """(cut, the _VirtualDataset node) of a graph input the parallel pass's ``_VirtualDataset``
+    takes: its strategy for that input (how the dataset gives each rank its part); None elsewhere."""
+    for vd_key, data in f.graph.nodes(data=True):
+        vd = data.get("node")
+        if vd is None or vd.op != "_VirtualDataset":
+            continue
+        strategy = f.strategy_of(vd_key) or (vd.strategy.in_strategy if vd.strategy else None)
+        for source, edges in f.graph.pred[vd_key].items():
+            for edge in edges.values():
+                position, current, seen = edge.get("position"), source, set()
+                while current is not None and current not in seen and current != key:
+                    seen.add(current)
+                    current = first_input(f.graph, current) if f.graph.nodes[current].get("bound") else None
+                if current == key and strategy and position is not None and position < len(strategy):
+                    return tuple(strategy[position]), vd
+    return None
 
 
 def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
@@ -485,8 +512,9 @@ def _compare_group(e: Explanation, layout: OutputLayout, span: tuple[int, ...] |
         e.cannot_tell.append("which ranks the producer's device matrix gives: the stage's ranks or this rank's "
                              "place among them are not known")
         return
-    said = (f"the producer's device matrix {_shape_text(layout.matrix)} (repeated calculation on the right) gives "
-            f"{ranks_text(e.predicted_group, word=True)} for this step")
+    said = (f"the producer's device matrix, as {_shape_text(layout.matrix)} (an axis split in two where only part "
+            f"of it is gathered; repeated calculation on the right), puts {ranks_text(e.predicted_group, word=True)} "
+            "along the cut this step undoes")
     wrote = span if span is not None else e.group_ranks
     if span is not None:
         said += (f"; the chain's collectives ({' then '.join(ranks_text(g) for g in _chain_groups(e))}) reach "
@@ -543,11 +571,19 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
     if node.op == "AllGather" and gathered and gathered != (0,):
         e.facts.append("AllGather concatenates on dimension 0: the Split and Concat after it move the parts to "
                        f"dimension {', '.join(map(str, gathered))}")
-    if layout is not None and layout.matrix and gathered and row_moves(e):
-        axes = [layout.axes[i] for i in gathered if layout.axes[i] is not None]
-        if len(axes) == len(gathered):
-            e.predicted_group = f.group(layout.matrix, axes)
-            _compare_group(e, layout, _span(f, e))
+    if layout is not None and layout.matrix and gathered and _moves(e):
+        axes = [layout.axes[i] for i in gathered]
+        if None not in axes and len(set(axes)) == len(axes):
+            # a dimension gathered from 8 parts to 2 gathers over the inner 4 of its axis
+            matrix, inner = list(layout.matrix), []
+            for axis, i in sorted(zip(axes, gathered), reverse=True):
+                ratio = have[i] // max(wanted[i], 1)
+                if matrix[axis] % ratio:
+                    return e
+                matrix[axis:axis + 1] = [matrix[axis] // ratio, ratio] if ratio < matrix[axis] else [ratio]
+                inner = [a + 1 for a in inner] + [axis + (1 if ratio < layout.matrix[axis] else 0)]
+            e.predicted_group = f.group(matrix, inner)
+            _compare_group(e, replace(layout, matrix=tuple(matrix)), _span(f, e))
     return e
 
 
@@ -555,7 +591,7 @@ def _chain_groups(e: Explanation) -> list:
     return [g for g in e.chain_groups if g]
 
 
-def row_moves(e: Explanation) -> bool:
+def _moves(e: Explanation) -> bool:
     return e.kind not in ("local", "virtual")
 
 
@@ -649,9 +685,12 @@ def _other(f: _File, node: Node) -> Explanation:
 
 
 def _same(a: Explanation) -> tuple:
+    """What two answers must share to be one: all but their lines, and names less their hashes
+    (each block's ``forward_op_<hash>``)."""
     values = asdict(a)
-    for key in ("line", "lines"):
+    for key in ("line", "lines", "chain_lines"):
         values.pop(key)
+    values["name"] = stable_name(values["name"])
     return tuple(sorted((k, repr(v)) for k, v in values.items()))
 
 
@@ -670,20 +709,10 @@ def explain(source, selector: str, rank: int | None = None, stage: str | None = 
     (read at ``stage``, default :func:`default_stage`, that rank only). Operators with the same
     answer (one per block or micro-batch) are one :class:`Explanation` with every ``lines``.
     :class:`~msinspect.errors.NoMatchError` when the selector selects nothing, with the close names."""
-    from msinspect.analysis.collect import Analysis
     from msinspect.analysis.select import close_names, listing, no_match
     from msinspect.analysis.selector import parse_selector
 
-    analysis = source
-    if not isinstance(source, Analysis):
-        from msinspect.analysis.collect import analyse
-        from msinspect.dumps import Dump, load_dump
-
-        dump = source if isinstance(source, Dump) else load_dump(source)
-        if rank is None:
-            present = [r.rank for r in dump.ranks if r.rank is not None]
-            rank = min(present) if present else None
-        analysis = analyse(dump, stage or default_stage(dump, rank), only=[rank] if rank is not None else None)
+    analysis, rank = _analysis_of(source, rank, stage)
     results = [r for r in analysis.results if rank is None or r.rank == rank]
     if rank is not None and not results:
         raise no_match(f"rank {rank} was not read", "ranks read",
@@ -707,23 +736,64 @@ def explain(source, selector: str, rank: int | None = None, stage: str | None = 
             where = f" on rank {result.rank}" if result.rank is not None else ""
             raise no_match(f"no operator matches {selector!r}{where}", "op types", listing(ops),
                            close_names(wanted, [*names, *ops]))
-        f = _File(analysis, result)
-        answers: dict[tuple, Explanation] = {}
-        for line in sorted(hits["line"]):
-            node = f.by_line.get(line)
-            if node is None:
-                continue
-            if is_comm(node) and line in f.comm:
-                answer = _explain_comm(f, node, f.comm[line])
-            elif line in f.strategies:
-                answer = _explain_strategy(f, node, f.strategies[line])
-            else:
-                answer = _other(f, node)
-            same = _same(answer)
-            if same in answers:
-                kept = answers[same]
-                kept.lines = (*kept.lines, line)
-            else:
-                answers[same] = replace(answer, lines=(line,))
-        out.extend(answers.values())
+        out.extend(_answers(analysis, result, sorted(hits["line"])))
     return out
+
+
+def _answers(analysis, result, lines) -> list[Explanation]:
+    """The explanations of the operators at ``lines`` of one rank's file, equal ones folded."""
+    f = _File(analysis, result)
+    answers: dict[tuple, Explanation] = {}
+    for line in lines:
+        node = f.by_line.get(line)
+        if node is None:
+            continue
+        if is_comm(node) and line in f.comm:
+            answer = _explain_comm(f, node, f.comm[line])
+        elif line in f.strategies:
+            answer = _explain_strategy(f, node, f.strategies[line])
+        else:
+            answer = _other(f, node)
+        same = _same(answer)
+        if same in answers:
+            kept = answers[same]
+            kept.lines = (*kept.lines, line)
+        else:
+            answers[same] = replace(answer, lines=(line,))
+    return list(answers.values())
+
+
+def _analysis_of(source, rank: int | None, stage: str | None):
+    """(analysis, rank): ``source`` as it is when an Analysis, else its dump read at ``stage``
+    (default :func:`default_stage`) for ``rank`` alone (default: the dump's first)."""
+    from msinspect.analysis.collect import Analysis
+
+    if isinstance(source, Analysis):
+        return source, rank
+    from msinspect.analysis.collect import analyse
+    from msinspect.dumps import Dump, load_dump
+
+    dump = source if isinstance(source, Dump) else load_dump(source)
+    if rank is None:
+        present = [r.rank for r in dump.ranks if r.rank is not None]
+        rank = min(present) if present else None
+    return analyse(dump, stage or default_stage(dump, rank), only=[rank] if rank is not None else None), rank
+
+
+def explain_rank(source, rank: int | None = None, stage: str | None = None, *,
+                 comm: bool = True, strategies: bool = True) -> list[dict]:
+    """Every communication operator (``comm``) and every operator with a strategy
+    (``strategies``) of one rank, explained: plain dicts (:meth:`Explanation.to_dict`), equal
+    answers folded, in file order: what the report shows. ``source``, ``rank``, ``stage``: as
+    for :func:`explain`."""
+    analysis, rank = _analysis_of(source, rank, stage)
+    results = [r for r in analysis.results if rank is None or r.rank == rank][:1]
+    out = []
+    for result in results:
+        lines = set()
+        if comm:
+            lines |= {row["line"] for row in result.comm}
+        if strategies:
+            lines |= {row["line"] for row in result.strategies}
+        out += [e.to_dict() for e in _answers(analysis, result, sorted(lines))]
+    return sorted(out, key=lambda e: e["line"])

@@ -133,6 +133,17 @@ def output_layout(node: Node, in_strategy, devices: int | None) -> OutputLayout 
     return None
 
 
+def input_layout(strategy, devices: int | None) -> OutputLayout | None:
+    """The layout of a tensor cut ``strategy`` with the strategy as its device matrix (a
+    ``_VirtualDataset``'s input), the repeated-calculation axis on the right."""
+    strategy = _ints(tuple(strategy))
+    matrix = _with_repeat(list(strategy), devices) if strategy else None
+    if matrix is None:
+        return None
+    return OutputLayout(strategy, matrix, _cut(tuple(range(len(strategy))), strategy), (),
+                        "the dataset's strategy: each rank reads its part")
+
+
 def _cut(axes: tuple[int | None, ...], factors: tuple[int, ...]) -> tuple[int | None, ...]:
     """Axes of the dimensions that are cut (parts > 1); None for the others."""
     return tuple(a if f > 1 else None for a, f in zip(axes, factors))

@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "shapes": "msinspect.cli.tables_cmd:shapes",
     "diff": "msinspect.cli.diff_cmd:diff",
     "check": "msinspect.cli.check_cmd:check",
+    "explain": "msinspect.cli.explain_cmd:explain",
     "export": "msinspect.cli.export_cmd:export",
     "render": "msinspect.cli.render_cmd:render",
     "report": "msinspect.cli.report_cmd:report",
