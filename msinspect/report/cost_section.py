@@ -17,7 +17,11 @@ def _merge(rows: list[dict], key) -> list[dict]:
     merged: dict = {}
     for row in rows:
         merged.setdefault(key(row), []).append(row)
-    return [{**group[0], "ranks": ranks_text(r["rank"] for r in group)} for group in merged.values()]
+    def text(group):  # a file read without a rank folder has no rank: "-"
+        known = [r["rank"] for r in group if r["rank"] is not None and r["rank"] == r["rank"]]
+        return ", ".join(filter(None, [ranks_text(known) if known else "", "-" if len(known) < len(group) else ""]))
+
+    return [{**group[0], "ranks": text(group)} for group in merged.values()]
 
 
 def cost_section(analysis) -> dict | None:
