@@ -76,6 +76,8 @@ CASES = [
     ("export", ["{}/nowhere"], BAD_INPUT), ("export", ["{}/blob.ir"], FINDING),
     ("export", [str(SP), "--rank", "99"], BAD_INPUT),
     ("view", ["{}/nowhere"], BAD_INPUT), ("view", [str(SP), "--rank", "99"], BAD_INPUT),
+    ("explain", ["{}/nowhere", "matmul"], BAD_INPUT), ("explain", ["{}/blob.ir", "matmul"], FINDING),
+    ("explain", [str(SP), "no_such_op"], BAD_INPUT), ("explain", [str(SP), "matmul", "--rank", "99"], BAD_INPUT),
 ]
 
 

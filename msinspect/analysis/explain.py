@@ -505,16 +505,17 @@ def _partial_sum(f: _File, node: Node, e: Explanation, layout: OutputLayout, ove
     return e
 
 
-def _compare_group(e: Explanation, layout: OutputLayout, span: tuple[int, ...] | None = None) -> None:
+def _compare_group(e: Explanation, layout: OutputLayout, span: tuple[int, ...] | None = None,
+                   split: bool = False) -> None:
     """Set the ranks the device matrix gives beside those MindSpore wrote (``span``: those the
     chain's collectives reach together, where the step is one of several)."""
     if e.predicted_group is None:
         e.cannot_tell.append("which ranks the producer's device matrix gives: the stage's ranks or this rank's "
                              "place among them are not known")
         return
-    said = (f"the producer's device matrix, as {_shape_text(layout.matrix)} (an axis split in two where only part "
-            f"of it is gathered; repeated calculation on the right), puts {ranks_text(e.predicted_group, word=True)} "
-            "along the cut this step undoes")
+    how = "an axis split in two where only part of it is gathered; " if split else ""
+    said = (f"the producer's device matrix {_shape_text(layout.matrix)} ({how}repeated calculation on the right) "
+            f"puts {ranks_text(e.predicted_group, word=True)} along the cut this step undoes")
     wrote = span if span is not None else e.group_ranks
     if span is not None:
         said += (f"; the chain's collectives ({' then '.join(ranks_text(g) for g in _chain_groups(e))}) reach "
@@ -583,7 +584,7 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
                 matrix[axis:axis + 1] = [matrix[axis] // ratio, ratio] if ratio < matrix[axis] else [ratio]
                 inner = [a + 1 for a in inner] + [axis + (1 if ratio < layout.matrix[axis] else 0)]
             e.predicted_group = f.group(matrix, inner)
-            _compare_group(e, replace(layout, matrix=tuple(matrix)), _span(f, e))
+            _compare_group(e, replace(layout, matrix=tuple(matrix)), _span(f, e), tuple(matrix) != layout.matrix)
     return e
 
 
