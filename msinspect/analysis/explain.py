@@ -30,7 +30,6 @@ from msinspect.analysis.flow import (consumers, first_input, is_data_edge, label
                                      producer)
 from msinspect.analysis.layout import layout_of
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
-from msinspect.errors import NoMatchError
 from msinspect.graph import node_id
 from msinspect.model import Node, NodeKind
 from msinspect.ranks_text import ranks_text
@@ -89,7 +88,8 @@ class Explanation:
     consumer_layout: tuple[int, ...] | None = None
     """Parts per dimension of the tensor as the consumer takes it (its in_strategy for that input)."""
     action: str | None = None
-    """``sum``, ``gather``, ``split``, ``exchange``, ``replicas``, ``send``, ``receive``, ``none``; None: cannot tell."""
+    """``sum``, ``gather``, ``split``, ``exchange``, ``replicas``, ``send``, ``receive``, ``none``;
+    None: cannot tell."""
     dims: tuple[int, ...] = ()
     """The dimensions the step gathers (``gather``, ``exchange``), splits (``split``) or sums over."""
     parts: int | None = None
@@ -307,7 +307,6 @@ def _origin(f: _File, key: str):
     links = f.links()
     if key not in links or not f.user_keys:
         return None
-    graph = f.graph
 
     def cost(u, v, d):  # count real operators only: plumbing and bound calls are free
         return 1 if _real(f, v) else 0

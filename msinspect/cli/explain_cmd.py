@@ -5,7 +5,8 @@ import textwrap
 
 import click
 
-from msinspect.cli.output import errors, json_option, lenient_option, stage_option, stdout, styled, to_json, world_option
+from msinspect.cli.output import (errors, json_option, lenient_option, stage_option, stdout, styled, to_json,
+                                  world_option)
 
 #: The widest a block of text is laid out, whatever the terminal: it stays readable.
 TEXT_WIDTH = 120
