@@ -297,8 +297,9 @@ class _RankRunner:
                     last_update = time.monotonic()
                     self._update()
                 time.sleep(_POLL)
-            if r.exit_code is not None:
-                # The scheduler leaves by itself once its worker has unregistered.
+            if r.exit_code == 0:
+                # The scheduler leaves by itself once its worker has unregistered; a worker that
+                # failed never unregisters, and its scheduler would wait out the whole grace.
                 end = time.monotonic() + _SCHEDULER_EXIT_WAIT
                 while sched.poll() is None and time.monotonic() < end and not self.cancel.is_set():
                     time.sleep(_POLL)
