@@ -580,8 +580,9 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
                 ratio = have[i] // max(wanted[i], 1)
                 if matrix[axis] % ratio:
                     return e
-                matrix[axis:axis + 1] = [matrix[axis] // ratio, ratio] if ratio < matrix[axis] else [ratio]
-                inner = [a + 1 for a in inner] + [axis + (1 if ratio < layout.matrix[axis] else 0)]
+                split_axis = ratio < matrix[axis]  # only part of it gathered: (outer, inner) in its place
+                matrix[axis:axis + 1] = [matrix[axis] // ratio, ratio] if split_axis else [ratio]
+                inner = [a + 1 for a in inner] + [axis + 1] if split_axis else inner + [axis]
             e.predicted_group = f.group(matrix, inner)
             _compare_group(e, replace(layout, matrix=tuple(matrix)), _span(f, e), tuple(matrix) != layout.matrix)
     return e

@@ -152,7 +152,8 @@ def _cut(axes: tuple[int | None, ...], factors: tuple[int, ...]) -> tuple[int | 
 def ranks_along(matrix: tuple[int, ...], axes, local_rank: int, stage_ranks: tuple[int, ...]) -> tuple[int, ...] | None:
     """The ranks that differ from ``local_rank`` (its index in ``stage_ranks``) only along the
     device-matrix ``axes`` (indices from the left): the group a collective over those axes uses."""
-    if prod(matrix) != len(stage_ranks) or not 0 <= local_rank < len(stage_ranks):
+    if prod(matrix) != len(stage_ranks) or not 0 <= local_rank < len(stage_ranks) \
+            or any(not 0 <= i < len(matrix) for i in axes):
         return None
     strides = [prod(matrix[i + 1:]) for i in range(len(matrix))]
     coord = [(local_rank // strides[i]) % matrix[i] for i in range(len(matrix))]
