@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "cost": "msinspect.cli.cost_cmd:cost",
     "shapes": "msinspect.cli.tables_cmd:shapes",
     "diff": "msinspect.cli.diff_cmd:diff",
+    "compare": "msinspect.cli.compare_cmd:compare",
     "check": "msinspect.cli.check_cmd:check",
     "explain": "msinspect.cli.explain_cmd:explain",
     "export": "msinspect.cli.export_cmd:export",
@@ -27,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "train": "msinspect.cli.train_cmd:train",
     "view": "msinspect.cli.view_cmd:view",
     "dryrun": "msinspect.cli.dryrun_cmd:dryrun",
+    "sweep": "msinspect.cli.sweep_cmd:sweep",
     "setup-dryrun": "msinspect.cli.setup_cmd:setup_dryrun",
     "cache": "msinspect.cli.cache_cmd:cache",
 }
