@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup dot browser demo test check bench fixtures zoo
+.PHONY: setup dot browser demo test check bench fixtures zoo sweep-demo
 
 # The virtual environment, with msinspect and its train, dry-run, cluster (Dask, for --scheduler
 # and its test) and dev extras; re-made when the package metadata changes. Idempotent.
@@ -76,6 +76,16 @@ bench: setup
 # a few minutes. Refuses while fixtures/ has uncommitted changes (make fixtures ARGS=--force).
 fixtures: setup
 	$(BIN)/python tools/regen_fixtures.py $(ARGS)
+
+# A what-if sweep, unattended (docs/sweep.md): zoo 01 dry-run with tensor parallel 1, 2, 4 and 8 (DP
+# 2, 8 ranks, ranks 0 and 5 run; MP 8 needs 16 devices and fails with MindSpore's reason), then the
+# MP 4 and MP 1 runs compared (docs/compare.md). A few minutes on two cores; the sweep exits 1
+# because one setting does not compile, which is what it shows: the compare runs all the same.
+sweep-demo: setup
+	@$(BIN)/msinspect sweep fixtures/zoo/nets/01_semi_auto_tp4dp2.py --ranks 8 --only 0,5 --grid MP=1,2,4,8 \
+	  --out runs; status=$$?; [ $$status -le 1 ] || exit $$status; \
+	sweep=$$(ls -dt runs/sweep-01_semi_auto_tp4dp2-* | head -1); \
+	$(BIN)/msinspect compare "$$sweep/MP-4" "$$sweep/MP-1"
 
 # Regenerate the model zoo of fixtures/zoo/ (fixtures/README.md, "The model zoo") from its network
 # scripts: MindSpore's real planner in the dry run, a real CPU run, an expected failure. Slow (tens
