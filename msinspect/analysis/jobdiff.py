@@ -54,7 +54,8 @@ COMM_COLUMNS = ["kind", "op", "scope", "change", "left_count", "right_count", "l
 CHANGES = ("removed", "added", "fewer", "more", "regrouped", "resized", "same")
 
 #: Run-record variables that say nothing about the job (they differ between any two runs).
-_RUN_NOISE = re.compile(r"^(MSINSPECT_DRYRUN_TAG|MSINSPECT_DEVICE_TARGET|PATH|LD_LIBRARY_PATH|LD_PRELOAD|CUDA_HOME|PYTHONPATH|"
+_RUN_NOISE = re.compile(r"^(MSINSPECT_DRYRUN_TAG|MSINSPECT_DEVICE_TARGET|PATH|LD_LIBRARY_PATH|LD_PRELOAD|CUDA_HOME|"
+                        r"PYTHONPATH|"
                         r"XDG_CACHE_HOME|MS_DEV_SAVE_GRAPHS_PATH|PYTHONUNBUFFERED)$")
 #: Run-record fields compared (beyond the environment).
 _RECORD_FIELDS = ("script", "script_args", "ranks", "mindspore", "parallel_mode", "all_passes")
@@ -339,7 +340,8 @@ def compare_runs(left: str | os.PathLike, right: str | os.PathLike, rank: int | 
         result.left_label, result.right_label = "left", "right"
     result.settings = record_differences(rec_l, rec_r)
     result.strategies = _strategy_rows(ranks, _result_rows(analysis_r, rank_r.rank, "ops"))
-    result.comm = comm_rows(_result_rows(analysis_l, rank_l.rank, "comm"), _result_rows(analysis_r, rank_r.rank, "comm"))
+    result.comm = comm_rows(_result_rows(analysis_l, rank_l.rank, "comm"),
+                            _result_rows(analysis_r, rank_r.rank, "comm"))
     result.notes = _notes(ranks, rank_l, rank_r)
     for name, function in (("axes", axis_bytes), ("memory", rank_memory)):
         (found_l, why_l), (found_r, why_r) = function(analysis_l), function(analysis_r)
