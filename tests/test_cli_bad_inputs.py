@@ -78,6 +78,12 @@ CASES = [
     ("view", ["{}/nowhere"], BAD_INPUT), ("view", [str(SP), "--rank", "99"], BAD_INPUT),
     ("explain", ["{}/nowhere", "matmul"], BAD_INPUT), ("explain", ["{}/blob.ir", "matmul"], FINDING),
     ("explain", [str(SP), "no_such_op"], BAD_INPUT), ("explain", [str(SP), "matmul", "--rank", "99"], BAD_INPUT),
+    ("cost", ["{}/nowhere"], BAD_INPUT), ("cost", ["{}/blob.ir"], FINDING),
+    ("cost", [str(SP), "--link", "fast"], BAD_INPUT), ("cost", [str(SP), "--by", "bogus"], BAD_INPUT),
+    ("compare", ["{}/nowhere", str(SP)], BAD_INPUT),
+    ("sweep", ["{}/nowhere.py", "--ranks", "2", "--grid", "MP=1,2"], BAD_INPUT),
+    ("sweep", ["{}/script.py", "--ranks", "2", "--grid", "MP"], BAD_INPUT),
+    ("sweep", ["{}/script.py", "--ranks", "2", "--grid", "MP=1", "--only", "9"], BAD_INPUT),
 ]
 
 
