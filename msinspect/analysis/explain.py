@@ -447,7 +447,8 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
     e.chain_groups = tuple(tuple(f.comm[ln]["group_ranks"]) for ln in e.chain_lines
                            if ln in f.comm and f.comm[ln].get("moves_data") and f.comm[ln].get("group_ranks"))
     if len(chain_keys) > 1:
-        e.facts.append(f"one step of {' -> '.join(e.chain)} between {e.producer} and {e.consumer}")
+        e.facts.append(f"one step of {' -> '.join(e.chain)} between {e.producer or 'no producer found'} and "
+                       f"{e.consumer or 'no consumer found'}")
     if node.op in PIPELINE_OPS:
         return _pipeline(f, node, row, e)
     if kind == "gradient":
@@ -544,7 +545,8 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
         if have is not None and wanted is not None:
             e.cannot_tell.append(f"the step: the tensor changes rank on the way ({_shape_text(have)} to "
                                  f"{_shape_text(wanted)}: a Reshape between)")
-        e.headline = f"{node.op} {over}: between {e.producer} and {e.consumer}; the step cannot be told"
+        e.headline = (f"{node.op} {over}: between {e.producer or 'no producer found'} and "
+                      f"{e.consumer or 'no consumer found'}; the step cannot be told")
         return e
     gathered = tuple(i for i, (p, c) in enumerate(zip(have, wanted)) if p > c)
     split = tuple(i for i, (p, c) in enumerate(zip(have, wanted)) if p < c)
@@ -661,14 +663,19 @@ def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None)
 def _pipeline(f: _File, node: Node, row: dict, e: Explanation) -> Explanation:
     peer = row.get("peer")
     shape = row.get("shape")
+    rank = f.ctx.rank
+    # MindSpore numbers a pipeline's stages in rank order (stage s holds ranks s*n .. s*n+n-1):
+    # a peer of a higher rank is in a later stage, forward activations go there, gradients back
+    stage = ("another pipeline stage" if peer is None or rank is None or peer == rank else
+             "the next pipeline stage" if peer > rank else "the previous pipeline stage")
     if node.op == "Send":
         e.action = "send"
         e.headline = (f"Send to rank {peer if peer is not None else '?'}: {e.producer}'s output {_shape_text(shape)} "
-                      "goes to the next pipeline stage")
+                      f"goes to {stage}")
     else:
         e.action = "receive"
-        e.headline = (f"Receive from rank {peer if peer is not None else '?'}: {_shape_text(shape)} from the "
-                      f"previous stage for {e.consumer}")
+        e.headline = (f"Receive from rank {peer if peer is not None else '?'}: {_shape_text(shape)} from "
+                      f"{stage} for {e.consumer}")
     e.facts.append("pipeline parallel: the network is cut into stages where the user's pipeline_stage settings "
                    "say; each boundary crossing is a Send and a Receive")
     if peer is None:

@@ -203,6 +203,25 @@ def group_rows(analysis) -> list[dict]:
     return rows
 
 
+def why_section(analysis, rank: int | None = None) -> dict | None:
+    """Every strategy and collective of one rank (``rank``, else the first read) explained
+    (:func:`msinspect.analysis.explain.explain_rank`); None where no rank was read."""
+    from msinspect.analysis.explain import explain_rank
+    from msinspect.errors import MsInspectError
+
+    read = [r for r in analysis.results if r.status != "unreadable" and (rank is None or r.rank == rank)]
+    if not read:
+        return None
+    first = read[0]
+    try:
+        rows = explain_rank(analysis, first.rank)
+    except MsInspectError as error:  # the rank's file cannot be read again: said, not hidden
+        return {"rank_label": first.label, "file": shown_path(first.file), "rows": [],
+                "empty": f"cannot tell: {str(error).splitlines()[0]}"}
+    return {"rank_label": first.label, "file": shown_path(first.file), "rows": rows,
+            "empty": "No strategy and no collective in this rank's file."}
+
+
 def report_html(analysis, check_report=None, *, title: str | None = None, ops=(), lenient: bool = False,
                 rank: int | None = None) -> str:
     """The page for an :class:`~msinspect.analysis.collect.Analysis` (and a
@@ -231,6 +250,7 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
         comm_columns=COMM_SHOWN, comm_blocks=blocks(comm_rows), comm_count=len(comm_rows),
         comm=_comm_summary(comm_frame) if len(comm_frame) else None,
         cost=cost_section(analysis),
+        why=why_section(analysis, rank),
         params=_params(analysis, slices),
         around=draw(analysis, choose(analysis, ops, check_report, rank=rank), lenient=lenient, rank=rank),
         around_named=bool(ops),

@@ -122,6 +122,15 @@ def test_pipeline_report_collapses_micro_batches_and_expands(browser, tmp_path_f
     assert len(cells) == 64 and cells[0].is_displayed()
     assert any(int(c.get_attribute("data-bytes")) > 0 for c in cells)
     assert cost.find_elements(By.CSS_SELECTOR, "#cost-memory tbody tr")
+    # the why section explains rank 0: recursive_pipeline.py cuts 8 ranks into two stages of 4, so
+    # rank 0 (stage 0) sends its activations to rank 4 (0 + 1 x 4 ranks a stage) and receives
+    # their gradients back from it, the next stage in both directions
+    why = browser.find_element(By.ID, "why")
+    browser.execute_script("arguments[0].scrollIntoView()", why)
+    answers = [r.text for r in why.find_elements(By.CSS_SELECTOR, "#why-table tr.why")]
+    assert any("Send to rank 4" in a and "goes to the next pipeline stage" in a for a in answers), answers
+    assert any("Receive from rank 4" in a and "from the next pipeline stage" in a for a in answers), answers
+    assert not any(" None " in a for a in answers)
     _screenshot_sections(browser, shots, "pipeline")
     assert _console_errors(browser) == []
 
