@@ -109,7 +109,8 @@ def test_flipped_bytes(name, data):
     check(bytes(raw))
 
 
-@SETTINGS
+# each example parses a whole file twice; bench/fuzz_parse.py runs thousands of such mutations
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(family, st.data())
 def test_deleted_or_duplicated_lines(name, data):
     lines = SOURCES[name].split(b"\n")
