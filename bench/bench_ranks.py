@@ -23,32 +23,28 @@ process, wall and CPU). Goals (issue 28): the main process' peak at 2,048 (and 1
 1.3x of that at 256; seconds per rank at most 3x the line scan. Machines are noisy: read the ratios,
 measured back to back in one run, not the seconds.
 
-Measured here (2 cores, a loaded machine, 2026-11-25), with --also: "also" the code before the
-rows were spooled (every rank's rows held in the main process), "this" the code after (issue 28):
+Measured here (2 cores, 2026-11-26), with --also: "also" the code before issue 28's structure read
+once (every rank parsed and analysed in full), "this" the code after (msinspect.analysis.alike:
+the first rank of each batch of up to 16 read in full, the others by what differs from it):
 
      code  ranks  seconds  s/rank  scan s  x scan x scan CPU  peak MB  vs 256 groups
-     this      8      0.9   0.107    0.02   55.1x      61.8x       52       -      1
-     also      8      0.9   0.114    0.02   58.6x      65.5x       52       -      1
-     this     64      5.0   0.078    0.10   49.8x      42.3x       52       -      1
-     also     64      4.1   0.064    0.10   41.0x      43.2x       83       -      1
-     this    256     13.6   0.053    0.38   36.0x      37.8x       56   1.00x      1
-     also    256     13.4   0.052    0.38   35.3x      37.4x      192   1.00x      1
-     this   1024     58.2   0.057    1.47   39.6x      38.7x       59   1.05x      1
-     also   1024     59.0   0.058    1.47   40.2x      37.2x      706   3.67x      1
-     this   2048    114.7   0.056    3.55   32.3x      36.5x       62   1.10x      1
-     also   2048    110.5   0.054    3.55   31.1x      36.3x     1552   8.06x      1
+     this      8      0.7   0.092    0.01   60.6x      60.5x       54       -      1
+     also      8      0.9   0.113    0.01   74.3x      74.2x       52       -      1
+     this     64      1.7   0.027    0.09   18.7x      19.2x       67       -      1
+     also     64      3.5   0.054    0.09   37.5x      38.6x       52       -      1
+     this    256      5.7   0.022    0.38   15.1x      15.6x       72   1.00x      1
+     also    256     13.5   0.053    0.38   35.4x      36.1x       56   1.00x      1
+     this   1024     22.8   0.022    1.58   14.5x      15.5x       75   1.04x      1
+     also   1024     55.6   0.054    1.58   35.2x      35.4x       59   1.06x      1
+     this   2048     43.4   0.021    2.78   15.6x      15.6x       78   1.08x      1
+     also   2048    100.7   0.049    2.78   36.2x      36.2x       62   1.11x      1
 
-Before: 0.75 MB of main-process memory per rank. After: flat; the rest of its growth is the
-parser's per-process tables filling to their bounds. Seconds per rank are the same, some 37x the
-line scan (CPU): what issue 28's "structure read once" is for. With --10k, the same day (a run of
-its own, 256 measured first in it):
-
-     this    256     13.0   0.051    0.38   34.0x      35.7x       56   1.00x      1
-     this  10000    727.8   0.073   15.38   47.3x      50.8x       83   1.48x      1
-
-some 2 kB a rank of bookkeeping (the dump's paths, the read plan, each rank's file, counts and
-signature) and the parser's tables; the seconds per rank grow with the JSON, whose rows each
-list their stage's ranks (1.2 GB of text at 10,000 ranks).
+Some 2.3x faster from 64 ranks; 15x the line scan, not the 3x issue 28 asks: a rank read by what
+differs skips the parse and the graph, but its rows are still made by the analysis (comm, params,
+operators: 10 - 15 ms of the ~20 a rank). The main process' memory stays flat (1.08x of 256 at
+2,048); 16 MB more than before at every size: the batch's exemplar (its model, graph and lines)
+and the results of a batch held until it ends. The rows still spill to disk from 64 ranks
+(msinspect.analysis.spool: 1,552 MB at 2,048 ranks before the spool, 62 MB after).
 """
 from __future__ import annotations
 

@@ -266,14 +266,16 @@ BATCH_MAX = 64
 BATCHES_PER_WORKER = 4
 
 
-def batches(count: int, workers: int) -> list[range]:
-    """``range(count)`` cut into consecutive batches, each of at most :data:`BATCH_MAX` tasks and
-    at least :data:`BATCHES_PER_WORKER` batches per worker where there are tasks enough: one rank
-    per Dask task made the scheduler the bottleneck at thousands of ranks (each task some
-    milliseconds of its bookkeeping on a rank that takes tens of milliseconds to read)."""
+def batches(count: int, workers: int, most: int | None = None) -> list[range]:
+    """``range(count)`` cut into consecutive batches, each of at most ``most`` (default
+    :data:`BATCH_MAX`) tasks and at least :data:`BATCHES_PER_WORKER` batches per worker where
+    there are tasks enough: one rank per Dask task made the scheduler the bottleneck at thousands
+    of ranks (each task some milliseconds of its bookkeeping on a rank that takes tens of
+    milliseconds to read)."""
     if count <= 0:
         return []
-    size = max(1, min(BATCH_MAX, -(-count // max(1, workers * BATCHES_PER_WORKER))))
+    most = BATCH_MAX if most is None else most
+    size = max(1, min(most, -(-count // max(1, workers * BATCHES_PER_WORKER))))
     return [range(start, min(start + size, count)) for start in range(0, count, size)]
 
 

@@ -168,11 +168,14 @@ def test_ranks_batched_on_the_cluster_match_a_local_run(cluster, monkeypatch):
 
     address, _ = cluster
     cuts = []
-    monkeypatch.setattr(executors, "BATCHES_PER_WORKER", 1)  # 8 ranks, 2 workers: two tasks of 4
+    # one batch a worker: analyse cuts 8 ranks into two batches of 4 (for 2 cores, here), each a
+    # Dask task (the cut _on_dask makes of the two batches, one a task)
+    monkeypatch.setattr(executors, "BATCHES_PER_WORKER", 1)
     monkeypatch.setattr(executors, "batches", lambda n, w, cut=executors.batches: cuts.append(cut(n, w)) or cuts[-1])
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
     dump = load_dump(ROOT / DUMP)
     remote = dump.analyse(scheduler=address, cache=False)
-    assert cuts == [[range(0, 4), range(4, 8)]]
+    assert cuts == [[range(0, 1), range(1, 2)]]
     local = dump.analyse(jobs=1, cache=False)
     assert [r.label for r in remote.results] == [f"rank_{n}" for n in range(8)]
     for table in ("strategies", "comm", "operators", "slices"):

@@ -50,13 +50,14 @@ def _refuse_open(*_args, **_kwargs):
     raise PermissionError(13, "Permission denied")
 
 
-def _die_on_rank_3(path, *args, **kwargs):
-    """In place of the analysis of one rank: the worker reading rank 3 dies (killed, out of memory)."""
+def _die_on_rank_3(tasks, *args, **kwargs):
+    """In place of the analysis of a batch of ranks: the worker reading rank 3 dies (killed, out
+    of memory). Sent to the workers by name, so a pool started from a fork server runs it too."""
     from msinspect.analysis import collect
 
-    if "rank_3" in path:
+    if any("rank_3" in task[0] for task in tasks):
         os._exit(9)
-    return collect.__dict__.get("_real_analyse", collect._analyse)(path, *args, **kwargs)
+    return collect.__dict__.get("_real_batch", collect._analyse_batch)(tasks, *args, **kwargs)
 
 
 def _expect(result, error: type[MsInspectError], code: int, message: str, hint: bool) -> None:
@@ -129,8 +130,8 @@ def test_a_nul_in_a_path_given_to_the_library_is_a_bad_argument(files):
 def test_a_worker_that_dies_exits_71(monkeypatch):
     from msinspect.analysis import collect
 
-    monkeypatch.setattr(collect, "_real_analyse", collect._analyse, raising=False)
-    monkeypatch.setattr(collect, "_analyse", _die_on_rank_3)
+    monkeypatch.setattr(collect, "_real_batch", collect._analyse_batch, raising=False)
+    monkeypatch.setattr(collect, "_analyse_batch", _die_on_rank_3)
     _expect(_invoke("summary", SP, "--jobs", "2"), WorkerError, 71, "died while reading this file (killed, or out of memory)",
             hint=False)
 

@@ -2,8 +2,9 @@
 results gathered into pandas DataFrames."""
 from __future__ import annotations
 
+import os
 import sys
-from contextlib import closing
+from contextlib import closing, nullcontext
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection
@@ -23,10 +24,18 @@ from msinspect import cache as caches
 from msinspect import collector
 from msinspect.dumps import Dump
 from msinspect.errors import MsInspectError, shown_path
-from msinspect.executors import run_each
+from msinspect.executors import _bare, batches, run_each
 from msinspect.ranks_read import ReadPlan, plan_reads
 from msinspect.selection import pick_reference, world_of
 from msinspect.stages import files_of_stage, stage_of
+
+#: Set (to anything but ""), every rank is read in full: no rank is read by what differs from
+#: another (:mod:`msinspect.analysis.alike`).
+READ_EVERY_RANK_ENV = "MSINSPECT_READ_EVERY_RANK"
+
+#: The most ranks one task reads (its first in full, the others by what differs from it): a
+#: worker holds a task's results until it ends, some 0.5 MB of rows a rank.
+RANKS_A_TASK = 16
 
 if TYPE_CHECKING:  # pandas loads where a table is made: `summary` reads the rows and never does
     import pandas as pd
@@ -72,6 +81,14 @@ class RankResult:
     summing its gradient (:func:`msinspect.analysis.gradsync.weight_rows`)."""
     planner: bool | None = None
     """Whether the parallel pass ran in the file (:func:`~msinspect.analysis.vocabulary.planner_ran`)."""
+    read_by: str | None = None
+    """The rank (its label) whose file this one was read against, by what differs
+    (:mod:`msinspect.analysis.alike`); None: read in full."""
+    departure: str | None = None
+    """Why the rank was read in full though its file has the name of the rank read before it in
+    its batch (``departed_from``): where its text departs from that rank's beyond rank-specific
+    values."""
+    departed_from: str | None = None
 
 
 class SpooledResult(RankResult):
@@ -97,21 +114,29 @@ def _skipped(ir) -> list[str]:
             for d in ir.diagnostics]
 
 
+def _cache_name(task: tuple, lenient: bool, cache: caches.Store | None) -> str | None:
+    """The name of the rank's result in ``cache``; None without a cache or where the file cannot
+    be read (the parse says why)."""
+    if cache is None:
+        return None
+    path, reference, ctx, label = task
+    try:
+        before = _before_planner_file(path)
+        extra = (before, caches.file_digest(before).hex()) if before else ()
+        return caches.result_key(path, reference, (ctx, label, lenient) + extra)
+    except OSError:
+        return None
+
+
 def _analyse(path: str, reference: str | None, ctx: RankContext, label: str,
              lenient: bool = False, cache: caches.Store | None = None) -> RankResult:
-    """The task of one rank (run in a worker): its result from ``cache`` when kept there, else
-    the file parsed and analysed, its graph let go, and the compact result kept in ``cache``."""
-    name = None
-    if cache is not None:
-        try:
-            before = _before_planner_file(path)
-            extra = (before, caches.file_digest(before).hex()) if before else ()
-            name = caches.result_key(path, reference, (ctx, label, lenient) + extra)
-        except OSError:
-            name = None  # cannot be read: the parse says why
-        found = cache.load(name) if name else None
-        if isinstance(found, RankResult):
-            return found
+    """The task of one rank read in full (run in a worker): its result from ``cache`` when kept
+    there, else the file parsed and analysed, its graph let go, and the compact result kept in
+    ``cache``."""
+    name = _cache_name((path, reference, ctx, label), lenient, cache)
+    found = cache.load(name) if name else None
+    if isinstance(found, RankResult):
+        return found
     result = _compute(path, reference, ctx, label, lenient)
     if name:
         cache.store(name, result)
@@ -154,31 +179,176 @@ def _users_before(path: str, reference: str | None, ref) -> frozenset:
 
 
 def _rows_of(path: str, reference: str | None, ctx: RankContext, label: str, lenient: bool) -> RankResult:
+    ir, ref, graph = _model(path, reference, lenient)
+    result = _result(ir, ref, graph, path, reference, ctx, label)
+    graph.clear()  # networkx's views make the graph cyclic: emptied, its nodes and edges go now
+    return result
+
+
+def _model(path: str, reference: str | None, lenient: bool):
+    """The rank's file and its reference file parsed, and the file's graph."""
     from msinspect.graph import to_networkx  # a run answered from the cache loads neither Lark nor the builder
     from msinspect.parser import parse_file
 
     ir = parse_file(path, lenient=lenient)
     ref = parse_file(reference, lenient=lenient) if reference else None
-    graph = to_networkx(ir)
+    return ir, ref, to_networkx(ir)
+
+
+def _result(ir, ref, graph, path: str, reference: str | None, ctx: RankContext, label: str,
+            like: tuple[list[dict], set[int]] | None = None) -> RankResult:
+    """The rank's rows, made from its parsed file (and reference) and graph. ``like``: the
+    operator rows of the rank this one is read against (:mod:`msinspect.analysis.alike`) and the
+    lines of the nodes whose values differ from its: the other nodes' rows are that rank's, each
+    but for its rank and file (an operator row reads its node and the names MindSpore writes on
+    the nodes before it, which :func:`~msinspect.analysis.alike.patched` checks are the same)."""
     comm = comm_rows(ir, ctx, graph)
     if any(row["kind"] == "unknown" for row in comm):  # a collective the job's code had before the pass?
         mark_users(comm, ir, _users_before(path, reference, ref))
     result = RankResult(
         rank=ctx.rank, label=label, file=path, stage=ir.stage, family=ir.family, status=ir.status,
         strategies=strategy_rows(ir, ctx, ref, graph), comm=comm,
-        params=param_rows(ir, ctx, ref, graph), ops=operator_rows(ir, ctx, graph), reference=reference,
+        params=param_rows(ir, ctx, ref, graph), ops=_ops(ir, ctx, graph, like), reference=reference,
         weights=sum(1 for p in ir.params if p.has_default), world_size=stated_world(ir),
         ranks_named=tuple(sorted(ranks_named(ir))), pipelined=any(n.op in ("Send", "Receive") for n in ir.nodes()),
         skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []), held=weight_rows(ir, ctx.rank, comm),
         planner=planner_ran(ir.stage, ir.attrs), failure=failure_row(ir),
     )
-    graph.clear()  # networkx's views make the graph cyclic: emptied, its nodes and edges go now
     result.complete = ir.status != "incomplete" and (ref is None or ref.status != "incomplete")
     for rows in (result.strategies, result.comm, result.params, result.ops):
         for row in rows:
             row["complete"] = result.complete
     result.signature = signature_of(result, held_weights(ir))
     return result
+
+
+def _ops(ir, ctx: RankContext, graph, like: tuple[list[dict], set[int]] | None) -> list[dict]:
+    """:func:`~msinspect.analysis.operators.operator_rows`, those of ``like``'s rank kept where its
+    nodes are the same (see :func:`_result`)."""
+    if like is None:
+        return operator_rows(ir, ctx, graph)
+    rows, changed = like
+    made = {row["line"]: row for row in operator_rows(ir, ctx, graph, only=changed)}
+    return [made[row["line"]] if row["line"] in changed else {**row, "rank": ctx.rank, "file": ir.path}
+            for row in rows]
+
+
+def _analyse_batch(tasks: list[tuple], lenient: bool = False, cache: caches.Store | None = None,
+                   alike: bool = True) -> list:
+    """The tasks of consecutive ranks (run in a worker): each rank's result, or the msinspect
+    error its file raised, in order. With ``alike`` (and not ``lenient``), a rank whose file has
+    the name of the last rank read in full is read by what differs from it
+    (:mod:`msinspect.analysis.alike`); every other rank is read in full (:func:`_analyse`)."""
+    batch = _Batch(lenient, cache, alike and not lenient)
+    try:
+        return [batch.read(task) for task in tasks]
+    finally:
+        batch.close()
+
+
+class _Batch:
+    """The ranks of one batch, read in order, the last rank read in full kept as the exemplar."""
+
+    def __init__(self, lenient: bool, cache: caches.Store | None, alike: bool):
+        self.lenient, self.cache, self.alike = lenient, cache, alike
+        self.exemplar = None  # (alike.Exemplar, its task, its reference's lines)
+
+    def read(self, task: tuple):
+        path, reference, ctx, label = task
+        try:
+            if not self.alike:
+                return _analyse(path, reference, ctx, label, lenient=self.lenient, cache=self.cache)
+            name = _cache_name(task, self.lenient, self.cache)
+            found = self.cache.load(name) if name else None
+            if isinstance(found, RankResult):
+                return found
+            result, departure = self._follow(task)
+            if result is None:
+                before = self.exemplar[0].label if self.exemplar is not None else None
+                result = self._lead(task)
+                if departure:
+                    result.departure, result.departed_from = departure, before
+            if name:
+                self.cache.store(name, result)
+            return result
+        except MsInspectError as error:
+            return _bare(error)  # sent back to the main process: without its Lark chain
+
+    def _follow(self, task: tuple):
+        """``(result, None)`` read by what differs from the exemplar; ``(None, departure text)``
+        where the file departs from it; ``(None, None)`` where it is not compared (no exemplar,
+        another file name, a file that does not read cleanly)."""
+        from msinspect.analysis import alike
+
+        path, reference, ctx, label = task
+        if self.exemplar is None:
+            return None, None
+        exemplar, (e_path, e_reference, _, _), _ = self.exemplar
+        if Path(path).name != Path(e_path).name or (reference is None) != (e_reference is None):
+            return None, None
+        lines = alike.lines_of(path)
+        if lines is None:
+            return None, None
+        differ = exemplar.differing(lines)
+        if isinstance(differ, alike.Departure):
+            return None, differ.format(exemplar.label) if differ.departs else None
+        ref_ex = exemplar.ref_exemplar
+        if reference is not None:
+            if Path(reference).name != Path(e_reference).name or ref_ex is None:
+                return None, None
+            ref_lines = alike.lines_of(reference)
+            if ref_lines is None:
+                return None, None
+            ref_differ = ref_ex.differing(ref_lines)
+            if isinstance(ref_differ, alike.Departure):
+                return None, ref_differ.format(exemplar.label, Path(reference).name) if ref_differ.departs else None
+        else:
+            ref_lines, ref_differ = None, []
+        with collector.paused(), alike.patched(exemplar, lines, differ, path) as ir, \
+                alike.patched(ref_ex, ref_lines, ref_differ, reference) if ref_ex is not None else nullcontext() as ref:
+            for read in (ir, ref):
+                if isinstance(read, alike.Departure):
+                    return None, read.format(exemplar.label) if read.departs else None
+            like = (self.exemplar[2].ops, exemplar.changed) if exemplar.names_kept else None
+            result = _result(ir, ref, exemplar.graph, path, reference, ctx, label, like)
+        result.read_by = exemplar.label
+        return result, None
+
+    def _lead(self, task: tuple) -> RankResult:
+        """Read the rank in full and keep it as the exemplar."""
+        from msinspect.analysis import alike
+
+        path, reference, ctx, label = task
+        from msinspect.analysis.flow import remember
+
+        with collector.paused():
+            ir, ref, graph = _model(path, reference, self.lenient)
+            remember(graph)  # its walks' answers serve the ranks read against it
+            result = _result(ir, ref, graph, path, reference, ctx, label)
+        self.close()
+        lines = alike.lines_of(path) if result.complete else None
+        ref_lines = alike.lines_of(reference) if reference and lines is not None else None
+        if lines is not None and (reference is None or ref_lines is not None):
+            exemplar = alike.Exemplar(label, lines, ir, graph)
+            exemplar.ref_exemplar = alike.Exemplar(label, ref_lines, ref, None) if ref is not None else None
+            self.exemplar = (exemplar, task, result)
+        else:
+            graph.clear()
+        return result
+
+    def close(self) -> None:
+        if self.exemplar is not None:
+            self.exemplar[0].graph.clear()  # networkx's views make the graph cyclic: emptied, it goes now
+            self.exemplar = None
+
+
+def _died_on(task: tuple, error: MsInspectError) -> MsInspectError:
+    """The error of a rank whose batch's worker died: the same, naming the rank's own file."""
+    from msinspect.errors import WorkerError
+
+    if isinstance(error, WorkerError):
+        return WorkerError(path=task[0], line=0, column=0, message=error.message)
+    return error
 
 
 def _unreadable(task: tuple, error: MsInspectError) -> RankResult:
@@ -375,7 +545,7 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
             progress: Callable[[str], None] | None = None, lenient: bool = False,
             world: int | None = None, scheduler: str | None = None,
             cache: caches.Store | bool | None = None, only: Collection[int] | None = None,
-            spool: bool | None = None) -> Analysis:
+            spool: bool | None = None, alike: bool | None = None) -> Analysis:
     """Parse and analyse one file per rank (the ``stage`` file, or the best one) in a process pool
     of ``jobs`` workers (default: every core), or on the Dask cluster of ``scheduler``
     (``tcp://HOST:PORT``, default ``MSINSPECT_SCHEDULER``; see :mod:`msinspect.executors`).
@@ -401,7 +571,11 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
 
     ``spool``: keep each rank's rows on disk as it arrives and read them back when asked for
     (:mod:`msinspect.analysis.spool`; the same answers, and the main process' memory flat in the
-    ranks); default: from :data:`~msinspect.analysis.spool.SPOOL_RANKS` ranks read."""
+    ranks); default: from :data:`~msinspect.analysis.spool.SPOOL_RANKS` ranks read.
+
+    ``alike``: read a rank whose file is the one before it in its batch but for rank-specific
+    values by what differs (:mod:`msinspect.analysis.alike`: the same answers, without its parse
+    and graph); default: yes, unless ``MSINSPECT_READ_EVERY_RANK`` is set. Not under ``lenient``."""
     if cache is None or cache is True:
         cache = caches.RESULTS if caches.enabled() else None
     cache = cache or None
@@ -422,17 +596,27 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
         tasks.append((str(path), str(reference) if reference else None, ctx, rank.label))
     if spool is None:
         spool = len(tasks) >= SPOOL_RANKS
+    if alike is None:
+        alike = not os.environ.get(READ_EVERY_RANK_ENV)
     gathered = Gathered(len(tasks), spool)
-    with closing(run_each(_analyse, tasks, jobs=jobs, scheduler=scheduler, lenient=lenient,
-                               cache=cache)) as outcomes:
-        for index, task, outcome in outcomes:  # as each rank's result arrives
-            if isinstance(outcome, MsInspectError):
-                if not lenient:
-                    raise outcome
-                outcome = _unreadable(task, outcome)
-            gathered.arrive(index, outcome)
-            del outcome  # a spooled rank's rows go now
-            if progress:
-                progress(task[3])
+    # consecutive ranks a task, so that each batch reads its first rank in full and the rest by
+    # what differs from it (msinspect.analysis.alike); a few ranks: one a task, every core busy
+    cut = batches(len(tasks), jobs or os.cpu_count() or 1, RANKS_A_TASK)
+    with closing(run_each(_analyse_batch, [([tasks[i] for i in batch],) for batch in cut], jobs=jobs,
+                          scheduler=scheduler, name=lambda task: task[0][0][0], lenient=lenient, cache=cache,
+                          alike=alike)) as outcomes:
+        for index, _batch_task, outcome in outcomes:  # as each batch's results arrive
+            if isinstance(outcome, MsInspectError):  # its worker died: each rank of it says so
+                outcome = [_died_on(tasks[i], outcome) for i in cut[index]]
+            for at, result in zip(cut[index], outcome):
+                task = tasks[at]
+                if isinstance(result, MsInspectError):
+                    if not lenient:
+                        raise result
+                    result = _unreadable(task, result)
+                gathered.arrive(at, result)
+                del result  # a spooled rank's rows go now
+                if progress:
+                    progress(task[3])
     results, world = gathered.finish(world)
     return Analysis(dump, results, world, plan)

@@ -1,7 +1,7 @@
 """One row per CNode of a file: the flat operator table that counts, shape checks and diffs use."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Collection
 
 from msinspect.analysis.context import RankContext
 from msinspect.analysis.flow import first_input
@@ -43,12 +43,13 @@ def parameter_read(graph: nx.MultiDiGraph, key: str) -> str | None:
     return None
 
 
-def operator_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGraph | None = None) -> list[dict]:
+def operator_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGraph | None = None,
+                  only: Collection[int] | None = None) -> list[dict]:
     """Every CNode except ``Return``, in file order; ``param``: the parameter it takes as its
-    first input, when ``graph`` is given."""
+    first input, when ``graph`` is given. ``only``: the nodes on these lines only."""
     rows = []
     for node in ir.nodes():
-        if node.index is None:
+        if node.index is None or only is not None and node.line not in only:
             continue
         strategy = strategy_of(node)
         rows.append({

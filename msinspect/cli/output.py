@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 import click
 
 from msinspect.cli.exits import EXIT_FINDING, EXIT_USAGE, errors  # noqa: F401 (the one table lives there)
-from msinspect.cli.reads import tell_plan
+from msinspect.cli.reads import tell_alike, tell_plan
 from msinspect.dumps import load_dump
 from msinspect.schema import (is_missing, json_pieces, jsonl_lines, plain, records,  # noqa: F401 (plain: the one JSON converter)
                               to_csv, to_json)
@@ -85,6 +85,7 @@ def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False
                                     progress=lambda _label: progress.advance(task))
     warn_skipped(analysis.skipped)
     tell_plan(analysis.plan)
+    tell_alike(analysis.results)
     return analysis
 
 

@@ -36,6 +36,24 @@ def tell_plan(plan) -> None:
                 click.echo(f"note: could not read {problem.format()} (another stage; not needed here)", err=True)
 
 
+def tell_alike(results) -> None:
+    """Say how many ranks were read by what differs from a rank read in full
+    (:mod:`msinspect.analysis.alike`), and each rank that was read in full because its text
+    departs from the rank before it beyond rank-specific values, where the two still answer
+    alike (ranks whose answers differ are told apart by the rank groups)."""
+    from msinspect.analysis.collect import READ_EVERY_RANK_ENV
+
+    results = list(results)
+    followers = sum(1 for r in results if r.read_by)
+    if followers:
+        click.echo(f"note: {followers:,} of {len(results):,} ranks read by what differs from a rank read in full "
+                   f"(the same answers; {READ_EVERY_RANK_ENV}=1 reads each in full)", err=True)
+    signatures = {r.label: r.signature for r in results}
+    for r in results:
+        if r.departure and r.signature is not None and r.signature == signatures.get(r.departed_from):
+            click.echo(f"note: {r.label}: {r.departure}", err=True)
+
+
 def tell_unreadable(problems, *, finding: bool = True) -> None:
     """Print folders and files of a dump that could not be read (:meth:`Dump.problems`); with
     ``finding``, the command exits 1."""

@@ -1,0 +1,219 @@
+"""Reading a rank by what differs from a rank of its batch read in full: the structure read once.
+
+Ranks of one group compile one program: their files are the same text but for values that name
+the rank (group names and rank lists, peers, slice offsets, pointers, the compile phase). Reading
+each in full repeats the parse and the graph of the first for thousands of ranks. Here a rank
+(the *follower*) is read against one of its batch that was read in full (the *exemplar*, its model
+and graph kept while the batch lasts):
+
+1. The follower's text, line by line, against the exemplar's: the same number of lines, and every
+   line that differs differs only in *values* (:data:`VALUE`: a quoted string, an ``I64(n)``, a
+   scalar tensor's ``value=n``, a pointer, a ``group`` hash name; the ``compile_phase`` header).
+   Any other difference (an operator, a strategy, a shape, a reference) is a *departure*: the rank
+   is read in full and flagged (:class:`Departure`), never read by a rule that does not hold.
+2. Each node item holding a differing line is read again from the follower's text by the parser's
+   own fast reading (:mod:`msinspect.parser.fastpath`, as a full parse reads it), and its values
+   put into the exemplar's node (:func:`patched`): the model is then the follower's model, as a
+   full parse makes it, nodes, attributes and constants alike (``tests/analysis/test_alike.py``
+   compares the two on every multi-rank fixture and zoo run). A node whose graph data would
+   change (its name, strategy, shapes) is a departure.
+3. The analysis runs on that model and the exemplar's graph, unchanged code: the rank's rows are
+   made by the functions that make every rank's rows. What is saved is the parse and the graph.
+
+The exemplar's nodes are put back as they were once the follower's rows are made.
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from typing import Iterator
+
+from msinspect.graph import _attrs, node_id
+from msinspect.model import IRFile, Node
+from msinspect.parser.reading import Unclean, text_pieces
+
+#: The values a follower's line may hold where the exemplar's holds others: a quoted string (a
+#: group's name or rank list, a fusion key), an ``I64(n)`` (a peer, a tag, a device count, a
+#: constant operand such as a slice's offset), a scalar tensor's ``value=n`` (an embedding's
+#: vocabulary offset), a pointer, a group's hash name, a group's ``rank_list`` / ``group_rank_ids``;
+#: and :data:`_ELIDED`.
+VALUE = re.compile(r'"(?:[^"\\\n]|\\.)*"|I64\(-?\d+\)|value=-?\d+|0x[0-9a-fA-F]{6,}|\b\d+-\d{8,}\b'
+                   r'|(?:(?<=rank_list: )|(?<=group_rank_ids: ))\(\d+(?:, \d+)*\)')
+#: The header line that holds when the rank's process built its network.
+_PHASE = "compile_phase: "
+#: The fields of a node a follower's item gives it; the rest (its graph, line, cached strategy)
+#: stay the exemplar's.
+_COPIED = tuple(f.name for f in fields(Node) if f.name not in ("graph", "line", "_strategy"))
+
+
+@dataclass(frozen=True)
+class Departure:
+    """Why a follower could not be read by what differs: the rank is read in full."""
+
+    line: int
+    """The follower's line (1-based) where it departs; 0: the file as a whole."""
+    reason: str
+    departs: bool = True
+    """False where the file may well be alike but cannot be read by what differs (a node the
+    fast reading leaves to Lark): read in full, and nothing to flag."""
+
+    def format(self, exemplar: str, file: str = "") -> str:
+        where = f"line {self.line}" if self.line else "its text"
+        of = f" of {file}" if file else ""
+        return f"read in full: {where}{of} differs from {exemplar}'s beyond rank-specific values ({self.reason})"
+
+
+def lines_of(path: str) -> list[str] | None:
+    """The file's lines; None where it cannot be read cleanly (the full read says why)."""
+    try:
+        return "".join(text_pieces(path)).split("\n")
+    except Unclean:
+        return None
+
+
+#: What an abstract of a constant may say of its value, on one rank and not on another
+#: (``<Tensor[Int32], (), value=...>``: MindFormers' vocabulary offset, 0 on rank 0).
+_ELIDED = re.compile(r", value=\.\.\.(?=>)")
+
+
+def _values_only(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with other values (:data:`VALUE`) in the same places, or an
+    abstract's elided value (:data:`_ELIDED`) said on one of them only."""
+    if a.startswith(_PHASE) and b.startswith(_PHASE):
+        return True
+    return VALUE.split(_ELIDED.sub("", a)) == VALUE.split(_ELIDED.sub("", b))
+
+
+_POINTER = re.compile(r"0x[0-9a-fA-F]{6,}")
+#: A line under a node line that belongs to its item: its type line (``: (...) -> (...)``) or a
+#: comment (``# Scope: ...``, ``# In file ...``).
+_ANNOTATION = re.compile(r"[ \t]+[:#]")
+
+
+def only_pointers(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with other pointers, or both are the ``compile_phase`` header."""
+    if a.startswith(_PHASE) and b.startswith(_PHASE):
+        return True
+    return _POINTER.split(a) == _POINTER.split(b)
+
+
+def _what_differs(a: str, b: str, label: str, width: int = 40) -> str:
+    """``'...114' here, '...115' on rank_0``: the two lines from where they part, shortened."""
+    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    start = max(0, at - 12)
+
+    def cut(text: str) -> str:
+        piece = text[start:start + width].strip()
+        return ("..." if start else "") + piece + ("..." if len(text) > start + width else "")
+
+    return f"{cut(b)!r} here, {cut(a)!r} on {label}"
+
+
+class Exemplar:
+    """A rank read in full: its lines, its model and its graph, kept while its batch lasts."""
+
+    def __init__(self, label: str, lines: list[str], ir: IRFile, graph=None) -> None:
+        self.label, self.lines, self.ir, self.graph = label, lines, ir, graph
+        self.ref_exemplar: Exemplar | None = None  # the rank's reference file read the same way
+        #: while a follower is patched in (:func:`patched`): the lines of its nodes read again,
+        #: and whether they carry the same weight names as the exemplar's
+        self.changed: set[int] = set()
+        self.names_kept = True
+        self.starts = sorted(n.line for n in ir.nodes())  # where each node item begins
+        self.by_line = {n.line: n for n in ir.nodes()}
+
+    def item_of(self, line: int) -> int | None:
+        """The first line of the node item holding ``line`` (1-based); None for a line before
+        every node."""
+        at = bisect_right(self.starts, line) - 1
+        return self.starts[at] if at >= 0 else None
+
+    def holds(self, start: int, line: int) -> bool:
+        """Whether ``line`` is one of the node item beginning at ``start``: its node line, or one
+        of the type and comment lines under it."""
+        return all(_ANNOTATION.match(self.lines[i - 1]) for i in range(start + 1, line + 1))
+
+    def differing(self, lines: list[str]) -> list[int] | Departure:
+        """The 1-based lines where ``lines`` differs from the exemplar's, each in values only;
+        else the :class:`Departure`."""
+        if len(lines) != len(self.lines):
+            return Departure(0, f"{len(lines):,} lines, {self.label} has {len(self.lines):,}")
+        differ = [i for i, (a, b) in enumerate(zip(self.lines, lines), 1) if a != b]
+        for i in differ:
+            if not _values_only(self.lines[i - 1], lines[i - 1]):
+                return Departure(i, _what_differs(self.lines[i - 1], lines[i - 1], self.label))
+        return differ
+
+
+def _reread(exemplar: Exemplar, lines: list[str], starts: list[int]) -> dict[int, Node] | Departure:
+    """The follower's node items beginning at ``starts``, each read by the fast reading from its
+    own lines (the node line and the type and comment lines under it)."""
+    from msinspect.parser.core import _fast
+
+    fast = _fast()
+    read = {}
+    for start in starts:
+        end = start
+        while end < len(lines) and _ANNOTATION.match(lines[end]):
+            end += 1
+        text = "\n".join(lines[start - 1:end]) + "\n"
+        got = fast.node(text, 0, len(text), start)
+        if got is None:
+            return Departure(start, "its node is not one the fast reading reads", departs=False)
+        read[start] = got[0][2]
+    return read
+
+
+def _names(node: Node) -> tuple:
+    """The weight's name MindSpore writes on a node (``mirror_user_id``): what an operator row
+    reads of the nodes before it (:func:`~msinspect.analysis.operators.parameter_read`)."""
+    return (node.primitive_attrs.get("mirror_user_id"), node.cnode_primal_attrs.get("mirror_user_id"))
+
+
+@contextmanager
+def patched(exemplar: Exemplar, lines: list[str], differ: list[int], path: str
+            ) -> Iterator[IRFile | Departure]:
+    """The exemplar's model made the follower's (``lines``, differing at ``differ``, its file
+    ``path``), for as long as the ``with`` lasts; a :class:`Departure` where it cannot be."""
+    starts = set()
+    for line in differ:
+        start = exemplar.item_of(line)
+        if start is not None and exemplar.holds(start, line):
+            starts.add(start)
+        elif not only_pointers(exemplar.lines[line - 1], lines[line - 1]):
+            yield Departure(line, "values differ on a line outside every node")
+            return
+    read = _reread(exemplar, lines, sorted(starts)) if starts else {}
+    if isinstance(read, Departure):
+        yield read
+        return
+    saved: list[tuple[Node, dict]] = []
+    ir, graph = exemplar.ir, exemplar.graph  # graph: None for a reference file (no graph is made)
+    before = (ir.path, ir.attrs)
+    exemplar.changed = set(read)
+    exemplar.names_kept = True
+    try:
+        for start, new in read.items():
+            node = exemplar.by_line[start]
+            exemplar.names_kept &= _names(node) == _names(new)
+            saved.append((node, {name: getattr(node, name) for name in _COPIED}))
+            for name in _COPIED:
+                setattr(node, name, getattr(new, name))
+            node._strategy = False
+            data = graph.nodes[node_id(node)] if graph is not None else None
+            if data is not None and any(data.get(k) != v for k, v in _attrs(node).items()):
+                yield Departure(start, "the node's name, strategy or shapes differ")
+                return
+        ir.path = path
+        phase = next((line for line in lines if line.startswith(_PHASE)), None)
+        if phase is not None and "compile_phase" in ir.attrs:
+            ir.attrs = {**ir.attrs, "compile_phase": phase[len(_PHASE):].strip()}
+        yield ir
+    finally:
+        for node, values in saved:
+            for name, value in values.items():
+                setattr(node, name, value)
+            node._strategy = False
+        ir.path, ir.attrs = before

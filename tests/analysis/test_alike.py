@@ -1,0 +1,119 @@
+"""Ranks read by what differs from a rank read in full (msinspect.analysis.alike): the model is the
+one a full parse makes, the answers are those of reading every rank in full, and a rank whose text
+departs from the one before it beyond rank-specific values is read in full and flagged.
+``bench/alike_identity.py`` runs the same comparison over every zoo run and UT port."""
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import shutil
+
+import pytest
+
+from msinspect import load_dump
+from msinspect.analysis import alike, collect
+from msinspect.analysis.context import RankContext
+from msinspect.graph import to_networkx
+from msinspect.parser import parse_file
+from msinspect.ranks_read import plan_reads
+from msinspect.selection import pick_reference, world_of
+from tests.conftest import FIXTURES
+
+ZOO = FIXTURES / "zoo"
+#: What a rank read alike says of itself, not of its file.
+_HOW_READ = ("read_by", "departure", "departed_from")
+
+
+def _tasks(root) -> list[tuple]:
+    """``analyse``'s task of every rank of a dump: file, reference, context, label."""
+    dump = load_dump(root)
+    world = world_of(dump)
+    out = []
+    for read in plan_reads(dump).read:
+        reference = pick_reference(read.source, read.file)
+        out.append((str(read.file), str(reference) if reference else None, RankContext(read.rank, world), read.label))
+    return out
+
+
+def _answers(result) -> dict:
+    values = dataclasses.asdict(result)
+    for name in _HOW_READ:
+        values.pop(name)
+    return values
+
+
+def _node_fields(ir) -> list[tuple]:
+    return [tuple((f.name, getattr(n, f.name)) for f in dataclasses.fields(n) if f.name != "_strategy")
+            for n in ir.nodes()]
+
+
+@pytest.mark.parametrize("run, follower", [
+    ("01_semi_auto_tp4dp2", "rank_1"),       # groups: names, rank lists, group_rank_ids tuples
+    ("12_mf_llama_tp8", "rank_5"),           # constants: a slice's offsets, a vocabulary offset
+    ("04_pipeline_hsdp_recompute", "rank_1"),  # stage 0 (ranks 0-3): Send / Receive peers, ref_key pointers
+])
+def test_the_model_read_by_what_differs_is_the_model_of_a_full_parse(run, follower):
+    exemplar_file = next((ZOO / run / "rank_0").glob("*validate*"))
+    follower_file = ZOO / run / follower / exemplar_file.name
+    ir = parse_file(exemplar_file)
+    exemplar = alike.Exemplar("rank_0", alike.lines_of(exemplar_file), ir, to_networkx(ir))
+    before = _node_fields(ir)
+    lines = alike.lines_of(follower_file)
+    differ = exemplar.differing(lines)
+    assert not isinstance(differ, alike.Departure), differ
+    assert differ  # the two ranks' files do differ
+    whole = parse_file(follower_file)
+    with alike.patched(exemplar, lines, differ, str(follower_file)) as patched:
+        assert not isinstance(patched, alike.Departure), patched
+        assert _node_fields(patched) == _node_fields(whole)
+        assert patched.params == whole.params and patched.path == whole.path
+        assert [(s.name, s.params, s.line) for s in patched.subgraphs] == \
+               [(s.name, s.params, s.line) for s in whole.subgraphs]
+    assert _node_fields(ir) == before  # the exemplar's nodes are put back
+
+
+@pytest.mark.parametrize("run", [
+    ZOO / "01_semi_auto_tp4dp2",            # TP4 x DP2: every rank one program
+    ZOO / "04_pipeline_hsdp_recompute",     # two stages: rank 4 departs (another program), 5-7 follow it
+    ZOO / "06_control_flow_8",              # subgraphs and calls
+    FIXTURES / "manual_parallel_8rank",     # a real training run on the CPU
+    FIXTURES / "recursive_pipeline_dryrun_8rank",
+])
+def test_every_rank_read_alike_answers_as_read_in_full(run):
+    """One batch of every rank of the run: its first rank read in full, the others against it."""
+    tasks = _tasks(run)
+    alike_ = collect._analyse_batch(tasks, alike=True)
+    full = collect._analyse_batch(tasks, alike=False)
+    assert [r.read_by for r in full] == [None] * len(tasks)
+    followers = [r for r in alike_ if r.read_by]
+    assert followers, "no rank was read by what differs"
+    for a, f in zip(alike_, full):
+        assert _answers(a) == _answers(f), a.label
+
+
+def test_a_rank_that_departs_is_read_in_full_and_flagged(tmp_path):
+    """Rank 1's file made to give one MatMul another strategy, line count kept: not a value that
+    names the rank, so it is read in full and the line is named."""
+    root = tmp_path / "run"
+    for rank in ("rank_0", "rank_1"):
+        shutil.copytree(ZOO / "01_semi_auto_tp4dp2" / rank, root / rank)
+    target = next((root / "rank_1").glob("*validate*"))
+    target.chmod(0o644)
+    text = gzip.decompress(target.read_bytes()).decode()
+    old = "{in_strategy: ((2, 1), (1, 4))"
+    at = text.index(old)
+    line = text.count("\n", 0, at) + 1
+    target.write_bytes(gzip.compress(text.replace(old, "{in_strategy: ((1, 1), (1, 8))", 1).encode()))
+    tasks = _tasks(root)
+    got = collect._analyse_batch(tasks, alike=True)
+    full = collect._analyse_batch(tasks, alike=False)
+    assert got[1].read_by is None
+    assert got[1].departure.startswith(f"read in full: line {line} differs from rank_0's beyond rank-specific values")
+    assert [_answers(r) for r in got] == [_answers(r) for r in full]
+
+
+def test_the_environment_reads_every_rank_in_full(monkeypatch):
+    dump = load_dump(FIXTURES / "manual_parallel_8rank")
+    assert any(r.read_by for r in collect.analyse(dump, jobs=1, cache=False).results)
+    monkeypatch.setenv(collect.READ_EVERY_RANK_ENV, "1")
+    assert not any(r.read_by for r in collect.analyse(dump, jobs=1, cache=False).results)
