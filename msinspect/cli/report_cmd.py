@@ -26,15 +26,20 @@ from msinspect.cli.reads import tell_plan
               help="Draw the pictures from this rank's file (default: each from the first rank whose file has "
                    "the operator; the busiest collective of a kind from the rank where it sends the most).")
 @click.option("--overwrite", is_flag=True, help="Replace the -o file if it exists.")
+@click.option("--compare", "other", type=click.Path(), default=None, metavar="RUN",
+              help="Also compare DUMP with another run of the same model (another parallel configuration "
+                   "or MindSpore release) at --rank (default: the lowest rank both hold), as msinspect compare does.")
 @stage_option
 @jobs_option
 @scheduler_option
 @lenient_option
-def report(dump, out, spec, ops, rank, overwrite, stage, jobs, scheduler, lenient):
+def report(dump, out, spec, ops, rank, overwrite, other, stage, jobs, scheduler, lenient):
     """Write one HTML file (CSS, JavaScript and pictures inline; it fetches nothing) that shows DUMP:
     the run and the ranks read, a sortable, filterable table of strategies with repeats collapsed,
     communication per kind and per group with a bar chart of bytes, each weight's device grid, the
-    graph around chosen operators (--op) and, with --spec, every expectation with its evidence. Open it in any browser."""
+    graph around chosen operators (--op), why one rank's strategies and collectives are what they are,
+    with --compare what changed against another run, and, with --spec, every expectation with its
+    evidence. Open it in any browser."""
     from msinspect.dumps import load_dump
     from msinspect.errors import MsInspectError
     from msinspect.report.files import check_writable, free_name, write_new
@@ -57,11 +62,15 @@ def report(dump, out, spec, ops, rank, overwrite, stage, jobs, scheduler, lenien
             from msinspect.check import check
             outcome = check(loaded_spec, loaded, jobs=jobs, lenient=lenient, scheduler=scheduler,
                             analyses={stage: analysis})
+        compared = None
+        if other is not None:
+            from msinspect.analysis.jobdiff import compare_runs
+            compared = compare_runs(dump, other, rank, stage, lenient=lenient, jobs=jobs)
         warn_skipped(analysis.skipped)
         if analysis.plan is not None:
             tell_plan(analysis.plan)
-        written = write_new(path, report_html(analysis, outcome, ops=ops, lenient=lenient, rank=rank),
-                            overwrite=overwrite)
+        written = write_new(path, report_html(analysis, outcome, ops=ops, lenient=lenient, rank=rank,
+                                              compared=compared), overwrite=overwrite)
     size = written.stat().st_size
     click.echo(f"wrote {written} ({size / 1024:,.0f} KiB); open it in a browser: file://{written.resolve()}")
     if outcome is not None:

@@ -223,12 +223,14 @@ def why_section(analysis, rank: int | None = None) -> dict | None:
 
 
 def report_html(analysis, check_report=None, *, title: str | None = None, ops=(), lenient: bool = False,
-                rank: int | None = None) -> str:
+                rank: int | None = None, compared=None) -> str:
     """The page for an :class:`~msinspect.analysis.collect.Analysis` (and a
     :class:`~msinspect.check.CheckReport`); ``ops``: the selectors to draw the graph around (default:
     see :func:`msinspect.report.around.choose`), from ``rank``'s file when given. The run section
-    shows the rank groups (:func:`group_rows`)."""
+    shows the rank groups (:func:`group_rows`). ``compared``: a job-to-job diff of this run and
+    another (:func:`msinspect.analysis.jobdiff.compare_runs`), shown as its own section."""
     from msinspect.report.around import choose, draw
+    from msinspect.report.compare_section import compare_section
     from msinspect.report.glance import glance
     from msinspect.report.cost_section import cost_section
 
@@ -251,6 +253,7 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
         comm=_comm_summary(comm_frame) if len(comm_frame) else None,
         cost=cost_section(analysis),
         why=why_section(analysis, rank),
+        compare=compare_section(compared) if compared is not None else None,
         params=_params(analysis, slices),
         around=draw(analysis, choose(analysis, ops, check_report, rank=rank), lenient=lenient, rank=rank),
         around_named=bool(ops),

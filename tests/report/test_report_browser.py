@@ -210,3 +210,36 @@ def test_repeated_layers_weights_collapse_and_expand(browser, tmp_path_factory, 
     # an --op that names nothing says so instead of a picture
     assert "no operator of the files read matches 'no-such-operator' (at stage validate)" in browser.find_element(By.ID, "around").text
     assert _console_errors(browser) == []
+
+
+def test_a_run_compared_with_another_shows_what_changed(browser, tmp_path_factory, shots, analysed):
+    """zoo 01 (MP 4 x DP 2) against its MP 1 run (tests/analysis/jobdiff/zoo01_mp1, rank 0). By hand,
+    from fixtures/zoo/nets/01_semi_auto_tp4dp2.py and gpt.py (derivations in
+    tests/analysis/test_jobdiff.py's docstring): q_matmul's weight is cut 4 ways by columns at MP 4,
+    ((2, 1), (1, 4)), whole at MP 1, ((2, 1), (1, 1)); with MP 1 no tensor-parallel collective is
+    left, so 0 bytes on the tensor axis, and the forward AllReduces of the attention output are
+    removed; rank 0's weights grow from 15,372,288 to 54,693,888 bytes."""
+    from selenium.webdriver.common.by import By
+
+    from msinspect.analysis.jobdiff import compare_runs
+    from tests.conftest import ROOT
+
+    dump = analysed("zoo/01_semi_auto_tp4dp2")
+    compared = compare_runs(dump.path, ROOT / "tests" / "analysis" / "jobdiff" / "zoo01_mp1", 0)
+    page = tmp_path_factory.mktemp("report") / "compared.html"
+    page.write_text(report_html(dump.analyse(), compared=compared), encoding="utf-8")
+    browser.get(page.as_uri())
+    assert _console_errors(browser) == []
+    section = browser.find_element(By.ID, "compare")
+    browser.execute_script("arguments[0].scrollIntoView()", section)
+    assert section.is_displayed()
+    cells = lambda row: [td.text for td in row.find_elements(By.TAG_NAME, "td")]  # noqa: E731
+    tensor = section.find_element(By.CSS_SELECTOR, '#compare-axes tr[data-axis="tensor"]')
+    assert cells(tensor)[2] == "0"
+    weights = section.find_element(By.CSS_SELECTOR, '#compare-memory tr[data-part="weights"]')
+    assert cells(weights)[1:3] == ["15,372,288", "54,693,888"]
+    strategies = [cells(r) for r in section.find_elements(By.CSS_SELECTOR, "#compare-strategies tbody tr")]
+    assert any(r[1] == "q_matmul" and r[4] == "((2,1),(1,4))" and r[5] == "((2,1),(1,1))" for r in strategies)
+    removed = [cells(r) for r in section.find_elements(By.CSS_SELECTOR, '#compare-comm tr[data-change="removed"]')]
+    assert any(r[1] == "forward" and r[2] == "AllReduce" and r[4] == "4 -> 0" for r in removed), removed
+    section.screenshot(str(shots / "compare.png"))

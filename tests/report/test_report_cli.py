@@ -134,3 +134,19 @@ def test_pictures_come_from_the_rank_asked_for(tmp_path):
     out = tmp_path / "r.html"
     run = CliRunner().invoke(main, ["report", str(pipeline), "--rank", "9", "-o", str(out)])
     assert run.exit_code == 2 and "--rank 9: no such rank was read" in run.stderr and not out.exists()
+
+
+def test_compare_adds_a_section_that_says_when_nothing_changed(tmp_path):
+    """A run compared with itself: every strategy and collective the same, said in words."""
+    from tests.conftest import ROOT
+
+    run = ROOT / "tests" / "analysis" / "jobdiff" / "zoo01_mp1"
+    out = tmp_path / "same.html"
+    result = CliRunner().invoke(main, ["report", str(run), "--compare", str(run), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    section = page[page.index('<section id="compare">'):]
+    section = section[:section.index("</section>")]
+    assert "No aligned operator changed its strategy." in section
+    assert "The same communication on both sides." in section
+    assert 'href="#compare"' in page
