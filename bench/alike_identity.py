@@ -19,21 +19,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from msinspect.analysis import collect  # noqa: E402
-from msinspect.analysis.context import RankContext  # noqa: E402
 from msinspect.dumps import load_dump  # noqa: E402
 from msinspect.errors import MsInspectError  # noqa: E402
 from msinspect.ranks_read import plan_reads  # noqa: E402
-from msinspect.selection import pick_reference, world_of  # noqa: E402
+from msinspect.selection import world_of  # noqa: E402
 
 
 def tasks_of(root: Path) -> list[tuple]:
     dump = load_dump(root)
-    world = world_of(dump)
-    out = []
-    for read in plan_reads(dump).read:
-        reference = pick_reference(read.source, read.file)
-        out.append((str(read.file), str(reference) if reference else None, RankContext(read.rank, world), read.label))
-    return out
+    return collect.rank_tasks(plan_reads(dump), world_of(dump))
 
 
 def answers(result) -> dict:

@@ -541,6 +541,19 @@ def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
     return frame[columns + [c for c in frame.columns if c not in columns]]
 
 
+def rank_tasks(plan: ReadPlan, world: tuple[int, ...] | None, only: Collection[int] | None = None) -> list[tuple]:
+    """The task of each rank the plan reads (of ``only``, when given): ``(file, reference file,
+    context, label)``, what :func:`_analyse_batch` reads."""
+    tasks = []
+    for read in plan.read:
+        if only is not None and read.rank not in only:
+            continue
+        rank, path = read.source, read.file
+        reference = pick_reference(rank, path)
+        tasks.append((str(path), str(reference) if reference else None, RankContext(rank.rank, world), rank.label))
+    return tasks
+
+
 def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
             progress: Callable[[str], None] | None = None, lenient: bool = False,
             world: int | None = None, scheduler: str | None = None,
@@ -586,14 +599,7 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
                                  f"so the job has more than {world} ranks")
     world = tuple(range(world)) if world is not None else world_of(dump)
     plan = plan_reads(dump, stage)
-    tasks = []
-    for read in plan.read:
-        if only is not None and read.rank not in only:
-            continue
-        rank, path = read.source, read.file
-        reference = pick_reference(rank, path)
-        ctx = RankContext(rank.rank, world)
-        tasks.append((str(path), str(reference) if reference else None, ctx, rank.label))
+    tasks = rank_tasks(plan, world, only)
     if spool is None:
         spool = len(tasks) >= SPOOL_RANKS
     if alike is None:

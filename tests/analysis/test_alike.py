@@ -12,11 +12,10 @@ import pytest
 
 from msinspect import load_dump
 from msinspect.analysis import alike, collect
-from msinspect.analysis.context import RankContext
 from msinspect.graph import to_networkx
 from msinspect.parser import parse_file
 from msinspect.ranks_read import plan_reads
-from msinspect.selection import pick_reference, world_of
+from msinspect.selection import world_of
 from tests.conftest import FIXTURES
 
 ZOO = FIXTURES / "zoo"
@@ -27,12 +26,7 @@ _HOW_READ = ("read_by", "departure", "departed_from")
 def _tasks(root) -> list[tuple]:
     """``analyse``'s task of every rank of a dump: file, reference, context, label."""
     dump = load_dump(root)
-    world = world_of(dump)
-    out = []
-    for read in plan_reads(dump).read:
-        reference = pick_reference(read.source, read.file)
-        out.append((str(read.file), str(reference) if reference else None, RankContext(read.rank, world), read.label))
-    return out
+    return collect.rank_tasks(plan_reads(dump), world_of(dump))
 
 
 def _answers(result) -> dict:
