@@ -313,6 +313,32 @@ def matrix_table(matrix: pd.DataFrame) -> pd.DataFrame:
             .reindex(index=ranks, columns=ranks, fill_value=0).astype(int))
 
 
+def matrix_blocks(matrix: pd.DataFrame, most: int) -> pd.DataFrame:
+    """:func:`matrix_table` with at most ``most`` rows and columns: past that many ranks, the ranks
+    in equal blocks of consecutive ranks (labelled ``0-31``), their bytes summed. A square table
+    of every rank grows as the square of the ranks (10,000 ranks: 100 million cells); blocks keep
+    the pattern (a tensor-parallel group of neighbours, a data-parallel stride) in a picture."""
+    import pandas as pd
+
+    from msinspect.ranks_text import ranks_text
+
+    known = matrix.dropna(subset=["dst"]) if not matrix.empty else matrix
+    if known.empty:
+        return pd.DataFrame()
+    known = known.assign(dst=known["dst"].astype(int))
+    ranks = sorted(set(known["src"]) | set(known["dst"]))
+    if len(ranks) <= most:
+        return matrix_table(matrix)
+    size = -(-len(ranks) // most)
+    block = {r: i // size for i, r in enumerate(ranks)}
+    labels = [ranks_text(ranks[i:i + size]) for i in range(0, len(ranks), size)]
+    summed = known.assign(src=known["src"].map(block), dst=known["dst"].map(block)).groupby(["src", "dst"])["bytes"].sum()
+    table = (summed.unstack(fill_value=0).reindex(index=range(len(labels)), columns=range(len(labels)), fill_value=0)
+             .astype(int))
+    table.index, table.columns = labels, labels
+    return table
+
+
 def parse_link(text: str) -> dict[str, float]:
     """``intra=GBPS,inter=GBPS`` -> ``{"intra": ..., "inter": ...}`` (gigabytes per second);
     ValueError on anything else."""

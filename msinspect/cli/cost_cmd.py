@@ -9,6 +9,8 @@ from msinspect.cli.output import (analysed, emit, errors, jobs_option, json_opti
                                   stage_option, stdout, world_option)
 
 BY_CHOICES = ("axis", "phase", "axis,phase")
+#: The most rows of the --matrix table: past that many ranks, blocks of consecutive ranks.
+MATRIX_MOST = 32
 
 
 def _count(value) -> str:
@@ -103,12 +105,14 @@ def cost(dump, by, matrix, svg_path, memory, link, ranks_per_node, stage, world,
         for why, n in reasons.items():
             stdout().print(f"axis cannot tell for {n} operator(s): {why}")
     if matrix:
-        table = costs_.matrix_table(pairs)
+        table = costs_.matrix_blocks(pairs, MATRIX_MOST)
         if table.empty:
             stdout().print("rank-to-rank matrix: cannot tell (no bytes between two ranks are known)")
         else:
             rows = [{"from": src, **{f"to {d}": f"{v:,}" if v else "" for d, v in row.items()}}
                     for src, row in table.iterrows()]
+            if any(isinstance(r, str) for r in table.index):
+                stdout().print(f"{len(table)} blocks of consecutive ranks, their bytes summed (--json: every pair)")
             emit(rows, as_json=False, as_csv=False, title="bytes per step, sender (row) to receiver (column)")
             stdout().print(costs_.MATRIX_ASSUMPTION)
     if held is not None:

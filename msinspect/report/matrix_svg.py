@@ -22,24 +22,33 @@ def _shade(value: int, largest: int) -> str:
     return f"rgb({light},{int(round(light * 0.9 + 20))},255)" if light > 0 else "rgb(0,20,255)"
 
 
+#: The most rows (and columns) of the picture: past that many ranks, blocks of consecutive ranks
+#: (:func:`~msinspect.analysis.cost.matrix_blocks`).
+MOST = 64
+
+
 def matrix_svg(matrix: pd.DataFrame) -> str:
     """The SVG text of a :func:`~msinspect.analysis.cost.rank_matrix` frame; an empty string when
     no byte between two ranks is known."""
-    from msinspect.analysis.cost import matrix_table
+    from msinspect.analysis.cost import matrix_blocks
 
-    table = matrix_table(matrix)
+    table = matrix_blocks(matrix, MOST)
     if table.empty:
         return ""
     ranks = list(table.index)
+    blocked = any(isinstance(r, str) for r in ranks)
     cell = 24 if len(ranks) <= 32 else max(4, 768 // len(ranks))
     left, top = 40, 50
     largest = int(table.to_numpy().max())
-    cells = [{"row": i, "col": j, "src": s, "dst": d, "bytes": int(table.loc[s, d]),
-              "fill": _shade(int(table.loc[s, d]), largest)}
+    values = table.to_numpy()
+    word = "ranks" if blocked else "rank"
+    cells = [{"row": i, "col": j, "src": s, "dst": d, "bytes": int(values[i, j]),
+              "fill": _shade(int(values[i, j]), largest), "from": f"{word} {s}", "to": f"{word} {d}"}
              for i, s in enumerate(ranks) for j, d in enumerate(ranks)]
     unknown = int(matrix.groupby("src")["unknown"].max().sum()) if not matrix.empty else 0
     width = max(left + cell * len(ranks) + 20, 560)
     return environment().get_template("matrix.svg.j2").render(
         width=width, height=top + cell * len(ranks) + 30, left=left, top=top, cell=cell,
         labels=[str(r) for r in ranks], cells=cells, largest=largest, assumption=MATRIX_ASSUMPTION,
+        blocks=f"{len(ranks)} blocks of consecutive ranks, their bytes summed" if blocked else "",
         unknown=f"{unknown} operator(s) whose bytes or peers cannot be told left out" if unknown else "")

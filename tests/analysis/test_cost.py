@@ -251,3 +251,19 @@ def test_link_time_is_an_estimate(zoo04):
     assert times["estimate"].str.contains("estimate").all()
     with pytest.raises(ValueError):
         parse_link("fast=1")
+
+
+def test_a_matrix_of_many_ranks_is_shown_in_blocks():
+    """A ring over 8 ranks, each sending 10 bytes to the next, in blocks of 2 ranks: by hand, an
+    even rank sends inside its block (0 -> 1), an odd one to the next block (1 -> 2, 7 -> 0), so 10
+    bytes on the diagonal and 10 on the one after it, wrapping; nothing else."""
+    import pandas as pd
+
+    from msinspect.analysis.cost import matrix_blocks
+
+    ring = pd.DataFrame({"src": list(range(8)), "dst": [(r + 1) % 8 for r in range(8)], "bytes": [10] * 8,
+                         "unknown": [0] * 8})
+    table = matrix_blocks(ring, most=4)
+    assert list(table.index) == list(table.columns) == ["0-1", "2-3", "4-5", "6-7"]
+    assert table.to_numpy().tolist() == [[10, 10, 0, 0], [0, 10, 10, 0], [0, 0, 10, 10], [10, 0, 0, 10]]
+    assert matrix_blocks(ring, most=8).shape == (8, 8)  # few enough ranks: one a row
