@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from msinspect.errors import shown_path
+from msinspect.report.group_shapes import MANY, by_shape, shape_totals
 from msinspect.report.grid import grids_of, weight_rows
 from msinspect.report.grid_svg import grid_svg
 from msinspect.ranks_text import ranks_text
@@ -114,7 +115,7 @@ def _ranks_key(value) -> tuple | None:
     return tuple(value) if isinstance(value, (tuple, list)) else None
 
 
-def _comm_summary(frame) -> dict:
+def _comm_summary(frame, many: bool = False) -> dict:
     """Per kind and per group (its rank list, as ``msinspect comm --by kind`` / ``--by group`` count
     them: :func:`~msinspect.analysis.comm.comm_totals`): operators, ranks, and the tensor bytes and
     wire bytes per step summed over the ranks that run them (None: "cannot tell", where one of
@@ -133,7 +134,13 @@ def _comm_summary(frame) -> dict:
     moving = frame[frame["moves_data"].astype(bool)]
     keys = [_ranks_key(g) for g in moving["group_ranks"]]
     groups = []
-    for total in comm_totals(moving, "group").to_dict("records"):
+    if many:  # each rank's own group by its shape: one row per shape, not per group (group_shapes)
+        groups = [{"members": f"{t['groups']:,} groups of {t['shape']}" if t["groups"] > 1 else t["shape"],
+                   "names": "one per group" if t["groups"] > 1 else "", "kinds": t["kinds"], "ops": t["ops"],
+                   "ranks": t["ranks"], "tensor": t["tensor"], "tensor_missing": t["tensor_missing"],
+                   "wire": t["wire"], "wire_missing": t["wire_missing"], "why": unknown_why(moving)}
+                  for t in shape_totals(moving)]
+    for total in ([] if many else comm_totals(moving, "group").to_dict("records")):
         key = _ranks_key(total["group_ranks"])
         rows = moving[[k == key for k in keys]]
         groups.append({"members": ranks_text(key) if key else "cannot tell",
@@ -237,8 +244,10 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
     strategies = analysis.strategies()
     strategy_rows = merged_rows(strategies, STRATEGY_SHOWN)
     comm_frame = analysis.comm()
-    comm_rows = merged_rows(comm_frame.assign(
-        group_ranks=[ranks_text(g) if isinstance(g, (tuple, list)) else None for g in comm_frame["group_ranks"]],
+    many = len(analysis.results) >= MANY  # each rank's group by its shape (group_shapes)
+    shaped = by_shape(comm_frame) if many else comm_frame.assign(
+        group_ranks=[ranks_text(g) if isinstance(g, (tuple, list)) else None for g in comm_frame["group_ranks"]])
+    comm_rows = merged_rows(shaped.assign(
         wire_bytes=[_bytes_text(b) for b in comm_frame["wire_bytes"]],
         tensor_bytes=[_bytes_text(b) for b in comm_frame["tensor_bytes"]]), COMM_SHOWN)
     slices = analysis.slices()
@@ -250,7 +259,7 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
         glance=glance(analysis, comm_frame, strategies, slices, rank_groups, run),
         strategy_columns=STRATEGY_SHOWN, strategy_blocks=blocks(strategy_rows), strategy_count=len(strategy_rows),
         comm_columns=COMM_SHOWN, comm_blocks=blocks(comm_rows), comm_count=len(comm_rows),
-        comm=_comm_summary(comm_frame) if len(comm_frame) else None,
+        comm=_comm_summary(comm_frame, many) if len(comm_frame) else None, groups_by_shape=many,
         cost=cost_section(analysis),
         why=why_section(analysis, rank),
         compare=compare_section(compared) if compared is not None else None,
