@@ -14,6 +14,7 @@ import pytest
 import msinspect
 from msinspect.data import DataError
 from msinspect.dryrun import DryRunError, DryRunSetupError, Problem
+from msinspect.dryrun.sweep import SweepError
 from msinspect.dumps import DuplicateRanksError, SeveralRunsError, parse_many
 from msinspect.errors import (BadArgumentError, ConfigError, DumpNotFoundError, IRDecodeError, IRFileError,
                               IRParseError, IRReadError, IRTooLargeError, MsInspectError, NoMatchError, WorkerError)
@@ -71,6 +72,7 @@ EXAMPLES = [
     ScrubError("dumps/scrubbed: inside the source"),
     DataError(Path("data/mnist"), "no train-images-idx3-ubyte"),
     DryRunError("ranks must be at least 1"),
+    SweepError("--grid 'MP': expected NAME=v1,v2 with NAME a variable's name (letters, digits, _)"),
     DryRunSetupError([Problem("the libcuda stand-in is missing", "msinspect setup-dryrun")]),
     TrainError("sharding_propagation: timed out after 60 s", Path("runs/train-x")),
     JobArgumentError("--num-samples 16 is less than one batch of 32: manual_parallel would train no step"),
