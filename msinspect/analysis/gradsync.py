@@ -181,6 +181,9 @@ def _replicas_by_layout(slices: pd.DataFrame, analysis) -> dict[tuple[int, str],
     """(rank, weight) -> the ranks of its stage holding the same slice, from its layout."""
     out = {}
     pipelined = any(result.pipelined for result in analysis.results)
+    # per layout, shape and stage: each slice and the ranks holding it, made once (a weight's
+    # slice asked of every rank of the stage for every rank made this the square of the ranks)
+    holding: dict[tuple, dict[tuple, tuple[int, ...]]] = {}
     for row in slices.to_dict("records"):
         matrix, tensor_map, shape, rank = row["device_matrix"], row["tensor_map"], row["global_shape"], row["rank"]
         ctx = analysis.context(rank)
@@ -194,9 +197,13 @@ def _replicas_by_layout(slices: pd.DataFrame, analysis) -> dict[tuple[int, str],
         if devices != len(stage):
             continue
         layout = Layout(tuple(matrix), (tuple(tensor_map),))
-        mine = layout.slice_of(0, tuple(shape), ctx.local_rank)
-        out[(rank, row["param"])] = tuple(r for i, r in enumerate(stage)
-                                          if layout.slice_of(0, tuple(shape), i) == mine)
+        key = (layout, tuple(shape), tuple(stage))
+        if key not in holding:
+            by_slice: dict[tuple, list[int]] = {}
+            for i, r in enumerate(stage):
+                by_slice.setdefault(layout.slice_of(0, tuple(shape), i), []).append(r)
+            holding[key] = {piece: tuple(ranks) for piece, ranks in by_slice.items()}
+        out[(rank, row["param"])] = holding[key][layout.slice_of(0, tuple(shape), ctx.local_rank)]
     return out
 
 
