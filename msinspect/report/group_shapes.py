@@ -11,6 +11,7 @@ their size; ``msinspect comm`` and ``--json`` keep every rank's own group.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from msinspect.ranks_text import ranks_text
@@ -27,6 +28,12 @@ def shape_of(ranks) -> str | None:
     other list."""
     if not isinstance(ranks, (tuple, list)) or len(ranks) < 2:
         return None
+    return _shape(tuple(ranks))
+
+
+@lru_cache(maxsize=1 << 14)
+def _shape(ranks: tuple[int, ...]) -> str | None:
+    """:func:`shape_of` of a tuple, kept: a job names a few groups, each on thousands of rows."""
     ordered = sorted(ranks)
     stride = ordered[1] - ordered[0]
     if stride <= 0 or any(b - a != stride for a, b in zip(ordered, ordered[1:])):
