@@ -155,6 +155,10 @@ def _comm_summary(frame, many: bool = False) -> dict:
     return {"kinds": kinds, "groups": groups, "bars": bars, "local": len(frame) - len(moving)}
 
 
+#: The most devices a device grid of the report draws, one square each; past that the grid is
+#: named with the command that draws it.
+GRID_DEVICES = 256
+
 #: The cells of a weight's row that its repeats (the same weight of another layer) share.
 PARAM_SHOWN = ["global_shape", "consumer", "op", "in_strategy", "device_matrix", "tensor_map", "ranks", "problem",
                "picture"]
@@ -182,8 +186,14 @@ def _params(analysis, slices=None) -> dict:
     pictures = []
     for i, (key, members) in enumerate(by_layout.items()):
         names = list(dict.fromkeys(m[0] for m in members))
-        pictures.append({"id": f"layout{i}", "params": names, "caption": ", ".join(compressed_names(names)),
-                         "svg": grid_svg(members[0][1], index=i)})
+        grid = members[0][1]
+        drawn = len(grid.ranks) <= GRID_DEVICES
+        caption = ", ".join(compressed_names(names))
+        if not drawn:  # a square per device: megabytes at thousands of ranks
+            caption += (f": {len(grid.ranks):,} devices, {len(grid.slices):,} distinct slices, not drawn "
+                        f"(msinspect render DUMP --param {names[0]} draws it)")
+        pictures.append({"id": f"layout{i}", "params": names, "caption": caption,
+                         "svg": grid_svg(grid, index=i) if drawn else ""})
     picture_of = {p: pic["id"] for pic in pictures for p in pic["params"]}
     for info in out:
         info["picture"] = picture_of.get(info["param"])

@@ -1,5 +1,6 @@
-"""A report of many ranks writes each rank's own group by its shape (msinspect.report.group_shapes),
-so ranks doing the same are one row whatever the job's size."""
+"""A report of many ranks stays the size of a few ranks': each rank's own group is written by its
+shape (msinspect.report.group_shapes), so ranks doing the same are one row whatever the job's
+size, and a device grid past html.GRID_DEVICES devices is named, not drawn square by square."""
 from __future__ import annotations
 
 import re
@@ -44,3 +45,14 @@ def test_the_report_of_many_ranks_writes_groups_by_shape(monkeypatch, analysed):
     assert 'id="groups-by-shape"' in page
     table = page[page.index('id="comm-table"'):]
     assert "each rank&#39;s own: 4 ranks, stride 1" in table[:table.index("</table>")]
+
+
+def test_a_device_grid_of_too_many_devices_is_named_not_drawn(monkeypatch, analysed):
+    """zoo 01's weights are cut over its 8 devices: past a bound of 4, each grid says so and how
+    to draw it, and no grid picture is drawn."""
+    monkeypatch.setattr(html, "GRID_DEVICES", 4)
+    page = html.report_html(analysed("zoo/01_semi_auto_tp4dp2").analyse())
+    params = page[page.index('<section id="params">'):]
+    params = params[:params.index("</section>")]
+    assert "8 devices" in params and "not drawn (msinspect render DUMP --param " in params
+    assert "<svg" not in params
