@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from pathlib import Path
+
 import click
 
 from msinspect.cli.exits import launcher_errors
@@ -67,20 +69,15 @@ def sweep_rows(report) -> list[dict]:
 COLUMNS = ["setting", "result", "ranks ok", "collectives", "bytes / step by axis", "memory / rank", "wall s"]
 
 
-def format_sweep(report, width: int = 120) -> str:
-    """The table, the reasons of the settings that did not compile, where the runs are."""
-    from msinspect.cli.compare_cmd import plain_table
-
-    rows = sweep_rows(report)
+def _what(report) -> str:
     ran = "all" if report.only is None else f"ranks {report.only} of"
-    lines = [f"sweep of {report.script.name}: {ran} {report.ranks} ranks per setting, setting passed as "
-             f"{'environment variables' if report.via == 'env' else 'script arguments'}"]
-    lines += plain_table(rows, COLUMNS)
-    import textwrap
+    return (f"sweep of {report.script.name}: {ran} {report.ranks} ranks per setting, setting passed as "
+            f"{'environment variables' if report.via == 'env' else 'script arguments'}")
 
-    lines += textwrap.wrap("(collectives: communication operators that move data, per rank; bytes: what each rank "
-                           "sends on the wire per step; memory: weights, gradients and optimizer states per rank; "
-                           "a range: the ranks differ)", width=max(60, min(width, 120)))
+
+def _notes(report) -> list[str]:
+    """Why each setting that did not compile did not, and what could not be told of the others."""
+    lines = []
     for s in report.settings:
         if s.failures:
             for f in s.failures:
@@ -92,7 +89,40 @@ def format_sweep(report, width: int = 120) -> str:
                 lines.append(f"{s.label}: {what} {why}")
         if s.analysis_error:
             lines.append(f"{s.label}: compiled, but its IR could not be analysed: {s.analysis_error}")
-    lines.append(f"run folders: {report.sweep_dir}/<setting>/dryrun-*/ (sweep.json holds every field)")
+    return lines
+
+
+def write_page(report) -> Path:
+    """``sweep.html`` beside ``sweep.json``: the table and the notes as a page for a browser."""
+    from datetime import datetime, timezone
+
+    from msinspect.report.templating import environment
+
+    rows = [{**row, "status": s.status} for row, s in zip(sweep_rows(report), report.settings)]
+    page = environment().get_template("sweep.html.j2").render(
+        title=f"msinspect sweep: {report.script.name}", what=_what(report), columns=COLUMNS, rows=rows,
+        notes=_notes(report), folder=str(report.sweep_dir),
+        made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    path = Path(report.sweep_dir) / "sweep.html"
+    temporary = path.with_suffix(".html.tmp")
+    temporary.write_text(page, encoding="utf-8")
+    temporary.replace(path)
+    return path
+
+
+def format_sweep(report, width: int = 120) -> str:
+    """The table, the reasons of the settings that did not compile, where the runs are."""
+    import textwrap
+
+    from msinspect.cli.compare_cmd import plain_table
+
+    lines = [_what(report)] + plain_table(sweep_rows(report), COLUMNS)
+    lines += textwrap.wrap("(collectives: communication operators that move data, per rank; bytes: what each rank "
+                           "sends on the wire per step; memory: weights, gradients and optimizer states per rank; "
+                           "a range: the ranks differ)", width=max(60, min(width, 120)))
+    lines += _notes(report)
+    lines.append(f"run folders: {report.sweep_dir}/<setting>/dryrun-*/ (sweep.json holds every field, "
+                 "sweep.html the table for a browser)")
     done = [s for s in report.settings if s.ranks_ok]
     if len(done) >= 2:
         lines.append(f"compare two: msinspect compare {report.sweep_dir / done[0].folder} "
@@ -140,6 +170,7 @@ def sweep(script, script_args, ranks, grid, via, only, jobs, out_root, timeout, 
         if state["progress"] is not None:
             state["progress"].__exit__(None, None, None)
         if isinstance(exc, SweepInterrupted):
+            write_page(exc.report)
             console.print(format_sweep(exc.report, console.width))
         console.print("interrupted: every scheduler and worker process was stopped")
 
@@ -170,6 +201,7 @@ def sweep(script, script_args, ranks, grid, via, only, jobs, out_root, timeout, 
         report = run_sweep(script, ranks, parsed, via=via, only=only, out_root=out_root, jobs=jobs,
                            timeout=timeout, script_args=script_args, python=python,
                            on_setting=on_setting, on_update=on_update)
+        write_page(report)
     if as_json:
         click.echo(to_json(report.to_dict()))
     else:

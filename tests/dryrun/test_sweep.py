@@ -27,11 +27,12 @@ from click.testing import CliRunner
 
 from dryrun_helpers import NETS
 from msinspect.cli import main
+from tests.report.conftest import browser  # noqa: F401 (the report tests' headless Chromium)
 
 FITS, TOO_BIG = "1,2/2,1", "2,2/2,1"
 
 
-def test_a_sweep_runs_every_setting_and_says_why_one_fails(dryrun_xdg, tmp_path):
+def test_a_sweep_runs_every_setting_and_says_why_one_fails(dryrun_xdg, tmp_path, browser):  # noqa: F811
     result = CliRunner().invoke(main, ["sweep", str(NETS / "matmul_strategy.py"), "--ranks", "2", "--only", "0",
                                        "--arg", "--grid", f"S={FITS};{TOO_BIG}", "--out", str(tmp_path), "--json",
                                        "--", "{S}"], env={"COLUMNS": "120"})
@@ -54,6 +55,16 @@ def test_a_sweep_runs_every_setting_and_says_why_one_fails(dryrun_xdg, tmp_path)
         assert record["script_args"] == args and record["sweep"]["label"] == setting["label"]
     on_disk = json.loads((tmp_path / report["sweep_dir"] / "sweep.json").read_text())
     assert [s["status"] for s in on_disk["settings"]] == ["ok", "failed"]
+
+    # the same table as a page, read in a browser: a row per setting, the failure said below
+    from selenium.webdriver.common.by import By
+
+    browser.get((tmp_path / report["sweep_dir"] / "sweep.html").as_uri())
+    rows = browser.find_elements(By.CSS_SELECTOR, "#sweep-table tbody tr")
+    assert [(r.get_attribute("data-status"), r.find_elements(By.TAG_NAME, "td")[0].text) for r in rows] == \
+        [("ok", f"S={FITS}"), ("failed", f"S={TOO_BIG}")]
+    notes = browser.find_element(By.ID, "sweep-notes").text
+    assert f"S={TOO_BIG}: rank 0 failed" in notes and "it requires 4 devices" in notes
 
 
 def test_the_table_names_each_setting_and_the_failure_below_it(tmp_path):
