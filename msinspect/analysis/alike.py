@@ -147,6 +147,20 @@ class Exemplar:
         return differ
 
 
+def compared(exemplar: Exemplar, path: str, file: str = "") -> tuple[list[str] | None, list[int] | str | None]:
+    """``(lines, differing lines)`` of the file at ``path`` against ``exemplar``'s; ``(None, why)``
+    where it is not read by what differs: the departure said in words (``file``: the file it is
+    about, where that is not the rank's own), or None where there is nothing to flag (a file that
+    does not read cleanly, a node the fast reading leaves to Lark)."""
+    lines = lines_of(path)
+    if lines is None:
+        return None, None
+    differ = exemplar.differing(lines)
+    if isinstance(differ, Departure):
+        return None, differ.format(exemplar.label, file) if differ.departs else None
+    return lines, differ
+
+
 def _reread(exemplar: Exemplar, lines: list[str], starts: list[int]) -> dict[int, Node] | Departure:
     """The follower's node items beginning at ``starts``, each read by the fast reading from its
     own lines (the node line and the type and comment lines under it)."""

@@ -133,11 +133,17 @@ def _analyse(path: str, reference: str | None, ctx: RankContext, label: str,
     """The task of one rank read in full (run in a worker): its result from ``cache`` when kept
     there, else the file parsed and analysed, its graph let go, and the compact result kept in
     ``cache``."""
-    name = _cache_name((path, reference, ctx, label), lenient, cache)
+    return _cached((path, reference, ctx, label), lenient, cache,
+                   lambda: _compute(path, reference, ctx, label, lenient))
+
+
+def _cached(task: tuple, lenient: bool, cache: caches.Store | None, compute: Callable[[], RankResult]) -> RankResult:
+    """The rank's result from ``cache`` when kept there, else ``compute()``'s, then kept."""
+    name = _cache_name(task, lenient, cache)
     found = cache.load(name) if name else None
     if isinstance(found, RankResult):
         return found
-    result = _compute(path, reference, ctx, label, lenient)
+    result = compute()
     if name:
         cache.store(name, result)
     return result
@@ -251,28 +257,26 @@ class _Batch:
 
     def __init__(self, lenient: bool, cache: caches.Store | None, alike: bool):
         self.lenient, self.cache, self.alike = lenient, cache, alike
-        self.exemplar = None  # (alike.Exemplar, its task, its reference's lines)
+        self.exemplar = None  # (alike.Exemplar, its task, its result)
 
     def read(self, task: tuple):
         path, reference, ctx, label = task
         try:
             if not self.alike:
                 return _analyse(path, reference, ctx, label, lenient=self.lenient, cache=self.cache)
-            name = _cache_name(task, self.lenient, self.cache)
-            found = self.cache.load(name) if name else None
-            if isinstance(found, RankResult):
-                return found
-            result, departure = self._follow(task)
-            if result is None:
-                before = self.exemplar[0].label if self.exemplar is not None else None
-                result = self._lead(task)
-                if departure:
-                    result.departure, result.departed_from = departure, before
-            if name:
-                self.cache.store(name, result)
-            return result
+            return _cached(task, self.lenient, self.cache, lambda: self._read(task))
         except MsInspectError as error:
             return _bare(error)  # sent back to the main process: without its Lark chain
+
+    def _read(self, task: tuple) -> RankResult:
+        """By what differs from the exemplar where it can be, else in full (the new exemplar)."""
+        result, departure = self._follow(task)
+        if result is None:
+            before = self.exemplar[0].label if self.exemplar is not None else None
+            result = self._lead(task)
+            if departure:
+                result.departure, result.departed_from = departure, before
+        return result
 
     def _follow(self, task: tuple):
         """``(result, None)`` read by what differs from the exemplar; ``(None, departure text)``
@@ -286,22 +290,16 @@ class _Batch:
         exemplar, (e_path, e_reference, _, _), _ = self.exemplar
         if Path(path).name != Path(e_path).name or (reference is None) != (e_reference is None):
             return None, None
-        lines = alike.lines_of(path)
+        lines, differ = alike.compared(exemplar, path)
         if lines is None:
-            return None, None
-        differ = exemplar.differing(lines)
-        if isinstance(differ, alike.Departure):
-            return None, differ.format(exemplar.label) if differ.departs else None
+            return None, differ
         ref_ex = exemplar.ref_exemplar
         if reference is not None:
             if Path(reference).name != Path(e_reference).name or ref_ex is None:
                 return None, None
-            ref_lines = alike.lines_of(reference)
+            ref_lines, ref_differ = alike.compared(ref_ex, reference, Path(reference).name)
             if ref_lines is None:
-                return None, None
-            ref_differ = ref_ex.differing(ref_lines)
-            if isinstance(ref_differ, alike.Departure):
-                return None, ref_differ.format(exemplar.label, Path(reference).name) if ref_differ.departs else None
+                return None, ref_differ
         else:
             ref_lines, ref_differ = None, []
         with collector.paused(), alike.patched(exemplar, lines, differ, path) as ir, \
@@ -317,10 +315,9 @@ class _Batch:
     def _lead(self, task: tuple) -> RankResult:
         """Read the rank in full and keep it as the exemplar."""
         from msinspect.analysis import alike
-
-        path, reference, ctx, label = task
         from msinspect.analysis.flow import remember
 
+        path, reference, ctx, label = task
         with collector.paused():
             ir, ref, graph = _model(path, reference, self.lenient)
             remember(graph)  # its walks' answers serve the ranks read against it
