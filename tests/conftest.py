@@ -38,6 +38,20 @@ def fixture_files() -> list[Path]:
                   and not (AS_PRINTED | OWN_PARSE_TEST) & set(p.relative_to(FIXTURES).parts))
 
 
+def invoke(*args):
+    """``msinspect ARGS`` run in this process by click's test runner, stderr kept apart from
+    stdout (click 8.1 asks for it, 8.2 always does); each argument given as text."""
+    from click.testing import CliRunner
+
+    from msinspect.cli import main
+
+    try:
+        runner = CliRunner(mix_stderr=False)  # click 8.1
+    except TypeError:  # click 8.2 keeps stderr apart by itself
+        runner = CliRunner()
+    return runner.invoke(main, [str(a) for a in args])
+
+
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES

@@ -4,26 +4,20 @@ anything else is an internal error with a request to report it, and the tracebac
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
-from msinspect.cli import main
 from msinspect.cli.exits import (EXIT_CANNOT_READ, EXIT_FINDING, EXIT_INTERNAL, EXIT_MISSING_TOOL, EXIT_USAGE,
                                  EXIT_WORKER_DIED, exit_code)
 from msinspect.errors import (BadArgumentError, ConfigError, DumpNotFoundError, IRDecodeError, IRParseError,
                               IRReadError, IRTooLargeError, MsInspectError, WorkerError)
 from msinspect.render import DotNotFoundError
 from msinspect.train.launcher import TrainError
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, invoke
 
 SEED = FIXTURES / "seed_002"
 
 
 def _invoke(*args):
-    try:
-        runner = CliRunner(mix_stderr=False)  # click 8.1
-    except TypeError:  # click 8.2 keeps stderr apart by itself
-        runner = CliRunner()
-    return runner.invoke(main, [str(a) for a in args])
+    return invoke(*args)
 
 
 def _break_analysis(monkeypatch, error: BaseException):

@@ -6,20 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from msinspect.cli import main
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, invoke
 
 ZOO01 = FIXTURES / "zoo" / "01_semi_auto_tp4dp2"
 
 
 def _invoke(*args):
-    try:
-        runner = CliRunner(mix_stderr=False)  # click 8.1
-    except TypeError:  # click 8.2 keeps stderr apart by itself
-        runner = CliRunner()
-    return runner.invoke(main, ["explain", *map(str, args)])
+    return invoke("explain", *args)
 
 
 def test_a_user_strategy_and_a_collective_read_in_120_columns():

@@ -9,12 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
 
-from msinspect.cli import main
 from msinspect.errors import (BadArgumentError, ConfigError, IRDecodeError, IRFileError, IRParseError, IRReadError,
                               IRTooLargeError, MsInspectError, WorkerError)
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES, ROOT, invoke
 
 SEED = FIXTURES / "seed_002" / "step_parallel_begin_0041.excerpt.ir"
 SP = FIXTURES / "sharding_propagation_dryrun_8rank"
@@ -22,11 +20,7 @@ HINT = "use --lenient"
 
 
 def _invoke(*args):
-    try:
-        runner = CliRunner(mix_stderr=False)  # click 8.1
-    except TypeError:  # click 8.2 keeps stderr apart by itself
-        runner = CliRunner()
-    return runner.invoke(main, ["--no-cache", *map(str, args)])
+    return invoke("--no-cache", *args)
 
 
 @pytest.fixture(autouse=True)

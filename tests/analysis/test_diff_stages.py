@@ -24,12 +24,10 @@ import shutil
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
 from msinspect.analysis.diff import diff_ranks, per_rank
-from msinspect.cli import main
 from msinspect.cli.diff_cmd import format_diff
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, invoke
 
 RP = FIXTURES / "recursive_pipeline_dryrun_8rank"
 Z04 = FIXTURES / "zoo" / "04_pipeline_hsdp_recompute"
@@ -39,11 +37,7 @@ MISSING = re.compile(r"\b(NaN|None|nan|<NA>)\b")
 
 
 def _cli(*args):
-    try:
-        runner = CliRunner(mix_stderr=False)  # click 8.1
-    except TypeError:  # click 8.2 keeps stderr apart by itself
-        runner = CliRunner()
-    return runner.invoke(main, ["diff", *map(str, args)])
+    return invoke("diff", *args)
 
 
 @pytest.fixture(scope="module")
