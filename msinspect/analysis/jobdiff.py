@@ -118,6 +118,18 @@ def _missing(value) -> bool:
     return is_missing(value) or not isinstance(value, (int, float))
 
 
+def change_text(left, right, unknown: str = "-") -> str:
+    """How a count went from ``left`` to ``right``: ``same``, ``new`` (from 0), ``+461%``;
+    ``unknown`` where either side cannot be told."""
+    from msinspect.schema import is_missing
+
+    if is_missing(left) or is_missing(right):
+        return unknown
+    if left == right:
+        return "same"
+    return "new" if not left else f"{(right - left) / left:+.0%}"
+
+
 # ---------------------------------------------------------------- the result
 @dataclass
 class JobDiff:

@@ -45,14 +45,6 @@ def _bytes(value, why: str = "cannot tell") -> str:
     return f"{value:,}"
 
 
-def _change(left, right) -> str:
-    if is_missing(left) or is_missing(right):
-        return "-"
-    if left == right:
-        return "same"
-    if not left:
-        return "new"
-    return f"{(right - left) / left:+.0%}"
 
 
 def _arrow(left, right) -> str:
@@ -140,19 +132,21 @@ def format_compare(result, width: int | None = None) -> str:
 
 
 def _cost_lines(result) -> list[str]:
+    from msinspect.analysis.jobdiff import change_text
+
     lines = [f"\nbytes on the wire per step at rank {result.rank}, by parallel axis:"]
     if result.axes is None:
         lines.append(f"  {result.axes_why}")
     else:
         rows = [{"axis": r["axis"], "left": _bytes(r["left_bytes"]), "right": _bytes(r["right_bytes"]),
-                 "change": _change(r["left_bytes"], r["right_bytes"])} for r in result.axes.to_dict("records")]
+                 "change": change_text(r["left_bytes"], r["right_bytes"])} for r in result.axes.to_dict("records")]
         lines += _table(rows, ["axis", "left", "right", "change"], None)
     lines.append(f"\nstatic memory at rank {result.rank} (weights, gradients, optimizer states):")
     if result.memory is None:
         lines.append(f"  {result.memory_why}")
     else:
         rows = [{"part": r["part"], "left": _bytes(r["left_bytes"]), "right": _bytes(r["right_bytes"]),
-                 "change": _change(r["left_bytes"], r["right_bytes"])} for r in result.memory.to_dict("records")]
+                 "change": change_text(r["left_bytes"], r["right_bytes"])} for r in result.memory.to_dict("records")]
         lines += _table(rows, ["part", "left", "right", "change"], None)
     return lines
 

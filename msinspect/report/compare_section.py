@@ -2,6 +2,7 @@
 of the reported run and another run of the same model, as ``msinspect compare`` prints it."""
 from __future__ import annotations
 
+from msinspect.analysis.jobdiff import change_text
 from msinspect.schema import is_missing
 
 #: Rows of each table shown; the rest are counted (``msinspect compare --json`` has them all).
@@ -14,14 +15,6 @@ def _strategy(value) -> str:
 
 def _bytes(value) -> str | None:
     return None if is_missing(value) else f"{int(value):,}"
-
-
-def _change(left, right) -> str:
-    if is_missing(left) or is_missing(right):
-        return "cannot tell"
-    if left == right:
-        return "same"
-    return "new" if not left else f"{(right - left) / left:+.0%}"
 
 
 def compare_section(diff) -> dict:
@@ -46,7 +39,7 @@ def compare_section(diff) -> dict:
         if frame is None:
             return []
         return [{"what": r[key], "left": _bytes(r["left_bytes"]), "right": _bytes(r["right_bytes"]),
-                 "change": _change(r["left_bytes"], r["right_bytes"])} for r in frame.to_dict("records")]
+                 "change": change_text(r["left_bytes"], r["right_bytes"], "cannot tell")} for r in frame.to_dict("records")]
 
     return {
         "left": diff.left_label, "right": diff.right_label, "right_run": diff.right_run, "rank": diff.rank,
