@@ -197,8 +197,17 @@ def _model(path: str, reference: str | None, lenient: bool):
     from msinspect.parser import parse_file
 
     ir = parse_file(path, lenient=lenient)
-    ref = parse_file(reference, lenient=lenient) if reference else None
+    ref = _reference(path, reference, ir, lambda: parse_file(reference, lenient=lenient))
     return ir, ref, to_networkx(ir)
+
+
+def _reference(path: str, reference: str | None, same, other):
+    """The rank's reference file's reading: none without one; ``same`` (the rank's own file's)
+    where the reference is that file (a rank with ``step_parallel_end`` only: its weights are the
+    file's own); else ``other()``."""
+    if not reference:
+        return None
+    return same if Path(reference) == Path(path) else other()
 
 
 def _result(ir, ref, graph, path: str, reference: str | None, ctx: RankContext, label: str,
@@ -244,16 +253,41 @@ def _analyse_batch(tasks: list[tuple], lenient: bool = False, cache: caches.Stor
     """The tasks of consecutive ranks (run in a worker): each rank's result, or the msinspect
     error its file raised, in order. With ``alike`` (and not ``lenient``), a rank whose file has
     the name of the last rank read in full is read by what differs from it
-    (:mod:`msinspect.analysis.alike`); every other rank is read in full (:func:`_analyse`)."""
-    batch = _Batch(lenient, cache, alike and not lenient)
-    try:
-        return [batch.read(task) for task in tasks]
-    finally:
-        batch.close()
+    (:mod:`msinspect.analysis.alike`); every other rank is read in full (:func:`_analyse`). The
+    last rank read in full stays with the worker for its next batch (:func:`_batch_reader`): the
+    next batch's ranks are read against it, and a worker reads one rank in full, not one a batch."""
+    batch = _batch_reader(lenient, cache, alike and not lenient)
+    return [batch.read(task) for task in tasks]
+
+
+#: The worker's reader of batches (:func:`_batch_reader`) and what it was made for.
+_READER: tuple[tuple, "_Batch"] | None = None
+
+
+def _batch_reader(lenient: bool, cache: caches.Store | None, alike: bool) -> "_Batch":
+    """The worker's reader, its exemplar kept from the batch before, when made for the same
+    reading (``lenient``, ``alike``; the ``cache`` only keeps results); else a new one, the old
+    let go."""
+    global _READER
+    how = (lenient, alike)
+    if _READER is None or _READER[0] != how:
+        release()
+        _READER = (how, _Batch(lenient, cache, alike))
+    _READER[1].cache = cache
+    return _READER[1]
+
+
+def release() -> None:
+    """Let the worker's reader and its exemplar go: at the end of an analysis run in this
+    process (one job), so that the exemplar's model and graph do not outlive it."""
+    global _READER
+    if _READER is not None:
+        _READER[1].close()
+        _READER = None
 
 
 class _Batch:
-    """The ranks of one batch, read in order, the last rank read in full kept as the exemplar."""
+    """Ranks read in order, the last rank read in full kept as the exemplar."""
 
     def __init__(self, lenient: bool, cache: caches.Store | None, alike: bool):
         self.lenient, self.cache, self.alike = lenient, cache, alike
@@ -287,23 +321,27 @@ class _Batch:
         path, reference, ctx, label = task
         if self.exemplar is None:
             return None, None
-        exemplar, (e_path, e_reference, _, _), _ = self.exemplar
-        if Path(path).name != Path(e_path).name or (reference is None) != (e_reference is None):
+        exemplar, (e_path, e_reference, e_ctx, _), _ = self.exemplar
+        if Path(path).name != Path(e_path).name or (reference is None) != (e_reference is None) \
+                or (ctx.world, ctx.stage_ranks) != (e_ctx.world, e_ctx.stage_ranks):
             return None, None
         lines, differ = alike.compared(exemplar, path)
         if lines is None:
             return None, differ
         ref_ex = exemplar.ref_exemplar
+        own = ref_ex is exemplar  # the reference is the rank's own file, for both
         if reference is not None:
-            if Path(reference).name != Path(e_reference).name or ref_ex is None:
+            if Path(reference).name != Path(e_reference).name or ref_ex is None \
+                    or own != (Path(reference) == Path(path)):
                 return None, None
-            ref_lines, ref_differ = alike.compared(ref_ex, reference, Path(reference).name)
+            ref_lines, ref_differ = (lines, differ) if own else alike.compared(ref_ex, reference, Path(reference).name)
             if ref_lines is None:
                 return None, ref_differ
         else:
             ref_lines, ref_differ = None, []
         with collector.paused(), alike.patched(exemplar, lines, differ, path) as ir, \
-                alike.patched(ref_ex, ref_lines, ref_differ, reference) if ref_ex is not None else nullcontext() as ref:
+                alike.patched(ref_ex, ref_lines, ref_differ, reference) if ref_ex is not None and not own \
+                else nullcontext(ir if own else None) as ref:
             for read in (ir, ref):
                 if isinstance(read, alike.Departure):
                     return None, read.format(exemplar.label) if read.departs else None
@@ -324,10 +362,12 @@ class _Batch:
             result = _result(ir, ref, graph, path, reference, ctx, label)
         self.close()
         lines = alike.lines_of(path) if result.complete else None
-        ref_lines = alike.lines_of(reference) if reference and lines is not None else None
+        own = ref is ir  # the reference is the rank's own file
+        ref_lines = lines if own else alike.lines_of(reference) if reference and lines is not None else None
         if lines is not None and (reference is None or ref_lines is not None):
             exemplar = alike.Exemplar(label, lines, ir, graph)
-            exemplar.ref_exemplar = alike.Exemplar(label, ref_lines, ref, None) if ref is not None else None
+            exemplar.ref_exemplar = (exemplar if own else alike.Exemplar(label, ref_lines, ref, None)
+                                     if ref is not None else None)
             self.exemplar = (exemplar, task, result)
         else:
             graph.clear()
@@ -605,21 +645,24 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
     # consecutive ranks a task, so that each batch reads its first rank in full and the rest by
     # what differs from it (msinspect.analysis.alike); a few ranks: one a task, every core busy
     cut = batches(len(tasks), jobs or os.cpu_count() or 1, RANKS_A_TASK)
-    with closing(run_each(_analyse_batch, [([tasks[i] for i in batch],) for batch in cut], jobs=jobs,
-                          scheduler=scheduler, name=lambda task: task[0][0][0], lenient=lenient, cache=cache,
-                          alike=alike)) as outcomes:
-        for index, _batch_task, outcome in outcomes:  # as each batch's results arrive
-            if isinstance(outcome, MsInspectError):  # its worker died: each rank of it says so
-                outcome = [_died_on(tasks[i], outcome) for i in cut[index]]
-            for at, result in zip(cut[index], outcome):
-                task = tasks[at]
-                if isinstance(result, MsInspectError):
-                    if not lenient:
-                        raise result
-                    result = _unreadable(task, result)
-                gathered.arrive(at, result)
-                del result  # a spooled rank's rows go now
-                if progress:
-                    progress(task[3])
+    try:
+        with closing(run_each(_analyse_batch, [([tasks[i] for i in batch],) for batch in cut], jobs=jobs,
+                              scheduler=scheduler, name=lambda task: task[0][0][0], lenient=lenient, cache=cache,
+                              alike=alike)) as outcomes:
+            for index, _batch_task, outcome in outcomes:  # as each batch's results arrive
+                if isinstance(outcome, MsInspectError):  # its worker died: each rank of it says so
+                    outcome = [_died_on(tasks[i], outcome) for i in cut[index]]
+                for at, result in zip(cut[index], outcome):
+                    task = tasks[at]
+                    if isinstance(result, MsInspectError):
+                        if not lenient:
+                            raise result
+                        result = _unreadable(task, result)
+                    gathered.arrive(at, result)
+                    del result  # a spooled rank's rows go now
+                    if progress:
+                        progress(task[3])
+    finally:
+        release()  # the exemplar of ranks read in this process goes with the run
     results, world = gathered.finish(world)
     return Analysis(dump, results, world, plan)
