@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from msinspect.analysis import comm_groups, vocabulary
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.flow import consumers, data_view, first_input, label, producer
+from msinspect.analysis.flow import answer, consumers, data_view, first_input, label, producer
 from msinspect.analysis.layout import divided
 from msinspect.analysis.ops import (DTYPE_BYTES, PIPELINE_OPS, WORLD_GROUPS, as_shape, as_shapes, int_attr,
                                     is_backward, is_comm, is_plumbing, nbytes, scope_of)
@@ -400,29 +400,72 @@ def _forward_first(graph: nx.MultiDiGraph, node: Node, keys: list[str]) -> list[
     return forward or keys
 
 
+#: Attributes that name ranks or groups: on each rank of one program they hold its own, and of a
+#: row they make only its group and peer (:func:`_shared`).
+NAMING = frozenset({"group", "group_ranks", "group_rank_ids", "rank_list", "related_fusion_key", "sr_tag",
+                    "dest_rank", "src_rank", "dst_global_rank", "src_global_rank"})
+
+
+def _shared(node: Node) -> tuple:
+    """A communication operator's attributes but those that name ranks and groups: what the
+    ranks of one program share of it."""
+    return (tuple((k, v) for k, v in node.primitive_attrs.items() if k not in NAMING),
+            tuple((k, v) for k, v in node.cnode_primal_attrs.items() if k not in NAMING))
+
+
+def comm_nodes(ir: IRFile, graph: nx.MultiDiGraph) -> list[Node]:
+    """The file's communication and redistribution operators, in file order (kept with a graph
+    read for many ranks: which operators they are is the program's)."""
+    return answer(graph, ("comm_nodes",),
+                  lambda: [n for n in ir.nodes() if n.index is not None and is_comm(n)])
+
+
+def _where(graph: nx.MultiDiGraph, node: Node, key: str, planner: bool | None, data) -> tuple:
+    """What a communication row says of where the operator sits: its kind, the real operator
+    feeding it and those it feeds (labels and scopes). The graph's, kept with it."""
+    def where():
+        source_key = producer(graph, key)
+        user_keys = _forward_first(graph, node, consumers(graph, key, data))
+        return (kind_of(node, graph, key, planner), label(graph, source_key), tuple(label(graph, k) for k in user_keys),
+                _scope(graph, source_key), tuple(_scope(graph, k) for k in user_keys))
+    return answer(graph, ("comm_where", key, planner), where)
+
+
+def _rank_shapes(ir: IRFile, graph: nx.MultiDiGraph, ctx: RankContext, known: dict, nodes: list[Node],
+                 planner: bool | None) -> RankShapes:
+    """The file's :class:`RankShapes`, kept with a graph read for many ranks while what it reads
+    of their values holds: each operator's group size and shared attributes (:func:`_shared`); a
+    rank where one differs gets its own."""
+    make = lambda: RankShapes(ir, graph, ctx, known)  # noqa: E731
+    try:
+        name = ("rank_shapes", planner, ctx.world, tuple(
+            (_size_of(n) if _alone(n) else vocabulary.group_size(n, _group_list(n, ctx, known)), _shared(n))
+            for n in nodes))
+        hash(name)
+    except TypeError:  # an attribute's value that cannot name an answer (a list): made anew
+        return make()
+    return answer(graph, name, make)
+
+
 def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGraph | None = None) -> list[dict]:
     """Every communication or redistribution operator of ``ir``, in file order."""
     graph = graph if graph is not None else to_networkx(ir)
     stage = ir.stage  # read off the path: once, not per row
     planner = vocabulary.planner_ran(stage, ir.attrs)
     known = known_groups(ir, ctx)
-    shapes = RankShapes(ir, graph, ctx, known)
+    nodes = comm_nodes(ir, graph)
+    shapes = _rank_shapes(ir, graph, ctx, known, nodes, planner)
     data = data_view(graph)
     rows = []
-    for node in ir.nodes():
-        if node.index is None or not is_comm(node):
-            continue
+    for node in nodes:
         key = node_id(node)
         group = _group_list(node, ctx, known)
         peer = peer_of(node, group) if node.op in PIPELINE_OPS else None
-        source_key = producer(graph, key)
-        source = label(graph, source_key)
-        user_keys = _forward_first(graph, node, consumers(graph, key, data))
-        users = [label(graph, k) for k in user_keys]
+        kind, source, users, source_scope, user_scopes = _where(graph, node, key, planner, data)
         if node.op == "Receive" and peer is not None:
             source = f"rank {peer}"
         if node.op == "Send" and peer is not None:
-            users = [f"rank {peer}"]
+            users = (f"rank {peer}",)
         shape, dtype, at_rank = shapes.moved(key)
         if node.op in PIPELINE_OPS:
             ranks = tuple(sorted({ctx.rank, peer})) if peer is not None and ctx.rank is not None else None
@@ -435,14 +478,13 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
         out = shapes.rank_output(key) if node.op not in PIPELINE_OPS else None
         rows.append({
             "rank": ctx.rank, "stage": stage, "file": ir.path, "line": node.line, "name": node.name,
-            "op": node.op, "kind": kind_of(node, graph, key, planner), "moves_data": moving, "producer": source,
-            "consumers": tuple(users), "group": node.primitive_attrs.get("group"),
+            "op": node.op, "kind": kind, "moves_data": moving, "producer": source,
+            "consumers": users, "group": node.primitive_attrs.get("group"),
             "group_ranks": ranks, "group_size": size if moving else None, "peer": peer, "shape": shape,
             "out_shape": out[0] if out is not None else None if shapes.is_global else node.output_shape,
             "dtype": dtype,
             "tensor_bytes": tensor, "wire_bytes": vocabulary.wire_bytes(node, tensor, size),
-            "producer_scope": _scope(graph, source_key),
-            "consumer_scopes": tuple(_scope(graph, k) for k in user_keys),
+            "producer_scope": source_scope, "consumer_scopes": user_scopes,
             "scope": scope_of(node), "micro": node.cnode_primal_attrs.get("micro"), "graph": node.graph,
         })
     return rows

@@ -29,16 +29,17 @@ _MEMO = "flow_answers"
 
 
 def remember(graph: nx.MultiDiGraph) -> None:
-    """Keep the answers of this module's walks on ``graph`` (:func:`first_input`,
-    :func:`producer`, :func:`consumers`, :func:`path_between`) and give them again when asked
-    again: for a graph that will not change while it is kept, read for many ranks (ranks read
-    alike, :mod:`msinspect.analysis.alike`). The walks read the graph's edges and each node's
-    operator, kind and instance name, which the ranks read against one graph share: the values
-    that differ between them (group names, constants) are never read here."""
+    """Keep the answers of the walks marked :func:`remembered` on ``graph`` (this module's
+    :func:`first_input`, :func:`producer`, :func:`consumers`, :func:`path_between`, and others')
+    and give them again when asked again: for a graph that will not change while it is kept, read
+    for many ranks (ranks read alike, :mod:`msinspect.analysis.alike`). The walks read the graph's
+    edges and what of each node the ranks read against one graph share (its operator, kind,
+    instance name, strategy, the kinds and shapes of its values): the values that differ between
+    them (group names, constants) are never read by a remembered walk."""
     graph.graph[_MEMO] = {}
 
 
-def _remembered(walk: Callable) -> Callable:
+def remembered(walk: Callable) -> Callable:
     """``walk(graph, *keys[, data])`` (graph keys, then the graph's data view or None), its answer
     kept where :func:`remember` asked for it: ``data`` is the same for every call on one graph, so
     the keys name the answer. A list is given as a copy, so a caller may change it."""
@@ -54,6 +55,18 @@ def _remembered(walk: Callable) -> Callable:
         found = memo[name]
         return list(found) if isinstance(found, list) else found
     return kept
+
+
+def answer(graph: nx.MultiDiGraph, name: tuple, compute: Callable):
+    """``compute()``, kept under ``name`` where :func:`remember` asked for it and given again
+    when asked again: ``name`` holds everything the answer reads that ranks read against one
+    graph may not share (their values), the rest being the graph's."""
+    memo = graph.graph.get(_MEMO)
+    if memo is None:
+        return compute()
+    if name not in memo:
+        memo[name] = compute()
+    return memo[name]
 
 
 def _node(graph: nx.MultiDiGraph, key: str) -> Node | None:
@@ -121,7 +134,7 @@ def data_view(graph: nx.MultiDiGraph) -> nx.MultiDiGraph:
     return nx.subgraph_view(graph, filter_edge=partial(is_data_edge, graph))
 
 
-@_remembered
+@remembered
 def first_input(graph: nx.MultiDiGraph, key: str) -> str | None:
     """The graph key of the node's first (position 0) data input, if it is a node or parameter;
     for a bound call, the ``Return`` of the one graph it calls; for a subgraph parameter, the
@@ -135,7 +148,7 @@ def first_input(graph: nx.MultiDiGraph, key: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-@_remembered
+@remembered
 def producer(graph: nx.MultiDiGraph, key: str) -> str | None:
     """The nearest real operator (or parameter) upstream of ``key`` along first inputs, through
     calls into their callees; a subgraph parameter where its callers differ, a call where the
@@ -166,7 +179,7 @@ def _walk(graph: nx.MultiDiGraph, start: str, step) -> Iterator[tuple[str, str]]
     return nx.generic_bfs_edges(graph, start, onward)
 
 
-@_remembered
+@remembered
 def consumers(graph: nx.MultiDiGraph, key: str, data: nx.MultiDiGraph | None = None) -> list[str]:
     """The nearest real operators downstream of ``key`` along data edges, in file order
     (``data``: the graph's :func:`data_view`, where the caller made it once for many calls)."""
@@ -189,7 +202,7 @@ def reaches_back(graph: nx.MultiDiGraph, start: str, target: str, data: nx.Multi
     return path_between(graph, target, start, data) is not None
 
 
-@_remembered
+@remembered
 def path_between(graph: nx.MultiDiGraph, source: str, target: str,
                  data: nx.MultiDiGraph | None = None) -> list[str] | None:
     """Walk back from ``target`` along data edges through plumbing and communication until

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.flow import consumers, data_view, reaches_back
+from msinspect.analysis.flow import consumers, data_view, reaches_back, remembered
 from msinspect.analysis.layout import MATMUL_OPS, divided, layout_of, standard
 from msinspect.analysis.ops import as_shapes
 from msinspect.analysis.strategies import strategy_of
@@ -69,10 +69,12 @@ def _transpose(node: Node) -> tuple[bool, bool]:
 _DTYPE_ONLY = frozenset({"Cast"})
 
 
-def _consumer_with_strategy(graph: nx.MultiDiGraph, data: nx.MultiDiGraph, param_key: str) -> tuple[Node, int] | None:
+@remembered
+def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str, data: nx.MultiDiGraph) -> tuple[Node, int] | None:
     """The first operator (in file order) with a strategy that reads the parameter, past casts
     without a strategy, and which of its tensor inputs the parameter is (``data``: the graph's
-    data view)."""
+    data view). A walk of the graph that reads its operators' strategies and the kinds of their
+    inputs, which ranks read alike share (:func:`~msinspect.analysis.flow.remember`)."""
     carriers, found, todo = [param_key], [], consumers(graph, param_key, data)
     while todo:
         target = todo.pop(0)
@@ -119,7 +121,7 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
         key = f"param:{param.name}"
         if key not in graph:
             continue
-        hit = _consumer_with_strategy(graph, data, key)
+        hit = _consumer_with_strategy(graph, key, data)
         if hit is None:
             continue
         node, index = hit
