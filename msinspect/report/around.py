@@ -12,9 +12,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-import pandas as pd
-
-from msinspect.analysis.ops import is_backward, selector_matches
+from msinspect.analysis.ops import is_backward
 from msinspect.errors import MsInspectError, shown_path
 
 MAX_PICTURES = 8
@@ -70,41 +68,32 @@ def _spec_selectors(check_report) -> list[tuple[str, str]]:
     return [(s, ", ".join(dict.fromkeys(labels))) for s, labels in named.items()]
 
 
-def _locate(ops: pd.DataFrame, choice: Choice, selector: str) -> Choice:
-    """The first rank read whose file has operators matching ``selector``: its file and their lines
-    (forward ones first: the gradient graph only when the selector names nothing else)."""
-    if ops.empty:
-        return choice
-    hits = ops[[selector_matches(n, s, selector) for n, s in zip(ops["name"], ops["scope"])]]
-    hits = hits[~hits["plumbing"].astype(bool)] if len(hits) else hits
-    for _, rows in hits.groupby("file", sort=False):
-        forward = rows[~rows["backward"].astype(bool)]
-        picked = forward if len(forward) else rows
-        rank = picked["rank"].iloc[0]
+def _located(choice: Choice, rows: list[dict] | None) -> Choice:
+    """``choice`` with the operators found for its selector (:class:`~msinspect.report.rollup.Located`:
+    those of the first rank read whose file has any, forward ones first, the gradient graph only
+    when the selector names nothing else)."""
+    if rows:
+        rank = rows[0]["rank"]
         choice.rank = None if rank is None or (isinstance(rank, float) and math.isnan(rank)) else int(rank)
-        choice.file, choice.lines = str(picked["file"].iloc[0]), [int(v) for v in picked["line"]]
-        choice.matched = len(picked)
-        break
+        choice.file, choice.lines = str(rows[0]["file"]), [int(row["line"]) for row in rows]
+        choice.matched = len(rows)
     return choice
 
 
-def _busiest_per_kind(comm: pd.DataFrame) -> list[Choice]:
+def _busiest_per_kind(busiest) -> list[Choice]:
     """Per kind of communication that moves data: its operator with the most wire bytes (per step,
-    at one rank); where no byte count is known, the first of the kind in file order, said so."""
+    at one rank); where no byte count is known, the first of the kind in file order, said so
+    (``busiest``: a :class:`~msinspect.report.rollup.Busiest`)."""
     out = []
-    if comm.empty:
-        return out
-    moving = comm[comm["moves_data"].astype(bool)]
-    for kind, rows in moving.groupby("kind", sort=False):
-        known = rows[rows["wire_bytes"].notna()]
-        if len(known):
-            row = known.loc[known["wire_bytes"].astype(float).idxmax()]
+    for kind, (count, known, first) in busiest.kinds.items():
+        if known is not None:
+            row = known
             why = (f"the {kind} operator with the most wire bytes: {int(row['wire_bytes']):,} bytes per step at "
-                   f"rank {_rank_text(row['rank'])} (of {len(rows)} {kind} operator(s))")
+                   f"rank {_rank_text(row['rank'])} (of {count} {kind} operator(s))")
         else:
-            row = rows.iloc[0]
+            row = first
             why = (f"the first {kind} operator in file order: which has the most wire bytes cannot be told "
-                   f"(no byte count in this file: its shapes are global or unknown; {len(rows)} {kind} operator(s))")
+                   f"(no byte count in this file: its shapes are global or unknown; {count} {kind} operator(s))")
         rank = row["rank"]
         out.append(Choice(f"{row['name']} ({row['op']}, line {int(row['line'])})", why, None,
                           None if rank is None or (isinstance(rank, float) and math.isnan(rank)) else int(rank),
@@ -116,20 +105,37 @@ def _rank_text(rank) -> str:
     return "?" if rank is None or (isinstance(rank, float) and math.isnan(rank)) else str(int(rank))
 
 
-def choose(analysis, ops: tuple[str, ...] | list[str] = (), check_report=None, rank: int | None = None) -> list[Choice]:
+def selectors(ops: tuple[str, ...] | list[str] = (), check_report=None) -> list[str]:
+    """The selectors :func:`choose` looks for: ``ops``, else those the spec names."""
+    return list(dict.fromkeys(ops)) if ops else [s for s, _ in _spec_selectors(check_report)]
+
+
+def choose(analysis, ops: tuple[str, ...] | list[str] = (), check_report=None, rank: int | None = None,
+           rolled=None) -> list[Choice]:
     """What the report draws: the ``ops`` selectors when given; else the operators the spec of
     ``check_report`` names, then the busiest collective of each kind; at most :data:`MAX_PICTURES`.
-    ``rank``: from that rank's file only (else each from the first rank whose file has it)."""
-    frame, comm = analysis.operators(), analysis.comm()
-    if rank is not None:
-        frame, comm = frame[frame["rank"] == rank], comm[comm["rank"] == rank]
-    if ops:
-        chosen = [_locate(frame, Choice(s, "named with --op", s), s) for s in dict.fromkeys(ops)]
+    ``rank``: from that rank's file only (else each from the first rank whose file has it).
+    ``rolled``: the report's fold of every rank (:func:`msinspect.report.rollup.roll_up`, made
+    with these selectors and ``rank``), else each rank's operators and collectives are read here."""
+    from msinspect.report.rollup import Busiest, Located
+
+    if rolled is None:
+        located, busiest = Located(selectors(ops, check_report)), Busiest()
+        for result in analysis.results:
+            if rank is not None and result.rank != rank:
+                continue
+            for row in result.comm:
+                busiest.add(row)
+            if located.todo:
+                located.add(result.ops)
     else:
-        chosen = [_locate(frame, Choice(s, f"named by the spec ({labels})", s), s)
-                  for s, labels in _spec_selectors(check_report)]
-        chosen += _busiest_per_kind(comm)
-    return chosen[:MAX_PICTURES] if not ops else chosen
+        located, busiest = rolled.located, rolled.busiest
+    if ops:
+        return [_located(Choice(s, "named with --op", s), located.found.get(s)) for s in dict.fromkeys(ops)]
+    chosen = [_located(Choice(s, f"named by the spec ({labels})", s), located.found.get(s))
+              for s, labels in _spec_selectors(check_report)]
+    chosen += _busiest_per_kind(busiest)
+    return chosen[:MAX_PICTURES]
 
 
 def _inline(svg: bytes, ident: str) -> str:

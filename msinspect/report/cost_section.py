@@ -12,51 +12,46 @@ _BASIS = {"once": "once per operator in the file",
           "called": "times the file calls the subgraph holding it"}
 
 
+def _ranks_text(ranks) -> str:
+    """The ranks of merged rows; a file read without a rank folder has no rank: "-"."""
+    known = [r for r in ranks if r is not None and r == r]
+    return ", ".join(filter(None, [ranks_text(known) if known else "", "-" if len(known) < len(ranks) else ""]))
+
+
 def _merge(rows: list[dict], key) -> list[dict]:
     """Rows of equal ``key(row)`` as one, with ``ranks`` their ranks' text."""
     merged: dict = {}
     for row in rows:
         merged.setdefault(key(row), []).append(row)
-    def text(group):  # a file read without a rank folder has no rank: "-"
-        known = [r["rank"] for r in group if r["rank"] is not None and r["rank"] == r["rank"]]
-        return ", ".join(filter(None, [ranks_text(known) if known else "", "-" if len(known) < len(group) else ""]))
-
-    return [{**group[0], "ranks": text(group)} for group in merged.values()]
+    return [{**group[0], "ranks": _ranks_text([r["rank"] for r in group])} for group in merged.values()]
 
 
-def cost_section(analysis) -> dict | None:
-    """What the template shows; None where the files hold no communication and no weight."""
-    from msinspect.analysis.cost import bytes_by, comm_costs, rank_matrix
-    from msinspect.analysis.memory import memory_per_rank
+def cost_section(rolled) -> dict | None:
+    """What the template shows, from every rank's rows folded once
+    (:func:`msinspect.report.rollup.roll_up`: as :func:`~msinspect.analysis.cost.comm_costs`,
+    ``bytes_by``, ``rank_matrix`` and :func:`~msinspect.analysis.memory.memory_per_rank` count);
+    None where the files hold no communication and no weight."""
     from msinspect.report.matrix_svg import matrix_svg
-    from msinspect.schema import is_missing
 
-    costs = comm_costs(analysis)
-    memory = memory_per_rank(analysis)
-    if costs.empty and (memory.empty or not memory["weight_count"].any()):
+    cost = rolled.cost
+    if not cost.count and not any(row["weight_count"] for row, _ in rolled.memory.values()):
         return None
-    split = bytes_by(analysis, ("axis", "phase"), costs)
-    axes = [a for a in AXES if a in set(split["axis"])] + sorted(set(split["axis"]) - set(AXES))
-    phases = [p for p in PHASES if p in set(split["phase"])]
-    per_rank = []
-    for rank, rows in split.groupby("rank"):
-        cells = {(r["axis"], r["phase"]): r["step_bytes"] for r in rows.to_dict("records")}
-        totals = [v for v in cells.values()]
-        per_rank.append({
-            "rank": rank,
-            "cells": tuple((a, p, None if is_missing(cells.get((a, p), 0)) else int(cells.get((a, p), 0)))
-                           for a in axes for p in phases),
-            "total": None if any(is_missing(v) for v in totals) else int(sum(totals)),
-        })
-    undecided = costs[costs["axis"] == "cannot tell"]
+    axes = [a for a in AXES if a in cost.seen_axes] + sorted(cost.seen_axes - set(AXES))
+    phases = [p for p in PHASES if p in cost.seen_phases]
+    per_rank: dict = {}  # (cells, total) -> ranks, the lowest rank first
+    for items, ranks in cost.per_rank.items():
+        cells = dict(items)
+        key = (tuple((a, p, cells.get((a, p), 0)) for a in axes for p in phases),
+               None if any(v is None for v in cells.values()) else int(sum(cells.values())))
+        per_rank.setdefault(key, []).extend(ranks)
+    rows = sorted(({"rank": min(ranks), "cells": key[0], "total": key[1], "ranks": ranks_text(ranks)}
+                   for key, ranks in per_rank.items()), key=lambda r: r["rank"])
     return {
         "axes": axes, "phases": phases,
-        "rows": _merge(per_rank, lambda r: (r["cells"], r["total"])),
-        "basis": [_BASIS.get(b, b) for b in sorted(set(costs["count_basis"]))] if len(costs) else [],
-        "undecided": [f"{n} operator(s): {why}" for why, n in undecided.groupby("axis_from").size().items()],
-        "matrix_svg": matrix_svg(rank_matrix(analysis, costs)) if len(costs) else "",
+        "rows": rows,
+        "basis": [_BASIS.get(b, b) for b in sorted(cost.basis)],
+        "undecided": [f"{n} operator(s): {why}" for why, n in sorted(cost.undecided.items())],
+        "matrix_svg": matrix_svg(cost.matrix()) if cost.count else "",
         "assumption": MATRIX_ASSUMPTION,
-        "memory": _merge(memory.to_dict("records"),
-                         lambda r: tuple(r[c] for c in ("optimizer", "weights", "weight_count", "gradients",
-                                                        "states", "other", "total"))),
+        "memory": [{**first, "ranks": _ranks_text(ranks)} for first, ranks in rolled.memory.values()],
     }

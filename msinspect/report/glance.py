@@ -7,8 +7,6 @@ of all a trained weight held by several ranks whose gradient no collective sums 
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
-
 from msinspect.errors import shown_path
 from msinspect.ranks_text import ranks_text
 from msinspect.report.tables import compressed_names, text
@@ -21,11 +19,12 @@ def _known(value) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
-def _stage_of(analysis, rank) -> tuple[int, ...] | None:
+def stage_of(analysis, rank) -> tuple[int, ...] | None:
+    """The ranks of ``rank``'s pipeline stage, else the job's; None where neither is known."""
     return analysis.stages.get(rank) or (tuple(analysis.world) if analysis.world else None)
 
 
-def _cut(analysis, comm, slices, rank_groups, run) -> list[tuple[str, str]]:
+def _cut(analysis, rolled, rank_groups, run) -> list[tuple[str, str]]:
     facts = []
     read = [r.rank for r in analysis.results if r.rank is not None]
     world = len(analysis.world) if analysis.world else None
@@ -44,74 +43,39 @@ def _cut(analysis, comm, slices, rank_groups, run) -> list[tuple[str, str]]:
                       if len(run["pipeline"]) > 1 else f"none (one stage: ranks {run['pipeline'][0]})"))
     else:
         facts.append(("pipeline stages", "cannot tell: not every rank was read at one stage"))
-    matrices: dict[tuple, Counter] = defaultdict(Counter)
-    seen = set()
-    for row in slices.to_dict("records"):
-        if row["device_matrix"] is None:
-            continue
-        where = _stage_of(analysis, row["rank"])
-        key = (where, row["param"], tuple(row["device_matrix"]))
-        if key not in seen:
-            seen.add(key)
-            matrices[where][tuple(row["device_matrix"])] += 1
+    matrices = rolled.weights.matrices
     if matrices:
         parts = [(f"ranks {ranks_text(where)}: " if where and len(matrices) > 1 else "")
                  + ", ".join(f"{text(m)} for {n} weight{'s' if n > 1 else ''}" for m, n in counts.most_common())
-                 for where, counts in matrices.items()]
+                 for where, counts in matrices.values()]
         facts.append(("device matrices of the weights' layouts", " | ".join(parts)))
-    moving = comm[comm["moves_data"].astype(bool)] if len(comm) else comm
-    for kind, rows in (moving.groupby("kind", sort=False) if len(moving) else ()):
-        lists = sorted({tuple(g) for g in rows["group_ranks"] if isinstance(g, (tuple, list))})
-        unknown = sum(1 for g in rows["group_ranks"] if not isinstance(g, (tuple, list)))
+    for kind, (lists, unknown, ops) in rolled.comm.cut.items():
+        lists = sorted(lists)
         shown = [ranks_text(g) for g in lists[:GROUPS_SHOWN]]
         more = f" ... {len(lists) - GROUPS_SHOWN} more" if len(lists) > GROUPS_SHOWN else ""
         cannot = f" (and {unknown} operator(s) whose group cannot be told)" if unknown else ""
-        ops = ", ".join(sorted(set(rows["op"])))
-        facts.append((f"{kind} communication ({ops})", (" | ".join(shown) + more + cannot) or "group cannot be told"))
+        facts.append((f"{kind} communication ({', '.join(sorted(ops))})",
+                      (" | ".join(shown) + more + cannot) or "group cannot be told"))
     if rank_groups:
         facts.append(("ranks with the same graph", " | ".join(g["ranks_text"] for g in rank_groups
                                                                if g["name"] != "in no group")))
     return facts
 
 
-def _wire(analysis, comm) -> list[dict]:
+def _wire(rolled) -> list[dict]:
     """Per rank read: the wire bytes it sends per step (known ones summed), how many of its
     collectives have no byte count and why, and the bytes by kind; ranks that agree merged."""
-    from msinspect.report.html import unknown_why
-
-    merged: dict[tuple, list[int]] = {}
-    details: dict[tuple, dict] = {}
-    for result in analysis.results:
-        if result.rank is None:
-            continue
-        rows = comm[comm["rank"] == result.rank] if len(comm) else comm
-        known = rows["wire_bytes"].dropna() if len(rows) else []
-        missing = int(rows["wire_bytes"].isna().sum()) if len(rows) else 0
-        kinds = tuple((kind, int(part["wire_bytes"].dropna().sum()))
-                      for kind, part in (rows.groupby("kind", sort=False) if len(rows) else ())
-                      if part["wire_bytes"].dropna().sum() > 0)
-        key = (int(sum(known)), missing, kinds)
-        merged.setdefault(key, []).append(result.rank)
-        details.setdefault(key, {"why": unknown_why(rows) if missing else "", "operators": len(rows)})
     return [{"ranks": ranks_text(ranks), "wire": key[0], "missing": key[1],
              "by_kind": " · ".join(f"{kind} {n:,}" for kind, n in sorted(key[2], key=lambda kv: -kv[1])),
-             **details[key]} for key, ranks in merged.items()]
+             **rolled.wire_details[key]} for key, ranks in rolled.wire.items()]
 
 
-def _weights(analysis, slices) -> list[dict]:
+def _weights(rolled) -> list[dict]:
     """Per rank read: the weights it holds (those the optimizer updates, whose gradient a
     collective sums, or that a strategy reads), their count and bytes at the rank, and their names
     by shape; ranks holding the same names and shapes merged."""
-    with_layout = {(r, p) for r, p in zip(slices["rank"], slices["param"])} if len(slices) else set()
-    merged: dict[tuple, list[int]] = {}
-    for result in analysis.results:
-        if result.rank is None:
-            continue
-        held = tuple(sorted((row["param"], row["shape"], row["bytes"]) for row in result.held
-                            if row["update"] or row["synced_by"] or (result.rank, row["param"]) in with_layout))
-        merged.setdefault(held, []).append(result.rank)
     out = []
-    for held, ranks in merged.items():
+    for held, ranks in rolled.held.items():
         by_shape: dict[tuple, list[str]] = {}
         for param, shape, _ in held:
             by_shape.setdefault(shape, []).append(param)
@@ -122,35 +86,33 @@ def _weights(analysis, slices) -> list[dict]:
     return out
 
 
-def _suspicious(analysis, strategies, sync, rank_groups) -> tuple[list[dict], list[str]]:
+def _suspicious(analysis, rolled, rank_groups) -> tuple[list[dict], list[str]]:
     """What looks wrong (each ``{title, detail}``), and what was checked (sentences)."""
     found, checked = [], []
-    trained = sync[sync["verdict"] != "cannot tell"] if len(sync) else sync
-    bad = sync[sync["verdict"] == "not synchronised"] if len(sync) else sync
-    if len(bad):
-        for (replicas, update, source), rows in bad.groupby(["replicas", "update", "replicas_from"], sort=False):
-            names = list(dict.fromkeys(rows["param"]))
-            first = rows.iloc[0]
-            held = "held whole" if source == "whole" else "the same slice held"
-            found.append({
-                "kind": "gradient", "params": names,
-                "title": (f"{len(names)} weight{'s' if len(names) > 1 else ''} replicated without gradient "
-                          f"synchronisation: {', '.join(compressed_names(names))}"),
-                "detail": (f"{held} by ranks {ranks_text(replicas)}, each updated by its own {update} with the "
-                           f"gradient of its own data: no collective sums the gradient over the ranks holding the "
-                           f"same copy, so the copies drift apart from the first step on. Sum it over ranks "
-                           f"{ranks_text(replicas)} (an AllReduce of each gradient, e.g. nn.DistributedGradReducer, "
-                           f"or a data-parallel mode, where MindSpore inserts it). Rank {int(first['rank'])}: "
-                           f"{update} at {shown_path(first['file'])}:{int(first['update_line'])}.")})
-    if len(sync):
-        n = sync["param"].nunique()
-        unknown = sync[sync["verdict"] == "cannot tell"]
+    sync = rolled.sync
+    for (replicas, update, source), (_, names, first) in sorted(sync.bad.items(), key=lambda kv: kv[1][0]):
+        names = list(names)
+        held = "held whole" if source == "whole" else "the same slice held"
+        found.append({
+            "kind": "gradient", "params": names,
+            "title": (f"{len(names)} weight{'s' if len(names) > 1 else ''} replicated without gradient "
+                      f"synchronisation: {', '.join(compressed_names(names))}"),
+            "detail": (f"{held} by ranks {ranks_text(replicas)}, each updated by its own {update} with the "
+                       f"gradient of its own data: no collective sums the gradient over the ranks holding the "
+                       f"same copy, so the copies drift apart from the first step on. Sum it over ranks "
+                       f"{ranks_text(replicas)} (an AllReduce of each gradient, e.g. nn.DistributedGradReducer, "
+                       f"or a data-parallel mode, where MindSpore inserts it). Rank {int(first['rank'])}: "
+                       f"{update} at {shown_path(first['file'])}:{int(first['update_line'])}.")})
+    if sync.rows:
+        n = len(sync.params)
+        verdicts = sync.verdicts
+        whys = [sync.whys[i] for i in sorted(sync.whys)]
         checked.append(f"{n} trained weight{'s' if n != 1 else ''} checked for gradient synchronisation: "
-                       + (f"{trained[trained['verdict'] == 'synchronised']['param'].nunique()} summed over their "
-                          f"replicas, {trained[trained['verdict'] == 'not replicated']['param'].nunique()} held by one "
-                          f"rank each, {bad['param'].nunique()} not synchronised")
-                       + (f"; {unknown['param'].nunique()} cannot tell ({'; '.join(dict.fromkeys(unknown['why']))})"
-                          if len(unknown) else ""))
+                       + (f"{len(verdicts['synchronised'])} summed over their "
+                          f"replicas, {len(verdicts['not replicated'])} held by one "
+                          f"rank each, {len(verdicts['not synchronised'])} not synchronised")
+                       + (f"; {len(verdicts['cannot tell'])} cannot tell ({'; '.join(dict.fromkeys(whys))})"
+                          if verdicts["cannot tell"] else ""))
     else:
         checked.append("no weight updated by an optimizer step was found in the files read: gradient "
                        "synchronisation not checked")
@@ -158,14 +120,13 @@ def _suspicious(analysis, strategies, sync, rank_groups) -> tuple[list[dict], li
         if group["odd"]:
             found.append({"kind": "odd", "params": [], "title": f"ranks of group {group['ranks_text']} differ",
                           "detail": group["odd"]})
-    if len(strategies) and "shapes_ok" in strategies:
-        wrong = strategies[[v is False for v in strategies["shapes_ok"]]]
-        if len(wrong):
-            names = list(dict.fromkeys(wrong["name"]))
+    if rolled.strategy_count:
+        if rolled.wrong_shapes:
+            names = list(rolled.wrong_shapes)
             found.append({"kind": "shapes", "params": [],
                           "title": f"{len(names)} operator(s) whose shapes at the rank are not what their strategy gives",
                           "detail": ", ".join(names[:12]) + (" ..." if len(names) > 12 else "")
-                          + f" (ranks {ranks_text(wrong['rank'].dropna())}; the strategies table's shapes_ok column)"})
+                          + f" (ranks {ranks_text(rolled.wrong_ranks)}; the strategies table's shapes_ok column)"})
         checked.append("every operator's shapes at the rank against its strategy")
     if not analysis.complete:
         found.append({"kind": "incomplete", "params": [], "title": "not every file was read whole",
@@ -173,9 +134,9 @@ def _suspicious(analysis, strategies, sync, rank_groups) -> tuple[list[dict], li
     return found, checked
 
 
-def glance(analysis, comm, strategies, slices, rank_groups, run) -> dict:
-    """The section's content (see the module); the frames are the analysis's, as the page shows them."""
-    sync = analysis.gradient_sync()
-    suspicious, checked = _suspicious(analysis, strategies, sync, rank_groups)
-    return {"cut": _cut(analysis, comm, slices, rank_groups, run), "wire": _wire(analysis, comm),
-            "weights": _weights(analysis, slices), "suspicious": suspicious, "checked": checked}
+def glance(analysis, rolled, rank_groups, run) -> dict:
+    """The section's content (see the module), from every rank's rows folded once
+    (:func:`msinspect.report.rollup.roll_up`)."""
+    suspicious, checked = _suspicious(analysis, rolled, rank_groups)
+    return {"cut": _cut(analysis, rolled, rank_groups, run), "wire": _wire(rolled),
+            "weights": _weights(rolled), "suspicious": suspicious, "checked": checked}

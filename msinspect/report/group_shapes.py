@@ -41,39 +41,42 @@ def _shape(ranks: tuple[int, ...]) -> str | None:
     return f"{len(ordered)} ranks, stride {stride}"
 
 
+def shaped(row: dict) -> dict:
+    """One comm row's ``group_ranks``, ``group`` and ``peer`` as :func:`by_shape` writes them."""
+    ranks, rank = row["group_ranks"], row["rank"]
+    listed = isinstance(ranks, (tuple, list))
+    shape = shape_of(ranks)
+    own = listed and rank in ranks
+    group = f"each rank's own: {shape}" if shape and own else (ranks_text(ranks) if listed else None)
+    value = row["peer"]
+    if value is None or value != value or rank is None or rank != rank:
+        peer = None
+    else:
+        peer = f"{int(value) - int(rank):+d}"
+    return {"group_ranks": group, "group": None if shape and own else row["group"], "peer": peer}
+
+
 def by_shape(frame: pd.DataFrame) -> pd.DataFrame:
     """The comm rows with each rank's own evenly spaced group written as its shape (``group``
     left out where it was), and a peer as its offset from the rank (``+4``)."""
-    def group(row) -> object:
-        shape = shape_of(row["group_ranks"])
-        own = isinstance(row["group_ranks"], (tuple, list)) and row["rank"] in row["group_ranks"]
-        return f"each rank's own: {shape}" if shape and own else (
-            ranks_text(row["group_ranks"]) if isinstance(row["group_ranks"], (tuple, list)) else None)
-
-    def peer(row) -> object:
-        value, rank = row["peer"], row["rank"]
-        if value is None or value != value or rank is None or rank != rank:
-            return None
-        return f"{int(value) - int(rank):+d}"
-
-    records = frame.to_dict("records")
-    shaped = [group(r) for r in records]
-    renamed = [None if isinstance(s, str) and s.startswith("each rank's own") else r["group"]
-               for s, r in zip(shaped, records)]
-    return frame.assign(group_ranks=shaped, group=renamed, peer=[peer(r) for r in records])
+    records = [shaped(r) for r in frame.to_dict("records")]
+    return frame.assign(**{c: [r[c] for r in records] for c in ("group_ranks", "group", "peer")})
 
 
-def shape_totals(moving: pd.DataFrame) -> list[dict]:
-    """Per group shape (and per group that has none): how many groups, the operators over them,
-    the ranks, and the wire and tensor bytes per step summed over the ranks (None: one of them
-    cannot be told)."""
-    out: dict[str, dict] = {}
-    for row in moving.to_dict("records"):
+class ShapeTotals:
+    """:func:`shape_totals` fed one comm row at a time."""
+
+    def __init__(self):
+        self._out: dict[str, dict] = {}
+
+    def add(self, row: dict) -> None:
         ranks = row["group_ranks"]
         shape = shape_of(ranks)
         key = shape or (ranks_text(ranks) if isinstance(ranks, (tuple, list)) else "cannot tell")
-        total = out.setdefault(key, {"shape": key, "groups": set(), "ops": 0, "ranks": set(), "kinds": {},
-                                     "wire": 0, "wire_missing": 0, "tensor": 0, "tensor_missing": 0})
+        total = self._out.get(key)
+        if total is None:
+            total = self._out[key] = {"shape": key, "groups": set(), "ops": 0, "ranks": set(), "kinds": {},
+                                      "wire": 0, "wire_missing": 0, "tensor": 0, "tensor_missing": 0}
         if isinstance(ranks, (tuple, list)):
             total["groups"].add(tuple(ranks))
         total["ops"] += 1
@@ -86,6 +89,18 @@ def shape_totals(moving: pd.DataFrame) -> list[dict]:
                 total[f"{name}_missing"] += 1
             else:
                 total[name] += int(value)
-    return [{**t, "groups": len(t["groups"]), "ranks": ranks_text(t["ranks"]), "kinds": ", ".join(t["kinds"]),
-             "wire": None if t["wire_missing"] else t["wire"], "tensor": None if t["tensor_missing"] else t["tensor"]}
-            for t in out.values()]
+
+    def totals(self) -> list[dict]:
+        return [{**t, "groups": len(t["groups"]), "ranks": ranks_text(t["ranks"]), "kinds": ", ".join(t["kinds"]),
+                 "wire": None if t["wire_missing"] else t["wire"], "tensor": None if t["tensor_missing"] else t["tensor"]}
+                for t in self._out.values()]
+
+
+def shape_totals(moving: pd.DataFrame) -> list[dict]:
+    """Per group shape (and per group that has none): how many groups, the operators over them,
+    the ranks, and the wire and tensor bytes per step summed over the ranks (None: one of them
+    cannot be told)."""
+    totals = ShapeTotals()
+    for row in moving.to_dict("records"):
+        totals.add(row)
+    return totals.totals()

@@ -4,19 +4,17 @@ communication, each weight's device grid and, with a spec, every expectation wit
 from __future__ import annotations
 
 import json
-import math
 import os
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from msinspect.errors import shown_path
-from msinspect.report.group_shapes import MANY, by_shape, shape_totals
-from msinspect.report.grid import grids_of, weight_rows
+from msinspect.report.group_shapes import MANY
 from msinspect.report.grid_svg import grid_svg
 from msinspect.ranks_text import ranks_text
-from msinspect.report.tables import (COMM_SHOWN, STRATEGY_SHOWN, blocks, compressed_names, merged_rows, param_blocks,
+from msinspect.report.tables import (COMM_SHOWN, STRATEGY_SHOWN, blocks, compressed_names, param_blocks,
                                      scope_tail, text)
 from msinspect.report.templating import environment
 
@@ -66,35 +64,6 @@ def _run(analysis) -> dict:
     }
 
 
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def unknown_why(rows) -> str:
-    """Why the wire bytes of some of ``rows`` (comm rows) cannot be told, in words, with counts:
-    ``8 AllGather: the file shows global shapes (step_parallel_end), not the tensor at the rank``;
-    "" where every one is known."""
-    from msinspect.analysis.context import shapes_are_global
-    from msinspect.stages import stage_of
-
-    reasons: Counter = Counter()
-    for row in rows[rows["wire_bytes"].isna()].to_dict("records"):
-        if _missing(row["tensor_bytes"]):
-            reason = (f"the file shows global shapes ({stage_of(row['file'])}), not the tensor at the rank"
-                      if shapes_are_global(str(row["file"])) else "the tensor at the rank cannot be told")
-        elif _missing(row["group_size"]):
-            reason = "its group's size cannot be told"
-        else:
-            reason = "no ring formula is known for it"
-        reasons[(row["op"], reason)] += 1
-    return "; ".join(f"{n} {op}: {reason}" for (op, reason), n in reasons.items())
-
-
-def _bytes_text(value) -> str:
-    """A byte count as every table of the page writes it: ``1,572,864``; "cannot tell" where unknown."""
-    return "cannot tell" if _missing(value) else f"{int(value):,}"
-
-
 #: What the columns of the strategies and communication tables hold (their headers' hover text).
 COLUMN_TITLES = {
     "in_strategy": "how the operator's inputs are cut (one tuple per input: parts per dimension)",
@@ -111,48 +80,21 @@ COLUMN_TITLES = {
 }
 
 
-def _ranks_key(value) -> tuple | None:
-    return tuple(value) if isinstance(value, (tuple, list)) else None
-
-
-def _comm_summary(frame, many: bool = False) -> dict:
+def _comm_summary(summary) -> dict:
     """Per kind and per group (its rank list, as ``msinspect comm --by kind`` / ``--by group`` count
-    them: :func:`~msinspect.analysis.comm.comm_totals`): operators, ranks, and the tensor bytes and
-    wire bytes per step summed over the ranks that run them (None: "cannot tell", where one of
-    its operators has no byte count; ``why`` says why); the bars: wire bytes per group."""
-    from msinspect.analysis.comm import comm_totals
-
-    def summarise(rows, total) -> dict:
-        return {"ops": int(total["operators"]), "ranks": ranks_text(rows["rank"].dropna()),
-                "tensor": None if _missing(total["tensor_bytes"]) else int(total["tensor_bytes"]),
-                "tensor_missing": int(rows["tensor_bytes"].isna().sum()),
-                "wire": None if _missing(total["wire_bytes"]) else int(total["wire_bytes"]),
-                "wire_missing": int(total["unknown_bytes"]), "why": unknown_why(rows)}
-
-    kinds = [{"kind": total["kind"], **summarise(frame[frame["kind"] == total["kind"]], total)}
-             for total in comm_totals(frame, "kind").to_dict("records")]
-    moving = frame[frame["moves_data"].astype(bool)]
-    keys = [_ranks_key(g) for g in moving["group_ranks"]]
-    groups = []
-    if many:  # each rank's own group by its shape: one row per shape, not per group (group_shapes)
-        groups = [{"members": f"{t['groups']:,} groups of {t['shape']}" if t["groups"] > 1 else t["shape"],
-                   "names": "one per group" if t["groups"] > 1 else "", "kinds": t["kinds"], "ops": t["ops"],
-                   "ranks": t["ranks"], "tensor": t["tensor"], "tensor_missing": t["tensor_missing"],
-                   "wire": t["wire"], "wire_missing": t["wire_missing"], "why": unknown_why(moving)}
-                  for t in shape_totals(moving)]
-    for total in ([] if many else comm_totals(moving, "group").to_dict("records")):
-        key = _ranks_key(total["group_ranks"])
-        rows = moving[[k == key for k in keys]]
-        groups.append({"members": ranks_text(key) if key else "cannot tell",
-                       "names": ", ".join(dict.fromkeys(str(g) for g in rows["group"].dropna())),
-                       "kinds": ", ".join(dict.fromkeys(rows["kind"])), **summarise(rows, total)})
+    them: :func:`~msinspect.analysis.comm.comm_totals`; per group shape from :data:`MANY` ranks):
+    operators, ranks, and the tensor bytes and wire bytes per step summed over the ranks that run
+    them (None: "cannot tell", where one of its operators has no byte count; ``why`` says why);
+    the bars: wire bytes per group. ``summary``: a :class:`~msinspect.report.rollup.CommSummary`
+    fed every comm row."""
+    groups = summary.group_rows()
     top = max((g["wire"] or 0 for g in groups), default=0)
     bars = [Bar(f"ranks {g['members']}" if g["members"] != "cannot tell" else "ranks: cannot tell", g["names"],
                 g["wire"], (g["wire"] / top * 100) if top and g["wire"] is not None else 0,
                 f"{g['wire_missing']} of {g['ops']} operators without a byte count: {g['why']}"
                 if g["wire"] is None else "")
             for g in groups]
-    return {"kinds": kinds, "groups": groups, "bars": bars, "local": len(frame) - len(moving)}
+    return {"kinds": summary.kind_rows(), "groups": groups, "bars": bars, "local": summary.local}
 
 
 #: The most devices a device grid of the report draws, one square each; past that the grid is
@@ -164,21 +106,20 @@ PARAM_SHOWN = ["global_shape", "consumer", "op", "in_strategy", "device_matrix",
                "picture"]
 
 
-def _params(analysis, slices=None) -> dict:
+def _params(weights) -> dict:
     """Each weight (repeated layers' weights collapsed into one block) and each distinct layout's
-    device grid once (``slices``: ``analysis.slices()`` when the caller holds it)."""
-    out, by_layout = [], defaultdict(list)
-    for param, rows in weight_rows(analysis.slices() if slices is None else slices).items():
-        first = rows[0]
-        try:
-            grids = grids_of(analysis, param, rows)
-            problem = None
-        except ValueError as error:  # the message names the weight, which the row shows already
-            grids, problem = [], str(error).replace(f"{param}: its layout cannot be told: ", "").replace(f"{param}: ", "")
+    device grid once (``weights``: a :class:`~msinspect.report.rollup.Weights` fed every rank's
+    slices)."""
+    from msinspect.report.rollup import weight_grids
+
+    out, by_layout, cache = [], defaultdict(list), {}
+    for param, weight in weights.params.items():
+        first = weight.first
+        grids, problem = weight_grids(param, weight, cache)
         info = {"param": param, "global_shape": text(first["global_shape"]), "op": first["op"],
                 "consumer": first["consumer"], "in_strategy": text(first["in_strategy"]),
                 "device_matrix": text(first["device_matrix"]), "tensor_map": text(first["tensor_map"]),
-                "ranks": ranks_text(r["rank"] for r in rows), "problem": problem, "grids": grids}
+                "ranks": ranks_text(weight.ranks.numbers), "problem": problem, "grids": grids}
         out.append(info)
         for grid in grids:
             key = (grid.shape, grid.device_matrix, grid.tensor_map, grid.ranks)
@@ -246,35 +187,30 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
     see :func:`msinspect.report.around.choose`), from ``rank``'s file when given. The run section
     shows the rank groups (:func:`group_rows`). ``compared``: a job-to-job diff of this run and
     another (:func:`msinspect.analysis.jobdiff.compare_runs`), shown as its own section."""
-    from msinspect.report.around import choose, draw
+    from msinspect.report.around import choose, draw, selectors
     from msinspect.report.compare_section import compare_section
     from msinspect.report.glance import glance
     from msinspect.report.cost_section import cost_section
+    from msinspect.report.rollup import roll_up
 
-    strategies = analysis.strategies()
-    strategy_rows = merged_rows(strategies, STRATEGY_SHOWN)
-    comm_frame = analysis.comm()
     many = len(analysis.results) >= MANY  # each rank's group by its shape (group_shapes)
-    shaped = by_shape(comm_frame) if many else comm_frame.assign(
-        group_ranks=[ranks_text(g) if isinstance(g, (tuple, list)) else None for g in comm_frame["group_ranks"]])
-    comm_rows = merged_rows(shaped.assign(
-        wire_bytes=[_bytes_text(b) for b in comm_frame["wire_bytes"]],
-        tensor_bytes=[_bytes_text(b) for b in comm_frame["tensor_bytes"]]), COMM_SHOWN)
-    slices = analysis.slices()
+    rolled = roll_up(analysis, many=many, selectors=selectors(ops, check_report), rank=rank)
+    strategy_rows, comm_rows = rolled.strategies.rows(), rolled.comm_rows.rows()
     run, rank_groups = _run(analysis), group_rows(analysis)
     return environment().get_template("report.html.j2").render(
         title=title or f"msinspect report: {shown_path(analysis.dump.path)}",
         made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         run=run,
-        glance=glance(analysis, comm_frame, strategies, slices, rank_groups, run),
+        glance=glance(analysis, rolled, rank_groups, run),
         strategy_columns=STRATEGY_SHOWN, strategy_blocks=blocks(strategy_rows), strategy_count=len(strategy_rows),
         comm_columns=COMM_SHOWN, comm_blocks=blocks(comm_rows), comm_count=len(comm_rows),
-        comm=_comm_summary(comm_frame, many) if len(comm_frame) else None, groups_by_shape=many,
-        cost=cost_section(analysis),
+        comm=_comm_summary(rolled.comm) if rolled.comm.count else None, groups_by_shape=many,
+        cost=cost_section(rolled),
         why=why_section(analysis, rank),
         compare=compare_section(compared) if compared is not None else None,
-        params=_params(analysis, slices),
-        around=draw(analysis, choose(analysis, ops, check_report, rank=rank), lenient=lenient, rank=rank),
+        params=_params(rolled.weights),
+        around=draw(analysis, choose(analysis, ops, check_report, rank=rank, rolled=rolled), lenient=lenient,
+                    rank=rank),
         around_named=bool(ops),
         rank_groups=rank_groups,
         check=check_report,

@@ -1,0 +1,823 @@
+"""The report's tables made one rank at a time: each rank's rows read once (from the spool, for a
+job of many ranks: :mod:`msinspect.analysis.spool`), folded into what the page shows, and let go.
+
+The page shows aggregates: rows merged across the ranks that agree, totals per kind, per group,
+per rank. Made from DataFrames of every rank's rows (``Analysis.comm()`` ...), a job of 10,000
+ranks held a million communication rows at once and the report could not be written; folded as
+each rank comes, the main process holds one rank's rows and the aggregates, whose size is that of
+the page. Each fold computes what the DataFrame code computed, row by row:
+
+- the strategies and communication tables (:func:`msinspect.rank_merge.merge_ranks`, each merged
+  row's ranks in a compact array);
+- the communication summary per kind and per group (as
+  :func:`~msinspect.analysis.comm.comm_totals`), the glance's facts and each rank's wire bytes;
+- the cost section (as :func:`~msinspect.analysis.cost.comm_costs`, ``bytes_by``,
+  ``rank_matrix`` and :func:`~msinspect.analysis.memory.memory_per_rank`), whose axes come from
+  the lowest rank of each stage that has weight layouts (a first, short pass);
+- the gradient-synchronisation check (as :func:`~msinspect.analysis.gradsync.gradient_sync`);
+- the weights and their device grids, one grid per distinct layout, shared by the weights that
+  have it;
+- the operators the pictures are drawn around (:mod:`msinspect.report.around`).
+
+A stage's rank list is compared by identity and each rank's place in it looked up in a dict:
+hashing or searching a 10,000-rank tuple for every row made the old tables quadratic.
+"""
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+from msinspect.analysis.context import RankContext, shapes_are_global
+from msinspect.analysis.cost import _ALLTOALL, _phase_of
+from msinspect.analysis.layout import Layout
+from msinspect.analysis.memory import ACCUMULATED, STATES_PER_WEIGHT
+from msinspect.analysis.ops import PIPELINE_OPS, selector_matches
+from msinspect.analysis.params import with_slices
+from msinspect.analysis.vocabulary import KINDS
+from msinspect.rank_merge import rank_number
+from msinspect.ranks_text import ranks_text
+from msinspect.report.tables import Row, text
+
+
+def missing(value) -> bool:
+    """None or NaN: a value the analysis could not tell."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _true(value) -> bool:
+    """A flag as ``fillna(False).astype(bool)`` reads it."""
+    return not missing(value) and bool(value)
+
+
+class Stages:
+    """Each stage's rank list (a tuple of the analysis) as one object per content, with each
+    rank's index in it: a list of 10,000 ranks is hashed or searched once, not once per row."""
+
+    def __init__(self):
+        self._ids: dict[int, tuple] = {}
+        self._values: dict[tuple, tuple] = {}
+        self._index: dict[int, dict[int, int]] = {}
+
+    def canonical(self, ranks):
+        """The one tuple of ``ranks``' content (compared by ``is`` from then on); None for None."""
+        if ranks is None:
+            return None
+        found = self._ids.get(id(ranks))
+        if found is None or found[0] is not ranks:
+            found = self._ids[id(ranks)] = (ranks, self._values.setdefault(ranks, ranks))
+        return found[1]
+
+    def position(self, ranks: tuple) -> dict[int, int]:
+        """``{rank: index}`` of a canonical ``ranks``."""
+        found = self._index.get(id(ranks))
+        if found is None:
+            found = self._index[id(ranks)] = {r: i for i, r in enumerate(ranks)}
+        return found
+
+    def context(self, analysis, rank) -> RankContext:
+        """``analysis.context(rank)``, its rank lists canonical and its ``local_rank`` looked up."""
+        ctx = analysis.context(rank)
+        world, stage = self.canonical(ctx.world), self.canonical(ctx.stage_ranks)
+        ranks = stage or world
+        local = self.position(ranks).get(ctx.rank) if ranks and ctx.rank is not None else None
+        return _Context(ctx.rank, world, stage, local)
+
+
+class _Context(RankContext):
+    """A :class:`RankContext` with its ``local_rank`` given."""
+
+    def __init__(self, rank, world, stage_ranks, local: int | None):
+        super().__init__(rank, world, stage_ranks)
+        object.__setattr__(self, "_local", local)
+
+    @property
+    def local_rank(self) -> int | None:
+        return self._local
+
+
+class Ranks:
+    """Rank numbers as they come, in a compact array (a merged row of a 10,000-rank job holds
+    10,000 of them); :meth:`listed` gives equal arrays one shared list."""
+
+    _shared: dict[bytes, list[int]]
+
+    def __init__(self):
+        self.numbers = array("q")
+
+    def add(self, rank) -> None:
+        number = rank_number(rank)
+        if number is not None:
+            self.numbers.append(number)
+
+    def listed(self, shared: dict) -> list[int]:
+        key = self.numbers.tobytes()
+        if key not in shared:
+            shared[key] = self.numbers.tolist()
+        return shared[key]
+
+
+class Merged:
+    """:func:`~msinspect.report.tables.merged_rows` made one rank's rows at a time."""
+
+    def __init__(self, columns: list[str]):
+        self.columns = columns
+        self._rows: dict[tuple, Ranks] = {}
+
+    def add(self, record: dict) -> None:
+        cells = tuple(text(record.get(c)) for c in self.columns)
+        ranks = self._rows.get(cells)
+        if ranks is None:
+            ranks = self._rows[cells] = Ranks()
+        ranks.add(record.get("rank"))
+
+    def rows(self) -> list[Row]:
+        shared: dict = {}
+        return [Row(dict(zip(self.columns, cells)), ranks.listed(shared)) for cells, ranks in self._rows.items()]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+# ------------------------------------------------------------------ communication
+def unknown_reason(row: dict) -> str:
+    """Why a comm row's wire bytes cannot be told, in words."""
+    from msinspect.stages import stage_of
+
+    if missing(row["tensor_bytes"]):
+        return (f"the file shows global shapes ({stage_of(row['file'])}), not the tensor at the rank"
+                if shapes_are_global(str(row["file"])) else "the tensor at the rank cannot be told")
+    if missing(row.get("group_size")):
+        return "its group's size cannot be told"
+    return "no ring formula is known for it"
+
+
+def why_text(reasons: Counter) -> str:
+    """``8 AllGather: ...; 2 Send: ...`` from ``{(op, reason): count}``."""
+    return "; ".join(f"{n} {op}: {reason}" for (op, reason), n in reasons.items())
+
+
+@dataclass
+class Total:
+    """Comm rows summed (one kind, one group, one group shape): as
+    :func:`~msinspect.analysis.comm.comm_totals` and the report's summaries count them."""
+
+    ops: int = 0
+    ranks: set = field(default_factory=set)
+    tensor: int = 0
+    tensor_missing: int = 0
+    wire: int = 0
+    wire_missing: int = 0
+    why: Counter = field(default_factory=Counter)
+    names: dict = field(default_factory=dict)
+    kinds: dict = field(default_factory=dict)
+    groups: set = field(default_factory=set)
+
+    def add(self, row: dict, reason: str | None) -> None:
+        self.ops += 1
+        rank = rank_number(row.get("rank"))
+        if rank is not None:
+            self.ranks.add(rank)
+        for name in ("tensor", "wire"):
+            value = row[f"{name}_bytes"]
+            if missing(value):
+                setattr(self, f"{name}_missing", getattr(self, f"{name}_missing") + 1)
+            else:
+                setattr(self, name, getattr(self, name) + value)
+        if reason is not None:
+            self.why[(row["op"], reason)] += 1
+        self.kinds[row["kind"]] = None
+
+    def summary(self) -> dict:
+        return {"ops": self.ops, "ranks": ranks_text(self.ranks),
+                "tensor": None if self.tensor_missing else int(self.tensor), "tensor_missing": self.tensor_missing,
+                "wire": None if self.wire_missing else int(self.wire), "wire_missing": self.wire_missing,
+                "why": why_text(self.why)}
+
+
+def _ranks_key(value) -> tuple | None:
+    return tuple(value) if isinstance(value, (tuple, list)) else None
+
+
+class CommSummary:
+    """The communication section's totals per kind and per group (per group shape with ``many``)
+    and the glance's groups per kind, fed one comm row at a time."""
+
+    def __init__(self, many: bool):
+        from msinspect.report.group_shapes import ShapeTotals
+
+        self.many = many
+        self.count = 0
+        self.kinds: dict = {}
+        self.groups: dict = {}
+        self.shapes = ShapeTotals()
+        self.moving_why: Counter = Counter()
+        self.local = 0
+        self.cut: dict = {}  # kind -> [group lists, operators without one, ops]
+
+    def add(self, row: dict) -> None:
+        self.count += 1
+        reason = unknown_reason(row) if missing(row["wire_bytes"]) else None
+        self.kinds.setdefault(row["kind"], Total()).add(row, reason)
+        if not (bool(row["moves_data"]) if row["moves_data"] is not None else False):
+            self.local += 1
+            return
+        lists = _ranks_key(row["group_ranks"])
+        cut = self.cut.setdefault(row["kind"], [set(), 0, set()])
+        if lists is None:
+            cut[1] += 1
+        else:
+            cut[0].add(lists)
+        cut[2].add(row["op"])
+        if self.many:
+            self.shapes.add(row)
+            if reason is not None:
+                self.moving_why[(row["op"], reason)] += 1
+            return
+        total = self.groups.setdefault(lists, Total())
+        total.add(row, reason)
+        if not missing(row.get("group")):
+            total.names[str(row["group"])] = None
+
+    def kind_rows(self) -> list[dict]:
+        order = {k: i for i, k in enumerate(KINDS)}
+        kinds = sorted(self.kinds, key=lambda k: order.get(k, len(order)))
+        return [{"kind": kind, **self.kinds[kind].summary()} for kind in kinds]
+
+    def group_rows(self) -> list[dict]:
+        if self.many:
+            why = why_text(self.moving_why)
+            return [{"members": f"{t['groups']:,} groups of {t['shape']}" if t["groups"] > 1 else t["shape"],
+                     "names": "one per group" if t["groups"] > 1 else "", "kinds": t["kinds"], "ops": t["ops"],
+                     "ranks": t["ranks"], "tensor": t["tensor"], "tensor_missing": t["tensor_missing"],
+                     "wire": t["wire"], "wire_missing": t["wire_missing"], "why": why}
+                    for t in self.shapes.totals()]
+        return [{"members": ranks_text(key) if key else "cannot tell", "names": ", ".join(total.names),
+                 "kinds": ", ".join(total.kinds), **total.summary()} for key, total in self.groups.items()]
+
+
+def wire_of_rank(rows: list[dict]) -> tuple[tuple, dict]:
+    """One rank's comm rows: ``(wire bytes known, operators without, bytes by kind)`` (the key the
+    glance merges ranks by) and ``{why, operators}``."""
+    known, missing_count, kinds, reasons = 0, 0, {}, Counter()
+    for row in rows:
+        value = row["wire_bytes"]
+        kinds.setdefault(row["kind"], 0)
+        if missing(value):
+            missing_count += 1
+            reasons[(row["op"], unknown_reason(row))] += 1
+        else:
+            known += value
+            kinds[row["kind"]] += value
+    by_kind = tuple((kind, int(n)) for kind, n in kinds.items() if n > 0)
+    return (int(known), missing_count, by_kind), {"why": why_text(reasons) if missing_count else "",
+                                                   "operators": len(rows)}
+
+
+# ------------------------------------------------------------------ cost per step
+class StageAxes:
+    """The device matrices covering each stage, from the weight layouts of its lowest rank that
+    has any (:func:`msinspect.analysis.cost._stage_axes`); the stage's names for each matrix."""
+
+    def __init__(self, analysis, stages: Stages):
+        self.by_stage: dict[int, tuple] = {}  # id(stage) -> (candidates, expert)
+        self.keep: list = []
+        done = set()
+        ranks = sorted({r.rank for r in analysis.results if rank_number(r.rank) is not None})
+        by_rank = {r.rank: r for r in analysis.results if rank_number(r.rank) is not None}
+        for rank in ranks:
+            ctx = stages.context(analysis, rank)
+            stage = ctx.stage_ranks or ctx.world or ()
+            if not stage or id(stage) in done:
+                continue
+            rows = with_slices(by_rank[rank].params, ctx)
+            full = [(tuple(r["device_matrix"]), tuple(r["tensor_map"]), r["global_shape"]) for r in rows
+                    if isinstance(r["device_matrix"], (tuple, list)) and isinstance(r["tensor_map"], (tuple, list))
+                    and math.prod(r["device_matrix"]) == len(stage)]
+            if not full:
+                continue
+            done.add(id(stage))
+            self.keep.append(stage)
+            candidates, expert = [], False
+            for matrix in sorted({m for m, _, _ in full}, key=lambda m: (-len(m), m)):
+                cut = set()
+                for m, tensor_map, shape in full:
+                    if m != matrix:
+                        continue
+                    for axis, entry in enumerate(tensor_map):
+                        if isinstance(entry, int) and entry >= 0:
+                            cut.add(len(matrix) - 1 - entry)
+                            if axis == 0 and shape is not None and len(shape) >= 3:
+                                expert = True
+                candidates.append((matrix, tuple("tensor" if d in cut else "data" for d in range(len(matrix)))))
+            self.by_stage[id(stage)] = (tuple(candidates), expert)
+        self.experts = any(expert for _, expert in self.by_stage.values())
+
+
+def _spanned(ranks: tuple, position: dict[int, int], matrix, names) -> str | None:
+    """:func:`msinspect.analysis.cost._spanned`, the ranks' places looked up in ``position``."""
+    if not ranks or any(r not in position for r in ranks):
+        return None
+    coords = []
+    for r in ranks:
+        index, coord = position[r], []
+        for size in reversed(matrix):
+            coord.append(index % size)
+            index //= size
+        coords.append(tuple(reversed(coord)))
+    varying = [d for d in range(len(matrix)) if len({c[d] for c in coords}) > 1]
+    if not varying or len(set(coords)) != len(ranks) or len(ranks) != math.prod(matrix[d] for d in varying):
+        return None
+    return "+".join(dict.fromkeys(names[d] for d in varying))
+
+
+def runs_per_graph(ops: list[dict]) -> dict[str, tuple[int, str]]:
+    """One file's subgraph -> (times it runs per step, basis), from its ``call`` operators
+    (:func:`msinspect.analysis.cost._runs_per_graph`)."""
+    callers: dict[str, list[str]] = {}
+    for row in ops:
+        if row["op"] == "call":
+            callers.setdefault(row["type"], []).append(row["graph"])
+    memo: dict[str, int] = {}
+
+    def runs(graph: str, seen: frozenset = frozenset()) -> int:
+        if graph not in callers or graph in seen:
+            return 1
+        if graph not in memo:
+            memo[graph] = sum(runs(c, seen | {graph}) for c in callers[graph])
+        return memo[graph]
+
+    return {callee: (runs(callee), "called") for callee in callers}
+
+
+class Cost:
+    """The cost section's numbers (:mod:`msinspect.report.cost_section`), one rank's comm rows at a
+    time: each rank's step bytes per (axis, phase), the bases, the operators whose axis cannot be
+    told, and the rank-to-rank matrix."""
+
+    def __init__(self, axes: StageAxes, stages: Stages):
+        self.axes, self.stages = axes, stages
+        self.count = 0
+        self.per_rank: dict[tuple, list[int]] = {}  # the rank's cells, as items -> its ranks
+        self.seen_axes: set = set()
+        self.seen_phases: set = set()
+        self.basis: set = set()
+        self.undecided: Counter = Counter()
+        self.cells: dict[tuple[int, int], float] = {}
+        self.unknown: dict[int, int] = {}
+        self.received: dict[tuple[int, int], float] = {}  # Receive: counted where its sender was not read
+        self.read: set = set()
+        self._spans: dict = {}
+
+    def _axis(self, row, ctx, forward_axis) -> tuple[str, str]:
+        name = row["name"] or ""
+        ranks = row["group_ranks"] if isinstance(row["group_ranks"], (tuple, list)) else None
+        shape = row["shape"] if isinstance(row["shape"], (tuple, list)) else None
+        stage = ctx.stage_ranks or ctx.world or ()
+        if row["op"] in PIPELINE_OPS:
+            return "pipeline", "Send / Receive"
+        if row["kind"] == "optimizer":
+            return "optimizer shard", "kind optimizer (optimizer-parallel gather or its gradient's scatter)"
+        if row["kind"] == "gradient":
+            return "data", "kind gradient (a weight's gradient summed over its replicas)"
+        if row["op"] in _ALLTOALL and self.axes.experts and shape is not None and len(shape) >= 3:
+            return "expert", "AlltoAll of a 3-D tensor in a job with expert weights"
+        if name.startswith("grad") and name[len("grad"):].lstrip("_") in forward_axis:
+            axis, why = forward_axis[name[len("grad"):].lstrip("_")]
+            return axis, f"the forward operator's: {why}"
+        if ranks is None:
+            return "cannot tell", "the IR does not say the group's ranks"
+        if not stage or id(stage) not in self.axes.by_stage:
+            return "cannot tell", "no weight layout gives the stage's device matrix"
+        key = (id(stage), tuple(ranks))
+        if key not in self._spans:
+            candidates, _ = self.axes.by_stage[id(stage)]
+            position = self.stages.position(stage)
+            found = next(((a, m) for m, names in candidates
+                          if (a := _spanned(tuple(ranks), position, m, names)) is not None), None)
+            if found is None:
+                shown = ", ".join(str(m) for m, _ in candidates)
+                self._spans[key] = ("cannot tell", f"the group is no sub-grid of the weights' device matrices ({shown})")
+            else:
+                self._spans[key] = (found[0], f"group along device matrix {found[1]}")
+        return self._spans[key]
+
+    def add_rank(self, rank, ctx, comm: list[dict], ops: list[dict] | None) -> None:
+        """One rank's comm rows (those that move data count), ``ops``: its operator rows (None:
+        it has no call operator to count)."""
+        runs = runs_per_graph(ops) if ops else {}
+        forward_axis: dict[str, tuple[str, str]] = {}
+        cells: dict[tuple[str, str], list] = {}
+        number = rank_number(rank)
+        for row in comm:
+            if not _true(row["moves_data"]):
+                continue
+            self.count += 1
+            axis, why = self._axis(row, ctx, forward_axis)
+            name = row["name"] or ""
+            if not name.startswith("grad") and axis != "cannot tell":
+                forward_axis.setdefault(name, (axis, why))
+            count, basis = runs.get(row["graph"], (1, "once"))
+            if not missing(row.get("micro")):
+                basis = "unrolled" if basis == "once" else basis
+            self.basis.add(basis)
+            if axis == "cannot tell":
+                self.undecided[why] += 1
+            wire = row["wire_bytes"]
+            sent = None if missing(wire) else int(wire) * count
+            phase = _phase_of(row.get("scope"))
+            self.seen_axes.add(axis)
+            self.seen_phases.add(phase)
+            cell = cells.setdefault((axis, phase), [0, False])
+            if sent is None:
+                cell[1] = True
+            else:
+                cell[0] += sent
+            if rank is not None:
+                self.read.add(rank)
+                self._matrix(rank, row, sent)
+        if number is not None and cells:
+            key = tuple(sorted((k, None if unknown else int(v)) for k, (v, unknown) in cells.items()))
+            self.per_rank.setdefault(key, []).append(number)
+
+    def _matrix(self, rank, row, sent) -> None:
+        """:func:`msinspect.analysis.cost.rank_matrix` of one row."""
+        ranks = row["group_ranks"] if isinstance(row["group_ranks"], (tuple, list)) else None
+        if sent is None or not ranks or rank not in ranks:
+            self.unknown[rank] = self.unknown.get(rank, 0) + 1
+            return
+        group = sorted(ranks)
+        if row["op"] == "Send":
+            pairs = [(rank, r, sent) for r in group if r != rank]
+        elif row["op"] == "Receive":
+            for peer in group:
+                if peer != rank:
+                    self.received[(peer, rank)] = self.received.get((peer, rank), 0) + sent
+            return
+        elif row["op"] in _ALLTOALL:
+            others = [r for r in group if r != rank]
+            pairs = [(rank, r, sent / len(others)) for r in others] if others else []
+        elif len(group) > 1:
+            pairs = [(rank, group[(group.index(rank) + 1) % len(group)], sent)]
+        else:
+            pairs = []
+        for src, dst, amount in pairs:
+            self.cells[(src, dst)] = self.cells.get((src, dst), 0) + amount
+
+    def matrix(self):
+        """The rank-to-rank matrix as :func:`~msinspect.analysis.cost.rank_matrix` gives it."""
+        import pandas as pd
+
+        cells = dict(self.cells)
+        for (src, dst), amount in self.received.items():
+            if src not in self.read:
+                cells[(src, dst)] = cells.get((src, dst), 0) + amount
+        rows = [{"src": s, "dst": d, "bytes": int(round(b)), "unknown": self.unknown.get(s, 0)}
+                for (s, d), b in sorted(cells.items()) if b > 0]
+        for rank in sorted(set(self.unknown) - {s for s, _ in cells}):
+            rows.append({"src": rank, "dst": None, "bytes": 0, "unknown": self.unknown[rank]})
+        return pd.DataFrame(rows, columns=["src", "dst", "bytes", "unknown"])
+
+
+def memory_of_rank(rank, held: list[dict], shards: dict[str, int]) -> dict:
+    """One rank's row of :func:`msinspect.analysis.memory.memory_per_rank` (``shards``: weight ->
+    its optimizer-shard group's size, from the rank's own comm rows)."""
+    trained = {row["param"]: row for row in held if row["update"]}
+    updates = sorted({row["update"] for row in trained.values()})
+
+    def bytes_of(rows_):
+        values = [r["bytes"] for r in rows_]
+        return None if any(missing(v) for v in values) else int(sum(values))
+
+    weights = bytes_of(trained.values())
+    accumulated = [r for r in held if r["param"].startswith(ACCUMULATED) and r["param"].split(".", 1)[1] in trained]
+    states = [r for r in held if r["param"] not in trained and r not in accumulated
+              and "." in r["param"] and r["param"].split(".", 1)[1] in trained
+              and r["shape"] == trained[r["param"].split(".", 1)[1]]["shape"]]
+    if accumulated:
+        gradients, source = bytes_of(accumulated), "accumulation buffers (accu_grads)"
+    elif weights is not None:
+        gradients = sum(int(r["bytes"]) * shards.get(name, 1) for name, r in trained.items())
+        source = "weights x optimizer-shard group" if any(n in shards for n in trained) else "one per weight"
+    else:
+        gradients, source = None, "cannot tell"
+    per = {STATES_PER_WEIGHT.get(u) for u in updates}
+    expected = per.pop() * weights if len(per) == 1 and None not in per and weights is not None else None
+    used = {id(r) for r in accumulated} | {id(r) for r in states} | {id(r) for r in trained.values()}
+    other = bytes_of([r for r in held if id(r) not in used])
+    state_bytes = bytes_of(states)
+    if not trained and held:
+        weights = gradients = state_bytes = None
+        source = "cannot tell: no optimizer update found"
+    parts = (weights, gradients, state_bytes, other)
+    return {"rank": rank, "optimizer": ", ".join(updates) if updates else "cannot tell", "weights": weights,
+            "weight_count": len(trained), "gradients": gradients, "gradients_from": source, "states": state_bytes,
+            "states_expected": expected, "other": other,
+            "total": None if any(p is None for p in parts) else sum(parts)}
+
+
+def shards_of_rank(comm: list[dict], held: list[dict]) -> dict[str, int]:
+    """Weight -> the size of the optimizer-shard group summing its gradient, in one rank
+    (:func:`msinspect.analysis.memory._sharded`)."""
+    size = {(r["file"], r["line"]): r["group_size"] for r in comm
+            if r["kind"] == "optimizer" and r["op"] == "ReduceScatter" and not missing(r["group_size"])}
+    out = {}
+    for row in held:
+        for line in row["synced_by"]:
+            if (row["file"], line) in size:
+                out[row["param"]] = int(size[(row["file"], line)])
+    return out
+
+
+# ------------------------------------------------------------------ gradient synchronisation
+class GradientSync:
+    """:func:`msinspect.analysis.gradsync.gradient_sync` folded as the glance reads it: per verdict
+    the weights, the weights replicated without synchronisation by their replicas, update and
+    source (with the first of them), and why some cannot be told."""
+
+    def __init__(self, analysis, stages: Stages):
+        self.pipelined = any(result.pipelined for result in analysis.results)
+        self.stages = stages
+        self.holding: dict = {}
+        self.rows = 0
+        self.params: dict = {}
+        self.verdicts: dict[str, dict] = {"synchronised": {}, "not replicated": {}, "not synchronised": {},
+                                          "cannot tell": {}}
+        self.whys: dict = {}
+        self.bad: dict = {}  # (replicas, update, source) -> [first index, names, first row]
+        self.whole: list = []  # rows replicated by every rank holding them whole: told at the end
+        self.holders: dict = {}
+
+    def _replicas(self, slices: list[dict], ctx) -> dict[str, tuple]:
+        out = {}
+        stage = ctx.stage_ranks or (None if self.pipelined else ctx.world)
+        if not stage or ctx.local_rank is None:
+            return out
+        for row in slices:
+            matrix, tensor_map, shape = row["device_matrix"], row["tensor_map"], row["global_shape"]
+            if matrix is None or tensor_map is None or shape is None or math.prod(matrix) != len(stage):
+                continue
+            layout = Layout(tuple(matrix), (tuple(tensor_map),))
+            key = (layout, tuple(shape), id(stage))
+            if key not in self.holding:
+                by_slice: dict[tuple, list[int]] = {}
+                for i, r in enumerate(stage):
+                    by_slice.setdefault(layout.slice_of(0, tuple(shape), i), []).append(r)
+                self.holding[key] = ({piece: tuple(ranks) for piece, ranks in by_slice.items()}, stage)
+            out[row["param"]] = self.holding[key][0][layout.slice_of(0, tuple(shape), ctx.local_rank)]
+        return out
+
+    def add_rank(self, held: list[dict], slices: list[dict], ctx) -> None:
+        rows = [row for row in held if row["update"] or row["synced_by"]]
+        if not rows:
+            return
+        by_layout = self._replicas(slices, ctx)
+        for row in rows:
+            index = self.rows
+            self.rows += 1
+            self.params[row["param"]] = None
+            synced = bool(row["synced_by"])
+            if row["param"] in by_layout and row["rank"] == ctx.rank:
+                self._told(index, row, by_layout[row["param"]], "layout", synced)
+            elif row["planner"] is False and row["rank"] is not None:
+                self.holders.setdefault((row["param"], row["shape"]), []).append(row["rank"])
+                self.whole.append((index, {k: row[k] for k in ("rank", "param", "shape", "update", "update_line",
+                                                                "file")}, synced))
+            else:
+                self._told(index, row, None, None, synced)
+
+    def _told(self, index: int, row: dict, replicas, source, synced: bool) -> None:
+        if synced:
+            verdict, why = "synchronised", ""
+        elif replicas is None:
+            verdict, why = "cannot tell", "no layout is known for it, so which ranks hold the same slice cannot be told"
+        elif len(replicas) < 2:
+            verdict, why = "not replicated", ""
+        elif row["update"] is None:
+            verdict, why = "cannot tell", "no optimizer update of it was found in the file"
+        else:
+            verdict, why = "not synchronised", ""
+        self.verdicts[verdict][row["param"]] = None
+        if verdict == "cannot tell":
+            self.whys.setdefault(index, why)
+        if verdict == "not synchronised":
+            key = (replicas, row["update"], source)
+            found = self.bad.setdefault(key, [index, {}, row])
+            found[1][row["param"]] = None
+
+    def finish(self) -> None:
+        for index, row, synced in self.whole:
+            self._told(index, row, tuple(sorted(self.holders[(row["param"], row["shape"])])), "whole", synced)
+        self.whole = []
+
+
+# ------------------------------------------------------------------ weights
+@dataclass
+class Weight:
+    """One weight's rows of ``Analysis.slices()`` as the weights section reads them."""
+
+    first: dict
+    ranks: Ranks = field(default_factory=Ranks)
+    problem: tuple[int, str] | None = None
+    """The first of its rows whose layout cannot be told: (its place among the rows, why)."""
+    layouts: dict = field(default_factory=dict)
+    """(matrix, map, shape, id(stage)) -> (its first row's place, the stage, whether told)."""
+    rows: int = 0
+
+
+class Weights:
+    """The weights section (:func:`msinspect.report.html._params`) and the glance's device
+    matrices, one rank's slices at a time."""
+
+    def __init__(self, analysis, stages: Stages):
+        self.analysis, self.stages = analysis, stages
+        self.params: dict[str, Weight] = {}
+        self.matrices: dict = {}  # id(stage) -> [stage, Counter of matrices]
+        self._matrix_seen: set = set()
+
+    def add_rank(self, slices: list[dict], ctx) -> None:
+        from msinspect.report.glance import stage_of
+
+        for row in slices:
+            param = row["param"]
+            if row["device_matrix"] is not None:
+                where = self.stages.canonical(stage_of(self.analysis, row["rank"]))
+                key = (id(where), param, tuple(row["device_matrix"]))
+                if key not in self._matrix_seen:
+                    self._matrix_seen.add(key)
+                    self.matrices.setdefault(key[0], [where, Counter()])[1][tuple(row["device_matrix"])] += 1
+            if not isinstance(param, str):
+                continue
+            weight = self.params.get(param)
+            if weight is None:
+                weight = self.params[param] = Weight({k: row[k] for k in ("param", "global_shape", "op", "consumer",
+                                                                           "in_strategy", "device_matrix",
+                                                                           "tensor_map")})
+            weight.ranks.add(row["rank"])
+            at = weight.rows
+            weight.rows += 1
+            if weight.problem is not None:
+                continue
+            if row["device_matrix"] is None or row["global_shape"] is None:
+                weight.problem = (at, (f"no layout is known for {row['op']}'s strategy {row['in_strategy']} on "
+                                       "this stage") if row["global_shape"] is not None
+                                  else "its global shape is unknown")
+                continue
+            stage = ctx.stage_ranks or ctx.world
+            if not stage:
+                weight.problem = (at, "the ranks of its stage cannot be told")
+                continue
+            key = (tuple(row["device_matrix"]), tuple(row["tensor_map"]), tuple(row["global_shape"]), id(stage))
+            weight.layouts.setdefault(key, (at, stage, bool(ctx.stage_ranks)))
+
+
+def weight_grids(param: str, weight: Weight, cache: dict) -> tuple[list, str | None]:
+    """The weight's device grids (:func:`msinspect.report.grid.grids_of`), one per layout, or why
+    its layout cannot be told; a grid of the same layout over the same ranks made once and
+    shared, renamed."""
+    from msinspect.report.grid import device_grid
+
+    grids, ranks = [], None
+    for (matrix, tensor_map, shape, _), (at, stage, told) in weight.layouts.items():
+        if weight.problem is not None and weight.problem[0] < at:
+            break
+        if ranks is None:
+            ranks = set(weight.ranks.numbers)
+        read = tuple(r for r in stage if r in ranks)
+        key = (matrix, tensor_map, shape, id(stage), read)
+        if key not in cache:
+            try:
+                cache[key] = device_grid(param, shape, matrix, tensor_map, stage, read)
+            except ValueError as error:
+                cache[key] = str(error)
+        if isinstance(cache[key], str):
+            return [], cache[key]
+        grid = replace(cache[key], param=param)
+        if not told:
+            grid.note = ("pipeline stages cannot be told (not every rank read at one stage): "
+                         "drawn over every rank of the job, as the slices analysis assumes")
+        grids.append(grid)
+    if weight.problem is not None:
+        return [], weight.problem[1]
+    return grids, None
+
+
+# ------------------------------------------------------------------ the pictures' operators
+class Busiest:
+    """Per kind of communication that moves data: its operator with the most wire bytes (the first
+    of them), else the first of the kind (:func:`msinspect.report.around._busiest_per_kind`)."""
+
+    def __init__(self):
+        self.kinds: dict[str, list] = {}  # kind -> [count, best known row, first row]
+
+    def add(self, row: dict) -> None:
+        if not _true(row["moves_data"]):
+            return
+        found = self.kinds.get(row["kind"])
+        keep = {k: row.get(k) for k in ("name", "op", "line", "rank", "file", "wire_bytes")}
+        if found is None:
+            found = self.kinds[row["kind"]] = [0, None, keep]
+        found[0] += 1
+        if not missing(row["wire_bytes"]) and (found[1] is None or float(row["wire_bytes"]) > float(found[1]["wire_bytes"])):
+            found[1] = keep
+
+
+class Located:
+    """Selectors looked for in each rank's operators, in order, until a rank's file has them
+    (:func:`msinspect.report.around._locate`)."""
+
+    def __init__(self, selectors: list[str]):
+        self.todo = list(selectors)
+        self.found: dict[str, list[dict]] = {}
+
+    def add(self, ops: list[dict]) -> None:
+        for selector in list(self.todo):
+            hits = [row for row in ops if selector_matches(row["name"], row["scope"], selector)
+                    and not _true(row["plumbing"])]
+            if hits:
+                forward = [row for row in hits if not _true(row["backward"])]
+                self.found[selector] = forward or hits
+                self.todo.remove(selector)
+
+
+# ------------------------------------------------------------------ every rank, once
+@dataclass
+class Rolled:
+    """What the page shows of every rank's rows (see the module)."""
+
+    strategies: Merged
+    comm_rows: Merged
+    comm: CommSummary
+    cost: Cost
+    sync: GradientSync
+    weights: Weights
+    busiest: Busiest
+    located: Located
+    wire: dict = field(default_factory=dict)
+    wire_details: dict = field(default_factory=dict)
+    held: dict = field(default_factory=dict)
+    memory: dict = field(default_factory=dict)
+    memory_count: int = 0
+    strategy_count: int = 0
+    wrong_shapes: dict = field(default_factory=dict)
+    wrong_ranks: set = field(default_factory=set)
+
+
+def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None = None) -> Rolled:
+    """Every rank's rows read once (in the analysis' order) and folded into :class:`Rolled`.
+    ``selectors``: the operators to find for the pictures; ``rank``: found in that rank only (the
+    busiest collectives too)."""
+    from msinspect.report.group_shapes import shaped
+    from msinspect.report.tables import COMM_SHOWN, STRATEGY_SHOWN
+
+    stages = Stages()
+    out = Rolled(Merged(STRATEGY_SHOWN), Merged(COMM_SHOWN), CommSummary(many), Cost(StageAxes(analysis, stages), stages),
+                 GradientSync(analysis, stages), Weights(analysis, stages), Busiest(), Located(list(selectors)))
+    for result in analysis.results:
+        number = rank_number(result.rank)
+        ctx = stages.context(analysis, result.rank)
+        strategies, comm, params, held = result.strategies, result.comm, result.params, result.held
+        mine = rank is None or result.rank == rank
+        calls = any(_true(r["moves_data"]) for r in comm) or (mine and out.located.todo)
+        ops = result.ops if calls else None
+        for row in strategies:
+            out.strategies.add(row)
+            out.strategy_count += 1
+            if row.get("shapes_ok") is False:
+                out.wrong_shapes[row["name"]] = None
+                if number is not None:
+                    out.wrong_ranks.add(number)
+        for row in comm:
+            shown = {**row, **(shaped(row) if many else {"group_ranks": ranks_text(row["group_ranks"])
+                                                        if isinstance(row["group_ranks"], (tuple, list)) else None}),
+                     "wire_bytes": _bytes_text(row["wire_bytes"]), "tensor_bytes": _bytes_text(row["tensor_bytes"])}
+            out.comm_rows.add(shown)
+            out.comm.add(row)
+            if mine:
+                out.busiest.add(row)
+        if mine and ops is not None and out.located.todo:
+            out.located.add(ops)
+        out.cost.add_rank(result.rank, ctx, comm, ops)
+        slices = with_slices(params, ctx)
+        out.weights.add_rank(slices, ctx)
+        out.sync.add_rank(held, slices, ctx)
+        out.memory_count += 1
+        memory = memory_of_rank(result.rank, held, shards_of_rank(comm, held))
+        key = tuple(memory[c] for c in ("optimizer", "weights", "weight_count", "gradients", "states", "other", "total"))
+        out.memory.setdefault(key, [memory, []])[1].append(result.rank)
+        if number is None:
+            continue
+        key, details = wire_of_rank(comm)
+        out.wire.setdefault(key, []).append(number)
+        out.wire_details.setdefault(key, details)
+        with_layout = {row["param"] for row in slices}
+        kept = tuple(sorted((row["param"], row["shape"], row["bytes"]) for row in held
+                            if row["update"] or row["synced_by"] or row["param"] in with_layout))
+        out.held.setdefault(kept, []).append(number)
+    out.sync.finish()
+    return out
+
+
+def _bytes_text(value) -> str:
+    return "cannot tell" if missing(value) else f"{int(value):,}"
