@@ -84,13 +84,23 @@ def _listed(node: Node, ctx: RankContext) -> tuple[int, ...] | None:
     return None
 
 
-def known_groups(ir: IRFile, ctx: RankContext) -> dict[str, tuple[int, ...]]:
+def grouped_nodes(ir: IRFile, graph: nx.MultiDiGraph | None = None) -> list[Node]:
+    """The file's nodes that name a group (a ``group`` or ``group_ranks`` attribute), in file
+    order; kept with ``graph`` where it is read for many ranks (which nodes they are is the
+    program's: ranks differ in the names, not in whether there is one)."""
+    def find():
+        return [n for n in ir.nodes() if n.primitive_attrs and ("group" in n.primitive_attrs
+                                                                  or "group_ranks" in n.primitive_attrs)]
+    return answer(graph, ("grouped_nodes",), find) if graph is not None else find()
+
+
+def known_groups(ir: IRFile, ctx: RankContext, graph: nx.MultiDiGraph | None = None) -> dict[str, tuple[int, ...]]:
     """Group name -> rank list, from every operator of the file that writes its group's ranks in
     a list that can be the group's (its size, the rank itself, a sha256 name: :func:`comm_groups.fits`).
     Within one rank a name stands for one group; a name written with two different lists tells
     neither."""
     found: dict[str, set[tuple[int, ...]]] = {}
-    for node in ir.nodes():
+    for node in grouped_nodes(ir, graph):
         name = node.primitive_attrs.get("group") if node.primitive_attrs else None
         if not isinstance(name, str) or not name or name in WORLD_GROUPS:
             continue
@@ -124,6 +134,29 @@ def _group_list(node: Node, ctx: RankContext, known: dict[str, tuple[int, ...]] 
     if found is None and ctx.rank is not None and ctx.world and size:
         found = comm_groups.resolve_strided(name, size, ctx.rank, ctx.world)
     return found
+
+
+def _group_key(node: Node) -> tuple:
+    """Everything :func:`_group_list` reads of an operator: operators alike in it have one group."""
+    attrs = node.primitive_attrs
+    return (node.op, attrs.get("group"), attrs.get("group_ranks"), attrs.get("group_rank_ids"),
+            attrs.get("rank_list"), attrs.get("rank_size"), attrs.get("dev_num"))
+
+
+def group_lists(nodes: list[Node], ctx: RankContext, known: dict[str, tuple[int, ...]] | None = None) -> list:
+    """:func:`_group_list` of each of ``nodes``, once for the operators alike in what it reads
+    (a rank's mirror operators of one data-parallel group)."""
+    found: dict[tuple, tuple[int, ...] | None] = {}
+    out = []
+    for node in nodes:
+        key = _group_key(node)
+        try:
+            if key not in found:
+                found[key] = _group_list(node, ctx, known)
+            out.append(found[key])
+        except TypeError:  # an attribute's value that cannot be a key (a list): on its own
+            out.append(_group_list(node, ctx, known))
+    return out
 
 
 def peer_of(node: Node, ranks: tuple[int, ...] | None) -> int | None:
@@ -413,11 +446,12 @@ def _shared(node: Node) -> tuple:
             tuple((k, v) for k, v in node.cnode_primal_attrs.items() if k not in NAMING))
 
 
-def comm_nodes(ir: IRFile, graph: nx.MultiDiGraph) -> list[Node]:
-    """The file's communication and redistribution operators, in file order (kept with a graph
-    read for many ranks: which operators they are is the program's)."""
-    return answer(graph, ("comm_nodes",),
-                  lambda: [n for n in ir.nodes() if n.index is not None and is_comm(n)])
+def comm_nodes(ir: IRFile, graph: nx.MultiDiGraph | None = None) -> list[Node]:
+    """The file's communication and redistribution operators, in file order (kept with ``graph``
+    where it is read for many ranks: which operators they are is the program's)."""
+    def find():
+        return [n for n in ir.nodes() if n.index is not None and is_comm(n)]
+    return answer(graph, ("comm_nodes",), find) if graph is not None else find()
 
 
 def _where(graph: nx.MultiDiGraph, node: Node, key: str, planner: bool | None, data) -> tuple:
@@ -432,15 +466,15 @@ def _where(graph: nx.MultiDiGraph, node: Node, key: str, planner: bool | None, d
 
 
 def _rank_shapes(ir: IRFile, graph: nx.MultiDiGraph, ctx: RankContext, known: dict, nodes: list[Node],
-                 planner: bool | None) -> RankShapes:
+                 groups: list, planner: bool | None) -> RankShapes:
     """The file's :class:`RankShapes`, kept with a graph read for many ranks while what it reads
-    of their values holds: each operator's group size and shared attributes (:func:`_shared`); a
-    rank where one differs gets its own."""
+    of their values holds: each operator's group size (``groups``: each one's rank list) and
+    shared attributes (:func:`_shared`); a rank where one differs gets its own."""
     make = lambda: RankShapes(ir, graph, ctx, known)  # noqa: E731
     try:
         name = ("rank_shapes", planner, ctx.world, tuple(
-            (_size_of(n) if _alone(n) else vocabulary.group_size(n, _group_list(n, ctx, known)), _shared(n))
-            for n in nodes))
+            (_size_of(n) if _alone(n) else vocabulary.group_size(n, group), _shared(n))
+            for n, group in zip(nodes, groups)))
         hash(name)
     except TypeError:  # an attribute's value that cannot name an answer (a list): made anew
         return make()
@@ -452,14 +486,14 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
     graph = graph if graph is not None else to_networkx(ir)
     stage = ir.stage  # read off the path: once, not per row
     planner = vocabulary.planner_ran(stage, ir.attrs)
-    known = known_groups(ir, ctx)
+    known = known_groups(ir, ctx, graph)
     nodes = comm_nodes(ir, graph)
-    shapes = _rank_shapes(ir, graph, ctx, known, nodes, planner)
+    groups = group_lists(nodes, ctx, known)
+    shapes = _rank_shapes(ir, graph, ctx, known, nodes, groups, planner)
     data = data_view(graph)
     rows = []
-    for node in nodes:
+    for node, group in zip(nodes, groups):
         key = node_id(node)
-        group = _group_list(node, ctx, known)
         peer = peer_of(node, group) if node.op in PIPELINE_OPS else None
         kind, source, users, source_scope, user_scopes = _where(graph, node, key, planner, data)
         if node.op == "Receive" and peer is not None:
@@ -548,13 +582,13 @@ def comm_totals(frame: pd.DataFrame, by: str) -> pd.DataFrame:
     return out[columns]
 
 
-def stated_world(ir: IRFile) -> int | None:
+def stated_world(ir: IRFile, graph: nx.MultiDiGraph | None = None) -> int | None:
     """The world size the file itself states: the ``dev_num`` / ``rank_size`` of an operator over
     the world group (a mirror operator of a weight repeated on every rank says ``group_ranks:
     "WORLD_GROUP", dev_num: I64(8)``), or the length of its rank list (``group: "nccl_world_group",
     group_rank_ids: (0, ..., 7)``). None when no operator states it, or two disagree."""
     sizes = set()
-    for node in ir.nodes():
+    for node in grouped_nodes(ir, graph):
         attrs = node.primitive_attrs
         if attrs.get("group") in WORLD_GROUPS or attrs.get("group_ranks") in WORLD_GROUPS:
             for key in ("dev_num", "rank_size"):
@@ -568,19 +602,19 @@ def stated_world(ir: IRFile) -> int | None:
     return sizes.pop() if len(sizes) == 1 else None
 
 
-def ranks_named(ir: IRFile) -> set[int]:
+def ranks_named(ir: IRFile, graph: nx.MultiDiGraph | None = None) -> set[int]:
     """Every rank an operator of the file names: its group's rank list, a Send's or Receive's peer."""
     named: set[int] = set()
     ctx = RankContext()
-    known = known_groups(ir, ctx)
-    for node in ir.nodes():
-        if node.index is None or not is_comm(node):
-            continue
-        ranks = group_ranks(node, ctx, known)
-        named.update(ranks or ())
-        peer = _peer(node, ctx, known) if node.op in PIPELINE_OPS else None
-        if peer is not None:
-            named.add(peer)
+    known = known_groups(ir, ctx, graph)
+    nodes = comm_nodes(ir, graph)
+    for node, group in zip(nodes, group_lists(nodes, ctx, known)):
+        if node.op in PIPELINE_OPS:  # group_ranks: the rank (unknown here) and its peer
+            peer = peer_of(node, group)
+            if peer is not None:
+                named.add(peer)
+        else:
+            named.update(group or ())
     return named
 
 
