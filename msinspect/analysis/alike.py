@@ -28,7 +28,7 @@ import re
 from bisect import bisect_right
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from typing import Iterator
+from typing import Callable, Iterator
 
 from msinspect.graph import _attrs, node_id
 from msinspect.model import IRFile, Node
@@ -78,14 +78,6 @@ def lines_of(path: str) -> list[str] | None:
 _ELIDED = re.compile(r", value=\.\.\.(?=>)")
 
 
-def _values_only(a: str, b: str) -> bool:
-    """Whether ``b`` is ``a`` with other values (:data:`VALUE`) in the same places, or an
-    abstract's elided value (:data:`_ELIDED`) said on one of them only."""
-    if a.startswith(_PHASE) and b.startswith(_PHASE):
-        return True
-    return VALUE.split(_ELIDED.sub("", a)) == VALUE.split(_ELIDED.sub("", b))
-
-
 _POINTER = re.compile(r"0x[0-9a-fA-F]{6,}")
 #: A line under a node line that belongs to its item: its type line (``: (...) -> (...)``) or a
 #: comment (``# Scope: ...``, ``# In file ...``).
@@ -121,6 +113,13 @@ class Exemplar:
         #: and whether they carry the same weight names as the exemplar's
         self.changed: set[int] = set()
         self.names_kept = True
+        #: per reader given to :func:`patched`: whether it reads the same of every node the
+        #: follower's values change
+        self.keeps: dict[str, bool] = {}
+        #: node items of followers already read, by their first line and text: ranks of one
+        #: group write their group's operators alike (:func:`_reread`)
+        self.items: dict[tuple[int, str], Node] = {}
+        self._splits: dict[int, list[str]] = {}  # the exemplar's lines split at their values
         self.starts = sorted(n.line for n in ir.nodes())  # where each node item begins
         self.by_line = {n.line: n for n in ir.nodes()}
 
@@ -142,9 +141,21 @@ class Exemplar:
             return Departure(0, f"{len(lines):,} lines, {self.label} has {len(self.lines):,}")
         differ = [i for i, (a, b) in enumerate(zip(self.lines, lines), 1) if a != b]
         for i in differ:
-            if not _values_only(self.lines[i - 1], lines[i - 1]):
+            if not self._values_only(i, lines[i - 1]):
                 return Departure(i, _what_differs(self.lines[i - 1], lines[i - 1], self.label))
         return differ
+
+    def _values_only(self, i: int, line: str) -> bool:
+        """Whether ``line`` is the exemplar's line ``i`` with other values (:data:`VALUE`) in the
+        same places, or an abstract's elided value (:data:`_ELIDED`) said on one of them only (the
+        exemplar's line split once, kept)."""
+        mine = self.lines[i - 1]
+        if mine.startswith(_PHASE) and line.startswith(_PHASE):
+            return True
+        split = self._splits.get(i)
+        if split is None:
+            split = self._splits[i] = VALUE.split(_ELIDED.sub("", mine))
+        return VALUE.split(_ELIDED.sub("", line)) == split
 
 
 def compared(exemplar: Exemplar, path: str, file: str = "") -> tuple[list[str] | None, list[int] | str | None]:
@@ -161,6 +172,10 @@ def compared(exemplar: Exemplar, path: str, file: str = "") -> tuple[list[str] |
     return lines, differ
 
 
+#: The most node items of followers an exemplar keeps (:attr:`Exemplar.items`).
+_ITEMS_KEPT = 4096
+
+
 def _reread(exemplar: Exemplar, lines: list[str], starts: list[int]) -> dict[int, Node] | Departure:
     """The follower's node items beginning at ``starts``, each read by the fast reading from its
     own lines (the node line and the type and comment lines under it)."""
@@ -173,10 +188,15 @@ def _reread(exemplar: Exemplar, lines: list[str], starts: list[int]) -> dict[int
         while end < len(lines) and _ANNOTATION.match(lines[end]):
             end += 1
         text = "\n".join(lines[start - 1:end]) + "\n"
-        got = fast.node(text, 0, len(text), start)
-        if got is None:
-            return Departure(start, "its node is not one the fast reading reads", departs=False)
-        read[start] = got[0][2]
+        node = exemplar.items.get((start, text))
+        if node is None:
+            got = fast.node(text, 0, len(text), start)
+            if got is None:
+                return Departure(start, "its node is not one the fast reading reads", departs=False)
+            if len(exemplar.items) >= _ITEMS_KEPT:
+                exemplar.items.clear()
+            node = exemplar.items[(start, text)] = got[0][2]
+        read[start] = node
     return read
 
 
@@ -187,10 +207,13 @@ def _names(node: Node) -> tuple:
 
 
 @contextmanager
-def patched(exemplar: Exemplar, lines: list[str], differ: list[int], path: str
-            ) -> Iterator[IRFile | Departure]:
+def patched(exemplar: Exemplar, lines: list[str], differ: list[int], path: str,
+            readers: dict[str, Callable[[Node], tuple]] | None = None) -> Iterator[IRFile | Departure]:
     """The exemplar's model made the follower's (``lines``, differing at ``differ``, its file
-    ``path``), for as long as the ``with`` lasts; a :class:`Departure` where it cannot be."""
+    ``path``), for as long as the ``with`` lasts; a :class:`Departure` where it cannot be.
+    ``readers``: name -> what some analysis reads of a node; :attr:`Exemplar.keeps` then says,
+    per name, whether it reads the same of the follower's nodes as of the exemplar's."""
+    readers = readers or {}
     starts = set()
     for line in differ:
         start = exemplar.item_of(line)
@@ -208,10 +231,13 @@ def patched(exemplar: Exemplar, lines: list[str], differ: list[int], path: str
     before = (ir.path, ir.attrs)
     exemplar.changed = set(read)
     exemplar.names_kept = True
+    exemplar.keeps = dict.fromkeys(readers, True)
     try:
         for start, new in read.items():
             node = exemplar.by_line[start]
             exemplar.names_kept &= _names(node) == _names(new)
+            for name, reads in readers.items():
+                exemplar.keeps[name] = exemplar.keeps[name] and reads(node) == reads(new)
             saved.append((node, {name: getattr(node, name) for name in _COPIED}))
             for name in _COPIED:
                 setattr(node, name, getattr(new, name))

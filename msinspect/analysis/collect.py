@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Callable, Collection
 from msinspect.analysis.comm import (COMM_COLUMNS, SharedGroups, collectives_before, comm_rows, mark_users,
                                     ranks_named, stated_world, with_world)
 from msinspect.analysis.context import RankContext
-from msinspect.analysis.gradsync import weight_rows
+from msinspect.analysis.gradsync import weight_reads, weight_rows
 from msinspect.analysis.failure import failure_row
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
-from msinspect.analysis.params import PARAM_COLUMNS, param_rows, slice_text, with_slices
+from msinspect.analysis.params import PARAM_COLUMNS, consumer_reads, optimizer_groups, param_rows, slice_text, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
 from msinspect.analysis.spool import ROWS, SPOOL_RANKS, Spool, row_list, spooled
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
@@ -89,6 +89,11 @@ class RankResult:
     its batch (``departed_from``): where its text departs from that rank's beyond rank-specific
     values."""
     departed_from: str | None = None
+
+
+#: What the rows kept from the rank read against read of a node (:class:`Like`): a rank whose
+#: nodes differ in nothing a reader reads has that rank's rows of it.
+READERS = {"params": consumer_reads, "held": weight_reads}
 
 
 class SpooledResult(RankResult):
@@ -210,23 +215,46 @@ def _reference(path: str, reference: str | None, same, other):
     return same if Path(reference) == Path(path) else other()
 
 
+@dataclass(frozen=True)
+class Like:
+    """What a rank read by what differs (:mod:`msinspect.analysis.alike`) takes from the rank it
+    is read against: that rank's result, the lines of the nodes whose values differ from its,
+    whether the weight names MindSpore writes on the nodes are the same (an operator row reads
+    them of the nodes before it: :func:`~msinspect.analysis.operators.parameter_read`), and
+    whether its reference file is its own file (no other file's values read), and which of
+    :data:`READERS` read the same of its nodes as of that rank's
+    (:attr:`~msinspect.analysis.alike.Exemplar.keeps`)."""
+
+    result: RankResult
+    changed: frozenset[int]
+    names_kept: bool
+    own_reference: bool
+    keeps: dict
+
+    def rows(self, part: str, made: list[dict], ctx: RankContext, path: str) -> list[dict]:
+        """The rank's rows of ``part``: those ``made`` (the changed nodes', or every one), else
+        the other rank's, each but for its rank and file."""
+        made_at = {row["line"]: row for row in made}
+        return [made_at.get(row["line"]) or {**row, "rank": ctx.rank, "file": path}
+                for row in getattr(self.result, part)]
+
+
 def _result(ir, ref, graph, path: str, reference: str | None, ctx: RankContext, label: str,
-            like: tuple[list[dict], set[int]] | None = None) -> RankResult:
-    """The rank's rows, made from its parsed file (and reference) and graph. ``like``: the
-    operator rows of the rank this one is read against (:mod:`msinspect.analysis.alike`) and the
-    lines of the nodes whose values differ from its: the other nodes' rows are that rank's, each
-    but for its rank and file (an operator row reads its node and the names MindSpore writes on
-    the nodes before it, which :func:`~msinspect.analysis.alike.patched` checks are the same)."""
+            like: Like | None = None) -> RankResult:
+    """The rank's rows, made from its parsed file (and reference) and graph. ``like``: what the
+    rank is read against (:class:`Like`): the rows of its nodes whose values are the same are
+    that rank's (operators where the names MindSpore writes are the same; strategies where the
+    reference is the rank's own file), but for their rank and file."""
     comm = comm_rows(ir, ctx, graph)
     if any(row["kind"] == "unknown" for row in comm):  # a collective the job's code had before the pass?
         mark_users(comm, ir, _users_before(path, reference, ref))
     result = RankResult(
         rank=ctx.rank, label=label, file=path, stage=ir.stage, family=ir.family, status=ir.status,
-        strategies=strategy_rows(ir, ctx, ref, graph), comm=comm,
-        params=param_rows(ir, ctx, ref, graph), ops=_ops(ir, ctx, graph, like), reference=reference,
-        weights=sum(1 for p in ir.params if p.has_default), world_size=stated_world(ir),
-        ranks_named=tuple(sorted(ranks_named(ir))), pipelined=any(n.op in ("Send", "Receive") for n in ir.nodes()),
-        skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []), held=weight_rows(ir, ctx.rank, comm),
+        strategies=_strategies(ir, ctx, ref, graph, like), comm=comm,
+        params=_params(ir, ctx, ref, graph, like), ops=_ops(ir, ctx, graph, like), reference=reference,
+        weights=sum(1 for p in ir.params if p.has_default), world_size=stated_world(ir, graph),
+        ranks_named=tuple(sorted(ranks_named(ir, graph))), pipelined=any(n.op in ("Send", "Receive") for n in ir.nodes()),
+        skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []), held=_held(ir, ctx, comm, like),
         planner=planner_ran(ir.stage, ir.attrs), failure=failure_row(ir),
     )
     result.complete = ir.status != "incomplete" and (ref is None or ref.status != "incomplete")
@@ -237,15 +265,43 @@ def _result(ir, ref, graph, path: str, reference: str | None, ctx: RankContext, 
     return result
 
 
-def _ops(ir, ctx: RankContext, graph, like: tuple[list[dict], set[int]] | None) -> list[dict]:
+def _ops(ir, ctx: RankContext, graph, like: Like | None) -> list[dict]:
     """:func:`~msinspect.analysis.operators.operator_rows`, those of ``like``'s rank kept where its
     nodes are the same (see :func:`_result`)."""
-    if like is None:
+    if like is None or not like.names_kept:
         return operator_rows(ir, ctx, graph)
-    rows, changed = like
-    made = {row["line"]: row for row in operator_rows(ir, ctx, graph, only=changed)}
-    return [made[row["line"]] if row["line"] in changed else {**row, "rank": ctx.rank, "file": ir.path}
-            for row in rows]
+    return like.rows("ops", operator_rows(ir, ctx, graph, only=like.changed), ctx, ir.path)
+
+
+def _params(ir, ctx: RankContext, ref, graph, like: Like | None) -> list[dict]:
+    """:func:`~msinspect.analysis.params.param_rows`; where what a parameter row reads of the
+    operators (:func:`~msinspect.analysis.params.consumer_reads`; the walk to its consumer reads
+    the graph) is the same as of ``like``'s rank's, its reference its own file, that rank's rows
+    with the rank's own optimizer-shard groups."""
+    if like is None or not (like.keeps.get("params") and like.own_reference):
+        return param_rows(ir, ctx, ref, graph)
+    groups = optimizer_groups(ir, graph)
+    names = {p.line: p.name for p in ir.params}
+    return [{**row, "rank": ctx.rank, "file": ir.path, "opt_shard_group": groups.get(names.get(row["line"]), "")}
+            for row in like.result.params]
+
+
+def _held(ir, ctx: RankContext, comm: list[dict], like: Like | None) -> list[dict]:
+    """:func:`~msinspect.analysis.gradsync.weight_rows`; where what a weight row reads of the
+    operators (:func:`~msinspect.analysis.gradsync.weight_reads`; of the comm rows their kinds,
+    producers and lines, which the graph gives) is the same as of ``like``'s rank's, that rank's
+    rows."""
+    if like is None or not like.keeps.get("held"):
+        return weight_rows(ir, ctx.rank, comm)
+    return [{**row, "rank": ctx.rank, "file": ir.path} for row in like.result.held]
+
+
+def _strategies(ir, ctx: RankContext, ref, graph, like: Like | None) -> list[dict]:
+    """:func:`~msinspect.analysis.strategies.strategy_rows`, those of ``like``'s rank kept where
+    its nodes are the same and the reference is the rank's own file (see :func:`_result`)."""
+    if like is None or not like.own_reference:
+        return strategy_rows(ir, ctx, ref, graph)
+    return like.rows("strategies", strategy_rows(ir, ctx, ref, graph, only=like.changed), ctx, ir.path)
 
 
 def _analyse_batch(tasks: list[tuple], lenient: bool = False, cache: caches.Store | None = None,
@@ -339,13 +395,14 @@ class _Batch:
                 return None, ref_differ
         else:
             ref_lines, ref_differ = None, []
-        with collector.paused(), alike.patched(exemplar, lines, differ, path) as ir, \
+        with collector.paused(), alike.patched(exemplar, lines, differ, path, READERS) as ir, \
                 alike.patched(ref_ex, ref_lines, ref_differ, reference) if ref_ex is not None and not own \
                 else nullcontext(ir if own else None) as ref:
             for read in (ir, ref):
                 if isinstance(read, alike.Departure):
                     return None, read.format(exemplar.label) if read.departs else None
-            like = (self.exemplar[2].ops, exemplar.changed) if exemplar.names_kept else None
+            like = Like(self.exemplar[2], frozenset(exemplar.changed), exemplar.names_kept, own or ref is None,
+                        exemplar.keeps)
             result = _result(ir, ref, exemplar.graph, path, reference, ctx, label, like)
         result.read_by = exemplar.label
         return result, None

@@ -75,6 +75,16 @@ def _gradient_position(node: Node) -> int | None:
     return None
 
 
+def weight_reads(node: Node) -> tuple:
+    """What :func:`weight_rows` reads of an operator: its primitive, which of its inputs are
+    nodes or parameters, its output's shape, what says which input is a gradient, and the weight
+    MindSpore names on it."""
+    attrs = node.primitive_attrs
+    return (node.op, tuple(v if isinstance(v, (NodeRef, ParamRef)) else None for v in node.inputs),
+            node.output_shape, attrs.get("input_names"), attrs.get("side_effect_mem"),
+            node.cnode_primal_attrs.get("mirror_user_id") if node.cnode_primal_attrs else None)
+
+
 class _File:
     """A parsed file's nodes by subgraph and number, and its weights by token."""
 

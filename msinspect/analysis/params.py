@@ -37,7 +37,7 @@ def _user_layout(node: Node, index: int) -> dict | None:
     return None
 
 
-def _optimizer_groups(ir: IRFile, graph: nx.MultiDiGraph) -> dict[str, str]:
+def optimizer_groups(ir: IRFile, graph: nx.MultiDiGraph) -> dict[str, str]:
     """The optimizer-shard group of each weight (its parameter's name): the group of the
     optimizer-parallel AllGather whose first input is the weight."""
     from msinspect.analysis.flow import first_input
@@ -51,6 +51,12 @@ def _optimizer_groups(ir: IRFile, graph: nx.MultiDiGraph) -> dict[str, str]:
         if source is not None and source.startswith("param:"):
             found[source[len("param:"):]] = group
     return found
+
+
+def consumer_reads(node: Node) -> tuple:
+    """What :func:`param_rows` reads of an operator beyond the graph's walks and its strategy:
+    its original input shapes, its transpose flags and the user's layouts."""
+    return (node.cnode_primal_attrs.get("origin_input_shapes"), _transpose(node), node.primitive_attrs.get("in_layout"))
 
 
 def _transpose(node: Node) -> tuple[bool, bool]:
@@ -113,7 +119,7 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
     is_global = shapes_are_global(ir.path) and stage_of(ir.path) != "step_parallel_end"
     ref_shapes = {p.name: p.abstract.shape for p in reference.params if p.abstract} if reference else {}
     data = data_view(graph)  # one view for every parameter's walk
-    optimizer = _optimizer_groups(ir, graph)
+    optimizer = optimizer_groups(ir, graph)
     rows = []
     for param in ir.params:
         if not param.has_default:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Collection
 
 from msinspect.analysis.align import align
 from msinspect.analysis.context import RankContext, shapes_are_global
@@ -94,7 +94,7 @@ def global_shapes(node: Node, ir_is_global: bool, reference: Node | None, count:
 
 
 def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile | None = None,
-                  graph: nx.MultiDiGraph | None = None) -> list[dict]:
+                  graph: nx.MultiDiGraph | None = None, only: Collection[int] | None = None) -> list[dict]:
     """Every node with a strategy in ``ir``.
 
     ``reference`` is a pre-parallel file of the same rank, used for global shapes when ``ir``
@@ -104,6 +104,8 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
     among its data neighbours (:func:`msinspect.analysis.align.align`), never by name;
     ``reference_line`` says which line it was paired with. One that cannot be paired gets no
     global shape ("cannot tell"), never another operator's. ``graph``: ``ir``'s graph, if built.
+    ``only``: the rows of the nodes on these lines, where no operator is paired by its place (a
+    pairing is of every operator at once): there every row.
     """
     is_global = shapes_are_global(ir.path)
     keeps_user = keeps_user_attribute(ir)
@@ -117,6 +119,8 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
         ref_graph = to_networkx(reference)
         pairs = align(ref_graph, graph, [node_id(node) for node, _ in found], repeats=_repeat_key).pairs
         counterpart = {key: ref_graph.nodes[ref]["node"] for key, ref in pairs.items()}
+    elif only is not None:
+        found = [(node, strategy) for node, strategy in found if node.line in only]
     stage = ir.stage  # read off the path: once, not per row
     rows = []
     for node, strategy in found:
