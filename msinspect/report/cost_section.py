@@ -18,14 +18,6 @@ def _ranks_text(ranks) -> str:
     return ", ".join(filter(None, [ranks_text(known) if known else "", "-" if len(known) < len(ranks) else ""]))
 
 
-def _merge(rows: list[dict], key) -> list[dict]:
-    """Rows of equal ``key(row)`` as one, with ``ranks`` their ranks' text."""
-    merged: dict = {}
-    for row in rows:
-        merged.setdefault(key(row), []).append(row)
-    return [{**group[0], "ranks": _ranks_text([r["rank"] for r in group])} for group in merged.values()]
-
-
 def cost_section(rolled) -> dict | None:
     """What the template shows, from every rank's rows folded once
     (:func:`msinspect.report.rollup.roll_up`: as :func:`~msinspect.analysis.cost.comm_costs`,

@@ -758,7 +758,6 @@ class Rolled:
     wire_details: dict = field(default_factory=dict)
     held: dict = field(default_factory=dict)
     memory: dict = field(default_factory=dict)
-    memory_count: int = 0
     strategy_count: int = 0
     wrong_shapes: dict = field(default_factory=dict)
     wrong_ranks: set = field(default_factory=set)
@@ -802,7 +801,6 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
         slices = with_slices(params, ctx)
         out.weights.add_rank(slices, ctx)
         out.sync.add_rank(held, slices, ctx)
-        out.memory_count += 1
         memory = memory_of_rank(result.rank, held, shards_of_rank(comm, held))
         key = tuple(memory[c] for c in ("optimizer", "weights", "weight_count", "gradients", "states", "other", "total"))
         out.memory.setdefault(key, [memory, []])[1].append(result.rank)
