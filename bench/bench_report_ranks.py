@@ -1,18 +1,31 @@
 """The report of many ranks: bench_ranks.py's dumps (one real transformer rank made into N ranks
 that differ as real ranks do), ``msinspect report`` of each in a fresh process, then the page
-loaded in headless Chromium (Selenium, as tests/report/ do): its size, the seconds to write it,
-and the milliseconds from navigation start to the ``load`` event, each against the 256-rank one
-measured in the same run (issue 28: the report of 10,000 ranks should load in about the time of
-256).
+loaded in headless Chromium (Selenium, as tests/report/ do): the seconds to write it (and of them,
+making the page once the ranks are analysed), the main process's peak resident set (in all, while
+the page is made, and above its resident set as the page starts), the page's size, and the
+milliseconds from navigation start to the ``load`` event, each against the 256-rank one measured
+in the same run (issue 28: the report of 10,000 ranks should load in about the time of 256).
 
 Usage: python bench/bench_report_ranks.py [--ranks 256 2048 ...] [--keep DIR]   (needs chromium and
 chromium-driver; --keep DIR shares bench_ranks.py's --keep folder)
 
-Measured here (2 cores, 2026-11-26): in the closing note of issue 28 and docs/performance.md.
+Measured here (2 cores, 2026-11-26, the report's tables folded one rank at a time:
+msinspect/report/rollup.py):
+
+ ranks  write s  page s  peak MB page peak page +MB  page MB  load ms | vs 256: s/rank   peak page peak   load
+   256      5.6     1.8      228       228       23     1.72      535 |          1.00x  1.00x     1.00x  1.00x
+  2048     38.5    16.0     1070       958       26     1.38      424 |          0.86x  4.70x     4.21x  0.79x
+ 10000    349.3   204.4     5049      5049       51     2.48      583 |          1.60x 22.17x    22.17x  1.09x
+
+Before (the tables DataFrames of every rank's rows): 256 ranks written in 12.5 s, 2,048 in 110 s,
+10,000 stopped at 7 GB. The peak is the analysis's: the process pool's futures keep each batch's
+rows until the last rank is read (msinspect/executors.py); the page adds some 25-50 MB to what
+the process holds as it starts.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -50,6 +63,56 @@ def load_ms(page: Path) -> float:
             driver.quit()
 
 
+#: Runs ``msinspect report`` in this process (``argv[3:]``) and writes, as it exits, to the file
+#: ``argv[1]`` (JSON): its own peak resident set before the page is made (the analysis) and while
+#: it is made (``/proc/self/clear_refs`` resets the peak between them), its resident set as the page
+#: starts, and the seconds the page took (kB, :func:`memory.peak_kb`).
+WRITE = """
+import atexit, json, runpy, sys, time
+sys.path.insert(0, sys.argv[2])
+from memory import peak_kb
+import msinspect.report.html as html
+
+def rss_kb():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+found, make, out = {}, html.report_html, sys.argv[1]
+
+def measured(*args, **kwargs):
+    found["analysis_kb"], found["start_kb"] = peak_kb(), rss_kb()
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")
+    start = time.perf_counter()
+    try:
+        return make(*args, **kwargs)
+    finally:
+        found["page_s"] = time.perf_counter() - start
+
+html.report_html = measured
+atexit.register(lambda: open(out, "w").write(json.dumps({**found, "page_kb": peak_kb()})))
+sys.argv = ["msinspect"] + sys.argv[3:]
+runpy.run_module("msinspect.cli", run_name="__main__")
+"""
+
+
+def write_report(root: Path, page: Path, env: dict, tmp: Path) -> dict:
+    """``msinspect --no-cache report ROOT -o PAGE`` in a fresh process: ``seconds`` in all and
+    ``page_s`` making the page; the main process's peak resident set in MB (the workers that
+    read the ranks not counted): ``peak`` in all, ``page_peak`` while the page is made, and
+    ``page_more`` above its resident set as the page starts."""
+    measured = tmp / "measured.json"
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", WRITE, str(measured), str(ROOT / "bench"), "--no-cache", "report",
+                    str(root), "-o", str(page), "--overwrite"], check=True, env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    found = json.loads(measured.read_text())
+    return {"seconds": seconds, "page_s": found["page_s"],
+            "peak": max(found["analysis_kb"], found["page_kb"]) / 1024, "page_peak": found["page_kb"] / 1024,
+            "page_more": (found["page_kb"] - found["start_kb"]) / 1024}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ranks", type=int, nargs="+", default=[256, 2048])
@@ -59,20 +122,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-report-ranks-") as tmp:
         tmp = Path(tmp)
         env["MSINSPECT_PARSE_CACHE_DIR"] = str(tmp / "cache")
-        print(f"{'ranks':>6} {'report s':>9} {'MB':>7} {'load ms':>8} {'MB vs 256':>9} {'load vs 256':>11}")
+        print(f"{'ranks':>6} {'write s':>8} {'page s':>7} {'peak MB':>8} {'page peak':>9} {'page +MB':>8} "
+              f"{'page MB':>8} {'load ms':>8} | vs 256: {'s/rank':>6} {'peak':>6} {'page peak':>9} {'load':>6}")
         base = None
         for n in sorted(set(args.ranks) | {256}):
             root = make_dump(SOURCE, 0, n, (args.keep or tmp) / f"dump{n}")
             page = tmp / f"report{n}.html"
-            start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "msinspect.cli", "--no-cache", "report", str(root), "-o", str(page),
-                            "--overwrite"], check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            seconds = time.perf_counter() - start
+            m = write_report(root, page, env, tmp)
             size = page.stat().st_size / 1e6
             loaded = load_ms(page)
-            base = base or (size, loaded)
-            print(f"{n:>6} {seconds:>9.1f} {size:>7.2f} {loaded:>8.0f} {size / base[0]:>8.2f}x {loaded / base[1]:>10.2f}x",
-                  flush=True)
+            base = base or (m["seconds"] / n, m["peak"], m["page_peak"], loaded)
+            print(f"{n:>6} {m['seconds']:>8.1f} {m['page_s']:>7.1f} {m['peak']:>8.0f} {m['page_peak']:>9.0f} "
+                  f"{m['page_more']:>8.0f} {size:>8.2f} {loaded:>8.0f} | {'':>7} {m['seconds'] / n / base[0]:>5.2f}x "
+                  f"{m['peak'] / base[1]:>5.2f}x {m['page_peak'] / base[2]:>8.2f}x {loaded / base[3]:>5.2f}x", flush=True)
 
 
 if __name__ == "__main__":
