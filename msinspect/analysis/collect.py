@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
 from contextlib import closing, nullcontext
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -305,14 +306,21 @@ def _strategies(ir, ctx: RankContext, ref, graph, like: Like | None) -> list[dic
 
 
 def _analyse_batch(tasks: list[tuple], lenient: bool = False, cache: caches.Store | None = None,
-                   alike: bool = True) -> list:
+                   alike: bool = True, run: str | None = None) -> list:
     """The tasks of consecutive ranks (run in a worker): each rank's result, or the msinspect
     error its file raised, in order. With ``alike`` (and not ``lenient``), a rank whose file has
     the name of the last rank read in full is read by what differs from it
-    (:mod:`msinspect.analysis.alike`); every other rank is read in full (:func:`_analyse`). The
-    last rank read in full stays with the worker for its next batch (:func:`_batch_reader`): the
-    next batch's ranks are read against it, and a worker reads one rank in full, not one a batch."""
-    batch = _batch_reader(lenient, cache, alike and not lenient)
+    (:mod:`msinspect.analysis.alike`); every other rank is read in full (:func:`_analyse`).
+    ``run``: the analysis the batch is of; the last rank read in full stays with the worker for
+    the run's next batch (:func:`_batch_reader`), so that a worker reads one rank in full, not one
+    a batch. Without it, the batch is read on its own."""
+    if run is None:
+        batch = _Batch(lenient, cache, alike and not lenient)
+        try:
+            return [batch.read(task) for task in tasks]
+        finally:
+            batch.close()
+    batch = _batch_reader(lenient, cache, alike and not lenient, run)
     return [batch.read(task) for task in tasks]
 
 
@@ -320,12 +328,12 @@ def _analyse_batch(tasks: list[tuple], lenient: bool = False, cache: caches.Stor
 _READER: tuple[tuple, "_Batch"] | None = None
 
 
-def _batch_reader(lenient: bool, cache: caches.Store | None, alike: bool) -> "_Batch":
+def _batch_reader(lenient: bool, cache: caches.Store | None, alike: bool, run: str) -> "_Batch":
     """The worker's reader, its exemplar kept from the batch before, when made for the same
-    reading (``lenient``, ``alike``; the ``cache`` only keeps results); else a new one, the old
-    let go."""
+    run and reading (``lenient``, ``alike``; the ``cache`` only keeps results); else a new one,
+    the old let go: a rank is never compared with another run's."""
     global _READER
-    how = (lenient, alike)
+    how = (run, lenient, alike)
     if _READER is None or _READER[0] != how:
         release()
         _READER = (how, _Batch(lenient, cache, alike))
@@ -644,7 +652,7 @@ def rank_tasks(plan: ReadPlan, world: tuple[int, ...] | None, only: Collection[i
             continue
         rank, path = read.source, read.file
         reference = pick_reference(rank, path)
-        tasks.append((str(path), str(reference) if reference else None, RankContext(rank.rank, world), rank.label))
+        tasks.append((str(path), str(reference) if reference else None, RankContext(rank.rank, world), read.label))
     return tasks
 
 
@@ -699,13 +707,13 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
     if alike is None:
         alike = not os.environ.get(READ_EVERY_RANK_ENV)
     gathered = Gathered(len(tasks), spool)
-    # consecutive ranks a task, so that each batch reads its first rank in full and the rest by
-    # what differs from it (msinspect.analysis.alike); a few ranks: one a task, every core busy
+    # consecutive ranks a task, so that a worker reads the first rank it gets in full and the rest
+    # by what differs from it (msinspect.analysis.alike); a few ranks: one a task, every core busy
     cut = batches(len(tasks), jobs or os.cpu_count() or 1, RANKS_A_TASK)
     try:
         with closing(run_each(_analyse_batch, [([tasks[i] for i in batch],) for batch in cut], jobs=jobs,
                               scheduler=scheduler, name=lambda task: task[0][0][0], lenient=lenient, cache=cache,
-                              alike=alike)) as outcomes:
+                              alike=alike, run=uuid.uuid4().hex)) as outcomes:
             for index, _batch_task, outcome in outcomes:  # as each batch's results arrive
                 if isinstance(outcome, MsInspectError):  # its worker died: each rank of it says so
                     outcome = [_died_on(tasks[i], outcome) for i in cut[index]]
