@@ -43,7 +43,7 @@ class SeveralRunsError(DuplicateRanksError):
     nothing is merged; the message lists every run found with its folder and rank count."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unreadable:
     """A folder or IR file of a dump that could not be read, and why."""
 
@@ -58,7 +58,7 @@ class Unreadable:
         return f"{self.path}: {self.reason}"
 
 
-@dataclass
+@dataclass(slots=True)
 class RankDump:
     """The IR files of one rank (one ``rank_N/`` folder, or one loose folder or file)."""
 

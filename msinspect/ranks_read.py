@@ -21,7 +21,7 @@ from msinspect.ranks_text import ranks_text
 from msinspect.stages import PREFERRED_STAGES, stage_of
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RankRead:
     """One rank of a dump: the file read, or why none was."""
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from msinspect.stages import GLOBAL_SHAPE_STAGES, stage_of
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RankContext:
     """Facts about the rank a file belongs to."""
 

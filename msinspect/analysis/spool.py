@@ -75,16 +75,23 @@ def spooled(result, spool: Spool):
         if name not in ROWS:
             object.__setattr__(head, name, value)
     object.__setattr__(head, "_spool", spool)
-    object.__setattr__(head, "_slots", [spool.put(getattr(result, name)) for name in ROWS])
+    # the lists go in one after the other: the first's index says where each is (one int a rank,
+    # not a list of five); a list put again later (row_list's setter) is noted in ``_moved``
+    first = spool.put(getattr(result, ROWS[0]))
+    moved = {index: at for index, at in ((i, spool.put(getattr(result, name))) for i, name in enumerate(ROWS) if i)
+             if at != first + index}
+    object.__setattr__(head, "_first", first)
+    object.__setattr__(head, "_moved", moved or None)
     return head
 
 
 def row_list(index: int, name: str) -> property:
     """The property of a :class:`SpooledResult` reading (and writing) its row list ``name``."""
     def get(self):
-        return self._spool.get(self._slots[index])
+        moved = self._moved
+        return self._spool.get(moved[index] if moved and index in moved else self._first + index)
 
     def put(self, rows):
-        self._slots[index] = self._spool.put(rows)
+        object.__setattr__(self, "_moved", {**(self._moved or {}), index: self._spool.put(rows)})
 
     return property(get, put, doc=f"The rank's {name} rows, read back from the spool (a new list each time).")
