@@ -173,7 +173,7 @@ def compared(exemplar: Exemplar, path: str, file: str = "") -> tuple[list[str] |
 
 
 #: The most node items of followers an exemplar keeps (:attr:`Exemplar.items`).
-_ITEMS_KEPT = 4096
+_ITEMS_KEPT = 512
 
 
 def _reread(exemplar: Exemplar, lines: list[str], starts: list[int]) -> dict[int, Node] | Departure:
