@@ -50,7 +50,7 @@ def _cut(analysis, rolled, rank_groups, run) -> list[tuple[str, str]]:
                  for where, counts in matrices.values()]
         facts.append(("device matrices of the weights' layouts", " | ".join(parts)))
     for kind, (lists, unknown, ops) in rolled.comm.cut.items():
-        lists = sorted(lists)
+        lists = sorted(lists.values())
         shown = [ranks_text(g) for g in lists[:GROUPS_SHOWN]]
         more = f" ... {len(lists) - GROUPS_SHOWN} more" if len(lists) > GROUPS_SHOWN else ""
         cannot = f" (and {unknown} operator(s) whose group cannot be told)" if unknown else ""

@@ -41,13 +41,74 @@ def _shape(ranks: tuple[int, ...]) -> str | None:
     return f"{len(ordered)} ranks, stride {stride}"
 
 
-def shaped(row: dict) -> dict:
+class GroupLists:
+    """Communication groups' rank lists, one tuple per content, with what the report asks of each
+    (its shape, its text, each rank's place in it, its ranks sorted) worked out once. The world
+    group of 10,000 ranks is on many rows of every rank: hashed, sorted or searched for each row,
+    it made the report quadratic in the ranks. :meth:`one` looks a list up by its object, so a
+    rank's rows that share one list hash it once; :meth:`forget_objects` lets the rank's go."""
+
+    def __init__(self):
+        self._values: dict[tuple, tuple] = {}
+        self._objects: dict[int, tuple] = {}
+        self._facts: dict[int, dict] = {}
+
+    def forget_objects(self) -> None:
+        """Forget the list objects seen so far (their contents stay known)."""
+        self._objects = {}
+
+    def one(self, ranks) -> tuple | None:
+        """The tuple of ``ranks``' content (one object for each content); None for no list."""
+        if not isinstance(ranks, (tuple, list)):
+            return None
+        found = self._objects.get(id(ranks))
+        if found is None or found[0] is not ranks:
+            whole = tuple(ranks)
+            found = self._objects[id(ranks)] = (ranks, self._values.setdefault(whole, whole))
+        return found[1]
+
+    def _of(self, ranks: tuple) -> dict:
+        facts = self._facts.get(id(ranks))
+        if facts is None:
+            facts = self._facts[id(ranks)] = {}
+        return facts
+
+    def shape(self, ranks: tuple) -> str | None:
+        """:func:`shape_of` of a tuple :meth:`one` gave."""
+        facts = self._of(ranks)
+        if "shape" not in facts:
+            facts["shape"] = shape_of(ranks)
+        return facts["shape"]
+
+    def text(self, ranks: tuple) -> str:
+        facts = self._of(ranks)
+        if "text" not in facts:
+            facts["text"] = ranks_text(ranks)
+        return facts["text"]
+
+    def position(self, ranks: tuple) -> dict[int, int]:
+        """Each rank's index in the list sorted."""
+        facts = self._of(ranks)
+        if "position" not in facts:
+            facts["ordered"] = sorted(ranks)
+            position: dict[int, int] = {}
+            for i, r in enumerate(facts["ordered"]):
+                position.setdefault(r, i)
+            facts["position"] = position
+        return facts["position"]
+
+    def ordered(self, ranks: tuple) -> list[int]:
+        self.position(ranks)
+        return self._of(ranks)["ordered"]
+
+
+def shaped(row: dict, lists: GroupLists | None = None) -> dict:
     """One comm row's ``group_ranks``, ``group`` and ``peer`` as :func:`by_shape` writes them."""
-    ranks, rank = row["group_ranks"], row["rank"]
-    listed = isinstance(ranks, (tuple, list))
-    shape = shape_of(ranks)
-    own = listed and rank in ranks
-    group = f"each rank's own: {shape}" if shape and own else (ranks_text(ranks) if listed else None)
+    lists = lists or GroupLists()
+    ranks, rank = lists.one(row["group_ranks"]), row["rank"]
+    shape = lists.shape(ranks) if ranks is not None else None
+    own = ranks is not None and rank in lists.position(ranks)
+    group = f"each rank's own: {shape}" if shape and own else (lists.text(ranks) if ranks is not None else None)
     value = row["peer"]
     if value is None or value != value or rank is None or rank != rank:
         peer = None
@@ -59,26 +120,28 @@ def shaped(row: dict) -> dict:
 def by_shape(frame: pd.DataFrame) -> pd.DataFrame:
     """The comm rows with each rank's own evenly spaced group written as its shape (``group``
     left out where it was), and a peer as its offset from the rank (``+4``)."""
-    records = [shaped(r) for r in frame.to_dict("records")]
+    lists = GroupLists()
+    records = [shaped(r, lists) for r in frame.to_dict("records")]
     return frame.assign(**{c: [r[c] for r in records] for c in ("group_ranks", "group", "peer")})
 
 
 class ShapeTotals:
-    """:func:`shape_totals` fed one comm row at a time."""
+    """:func:`shape_totals` fed one comm row at a time (``lists``: the rank lists seen)."""
 
-    def __init__(self):
+    def __init__(self, lists: GroupLists | None = None):
         self._out: dict[str, dict] = {}
+        self.lists = lists or GroupLists()
 
     def add(self, row: dict) -> None:
-        ranks = row["group_ranks"]
-        shape = shape_of(ranks)
-        key = shape or (ranks_text(ranks) if isinstance(ranks, (tuple, list)) else "cannot tell")
+        ranks = self.lists.one(row["group_ranks"])
+        shape = self.lists.shape(ranks) if ranks is not None else None
+        key = shape or (self.lists.text(ranks) if ranks is not None else "cannot tell")
         total = self._out.get(key)
         if total is None:
-            total = self._out[key] = {"shape": key, "groups": set(), "ops": 0, "ranks": set(), "kinds": {},
+            total = self._out[key] = {"shape": key, "groups": {}, "ops": 0, "ranks": set(), "kinds": {},
                                       "wire": 0, "wire_missing": 0, "tensor": 0, "tensor_missing": 0}
-        if isinstance(ranks, (tuple, list)):
-            total["groups"].add(tuple(ranks))
+        if ranks is not None:
+            total["groups"][id(ranks)] = None  # one object per content (GroupLists.one)
         total["ops"] += 1
         total["kinds"][row["kind"]] = None
         if row["rank"] is not None and row["rank"] == row["rank"]:

@@ -204,17 +204,17 @@ class CommSummary:
     """The communication section's totals per kind and per group (per group shape with ``many``)
     and the glance's groups per kind, fed one comm row at a time."""
 
-    def __init__(self, many: bool):
+    def __init__(self, many: bool, lists=None):
         from msinspect.report.group_shapes import ShapeTotals
 
         self.many = many
         self.count = 0
         self.kinds: dict = {}
         self.groups: dict = {}
-        self.shapes = ShapeTotals()
+        self.shapes = ShapeTotals(lists)
         self.moving_why: Counter = Counter()
         self.local = 0
-        self.cut: dict = {}  # kind -> [group lists, operators without one, ops]
+        self.cut: dict = {}  # kind -> [group lists (by id: one object per content), operators without one, ops]
 
     def add(self, row: dict) -> None:
         self.count += 1
@@ -224,11 +224,11 @@ class CommSummary:
             self.local += 1
             return
         lists = _ranks_key(row["group_ranks"])
-        cut = self.cut.setdefault(row["kind"], [set(), 0, set()])
+        cut = self.cut.setdefault(row["kind"], [{}, 0, set()])
         if lists is None:
             cut[1] += 1
         else:
-            cut[0].add(lists)
+            cut[0][id(lists)] = lists
         cut[2].add(row["op"])
         if self.many:
             self.shapes.add(row)
@@ -356,8 +356,8 @@ class Cost:
     time: each rank's step bytes per (axis, phase), the bases, the operators whose axis cannot be
     told, and the rank-to-rank matrix."""
 
-    def __init__(self, axes: StageAxes, stages: Stages):
-        self.axes, self.stages = axes, stages
+    def __init__(self, axes: StageAxes, stages: Stages, lists):
+        self.axes, self.stages, self.lists = axes, stages, lists
         self.count = 0
         self.per_rank: dict[tuple, list[int]] = {}  # the rank's cells, as items -> its ranks
         self.seen_axes: set = set()
@@ -390,7 +390,7 @@ class Cost:
             return "cannot tell", "the IR does not say the group's ranks"
         if not stage or id(stage) not in self.axes.by_stage:
             return "cannot tell", "no weight layout gives the stage's device matrix"
-        key = (id(stage), tuple(ranks))
+        key = (id(stage), id(ranks))  # each list one object per content (GroupLists.one)
         if key not in self._spans:
             candidates, _ = self.axes.by_stage[id(stage)]
             position = self.stages.position(stage)
@@ -444,10 +444,11 @@ class Cost:
     def _matrix(self, rank, row, sent) -> None:
         """:func:`msinspect.analysis.cost.rank_matrix` of one row."""
         ranks = row["group_ranks"] if isinstance(row["group_ranks"], (tuple, list)) else None
-        if sent is None or not ranks or rank not in ranks:
+        position = self.lists.position(ranks) if ranks else {}
+        if sent is None or not ranks or rank not in position:
             self.unknown[rank] = self.unknown.get(rank, 0) + 1
             return
-        group = sorted(ranks)
+        group = self.lists.ordered(ranks)
         if row["op"] == "Send":
             pairs = [(rank, r, sent) for r in group if r != rank]
         elif row["op"] == "Receive":
@@ -459,7 +460,7 @@ class Cost:
             others = [r for r in group if r != rank]
             pairs = [(rank, r, sent / len(others)) for r in others] if others else []
         elif len(group) > 1:
-            pairs = [(rank, group[(group.index(rank) + 1) % len(group)], sent)]
+            pairs = [(rank, group[(position[rank] + 1) % len(group)], sent)]
         else:
             pairs = []
         for src, dst, amount in pairs:
@@ -767,11 +768,12 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
     """Every rank's rows read once (in the analysis' order) and folded into :class:`Rolled`.
     ``selectors``: the operators to find for the pictures; ``rank``: found in that rank only (the
     busiest collectives too)."""
-    from msinspect.report.group_shapes import shaped
+    from msinspect.report.group_shapes import GroupLists, shaped
     from msinspect.report.tables import COMM_SHOWN, STRATEGY_SHOWN
 
-    stages = Stages()
-    out = Rolled(Merged(STRATEGY_SHOWN), Merged(COMM_SHOWN), CommSummary(many), Cost(StageAxes(analysis, stages), stages),
+    stages, lists = Stages(), GroupLists()
+    out = Rolled(Merged(STRATEGY_SHOWN), Merged(COMM_SHOWN), CommSummary(many, lists),
+                 Cost(StageAxes(analysis, stages), stages, lists),
                  GradientSync(analysis, stages), Weights(analysis, stages), Busiest(), Located(list(selectors)))
     for result in analysis.results:
         number = rank_number(result.rank)
@@ -787,9 +789,13 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
                 out.wrong_shapes[row["name"]] = None
                 if number is not None:
                     out.wrong_ranks.add(number)
+        lists.forget_objects()  # the last rank's lists go; their contents stay known
         for row in comm:
-            shown = {**row, **(shaped(row) if many else {"group_ranks": ranks_text(row["group_ranks"])
-                                                        if isinstance(row["group_ranks"], (tuple, list)) else None}),
+            group = lists.one(row["group_ranks"])
+            if group is not None:
+                row["group_ranks"] = group
+            shown = {**row, **(shaped(row, lists) if many else {"group_ranks": lists.text(group)
+                                                               if group is not None else None}),
                      "wire_bytes": _bytes_text(row["wire_bytes"]), "tensor_bytes": _bytes_text(row["tensor_bytes"])}
             out.comm_rows.add(shown)
             out.comm.add(row)
