@@ -27,10 +27,12 @@ NOT_GRAPH_IR = frozenset({"actor_set", "verbose_ir_files"})
 _SEQ = re.compile(r"_(\d+)\.ir(?:\.gz)?$")
 
 
-def _dump_order(path: Path) -> tuple[int, str]:
-    """Order files as MindSpore wrote them (its sequence number), for ties between stages."""
-    match = _SEQ.search(path.name)
-    return (int(match.group(1)) if match else -1, path.name)
+def _dump_order(path: Path | str) -> tuple[int, str]:
+    """Order files (paths or names) as MindSpore wrote them (its sequence number), for ties
+    between stages."""
+    name = path if isinstance(path, str) else path.name
+    match = _SEQ.search(name)
+    return (int(match.group(1)) if match else -1, name)
 
 
 class DuplicateRanksError(MsInspectError):
@@ -62,15 +64,32 @@ class Unreadable:
 class RankDump:
     """The IR files of one rank (one ``rank_N/`` folder, or one loose folder or file)."""
 
-    path: Path
-    """The folder (or the single file) the files come from."""
+    where: str
+    """The folder (or the single file) the files come from, as text (:attr:`path`: as a path;
+    text, since a dump of 10,000 ranks would hold 10,000 paths)."""
     rank: int | None
     """N of ``rank_N``; None when the folder does not say."""
-    files: list[Path] = field(default_factory=list)
-    """Every readable ``.ir`` / ``.ir.gz`` file, in MindSpore's writing order."""
-    unreadable: list[Unreadable] = field(default_factory=list)
+    names: tuple[str, ...] = ()
+    """The names of every readable ``.ir`` / ``.ir.gz`` file, in MindSpore's writing order, in
+    :attr:`path` (or beside it, for a rank that is one file): names, not paths, since a dump of
+    10,000 ranks writing 100 stages each holds a million (:attr:`files` makes the paths)."""
+    unreadable: tuple[Unreadable, ...] = ()
     """IR files of this rank that cannot be read (a link leading nowhere or in a loop, no
     permission, not a regular file): never silently left out, see :func:`load_dump`."""
+    single: bool = False
+    """Whether :attr:`path` is the rank's one file, not its folder."""
+
+    @property
+    def path(self) -> Path:
+        """The folder (or the single file) the files come from."""
+        return Path(self.where)
+
+    @property
+    def files(self) -> list[Path]:
+        """Every readable ``.ir`` / ``.ir.gz`` file, in MindSpore's writing order."""
+        if self.single:
+            return [self.path]
+        return [Path(self.where, name) for name in self.names]
 
     @property
     def label(self) -> str:
@@ -79,11 +98,11 @@ class RankDump:
 
     def stages(self) -> list[str]:
         """The stages present, in writing order, each once."""
-        return list(dict.fromkeys(stage_of(f) for f in self.files))
+        return list(dict.fromkeys(stage_of(name) for name in self.names))
 
     def stage_files(self, stage: str) -> list[Path]:
         """Files of that stage, oldest first (a stage can be written once per compiled graph)."""
-        return [f for f in self.files if stage_of(f) == stage]
+        return [f for f, name in zip(self.files, self.names) if stage_of(name) == stage]
 
     def file(self, stage: str) -> Path:
         """The newest file of that stage; :class:`DumpNotFoundError` if there is none."""
@@ -197,12 +216,12 @@ class Dump:
         return target.node(name, stage)
 
 
-def _why_unreadable(path: Path) -> str | None:
+def _why_unreadable(path: Path | str) -> str | None:
     """None when ``path`` is a regular file one can read, else why not."""
     try:
         info = os.stat(path)
     except OSError as error:
-        if path.is_symlink():
+        if os.path.islink(path):
             return f"a link to {os.readlink(path)} that cannot be followed ({error.strerror})"
         return error.strerror or str(error)
     if not stat.S_ISREG(info.st_mode):
@@ -218,12 +237,13 @@ def _rank_dump(folder: Path, names: list[str]) -> RankDump:
     for name in names:
         if not is_ir_file(name):
             continue
-        why = _why_unreadable(folder / name)
+        why = _why_unreadable(os.path.join(folder, name))
         if why is None:
-            files.append(folder / name)
+            files.append(name)
         else:
             unreadable.append(Unreadable(folder / name, why, rank))
-    return RankDump(folder, rank, sorted(files, key=_dump_order), sorted(unreadable, key=lambda u: _dump_order(u.path)))
+    return RankDump(str(folder), rank, tuple(sorted(files, key=_dump_order)),
+                    tuple(sorted(unreadable, key=lambda u: _dump_order(u.path))))
 
 
 def load_dump(path: str | os.PathLike, *, one_job: bool = True) -> Dump:
@@ -249,7 +269,7 @@ def load_dump(path: str | os.PathLike, *, one_job: bool = True) -> Dump:
         why = _why_unreadable(root)
         if why:
             raise IRReadError(path=str(root), line=0, column=0, message=f"cannot read: {why}")
-        return Dump(root, [RankDump(root, _rank_of(root.parent), [root])])
+        return Dump(root, [RankDump(str(root), _rank_of(root.parent), (root.name,), single=True)])
     ranks: list[RankDump] = []
     unreadable: list[Unreadable] = []
     seen: set[str] = set()
@@ -267,8 +287,10 @@ def load_dump(path: str | os.PathLike, *, one_job: bool = True) -> Dump:
         dirs[:] = sorted(d for d in dirs if d not in NOT_GRAPH_IR)
         folder_path = Path(folder)
         for name in names:  # a rank_N that is not a folder: a link leading nowhere, or in a loop
+            if not _RANK_DIR.match(name) or is_ir_file(name):
+                continue
             entry = folder_path / name
-            if _RANK_DIR.match(name) and not is_ir_file(name) and (entry.is_symlink() or not entry.is_file()):
+            if entry.is_symlink() or not entry.is_file():
                 unreadable.append(Unreadable(entry, _why_unreadable(entry) or "not a folder", _rank_of(entry)))
         if any(is_ir_file(n) for n in names):
             ranks.append(_rank_dump(folder_path, names))

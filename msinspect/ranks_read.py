@@ -29,10 +29,11 @@ class RankRead:
     """``rank_3``, or the folder's name."""
     rank: int | None
     """N of ``rank_N``; None when the folder does not say."""
-    folder: Path
-    """The rank's folder (or file)."""
-    file: Path | None
-    """The file read; None when the rank could not be read."""
+    where: str
+    """The rank's folder (or file), as text (:attr:`folder`: as a path)."""
+    read_from: str | None
+    """The file read, as text (:attr:`file`: as a path); None when the rank could not be read.
+    Text, since a plan of 10,000 ranks would hold 20,000 paths."""
     stage: str | None
     """The stage of that file."""
     other_stage: bool = False
@@ -43,12 +44,22 @@ class RankRead:
     """The rank's files (None for a folder that could not be listed)."""
 
     @property
+    def folder(self) -> Path:
+        """The rank's folder (or file)."""
+        return Path(self.where)
+
+    @property
+    def file(self) -> Path | None:
+        """The file read; None when the rank could not be read."""
+        return Path(self.read_from) if self.read_from is not None else None
+
+    @property
     def read(self) -> bool:
-        return self.file is not None
+        return self.read_from is not None
 
     def to_dict(self) -> dict:
-        return {"rank": self.rank, "rank_label": self.label, "folder": str(self.folder),
-                "file": str(self.file) if self.file else None, "stage": self.stage, "read": self.read,
+        return {"rank": self.rank, "rank_label": self.label, "folder": self.where,
+                "file": self.read_from, "stage": self.stage, "read": self.read,
                 "other_stage": self.other_stage, "note": self.note}
 
 
@@ -141,18 +152,18 @@ def plan_reads(dump: Dump, stage: str | None = None) -> ReadPlan:
     for rank in dump.ranks:
         if rank.stage_files(common):
             file = rank.file(common)
-            reads.append(RankRead(rank.label, rank.rank, rank.path, file, common, source=rank))
+            reads.append(RankRead(rank.label, rank.rank, rank.where, str(file), common, source=rank))
         elif fallback and rank.files:
             file = pick_file(rank, None)
-            reads.append(RankRead(rank.label, rank.rank, rank.path, file, stage_of(file), True,
+            reads.append(RankRead(rank.label, rank.rank, rank.where, str(file), stage_of(file), True,
                                   f"{_broken(rank, common)}; read at {stage_of(file)} instead", rank))
         else:
-            reads.append(RankRead(rank.label, rank.rank, rank.path, None, None, False,
+            reads.append(RankRead(rank.label, rank.rank, rank.where, None, None, False,
                                   _broken(rank, common), rank))
     for folder in dump.unreadable:
         label = f"rank_{folder.rank}" if folder.rank is not None else folder.path.name
-        reads.append(RankRead(label, folder.rank, folder.path, None, None, False, folder.format()))
-    reads.sort(key=lambda r: (r.rank is None, r.rank if r.rank is not None else 0, str(r.folder)))
+        reads.append(RankRead(label, folder.rank, str(folder.path), None, None, False, folder.format()))
+    reads.sort(key=lambda r: (r.rank is None, r.rank if r.rank is not None else 0, r.where))
     plan = ReadPlan(common, reads)
     if not plan.read:
         raise DumpNotFoundError(f"{dump.path}: no rank could be read"

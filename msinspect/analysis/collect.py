@@ -552,7 +552,7 @@ class Analysis:
         self.world = world
         self.plan = plan
         """Which ranks were read, at which stage, and which not (:mod:`msinspect.ranks_read`)."""
-        self._odd = {str(r.file) for r in plan.other_stage} if plan else set()
+        self._odd = {r.read_from for r in plan.other_stage} if plan else set()
         # pipeline stages compare the weights of ranks read at one stage: with a rank read at
         # another stage, or not read, they cannot be told
         whole = plan is None or not (plan.other_stage or plan.not_read)
@@ -650,9 +650,11 @@ def rank_tasks(plan: ReadPlan, world: tuple[int, ...] | None, only: Collection[i
     for read in plan.read:
         if only is not None and read.rank not in only:
             continue
-        rank, path = read.source, read.file
-        reference = pick_reference(rank, path)
-        tasks.append((str(path), str(reference) if reference else None, RankContext(rank.rank, world), read.label))
+        rank, path = read.source, read.read_from
+        reference = pick_reference(rank, Path(path))
+        # the file's own text where it is its own reference: one string a rank, not two
+        reference = None if reference is None else path if str(reference) == path else str(reference)
+        tasks.append((path, reference, RankContext(rank.rank, world), read.label))
     return tasks
 
 
