@@ -42,16 +42,18 @@ def tell_alike(results) -> None:
     departs from the rank before it beyond rank-specific values, where the two still answer
     alike (ranks whose answers differ are told apart by the rank groups)."""
     from msinspect.analysis.collect import READ_EVERY_RANK_ENV
+    from msinspect.cli.output import stderr
 
+    err = stderr()  # notes of a sentence or two: wrapped at the terminal's width, not one long line
     results = list(results)
     followers = sum(1 for r in results if r.read_by)
     if followers:
-        click.echo(f"note: {followers:,} of {len(results):,} ranks read by what differs from a rank read in full "
-                   f"(the same answers; {READ_EVERY_RANK_ENV}=1 reads each in full)", err=True)
+        err.print(f"note: {followers:,} of {len(results):,} ranks read by what differs from a rank read in full "
+                  f"(the same answers; {READ_EVERY_RANK_ENV}=1 reads each in full)", soft_wrap=False)
     signatures = {r.label: r.signature for r in results}
     for r in results:
         if r.departure and r.signature is not None and r.signature == signatures.get(r.departed_from):
-            click.echo(f"note: {r.label}: {r.departure}", err=True)
+            err.print(f"note: {r.label}: {r.departure}", soft_wrap=False)
 
 
 def tell_unreadable(problems, *, finding: bool = True) -> None:
