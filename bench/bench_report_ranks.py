@@ -13,14 +13,15 @@ Measured here (2 cores, 2026-11-26, the report's tables folded one rank at a tim
 msinspect/report/rollup.py):
 
  ranks  write s  page s  peak MB page peak page +MB  page MB  load ms | vs 256: s/rank   peak page peak   load
-   256      5.6     1.8      228       228       23     1.72      535 |          1.00x  1.00x     1.00x  1.00x
-  2048     38.5    16.0     1070       958       26     1.38      424 |          0.86x  4.70x     4.21x  0.79x
- 10000    349.3   204.4     5049      5049       51     2.48      583 |          1.60x 22.17x    22.17x  1.09x
+   256      6.1     1.8      242       242       23     1.72      726 |          1.00x  1.00x     1.00x  1.00x
+  2048     34.6    10.4     1068       959       26     1.38      536 |          0.71x  4.42x     3.96x  0.74x
+ 10000    149.6    52.2     5055      5055       54     2.48      428 |          0.63x 20.90x    20.90x  0.59x
 
 Before (the tables DataFrames of every rank's rows): 256 ranks written in 12.5 s, 2,048 in 110 s,
 10,000 stopped at 7 GB. The peak is the analysis's: the process pool's futures keep each batch's
 rows until the last rank is read (msinspect/executors.py); the page adds some 25-50 MB to what
-the process holds as it starts.
+the process holds as it starts. The load times of one page vary by some 200 ms from run to run
+(the 256-rank page: 462, 535, 620, 726 ms in four runs).
 """
 from __future__ import annotations
 
