@@ -7,6 +7,10 @@ import networkx as nx
 
 from msinspect.analysis.ops import as_shape
 from msinspect.model import Abstract, GraphRef, Node, NodeKind
+from msinspect.ranks_text import ranks_text
+
+#: The most runs of consecutive ranks a label lists; a longer group is said by its ends and size.
+LABEL_RUNS = 8
 
 
 def esc(text: object) -> str:
@@ -56,6 +60,18 @@ def op_label(node: Node, where: str) -> str:
     )
 
 
+def group_text(ranks: tuple[int, ...]) -> str:
+    """A group's ranks as a label says them: ``0-3``, ``0, 4``; a group of more than
+    :data:`LABEL_RUNS` runs by its first ranks, its last and its size (``0, 4, 8, ... 9996
+    (2,500 ranks)``): Graphviz refuses a label past 16,384 characters, and a picture is read, not
+    searched (the tables list every rank)."""
+    text = ranks_text(ranks)
+    runs = text.split(", ")
+    if len(runs) <= LABEL_RUNS:
+        return text
+    return f"{', '.join(runs[:3])}, ... {runs[-1]} ({len(set(ranks)):,} ranks)"
+
+
 def comm_label(node: Node, kind: str, ranks: tuple[int, ...] | None, where: str) -> str:
     moved = _shapes(node.input_types[:1]) or _shapes(node.output_types)
     result = _shapes(node.output_types)
@@ -67,7 +83,7 @@ def comm_label(node: Node, kind: str, ranks: tuple[int, ...] | None, where: str)
     return label_lines(
         f"{node.op} ({kind})",
         node.name if node.name != node.op else None,
-        f"group ranks {ranks}" if ranks else None,
+        f"group ranks {group_text(ranks)}" if ranks else None,
         peer,
         f"{moved} -> {result} {where}" if moved and result and moved != result else
         (f"{moved or result} {where}" if moved or result else None),
