@@ -107,21 +107,51 @@ def _returning_errors(fn: Callable, *args, **kwargs):
         return _bare(error)
 
 
+#: How many tasks a worker of the local pool has queued ahead (:func:`_in_pool`).
+AHEAD = 2
+
+
 def _in_pool(fn, tasks, jobs, name, kwargs) -> Iterator[Outcome]:
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures import as_completed as local_completed
+    """The tasks on a pool of ``jobs`` processes, at most :data:`AHEAD` a worker queued or
+    finished and not yet taken: a caller slower than the workers (the main process spooling each
+    rank's rows) makes them wait, not results pile up in memory (1.5 GB at 10,000 ranks on two
+    cores when every task was queued at once)."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
     with ProcessPoolExecutor(max_workers=jobs, mp_context=_start_method(),
                              initializer=collector.own_process) as pool:  # a worker is msinspect's own
-        futures = {pool.submit(_returning_errors, fn, *task, **kwargs): i for i, task in enumerate(tasks)}
-        try:
-            for future in local_completed(futures):
-                index = futures[future]
+        futures: dict = {}  # future -> task index
+        queue = iter(range(len(tasks)))
+        broken: list[int] = []  # tasks the pool could not take: it lost a worker
+
+        def submit() -> None:
+            for index in queue:
                 try:
-                    yield index, tasks[index], future.result()
+                    futures[pool.submit(_returning_errors, fn, *tasks[index], **kwargs)] = index
                 except BrokenProcessPool:
+                    broken.append(index)
+                    continue
+                return
+
+        try:
+            for _ in range(jobs * AHEAD):
+                submit()
+            while futures or broken:
+                while broken:
+                    index = broken.pop(0)
                     yield index, tasks[index], _died(name(tasks[index]), "parser process")
+                done, _ = wait(futures, return_when=FIRST_COMPLETED) if futures else ((), ())
+                for future in done:
+                    index = futures.pop(future)  # a done future holds its result: let go once taken
+                    try:
+                        result = future.result()
+                    except BrokenProcessPool:
+                        result = _died(name(tasks[index]), "parser process")
+                    del future
+                    submit()
+                    yield index, tasks[index], result
+                    del result
         finally:  # the caller stopped early (strict mode, an error): drop what has not started
             for future in futures:
                 future.cancel()
