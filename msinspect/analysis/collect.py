@@ -38,6 +38,9 @@ READ_EVERY_RANK_ENV = "MSINSPECT_READ_EVERY_RANK"
 #: worker holds a task's results until it ends, some 0.5 MB of rows a rank.
 RANKS_A_TASK = 16
 
+#: Every how many batches the main process hands freed memory back (:func:`msinspect.collector.trim`).
+TRIM_EVERY = 8
+
 if TYPE_CHECKING:  # pandas loads where a table is made: `summary` reads the rows and never does
     import pandas as pd
 
@@ -716,7 +719,7 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
         with closing(run_each(_analyse_batch, [([tasks[i] for i in batch],) for batch in cut], jobs=jobs,
                               scheduler=scheduler, name=lambda task: task[0][0][0], lenient=lenient, cache=cache,
                               alike=alike, run=uuid.uuid4().hex)) as outcomes:
-            for index, _batch_task, outcome in outcomes:  # as each batch's results arrive
+            for done, (index, _batch_task, outcome) in enumerate(outcomes, 1):  # as each batch's results arrive
                 if isinstance(outcome, MsInspectError):  # its worker died: each rank of it says so
                     outcome = [_died_on(tasks[i], outcome) for i in cut[index]]
                 for at, result in zip(cut[index], outcome):
@@ -729,6 +732,9 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
                     del result  # a spooled rank's rows go now
                     if progress:
                         progress(task[3])
+                del outcome  # the batch's results: each rank's went to the spool
+                if done % TRIM_EVERY == 0:
+                    collector.trim()
     finally:
         release()  # the exemplar of ranks read in this process goes with the run
     results, world = gathered.finish(world)
