@@ -4,6 +4,10 @@ read every rank of the dump exits 1 (a finding) after printing what it read: see
 :func:`msinspect.cli.exits.final_code`."""
 from __future__ import annotations
 
+import shutil
+import sys
+import textwrap
+
 import click
 
 _INCOMPLETE = "msinspect.incomplete"
@@ -42,18 +46,26 @@ def tell_alike(results) -> None:
     departs from the rank before it beyond rank-specific values, where the two still answer
     alike (ranks whose answers differ are told apart by the rank groups)."""
     from msinspect.analysis.collect import READ_EVERY_RANK_ENV
-    from msinspect.cli.output import stderr
 
-    err = stderr()  # notes of a sentence or two: wrapped at the terminal's width, not one long line
     results = list(results)
     followers = sum(1 for r in results if r.read_by)
     if followers:
-        err.print(f"note: {followers:,} of {len(results):,} ranks read by what differs from a rank read in full "
-                  f"(the same answers; {READ_EVERY_RANK_ENV}=1 reads each in full)", soft_wrap=False)
+        _note(f"note: {followers:,} of {len(results):,} ranks read by what differs from a rank read in full "
+              f"(the same answers; {READ_EVERY_RANK_ENV}=1 reads each in full)")
     signatures = {r.label: r.signature for r in results}
     for r in results:
         if r.departure and r.signature is not None and r.signature == signatures.get(r.departed_from):
-            err.print(f"note: {r.label}: {r.departure}", soft_wrap=False)
+            _note(f"note: {r.label}: {r.departure}")
+
+
+def _note(text: str) -> None:
+    """A note of a sentence or two on stderr: word-wrapped at a terminal's width, one line into a
+    pipe or file (without Rich: ``--json`` output loads none)."""
+    if sys.stderr.isatty():
+        width = shutil.get_terminal_size().columns
+        text = "\n".join(textwrap.wrap(text, width, subsequent_indent="  ", break_long_words=False,
+                                       break_on_hyphens=False))
+    click.echo(text, err=True)
 
 
 def tell_unreadable(problems, *, finding: bool = True) -> None:
