@@ -32,7 +32,7 @@ from typing import Callable, Iterator
 
 from msinspect.graph import _attrs, node_id
 from msinspect.model import IRFile, Node
-from msinspect.parser.reading import Unclean, text_pieces
+from msinspect.parser.reading import read_text
 
 #: The values a follower's line may hold where the exemplar's holds others: a quoted string (a
 #: group's name or rank list, a fusion key), an ``I64(n)`` (a peer, a tag, a device count, a
@@ -67,9 +67,11 @@ class Departure:
 
 def lines_of(path: str) -> list[str] | None:
     """The file's lines; None where it cannot be read cleanly (the full read says why)."""
+    from msinspect.errors import MsInspectError
+
     try:
-        return "".join(text_pieces(path)).split("\n")
-    except Unclean:
+        return read_text(path)[0].split("\n")
+    except MsInspectError:
         return None
 
 
