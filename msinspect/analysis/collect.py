@@ -6,7 +6,7 @@ import os
 import sys
 import uuid
 from contextlib import closing, nullcontext
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection
 
@@ -18,7 +18,7 @@ from msinspect.analysis.failure import failure_row
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, consumer_reads, optimizer_groups, param_rows, slice_text, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
-from msinspect.analysis.spool import ROWS, SPOOL_RANKS, Spool, row_list, spooled
+from msinspect.analysis.spool import ROWS, SPOOL_RANKS, Spool, close_shelf, row_list, shelve, spooled
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
 from msinspect.analysis.vocabulary import BEFORE_PLANNER, planner_ran
 from msinspect import cache as caches
@@ -93,6 +93,14 @@ class RankResult:
     its batch (``departed_from``): where its text departs from that rank's beyond rank-specific
     values."""
     departed_from: str | None = None
+    rows_at: tuple[str, list[tuple[int, int]]] | None = None
+    """Where a worker put the rank's rows (:func:`~msinspect.analysis.spool.shelve`), sent in
+    their place (the row lists are then empty): taken in by the main process' spool."""
+    groups_seen: tuple | None = None
+    """With :attr:`rows_at`: what the rank's comm rows tell of the groups
+    (:meth:`~msinspect.analysis.comm.SharedGroups.seen`), and :attr:`groups_unresolved` whether
+    one of them names a group whose ranks its file does not tell."""
+    groups_unresolved: bool = False
 
 
 #: What the rows kept from the rank read against read of a node (:class:`Like`): a rank whose
@@ -309,22 +317,38 @@ def _strategies(ir, ctx: RankContext, ref, graph, like: Like | None) -> list[dic
 
 
 def _analyse_batch(tasks: list[tuple], lenient: bool = False, cache: caches.Store | None = None,
-                   alike: bool = True, run: str | None = None) -> list:
+                   alike: bool = True, run: str | None = None, shelf: str | None = None) -> list:
     """The tasks of consecutive ranks (run in a worker): each rank's result, or the msinspect
     error its file raised, in order. With ``alike`` (and not ``lenient``), a rank whose file has
     the name of the last rank read in full is read by what differs from it
     (:mod:`msinspect.analysis.alike`); every other rank is read in full (:func:`_analyse`).
     ``run``: the analysis the batch is of; the last rank read in full stays with the worker for
     the run's next batch (:func:`_batch_reader`), so that a worker reads one rank in full, not one
-    a batch. Without it, the batch is read on its own."""
+    a batch. Without it, the batch is read on its own. ``shelf``: the folder of the run's spool;
+    each rank's rows are put there by this worker and the result sent without them
+    (:func:`_shelved`)."""
     if run is None:
         batch = _Batch(lenient, cache, alike and not lenient)
         try:
-            return [batch.read(task) for task in tasks]
+            return [_shelved(batch.read(task), shelf) for task in tasks]
         finally:
             batch.close()
     batch = _batch_reader(lenient, cache, alike and not lenient, run)
-    return [batch.read(task) for task in tasks]
+    return [_shelved(batch.read(task), shelf) for task in tasks]
+
+
+def _shelved(result, shelf: str | None):
+    """``result`` as sent to the main process: with ``shelf``, a copy whose rows are in this
+    worker's file of that folder (:func:`~msinspect.analysis.spool.shelve`), with where they are
+    and what its comm rows tell of the groups (the result itself kept whole: a rank read alike
+    takes rows of it)."""
+    if shelf is None or not isinstance(result, RankResult):
+        return result
+    at = shelve(shelf, [getattr(result, name) for name in ROWS])
+    head = replace(result, **{name: [] for name in ROWS})
+    head.rows_at, head.groups_seen = at, SharedGroups.seen(result.comm)
+    head.groups_unresolved = SharedGroups.unresolved(result.comm)
+    return head
 
 
 #: The worker's reader of batches (:func:`_batch_reader`) and what it was made for.
@@ -351,6 +375,7 @@ def release() -> None:
     if _READER is not None:
         _READER[1].close()
         _READER = None
+    close_shelf()
 
 
 class _Batch:
@@ -480,8 +505,13 @@ class Gathered:
 
     def arrive(self, index: int, result: RankResult) -> None:
         """Rank ``index``'s result (task order)."""
-        self.groups.add(result.comm)
-        if self.groups.unresolved(result.comm):
+        if result.rows_at is not None:  # its rows are on disk already: what they tell came with it
+            self.groups.add_seen(result.groups_seen)
+            unresolved = result.groups_unresolved
+        else:
+            self.groups.add(result.comm)
+            unresolved = self.groups.unresolved(result.comm)
+        if unresolved:
             self.unresolved.append(index)
         if result.signature is not None:
             result.signature = self.signatures.setdefault(result.signature, result.signature)
@@ -646,6 +676,17 @@ def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
     return frame[columns + [c for c in frame.columns if c not in columns]]
 
 
+def _shelf(gathered: Gathered, scheduler: str | None) -> str | None:
+    """Where the workers put the ranks' rows themselves (:func:`_shelved`): the folder of the
+    run's spool, where there is one and the workers share this machine's disk (not on a Dask
+    cluster, whose workers send the rows)."""
+    from msinspect.executors import scheduler_address
+
+    if gathered.rows is None or scheduler_address(scheduler):
+        return None
+    return gathered.rows.folder()
+
+
 def rank_tasks(plan: ReadPlan, world: tuple[int, ...] | None, only: Collection[int] | None = None) -> list[tuple]:
     """The task of each rank the plan reads (of ``only``, when given): ``(file, reference file,
     context, label)``, what :func:`_analyse_batch` reads."""
@@ -718,7 +759,7 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
     try:
         with closing(run_each(_analyse_batch, [([tasks[i] for i in batch],) for batch in cut], jobs=jobs,
                               scheduler=scheduler, name=lambda task: task[0][0][0], lenient=lenient, cache=cache,
-                              alike=alike, run=uuid.uuid4().hex)) as outcomes:
+                              alike=alike, run=uuid.uuid4().hex, shelf=_shelf(gathered, scheduler))) as outcomes:
             for done, (index, _batch_task, outcome) in enumerate(outcomes, 1):  # as each batch's results arrive
                 if isinstance(outcome, MsInspectError):  # its worker died: each rank of it says so
                     outcome = [_died_on(tasks[i], outcome) for i in cut[index]]
@@ -737,5 +778,7 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
                     collector.trim()
     finally:
         release()  # the exemplar of ranks read in this process goes with the run
+        if gathered.rows is not None:
+            gathered.rows.seal()
     results, world = gathered.finish(world)
     return Analysis(dump, results, world, plan)

@@ -664,17 +664,33 @@ class SharedGroups:
 
     def add(self, rows: list[dict]) -> None:
         """Learn what the groups of one rank's comm rows stand for."""
+        self.add_seen(self.seen(rows))
+
+    @staticmethod
+    def seen(rows: list[dict]) -> tuple:
+        """What :meth:`add` learns of one rank's comm rows, sent in their place by a worker that
+        keeps the rows (:func:`~msinspect.analysis.spool.shelve`): ``(group, ranks)`` of each row
+        whose group's ranks are told, ``(group, None)`` of a world-group row waiting for the world."""
+        found = set()
         for row in rows:
             if row["op"] in PIPELINE_OPS:
                 continue
             ranks, name = row.get("group_ranks"), row.get("group")
+            if ranks is not None:
+                found.add((name, tuple(ranks)))
+            elif name in WORLD_GROUPS:
+                found.add((name, None))
+        return tuple(found)
+
+    def add_seen(self, seen: tuple) -> None:
+        """Learn what :meth:`seen` of one rank's rows says."""
+        for name, ranks in seen:
             if ranks is None:
-                if row["group"] in WORLD_GROUPS:
-                    self._world_names.add(name)
+                self._world_names.add(name)
                 continue
-            self.every.add(tuple(ranks))
+            self.every.add(ranks)
             if _hash_named(name):
-                self.lists.setdefault(name, set()).add(tuple(ranks))
+                self.lists.setdefault(name, set()).add(ranks)
 
     def world_found(self, world: tuple[int, ...]) -> None:
         """The world, learnt after the ranks were added: the world group's rows name its ranks."""

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import tempfile
+import uuid
+import weakref
 import zlib
 from array import array
 
@@ -35,34 +38,127 @@ _LEVEL = 1  # zlib's fastest: a rank's rows pickle to some 100 kB, compressed to
 
 
 class Spool:
-    """Values appended to an unnamed temporary file (``$TMPDIR``), each a zlib-compressed pickle,
-    read back by the index :meth:`put` gave."""
+    """Values in zlib-compressed pickles, read back by the index each was given: those this
+    process puts (:meth:`put`: one unnamed temporary file in ``$TMPDIR``), and those the workers
+    put in their own files of the spool's folder (:func:`shelve`), taken in by where they are
+    (:meth:`adopt`; each file unlinked as it is first opened, so that it goes with the last
+    descriptor)."""
 
     def __init__(self):
         self._file = tempfile.TemporaryFile(prefix="msinspect-rows-")
-        self._ends = array("Q")
+        self._size = 0
+        self._readers: list[int] = [self._file.fileno()]  # descriptors: this process' file, then workers'
+        self._opened: dict[str, int] = {}  # a worker's file -> its reader
+        self._reader, self._start, self._end = array("H"), array("Q"), array("Q")
+        self._folder: str | None = None
+        # the workers' files stay open until the spool goes (they are unlinked already)
+        self._release = weakref.finalize(self, _close_all, self._readers)
 
     def put(self, value) -> int:
         """Append ``value``; its index."""
-        blob = zlib.compress(pickle.dumps(value, protocol=_PROTOCOL), _LEVEL)
+        blob = _blob(value)
         self._file.write(blob)
-        self._ends.append((self._ends[-1] if self._ends else 0) + len(blob))
-        return len(self._ends) - 1
+        self._add(0, self._size, self._size + len(blob))
+        self._size += len(blob)
+        return len(self._end) - 1
+
+    def _add(self, reader: int, start: int, end: int) -> None:
+        self._reader.append(reader)
+        self._start.append(start)
+        self._end.append(end)
+
+    def folder(self) -> str:
+        """Where the workers put their files (:func:`shelve`), made when first asked for."""
+        if self._folder is None:
+            self._folder = tempfile.mkdtemp(prefix="msinspect-rows-")
+        return self._folder
+
+    def adopt(self, path: str, spans: list[tuple[int, int]]) -> int:
+        """Take in the values a worker put in ``path`` (one of :meth:`folder`) at ``spans``, in
+        order; the index of the first (the others follow it)."""
+        reader = self._opened.get(path)
+        if reader is None:
+            fd = os.open(path, os.O_RDONLY)
+            os.unlink(path)
+            reader = self._opened[path] = len(self._readers)
+            self._readers.append(fd)
+        first = len(self._end)
+        for start, end in spans:
+            self._add(reader, start, end)
+        return first
 
     def get(self, index: int):
-        """The value put at ``index``, read back (a new copy each time)."""
-        start = self._ends[index - 1] if index else 0
-        self._file.flush()
-        blob = os.pread(self._file.fileno(), self._ends[index] - start, start)
+        """The value at ``index``, read back (a new copy each time)."""
+        reader = self._reader[index]
+        if reader == 0:
+            self._file.flush()
+        start = self._start[index]
+        blob = os.pread(self._readers[reader], self._end[index] - start, start)
         return pickle.loads(zlib.decompress(blob))
 
     @property
+    def workers(self) -> int:
+        """How many workers' files it has taken values in from (:meth:`adopt`)."""
+        return len(self._opened)
+
+    @property
     def size(self) -> int:
-        """Bytes written."""
-        return self._ends[-1] if self._ends else 0
+        """Bytes held."""
+        return sum(self._end) - sum(self._start)
+
+    def seal(self) -> None:
+        """No worker puts anything more (the run has ended): the folder goes, with any file of a
+        worker whose results never came (it died)."""
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
 
     def close(self) -> None:
+        self.seal()
         self._file.close()
+        self._release()
+
+
+def _close_all(readers: list[int]) -> None:
+    for fd in readers[1:]:
+        os.close(fd)
+    readers[1:] = []
+
+
+def _blob(value) -> bytes:
+    return zlib.compress(pickle.dumps(value, protocol=_PROTOCOL), _LEVEL)
+
+
+#: This process' file in a spool's folder (:func:`shelve`): ``(folder, file)``.
+_SHELF: tuple[str, object] | None = None
+
+
+def shelve(folder: str, values: list) -> tuple[str, list[tuple[int, int]]]:
+    """In a worker: ``values`` put in this process' own file of ``folder`` (a
+    :meth:`Spool.folder`), flushed; where they are, for :meth:`Spool.adopt`. The rows go from
+    the worker to the disk, not through the main process, which takes in their place only."""
+    global _SHELF
+    if _SHELF is None or _SHELF[0] != folder:
+        close_shelf()
+        name = os.path.join(folder, f"rows-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        _SHELF = (folder, open(name, "ab"))
+    file = _SHELF[1]
+    spans = []
+    for value in values:
+        blob = _blob(value)
+        start = file.tell()
+        file.write(blob)
+        spans.append((start, start + len(blob)))
+    file.flush()
+    return file.name, spans
+
+
+def close_shelf() -> None:
+    """Close this process' file of a spool's folder (the run it was for has ended)."""
+    global _SHELF
+    if _SHELF is not None:
+        _SHELF[1].close()
+        _SHELF = None
 
 
 def spooled(result, spool: Spool):
@@ -77,9 +173,14 @@ def spooled(result, spool: Spool):
     object.__setattr__(head, "_spool", spool)
     # the lists go in one after the other: the first's index says where each is (one int a rank,
     # not a list of five); a list put again later (row_list's setter) is noted in ``_moved``
-    first = spool.put(getattr(result, ROWS[0]))
-    moved = {index: at for index, at in ((i, spool.put(getattr(result, name))) for i, name in enumerate(ROWS) if i)
-             if at != first + index}
+    if result.rows_at is not None:  # put by the worker (shelve): taken in where they are
+        first, moved = spool.adopt(*result.rows_at), {}
+        for name in ("rows_at", "groups_seen"):
+            object.__setattr__(head, name, None)
+    else:
+        first = spool.put(getattr(result, ROWS[0]))
+        moved = {index: at for index, at in ((i, spool.put(getattr(result, name))) for i, name in enumerate(ROWS) if i)
+                 if at != first + index}
     object.__setattr__(head, "_first", first)
     object.__setattr__(head, "_moved", moved or None)
     return head

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 
 import pytest
 
@@ -117,3 +118,17 @@ def test_groups_filled_once_every_rank_arrived(spool):
     assert (first["group_ranks"], first["wire_bytes"]) == ((0, 4), 400)
     assert (second["group_ranks"], second["group_size"]) == (tuple(range(8)), 8)
     assert results[1].comm == [written]
+
+
+def test_rows_put_by_pool_workers_answer_as_ranks_held_whole(store, tmp_path, monkeypatch):
+    """With a process pool, each worker puts its ranks' rows in its own file of the spool's folder
+    and sends where they are (msinspect.analysis.spool.shelve): the same answers as ranks held
+    whole, nothing of the rows left in the results' heads, the folder gone once the run ends."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    root = FIXTURES / "zoo" / "04_pipeline_hsdp_recompute"
+    whole = analyse(load_dump(root), jobs=1, cache=store, spool=False)
+    pooled = analyse(load_dump(root), jobs=2, cache=False, spool=True)
+    assert all(type(r) is SpooledResult and r.rows_at is None and r.groups_seen is None for r in pooled.results)
+    assert pooled.results[0]._spool.workers >= 1  # the rows came from the workers' files
+    assert answers(pooled) == answers(whole)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("msinspect-rows-")]
