@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -239,7 +240,7 @@ def _rank_dump(folder: Path, names: list[str]) -> RankDump:
             continue
         why = _why_unreadable(os.path.join(folder, name))
         if why is None:
-            files.append(name)
+            files.append(sys.intern(name))  # every rank writes the same names: one string each
         else:
             unreadable.append(Unreadable(folder / name, why, rank))
     return RankDump(str(folder), rank, tuple(sorted(files, key=_dump_order)),

@@ -4,10 +4,12 @@ An analysed rank (:class:`~msinspect.analysis.collect.RankResult`) is mostly its
 operator, per strategy, per communication operator, per weight, some 0.5 MB of Python objects for
 a 0.4 MB file. Held for every rank of a job, they made the main process grow by that much per
 rank (1.5 GB at 2,048 ranks of a small transformer). From :data:`SPOOL_RANKS` ranks read,
-:func:`~msinspect.analysis.collect.analyse` writes each rank's rows to a :class:`Spool` as the rank
-arrives, each list its own compressed pickle in one unnamed temporary file (gone when the
-analysis is, or the process ends), and keeps the rest of the rank in memory: its file, status,
-counts, signature. The rank is a :class:`SpooledResult`: the same
+:func:`~msinspect.analysis.collect.analyse` has each rank's rows written to a :class:`Spool`, each
+list its own compressed pickle: by the worker that analysed the rank, in its own file of the
+spool's folder (:func:`shelve`; the main process takes in where they are, never the rows), or,
+on a Dask cluster, by the main process as the rank arrives, in one unnamed temporary file. The
+files go when the analysis does, or the process ends; the main process keeps the rest of the rank
+in memory: its file, status, counts, signature. The rank is a :class:`SpooledResult`: the same
 :class:`~msinspect.analysis.collect.RankResult` to every reader, whose row lists are read back from
 the spool each time they are asked for, so the tables (``Analysis.strategies()`` ...), the
 summary and the rank groups read one rank's rows at a time and let them go.
