@@ -100,10 +100,18 @@ def known_groups(ir: IRFile, ctx: RankContext, graph: nx.MultiDiGraph | None = N
     Within one rank a name stands for one group; a name written with two different lists tells
     neither."""
     found: dict[str, set[tuple[int, ...]]] = {}
+    told: set = set()  # operators alike in what this reads (_group_key) tell the same
     for node in grouped_nodes(ir, graph):
         name = node.primitive_attrs.get("group") if node.primitive_attrs else None
         if not isinstance(name, str) or not name or name in WORLD_GROUPS:
             continue
+        try:
+            key = _group_key(node)
+            if key in told:
+                continue
+            told.add(key)
+        except TypeError:  # an attribute's value that cannot be a key (a list): on its own
+            pass
         ranks = _listed(node, ctx)
         if ranks is not None and comm_groups.fits(ranks, size=_size_of(node), rank=ctx.rank, name=name):
             found.setdefault(name, set()).add(tuple(ranks))
