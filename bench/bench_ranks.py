@@ -23,28 +23,46 @@ process, wall and CPU). Goals (issue 28): the main process' peak at 2,048 (and 1
 1.3x of that at 256; seconds per rank at most 3x the line scan. Machines are noisy: read the ratios,
 measured back to back in one run, not the seconds.
 
-Measured here (2 cores, 2026-11-26), with --also: "also" the code before issue 28's structure read
-once (every rank parsed and analysed in full), "this" the code after (msinspect.analysis.alike:
-the first rank of each batch of up to 16 read in full, the others by what differs from it):
+Measured here (2 cores, 2026-11-26, later the same day), with ``--also`` a checkout of 9829a24
+(the structure read once by the first rank of each batch of 16; rows made anew for every rank):
+"this" is the code after (a worker keeps its exemplar from batch to batch; a follower's rows are
+its exemplar's where nothing it reads changed, the structure answers kept with the graph;
+workers write the rows to the spool themselves):
 
      code  ranks  seconds  s/rank  scan s  x scan x scan CPU  peak MB  vs 256 groups
-     this      8      0.7   0.092    0.01   60.6x      60.5x       54       -      1
-     also      8      0.9   0.113    0.01   74.3x      74.2x       52       -      1
-     this     64      1.7   0.027    0.09   18.7x      19.2x       67       -      1
-     also     64      3.5   0.054    0.09   37.5x      38.6x       52       -      1
-     this    256      5.7   0.022    0.38   15.1x      15.6x       72   1.00x      1
-     also    256     13.5   0.053    0.38   35.4x      36.1x       56   1.00x      1
-     this   1024     22.8   0.022    1.58   14.5x      15.5x       75   1.04x      1
-     also   1024     55.6   0.054    1.58   35.2x      35.4x       59   1.06x      1
-     this   2048     43.4   0.021    2.78   15.6x      15.6x       78   1.08x      1
-     also   2048    100.7   0.049    2.78   36.2x      36.2x       62   1.11x      1
+     this      8      0.6   0.071    0.02   36.9x      40.1x       53       -      1
+     also      8      0.8   0.099    0.02   51.8x      56.9x       54       -      1
+     this     64      1.0   0.015    0.10   10.2x      11.0x       52       -      1
+     also     64      1.7   0.026    0.10   17.3x      18.6x       67       -      1
+     this    256      2.3   0.009    0.40    5.8x       6.0x       54   1.00x      1
+     also    256      5.4   0.021    0.40   13.4x      13.8x       72   1.00x      1
+     this   1024      8.4   0.008    1.63    5.2x       5.7x       57   1.05x      1
+     also   1024     21.9   0.021    1.63   13.4x      14.8x       75   1.04x      1
+     this   2048     15.6   0.008    3.03    5.2x       5.4x       61   1.13x      1
+     also   2048     46.4   0.023    3.03   15.3x      16.0x       78   1.08x      1
+     this  10000     96.0   0.010   13.94    6.9x       6.9x       77   1.44x      1   (--10k, own run)
 
-Some 2.3x faster from 64 ranks; 15x the line scan, not the 3x issue 28 asks: a rank read by what
-differs skips the parse and the graph, but its rows are still made by the analysis (comm, params,
-operators: 10 - 15 ms of the ~20 a rank). The main process' memory stays flat (1.08x of 256 at
-2,048); 16 MB more than before at every size: the batch's exemplar (its model, graph and lines)
-and the results of a batch held until it ends. The rows still spill to disk from 64 ranks
-(msinspect.analysis.spool: 1,552 MB at 2,048 ranks before the spool, 62 MB after).
+``--jobs 2`` (the default on these two cores: two workers read, the main process gathers; its
+peak is the main process', the workers not counted):
+
+     code  ranks  seconds  s/rank  scan s  x scan x scan CPU  peak MB  vs 256 groups
+     this      8      0.6   0.075    0.01   45.9x      76.4x       30       -      1
+     this     64      0.7   0.012    0.10    7.3x      14.6x       25       -      1
+     this    256      1.6   0.006    0.38    4.2x       8.0x       26   1.00x      1
+     this   1024      5.1   0.005    1.41    3.6x       6.8x       27   1.07x      1
+     this   2048     10.3   0.005    2.87    3.6x       6.7x       30   1.17x      1
+     this  10000     61.5   0.006   15.86    3.9x       7.6x       48   1.89x      1
+
+Per rank 2.9x faster than 9829a24 in one process (5.2x the line scan at 2,048 ranks, from 15.3x);
+with the two workers 3.2x and 3.6x the scan in wall time in two runs (6.3x, 6.7x in CPU), not yet
+the 3x issue 28 asks.
+Where a follower's ~8 ms go (cProfile, one process): its rows ~45% (communication rows, made for
+every rank: their groups are the rank's; operator rows copied with the rank's name), reading and
+comparing its text ~25%, reading its changed nodes again and patching them in ~28%. Memory: the
+main process holds ~2.4 kB a rank of resident memory at 10,000 ranks (the rank's folder, plan and
+task, its result's head and spool index, the groups it names; traced objects ~1 kB of it), so
+10,000 ranks are 1.44x of 256 in one process and 1.89x of the pool's 26 MB main process: 48 MB,
+where the pool held 1.5 GB before its tasks were queued two a worker ahead.
 """
 from __future__ import annotations
 

@@ -17,10 +17,17 @@ msinspect/report/rollup.py):
   2048     34.6    10.4     1068       959       26     1.38      536 |          0.71x  4.42x     3.96x  0.74x
  10000    149.6    52.2     5055      5055       54     2.48      428 |          0.63x 20.90x    20.90x  0.59x
 
+Then, the pool queueing its tasks two a worker ahead and the workers writing the rows to the
+spool themselves (msinspect/executors.py, msinspect/analysis/spool.py), the same day:
+
+ ranks  write s  page s  peak MB page peak page +MB  page MB  load ms | vs 256: s/rank   peak page peak   load
+   256      4.2     1.8      148       148       43     1.72      456 |          1.00x  1.00x     1.00x  1.00x
+  2048     19.6     9.5      162       162       51     1.38      316 |          0.58x  1.09x     1.09x  0.69x
+ 10000     98.1    51.4      245       245      115     2.49      363 |          0.60x  1.65x     1.65x  0.80x
+
 Before (the tables DataFrames of every rank's rows): 256 ranks written in 12.5 s, 2,048 in 110 s,
-10,000 stopped at 7 GB. The peak is the analysis's: the process pool's futures keep each batch's
-rows until the last rank is read (msinspect/executors.py); the page adds some 25-50 MB to what
-the process holds as it starts. The load times of one page vary by some 200 ms from run to run
+10,000 stopped at 7 GB. The peak is now the page's: what it folds keeps some 7 kB a rank at
+10,000 ranks (each merged row's ranks, each rank's bytes and weights). The load times of one page vary by some 200 ms from run to run
 (the 256-rank page: 462, 535, 620, 726 ms in four runs).
 """
 from __future__ import annotations
