@@ -26,6 +26,7 @@ from msinspect import collector
 from msinspect.dumps import Dump
 from msinspect.errors import MsInspectError, shown_path
 from msinspect.executors import _bare, batches, run_each
+from msinspect.model import Node
 from msinspect.ranks_read import ReadPlan, plan_reads
 from msinspect.selection import pick_reference, world_of
 from msinspect.stages import files_of_stage, stage_of
@@ -238,7 +239,8 @@ class Like:
     (:attr:`~msinspect.analysis.alike.Exemplar.keeps`)."""
 
     result: RankResult
-    changed: frozenset[int]
+    changed: tuple[Node, ...]
+    """The nodes whose values differ, in file order."""
     names_kept: bool
     own_reference: bool
     keeps: dict
@@ -437,8 +439,8 @@ class _Batch:
             for read in (ir, ref):
                 if isinstance(read, alike.Departure):
                     return None, read.format(exemplar.label) if read.departs else None
-            like = Like(self.exemplar[2], frozenset(exemplar.changed), exemplar.names_kept, own or ref is None,
-                        exemplar.keeps)
+            like = Like(self.exemplar[2], tuple(exemplar.by_line[line] for line in sorted(exemplar.changed)),
+                        exemplar.names_kept, own or ref is None, exemplar.keeps)
             result = _result(ir, ref, exemplar.graph, path, reference, ctx, label, like)
         result.read_by = exemplar.label
         return result, None

@@ -8,7 +8,7 @@ from msinspect.analysis.flow import first_input
 from msinspect.analysis.ops import is_backward, is_comm, is_plumbing, scope_of, tensor_inputs, validator_type
 from msinspect.analysis.strategies import strategy_of
 from msinspect.graph import node_id
-from msinspect.model import IRFile
+from msinspect.model import IRFile, Node
 
 if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
     import networkx as nx
@@ -44,12 +44,12 @@ def parameter_read(graph: nx.MultiDiGraph, key: str) -> str | None:
 
 
 def operator_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGraph | None = None,
-                  only: Collection[int] | None = None) -> list[dict]:
+                  only: Collection[Node] | None = None) -> list[dict]:
     """Every CNode except ``Return``, in file order; ``param``: the parameter it takes as its
-    first input, when ``graph`` is given. ``only``: the nodes on these lines only."""
+    first input, when ``graph`` is given. ``only``: these nodes only (in file order)."""
     rows = []
-    for node in ir.nodes():
-        if node.index is None or only is not None and node.line not in only:
+    for node in ir.nodes() if only is None else only:
+        if node.index is None:
             continue
         strategy = strategy_of(node)
         rows.append({

@@ -94,7 +94,7 @@ def global_shapes(node: Node, ir_is_global: bool, reference: Node | None, count:
 
 
 def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile | None = None,
-                  graph: nx.MultiDiGraph | None = None, only: Collection[int] | None = None) -> list[dict]:
+                  graph: nx.MultiDiGraph | None = None, only: Collection[Node] | None = None) -> list[dict]:
     """Every node with a strategy in ``ir``.
 
     ``reference`` is a pre-parallel file of the same rank, used for global shapes when ``ir``
@@ -104,23 +104,24 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
     among its data neighbours (:func:`msinspect.analysis.align.align`), never by name;
     ``reference_line`` says which line it was paired with. One that cannot be paired gets no
     global shape ("cannot tell"), never another operator's. ``graph``: ``ir``'s graph, if built.
-    ``only``: the rows of the nodes on these lines, where no operator is paired by its place (a
-    pairing is of every operator at once): there every row.
+    ``only``: the rows of these nodes (in file order), where no operator is paired by its place
+    (a pairing is of every operator at once): there every row.
     """
     is_global = shapes_are_global(ir.path)
     keeps_user = keeps_user_attribute(ir)
-    found = [(node, strategy_of(node, keeps_user)) for node in ir.nodes()]
+    paired = reference is not None and not is_global  # operators may be paired with the reference's
+    found = [(node, strategy_of(node, keeps_user)) for node in (ir.nodes() if only is None or paired else only)]
     found = [(node, strategy) for node, strategy in found if strategy is not None]
     counterpart: dict[str, Node] = {}
-    if reference is not None and not is_global and any(
-            node.cnode_primal_attrs.get("origin_input_shapes") is None
-            or _REPLACEMENT_NAME.match(node.instance_name or "") for node, _ in found):
+    if paired and any(node.cnode_primal_attrs.get("origin_input_shapes") is None
+                      or _REPLACEMENT_NAME.match(node.instance_name or "") for node, _ in found):
         graph = graph if graph is not None else to_networkx(ir)
         ref_graph = to_networkx(reference)
         pairs = align(ref_graph, graph, [node_id(node) for node, _ in found], repeats=_repeat_key).pairs
         counterpart = {key: ref_graph.nodes[ref]["node"] for key, ref in pairs.items()}
-    elif only is not None:
-        found = [(node, strategy) for node, strategy in found if node.line in only]
+    elif only is not None and paired:
+        lines = {node.line for node in only}
+        found = [(node, strategy) for node, strategy in found if node.line in lines]
     stage = ir.stage  # read off the path: once, not per row
     rows = []
     for node, strategy in found:
