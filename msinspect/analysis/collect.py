@@ -275,8 +275,18 @@ def _result(ir, ref, graph, path: str, reference: str | None, ctx: RankContext, 
     for rows in (result.strategies, result.comm, result.params, result.ops):
         for row in rows:
             row["complete"] = result.complete
-    result.signature = signature_of(result, held_weights(ir))
+    result.signature = signature_of(result, held_weights(ir), _known_parts(like))
     return result
+
+
+def _known_parts(like: Like | None) -> dict[str, str] | None:
+    """The signature's parts a rank read alike shares with the rank it is read against, its
+    reference its own file: every part but its communication. Weights, operators, strategies
+    and shapes read what the alike reading checks is the same (the weights' names, each node's
+    operator, strategy, instance name and shapes); the communication rows hold the rank's groups."""
+    if like is None or not like.own_reference or like.result.signature is None:
+        return None
+    return {part: digest for part, digest in like.result.signature.parts if part != "comm"}
 
 
 def _ops(ir, ctx: RankContext, graph, like: Like | None) -> list[dict]:

@@ -72,8 +72,11 @@ def _digest(value) -> str:
     return hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def signature_of(rows: RankRows, held: frozenset[str] = frozenset()) -> Signature:
+def signature_of(rows: RankRows, held: frozenset[str] = frozenset(), known: dict[str, str] | None = None) -> Signature:
     """The signature of an analysed rank (made where it was analysed, from its rows and the
-    weights its file holds)."""
-    parts = tuple((part, _digest(sorted(items_of(rows, part).items(), key=repr))) for part in PARTS)
+    weights its file holds). ``known``: digests of parts already told (those of a rank read alike
+    that its rows cannot change: :func:`~msinspect.analysis.collect._result`)."""
+    known = known or {}
+    parts = tuple((part, known[part] if part in known else _digest(sorted(items_of(rows, part).items(), key=repr)))
+                  for part in PARTS)
     return Signature(parts, _digest(sorted(held)))
