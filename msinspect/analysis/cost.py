@@ -44,7 +44,7 @@ rank only when the sender's file was not read).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from msinspect.analysis.ops import PIPELINE_OPS
 
@@ -71,28 +71,34 @@ def _missing(value) -> bool:
 
 
 # ------------------------------------------------------------------ how often an operator runs
+def graph_runs(calls: Iterable[tuple[str, str]]) -> dict[str, tuple[int, str]]:
+    """One file's subgraph -> (times it runs per step, basis), from its calls (``(caller's
+    subgraph, callee)`` pairs): a callee runs once per run of each call of it."""
+    callers: dict[str, list[str]] = {}
+    for caller, callee in calls:
+        callers.setdefault(callee, []).append(caller)
+    memo: dict[str, int] = {}
+
+    def runs(graph: str, seen: frozenset = frozenset()) -> int:
+        if graph not in callers or graph in seen:
+            return 1
+        if graph not in memo:
+            memo[graph] = sum(runs(c, seen | {graph}) for c in callers[graph])
+        return memo[graph]
+
+    return {callee: (runs(callee), "called") for callee in callers}
+
+
 def _runs_per_graph(operators: pd.DataFrame) -> dict[tuple[str, str], tuple[int, str]]:
-    """(file, subgraph) -> (times it runs per step, basis), from the file's call nodes (``call``
-    rows of :meth:`~msinspect.analysis.collect.Analysis.operators`, their ``type`` the callee)."""
+    """(file, subgraph) -> :func:`graph_runs`, from the files' call nodes (``call`` rows of
+    :meth:`~msinspect.analysis.collect.Analysis.operators`, their ``type`` the callee)."""
     found: dict[tuple[str, str], tuple[int, str]] = {}
     if operators.empty:
         return found
     calls = operators[operators["op"] == "call"]
     for file, rows in calls.groupby("file"):
-        callers: dict[str, list[str]] = {}
-        for caller, callee in zip(rows["graph"], rows["type"]):
-            callers.setdefault(callee, []).append(caller)
-        memo: dict[str, int] = {}
-
-        def runs(graph: str, seen: frozenset = frozenset()) -> int:
-            if graph not in callers or graph in seen:
-                return 1
-            if graph not in memo:
-                memo[graph] = sum(runs(c, seen | {graph}) for c in callers[graph])
-            return memo[graph]
-
-        for callee in callers:
-            found[(file, callee)] = (runs(callee), "called")
+        for callee, runs in graph_runs(zip(rows["graph"], rows["type"])).items():
+            found[(file, callee)] = runs
     return found
 
 
@@ -114,32 +120,39 @@ def _stage_axes(analysis) -> dict[tuple[int, ...], tuple[tuple, bool]]:
                 if isinstance(m, (tuple, list)) and isinstance(t, (tuple, list)) and math.prod(m) == len(stage)]
         if not full:
             continue
-        candidates, expert = [], False
-        for matrix in sorted({m for m, _, _ in full}, key=lambda m: (-len(m), m)):
-            cut = set()
-            for m, tensor_map, shape in full:
-                if m != matrix:
-                    continue
-                for axis, entry in enumerate(tensor_map):
-                    if isinstance(entry, int) and entry >= 0:
-                        dim = len(matrix) - 1 - entry  # MindSpore counts tensor-map entries from the right
-                        cut.add(dim)
-                        if axis == 0 and shape is not None and len(shape) >= 3:
-                            expert = True
-            candidates.append((matrix, tuple("tensor" if d in cut else "data" for d in range(len(matrix)))))
-        out[stage] = (tuple(candidates), expert)
+        out[stage] = stage_axes(full)
     return out
 
 
-def _spanned(ranks, stage: tuple[int, ...], matrix: tuple[int, ...], names: tuple[str, ...]) -> str | None:
-    """The axis the group's ranks vary along in the stage's device matrix (row-major, the last
-    dimension fastest, as MindSpore numbers devices); None where the group is not a whole
-    sub-grid of the stage."""
-    if not ranks or any(r not in stage for r in ranks):
+def stage_axes(full: list[tuple]) -> tuple[tuple, bool]:
+    """(the device matrices of a stage's weights, most dimensions first, each with a name per
+    dimension: "tensor" where a weight is cut along it, else "data"; whether a dimension cuts an
+    expert weight, its first of three or more) from each weight's ``(device matrix, tensor map,
+    global shape)``."""
+    candidates, expert = [], False
+    for matrix in sorted({m for m, _, _ in full}, key=lambda m: (-len(m), m)):
+        cut = set()
+        for m, tensor_map, shape in full:
+            if m != matrix:
+                continue
+            for axis, entry in enumerate(tensor_map):
+                if isinstance(entry, int) and entry >= 0:
+                    cut.add(len(matrix) - 1 - entry)  # MindSpore counts tensor-map entries from the right
+                    if axis == 0 and shape is not None and len(shape) >= 3:
+                        expert = True
+        candidates.append((matrix, tuple("tensor" if d in cut else "data" for d in range(len(matrix)))))
+    return tuple(candidates), expert
+
+
+def spanned(ranks, position: dict[int, int], matrix: tuple[int, ...], names: tuple[str, ...]) -> str | None:
+    """The axis the group's ranks vary along in a stage's device matrix (row-major, the last
+    dimension fastest, as MindSpore numbers devices; ``position``: each rank's place in the
+    stage); None where the group is not a whole sub-grid of the stage."""
+    if not ranks or any(r not in position for r in ranks):
         return None
     coords = []
     for r in ranks:
-        index, coord = stage.index(r), []
+        index, coord = position[r], []
         for size in reversed(matrix):
             coord.append(index % size)
             index //= size
@@ -174,6 +187,7 @@ def comm_costs(analysis) -> pd.DataFrame:
     axes = _stage_axes(analysis)
     experts = any(expert for _, expert in axes.values())
     forward_axis: dict[tuple, tuple[str, str]] = {}
+    positions: dict[tuple, dict[int, int]] = {}  # stage -> each rank's place in it
     rows = []
     for row in comm.to_dict("records"):
         ctx = analysis.context(row["rank"])
@@ -198,8 +212,9 @@ def comm_costs(analysis) -> pd.DataFrame:
             axis, why = "cannot tell", "no weight layout gives the stage's device matrix"
         else:
             candidates, _ = axes[stage]
+            position = positions.get(stage) or positions.setdefault(stage, {r: i for i, r in enumerate(stage)})
             found = next(((a, m) for m, names in candidates
-                          if (a := _spanned(tuple(ranks), stage, m, names)) is not None), None)
+                          if (a := spanned(tuple(ranks), position, m, names)) is not None), None)
             if found is None:
                 shown = ", ".join(str(m) for m, _ in candidates)
                 axis, why = "cannot tell", f"the group is no sub-grid of the weights' device matrices ({shown})"

@@ -85,6 +85,21 @@ def weight_reads(node: Node) -> tuple:
             node.cnode_primal_attrs.get("mirror_user_id") if node.cnode_primal_attrs else None)
 
 
+def verdict_of(synced: tuple, replicas: tuple | None, update: str | None) -> tuple[str, str]:
+    """Whether a weight's gradient is summed over its replicas, and why "cannot tell" where it
+    cannot be: ``synced``, the collectives found summing it; ``replicas``, the ranks holding the
+    same slice (None: no layout known); ``update``, its optimizer update (None: none found)."""
+    if synced:
+        return "synchronised", ""
+    if replicas is None:
+        return "cannot tell", "no layout is known for it, so which ranks hold the same slice cannot be told"
+    if len(replicas) < 2:
+        return "not replicated", ""
+    if update is None:
+        return "cannot tell", "no optimizer update of it was found in the file"
+    return "not synchronised", ""
+
+
 class _File:
     """A parsed file's nodes by subgraph and number, and its weights by token."""
 
@@ -250,16 +265,7 @@ def gradient_sync(analysis) -> pd.DataFrame:
         else:
             replicas, source = None, None
         synced = tuple((*where.get((row["file"], line), (None, None, None)), line) for line in row["synced_by"])
-        if synced:
-            verdict, why = "synchronised", ""
-        elif replicas is None:
-            verdict, why = "cannot tell", "no layout is known for it, so which ranks hold the same slice cannot be told"
-        elif len(replicas) < 2:
-            verdict, why = "not replicated", ""
-        elif row["update"] is None:
-            verdict, why = "cannot tell", "no optimizer update of it was found in the file"
-        else:
-            verdict, why = "not synchronised", ""
+        verdict, why = verdict_of(synced, replicas, row["update"])
         out.append({**{c: row[c] for c in ("rank", "param", "shape", "bytes", "update", "update_line", "file")},
                     "replicas": replicas, "replicas_from": source, "synced_by": synced, "verdict": verdict,
                     "why": why})

@@ -21,8 +21,9 @@ From each rank's ``held`` rows (:func:`msinspect.analysis.gradsync.weight_rows`)
 """
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
+
+from msinspect.schema import is_missing
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,22 +44,54 @@ MEMORY_COLUMNS = ["rank", "optimizer", "weights", "weight_count", "gradients", "
                   "states_expected", "other", "total"]
 
 
-def _sharded(analysis) -> dict[tuple[int, str], int]:
-    """(rank, weight) -> the size of its optimizer-shard group: the group of the optimizer-kind
-    ReduceScatter that sums its gradient (``synced_by``)."""
-    comm = analysis.comm()
-    if comm.empty:
-        return {}
-    scatters = comm[(comm["kind"] == "optimizer") & (comm["op"] == "ReduceScatter")]
-    size = {(f, line): n for f, line, n in zip(scatters["file"], scatters["line"], scatters["group_size"])
-            if n is not None and not (isinstance(n, float) and math.isnan(n))}
+def shards_of_rank(comm: list[dict], held: list[dict]) -> dict[str, int]:
+    """Weight -> the size of its optimizer-shard group, in one rank (its comm and weight rows):
+    the group of the optimizer-kind ReduceScatter that sums its gradient (``synced_by``)."""
+    size = {(r["file"], r["line"]): r["group_size"] for r in comm
+            if r["kind"] == "optimizer" and r["op"] == "ReduceScatter" and not is_missing(r["group_size"])}
     out = {}
-    for result in analysis.results:
-        for row in result.held:
-            for line in row["synced_by"]:
-                if (row["file"], line) in size:
-                    out[(row["rank"], row["param"])] = int(size[(row["file"], line)])
+    for row in held:
+        for line in row["synced_by"]:
+            if (row["file"], line) in size:
+                out[row["param"]] = int(size[(row["file"], line)])
     return out
+
+
+def memory_of_rank(rank, held: list[dict], shards: dict[str, int]) -> dict:
+    """One rank's row of :func:`memory_per_rank`, from its weight rows (``shards``: weight -> its
+    optimizer-shard group's size, :func:`shards_of_rank`)."""
+    trained = {row["param"]: row for row in held if row["update"]}
+    updates = sorted({row["update"] for row in trained.values()})
+
+    def bytes_of(rows_):
+        values = [r["bytes"] for r in rows_]
+        return None if any(is_missing(v) for v in values) else int(sum(values))
+
+    weights = bytes_of(trained.values())
+    accumulated = [r for r in held if r["param"].startswith(ACCUMULATED) and r["param"].split(".", 1)[1] in trained]
+    states = [r for r in held if r["param"] not in trained and r not in accumulated
+              and "." in r["param"] and r["param"].split(".", 1)[1] in trained
+              and r["shape"] == trained[r["param"].split(".", 1)[1]]["shape"]]
+    if accumulated:
+        gradients, source = bytes_of(accumulated), "accumulation buffers (accu_grads)"
+    elif weights is not None:
+        gradients = sum(int(r["bytes"]) * shards.get(name, 1) for name, r in trained.items())
+        source = "weights x optimizer-shard group" if any(n in shards for n in trained) else "one per weight"
+    else:
+        gradients, source = None, "cannot tell"
+    per = {STATES_PER_WEIGHT.get(u) for u in updates}
+    expected = per.pop() * weights if len(per) == 1 and None not in per and weights is not None else None
+    used = {id(r) for r in accumulated} | {id(r) for r in states} | {id(r) for r in trained.values()}
+    other = bytes_of([r for r in held if id(r) not in used])
+    state_bytes = bytes_of(states)
+    if not trained and held:  # weights, but no optimizer update of any found: cannot tell which
+        weights = gradients = state_bytes = None
+        source = "cannot tell: no optimizer update found"
+    parts = (weights, gradients, state_bytes, other)
+    return {"rank": rank, "optimizer": ", ".join(updates) if updates else "cannot tell", "weights": weights,
+            "weight_count": len(trained), "gradients": gradients, "gradients_from": source, "states": state_bytes,
+            "states_expected": expected, "other": other,
+            "total": None if any(p is None for p in parts) else sum(parts)}
 
 
 def memory_per_rank(analysis) -> pd.DataFrame:
@@ -68,46 +101,10 @@ def memory_per_rank(analysis) -> pd.DataFrame:
     where a shape or dtype is unknown."""
     import pandas as pd
 
-    shards = _sharded(analysis)
     rows = []
     for result in analysis.results:
         held = result.held
-        trained = {row["param"]: row for row in held if row["update"]}
-        updates = sorted({row["update"] for row in trained.values()})
-
-        def bytes_of(rows_):
-            values = [r["bytes"] for r in rows_]
-            return None if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values) else int(sum(values))
-
-        weights = bytes_of(trained.values())
-        accumulated = [r for r in held if r["param"].startswith(ACCUMULATED)
-                       and r["param"].split(".", 1)[1] in trained]
-        states = [r for r in held if r["param"] not in trained and r not in accumulated
-                  and "." in r["param"] and r["param"].split(".", 1)[1] in trained
-                  and r["shape"] == trained[r["param"].split(".", 1)[1]]["shape"]]
-        if accumulated:
-            gradients, source = bytes_of(accumulated), "accumulation buffers (accu_grads)"
-        elif weights is not None:
-            gradients = sum(int(r["bytes"]) * shards.get((result.rank, name), 1) for name, r in trained.items())
-            source = "weights x optimizer-shard group" if any((result.rank, n) in shards for n in trained) \
-                else "one per weight"
-        else:
-            gradients, source = None, "cannot tell"
-        per = {STATES_PER_WEIGHT.get(u) for u in updates}
-        expected = (per.pop() * weights if len(per) == 1 and None not in per and weights is not None else None)
-        used = {id(r) for r in accumulated} | {id(r) for r in states} | {id(r) for r in trained.values()}
-        other = bytes_of([r for r in held if id(r) not in used])
-        state_bytes = bytes_of(states)
-        if not trained and held:  # weights, but no optimizer update of any found: cannot tell which
-            weights = gradients = state_bytes = None
-            source = "cannot tell: no optimizer update found"
-        parts = (weights, gradients, state_bytes, other)
-        rows.append({
-            "rank": result.rank, "optimizer": ", ".join(updates) if updates else "cannot tell",
-            "weights": weights, "weight_count": len(trained), "gradients": gradients, "gradients_from": source,
-            "states": state_bytes, "states_expected": expected, "other": other,
-            "total": None if any(p is None for p in parts) else sum(parts),
-        })
+        rows.append(memory_of_rank(result.rank, held, shards_of_rank(result.comm, held)))
     frame = pd.DataFrame(rows, columns=MEMORY_COLUMNS)
     for column in ("weights", "gradients", "states", "states_expected", "other", "total"):
         frame[column] = frame[column].astype(object)

@@ -30,9 +30,10 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.cost import _ALLTOALL, _phase_of
+from msinspect.analysis.cost import _ALLTOALL, _phase_of, graph_runs, spanned, stage_axes
+from msinspect.analysis.gradsync import verdict_of
 from msinspect.analysis.layout import Layout
-from msinspect.analysis.memory import ACCUMULATED, STATES_PER_WEIGHT
+from msinspect.analysis.memory import memory_of_rank, shards_of_rank
 from msinspect.analysis.ops import PIPELINE_OPS, selector_matches
 from msinspect.analysis.params import with_slices
 from msinspect.analysis.vocabulary import KINDS
@@ -278,7 +279,7 @@ def wire_of_rank(rows: list[dict]) -> tuple[tuple, dict]:
 # ------------------------------------------------------------------ cost per step
 class StageAxes:
     """The device matrices covering each stage, from the weight layouts of its lowest rank that
-    has any (:func:`msinspect.analysis.cost._stage_axes`); the stage's names for each matrix."""
+    has any (:func:`msinspect.analysis.cost.stage_axes`); the stage's names for each matrix."""
 
     def __init__(self, analysis, stages: Stages):
         self.by_stage: dict[int, tuple] = {}  # id(stage) -> (candidates, expert)
@@ -299,56 +300,14 @@ class StageAxes:
                 continue
             done.add(id(stage))
             self.keep.append(stage)
-            candidates, expert = [], False
-            for matrix in sorted({m for m, _, _ in full}, key=lambda m: (-len(m), m)):
-                cut = set()
-                for m, tensor_map, shape in full:
-                    if m != matrix:
-                        continue
-                    for axis, entry in enumerate(tensor_map):
-                        if isinstance(entry, int) and entry >= 0:
-                            cut.add(len(matrix) - 1 - entry)
-                            if axis == 0 and shape is not None and len(shape) >= 3:
-                                expert = True
-                candidates.append((matrix, tuple("tensor" if d in cut else "data" for d in range(len(matrix)))))
-            self.by_stage[id(stage)] = (tuple(candidates), expert)
+            self.by_stage[id(stage)] = stage_axes(full)
         self.experts = any(expert for _, expert in self.by_stage.values())
 
 
-def _spanned(ranks: tuple, position: dict[int, int], matrix, names) -> str | None:
-    """:func:`msinspect.analysis.cost._spanned`, the ranks' places looked up in ``position``."""
-    if not ranks or any(r not in position for r in ranks):
-        return None
-    coords = []
-    for r in ranks:
-        index, coord = position[r], []
-        for size in reversed(matrix):
-            coord.append(index % size)
-            index //= size
-        coords.append(tuple(reversed(coord)))
-    varying = [d for d in range(len(matrix)) if len({c[d] for c in coords}) > 1]
-    if not varying or len(set(coords)) != len(ranks) or len(ranks) != math.prod(matrix[d] for d in varying):
-        return None
-    return "+".join(dict.fromkeys(names[d] for d in varying))
-
-
 def runs_per_graph(ops: list[dict]) -> dict[str, tuple[int, str]]:
-    """One file's subgraph -> (times it runs per step, basis), from its ``call`` operators
-    (:func:`msinspect.analysis.cost._runs_per_graph`)."""
-    callers: dict[str, list[str]] = {}
-    for row in ops:
-        if row["op"] == "call":
-            callers.setdefault(row["type"], []).append(row["graph"])
-    memo: dict[str, int] = {}
-
-    def runs(graph: str, seen: frozenset = frozenset()) -> int:
-        if graph not in callers or graph in seen:
-            return 1
-        if graph not in memo:
-            memo[graph] = sum(runs(c, seen | {graph}) for c in callers[graph])
-        return memo[graph]
-
-    return {callee: (runs(callee), "called") for callee in callers}
+    """One file's subgraph -> (times it runs per step, basis), from its operator rows
+    (:func:`msinspect.analysis.cost.graph_runs` of its ``call`` rows)."""
+    return graph_runs((row["graph"], row["type"]) for row in ops if row["op"] == "call")
 
 
 class Cost:
@@ -395,7 +354,7 @@ class Cost:
             candidates, _ = self.axes.by_stage[id(stage)]
             position = self.stages.position(stage)
             found = next(((a, m) for m, names in candidates
-                          if (a := _spanned(tuple(ranks), position, m, names)) is not None), None)
+                          if (a := spanned(tuple(ranks), position, m, names)) is not None), None)
             if found is None:
                 shown = ", ".join(str(m) for m, _ in candidates)
                 self._spans[key] = ("cannot tell", f"the group is no sub-grid of the weights' device matrices ({shown})")
@@ -481,56 +440,6 @@ class Cost:
         return pd.DataFrame(rows, columns=["src", "dst", "bytes", "unknown"])
 
 
-def memory_of_rank(rank, held: list[dict], shards: dict[str, int]) -> dict:
-    """One rank's row of :func:`msinspect.analysis.memory.memory_per_rank` (``shards``: weight ->
-    its optimizer-shard group's size, from the rank's own comm rows)."""
-    trained = {row["param"]: row for row in held if row["update"]}
-    updates = sorted({row["update"] for row in trained.values()})
-
-    def bytes_of(rows_):
-        values = [r["bytes"] for r in rows_]
-        return None if any(missing(v) for v in values) else int(sum(values))
-
-    weights = bytes_of(trained.values())
-    accumulated = [r for r in held if r["param"].startswith(ACCUMULATED) and r["param"].split(".", 1)[1] in trained]
-    states = [r for r in held if r["param"] not in trained and r not in accumulated
-              and "." in r["param"] and r["param"].split(".", 1)[1] in trained
-              and r["shape"] == trained[r["param"].split(".", 1)[1]]["shape"]]
-    if accumulated:
-        gradients, source = bytes_of(accumulated), "accumulation buffers (accu_grads)"
-    elif weights is not None:
-        gradients = sum(int(r["bytes"]) * shards.get(name, 1) for name, r in trained.items())
-        source = "weights x optimizer-shard group" if any(n in shards for n in trained) else "one per weight"
-    else:
-        gradients, source = None, "cannot tell"
-    per = {STATES_PER_WEIGHT.get(u) for u in updates}
-    expected = per.pop() * weights if len(per) == 1 and None not in per and weights is not None else None
-    used = {id(r) for r in accumulated} | {id(r) for r in states} | {id(r) for r in trained.values()}
-    other = bytes_of([r for r in held if id(r) not in used])
-    state_bytes = bytes_of(states)
-    if not trained and held:
-        weights = gradients = state_bytes = None
-        source = "cannot tell: no optimizer update found"
-    parts = (weights, gradients, state_bytes, other)
-    return {"rank": rank, "optimizer": ", ".join(updates) if updates else "cannot tell", "weights": weights,
-            "weight_count": len(trained), "gradients": gradients, "gradients_from": source, "states": state_bytes,
-            "states_expected": expected, "other": other,
-            "total": None if any(p is None for p in parts) else sum(parts)}
-
-
-def shards_of_rank(comm: list[dict], held: list[dict]) -> dict[str, int]:
-    """Weight -> the size of the optimizer-shard group summing its gradient, in one rank
-    (:func:`msinspect.analysis.memory._sharded`)."""
-    size = {(r["file"], r["line"]): r["group_size"] for r in comm
-            if r["kind"] == "optimizer" and r["op"] == "ReduceScatter" and not missing(r["group_size"])}
-    out = {}
-    for row in held:
-        for line in row["synced_by"]:
-            if (row["file"], line) in size:
-                out[row["param"]] = int(size[(row["file"], line)])
-    return out
-
-
 # ------------------------------------------------------------------ gradient synchronisation
 class GradientSync:
     """:func:`msinspect.analysis.gradsync.gradient_sync` folded as the glance reads it: per verdict
@@ -589,16 +498,7 @@ class GradientSync:
                 self._told(index, row, None, None, synced)
 
     def _told(self, index: int, row: dict, replicas, source, synced: bool) -> None:
-        if synced:
-            verdict, why = "synchronised", ""
-        elif replicas is None:
-            verdict, why = "cannot tell", "no layout is known for it, so which ranks hold the same slice cannot be told"
-        elif len(replicas) < 2:
-            verdict, why = "not replicated", ""
-        elif row["update"] is None:
-            verdict, why = "cannot tell", "no optimizer update of it was found in the file"
-        else:
-            verdict, why = "not synchronised", ""
+        verdict, why = verdict_of(synced, replicas, row["update"])
         self.verdicts[verdict][row["param"]] = None
         if verdict == "cannot tell":
             self.whys.setdefault(index, why)
