@@ -51,17 +51,42 @@ def _run(analysis) -> dict:
     return {
         "path": shown_path(dump.path),
         "world": len(analysis.world) if analysis.world else None,
-        "present": [r.label for r in dump.ranks],
+        "present_count": len(dump.ranks),
+        "present": _ranks_said([(r.rank, r.label) for r in dump.ranks]),
         "plan": plan,
         "plan_lines": plan.format() if plan else [],
-        "reads": [{"label": r.label, "file": shown_path(r.file) if r.file else "", "stage": r.stage or "",
-                   "other_stage": r.other_stage, "note": r.note or ""} for r in plan.ranks] if plan else [],
+        "reads": _reads(plan) if plan else [],
         "pipeline": [ranks_text(s) for s in stages],
         "record": _record(Path(dump.path)),
         "unreadable": [u.format() for u in dump.problems()],
         "complete": analysis.complete,
         "skipped": analysis.skipped,
     }
+
+
+def _ranks_said(ranks: list[tuple[int | None, str]]) -> str:
+    """Ranks as the page says them: numbered ones as ranges (``ranks 0-9999``), then any folder
+    without a rank number by its name."""
+    numbers = [rank for rank, _ in ranks if rank is not None]
+    return ", ".join(([ranks_text(numbers, word=True)] if numbers else []) + [label for rank, label in ranks if rank is None])
+
+
+def _reads(plan) -> list[dict]:
+    """The file each rank read: ranks that read a file of one name, at one stage, with one note,
+    as one row (a job of 10,000 ranks: one row, not 10,000); one rank's row names its file."""
+    groups: dict[tuple, list] = {}
+    for read in plan.ranks:
+        name = Path(read.read_from).name if read.read_from else ""
+        groups.setdefault((name, read.stage or "", read.other_stage, read.note or ""), []).append(read)
+    rows = []
+    for (name, stage, other, note), reads in groups.items():
+        if len(reads) == 1:
+            label, file = reads[0].label, shown_path(reads[0].file) if reads[0].file else ""
+        else:
+            label = _ranks_said([(r.rank, r.label) for r in reads])
+            file = f"{name} (each in its rank's folder)" if name else ""
+        rows.append({"label": label, "file": file, "stage": stage, "other_stage": other, "note": note})
+    return rows
 
 
 #: What the columns of the strategies and communication tables hold (their headers' hover text).

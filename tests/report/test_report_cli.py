@@ -150,3 +150,20 @@ def test_compare_adds_a_section_that_says_when_nothing_changed(tmp_path):
     assert "No aligned operator changed its strategy." in section
     assert "The same communication on both sides." in section
     assert 'href="#compare"' in page
+
+
+def test_the_files_read_are_one_row_per_file_name(analysed, monkeypatch):
+    """recursive_pipeline's two stages compile two programs, so by hand ranks 0-3 read one
+    validate file name (rank_0's 21_validate_0587) and ranks 4-7 another: two rows, each naming
+    its ranks as a range, not eight; the ranks present said as one range."""
+    from msinspect.report import around
+    from msinspect.report.html import report_html
+
+    monkeypatch.setattr(around, "choose", lambda *a, **k: [])  # no pictures: this test is about the run section
+    html = report_html(analysed("recursive_pipeline_dryrun_8rank").analyse())
+    assert '<td id="ranks-present">8: ranks 0-7</td>' in html
+    table = html[html.index("<summary>file read per rank"):]
+    rows = table[:table.index("</table>")].split("<tr")[2:]
+    assert [re.findall(r"<td>([^<]*)</td>", row)[:2] for row in rows] == [
+        ["ranks 0-3", "21_validate_0587.ir.gz (each in its rank&#39;s folder)"],
+        ["ranks 4-7", "21_validate_0628.ir.gz (each in its rank&#39;s folder)"]]
