@@ -27,7 +27,15 @@ spool themselves (msinspect/executors.py, msinspect/analysis/spool.py), the same
 
 Before (the tables DataFrames of every rank's rows): 256 ranks written in 12.5 s, 2,048 in 110 s,
 10,000 stopped at 7 GB. The peak is now the page's: what it folds keeps some 7 kB a rank at
-10,000 ranks (each merged row's ranks, each rank's bytes and weights). The load times of one page vary by some 200 ms from run to run
+10,000 ranks (each merged row's ranks, each rank's bytes and weights).
+
+Then the run section said by ranges, one row per file name (not per rank), run beside the test
+suite (seconds not comparable):
+
+ ranks  write s  page s  peak MB page peak page +MB  page MB  load ms | vs 256: s/rank   peak page peak   load
+   256      4.6     1.8      148       148       43     1.68      691 |          1.00x  1.00x     1.00x  1.00x
+  2048     25.7    11.2      161       161       50     1.10      553 |          0.69x  1.09x     1.09x  0.80x
+ 10000    159.7    74.0      232       232      103     1.12      409 |          0.88x  1.57x     1.57x  0.59x The load times of one page vary by some 200 ms from run to run
 (the 256-rank page: 462, 535, 620, 726 ms in four runs).
 """
 from __future__ import annotations
