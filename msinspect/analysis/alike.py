@@ -121,6 +121,9 @@ class Exemplar:
         #: node items of followers already read, by their first line and text: ranks of one
         #: group write their group's operators alike (:func:`_reread`)
         self.items: dict[tuple[int, str], Node] = {}
+        #: what :func:`patched` found of each of those items against the exemplar's node (whether
+        #: the weight names, each reader's reading and the graph's data are the same)
+        self.facts: dict[tuple[int, str], tuple] = {}
         self._splits: dict[int, list[str]] = {}  # the exemplar's lines split at their values
         self.starts = sorted(n.line for n in ir.nodes())  # where each node item begins
         self.by_line = {n.line: n for n in ir.nodes()}
@@ -178,9 +181,10 @@ def compared(exemplar: Exemplar, path: str, file: str = "") -> tuple[list[str] |
 _ITEMS_KEPT = 512
 
 
-def _reread(exemplar: Exemplar, lines: list[str], starts: list[int]) -> dict[int, Node] | Departure:
+def _reread(exemplar: Exemplar, lines: list[str], starts: list[int]) -> dict[int, tuple] | Departure:
     """The follower's node items beginning at ``starts``, each read by the fast reading from its
-    own lines (the node line and the type and comment lines under it)."""
+    own lines (the node line and the type and comment lines under it): ``start -> (its key in
+    :attr:`Exemplar.items`, the node)``."""
     from msinspect.parser.core import _fast
 
     fast = _fast()
@@ -197,9 +201,18 @@ def _reread(exemplar: Exemplar, lines: list[str], starts: list[int]) -> dict[int
                 return Departure(start, "its node is not one the fast reading reads", departs=False)
             if len(exemplar.items) >= _ITEMS_KEPT:
                 exemplar.items.clear()
+                exemplar.facts.clear()
             node = exemplar.items[(start, text)] = got[0][2]
-        read[start] = node
+        read[start] = ((start, text), node)
     return read
+
+
+def _in_place(graph, node: Node, new: Node) -> bool:
+    """Whether ``new``'s values give the graph's data of the exemplar's ``node`` (its name,
+    strategy, shapes ...: what the graph was built from; its subgraph and the node itself stay
+    the exemplar's, :data:`_COPIED`)."""
+    data = graph.nodes[node_id(node)]
+    return all(data.get(k) == v for k, v in _attrs(new).items() if k not in ("node", "graph"))
 
 
 def _names(node: Node) -> tuple:
@@ -235,19 +248,24 @@ def patched(exemplar: Exemplar, lines: list[str], differ: list[int], path: str,
     exemplar.names_kept = True
     exemplar.keeps = dict.fromkeys(readers, True)
     try:
-        for start, new in read.items():
-            node = exemplar.by_line[start]
-            exemplar.names_kept &= _names(node) == _names(new)
-            for name, reads in readers.items():
-                exemplar.keeps[name] = exemplar.keeps[name] and reads(node) == reads(new)
+        for start, (key, new) in read.items():
+            node = exemplar.by_line[start]  # as the exemplar has it: each follower's values are put back
+            facts = exemplar.facts.get(key)
+            if facts is None or not readers.keys() <= facts[1].keys():
+                facts = exemplar.facts[key] = (_names(node) == _names(new),
+                                               {name: reads(node) == reads(new) for name, reads in readers.items()},
+                                               graph is None or _in_place(graph, node, new))
+            names, reads_same, in_place = facts
+            if not in_place:
+                yield Departure(start, "the node's name, strategy or shapes differ")
+                return
+            exemplar.names_kept &= names
+            for name in readers:
+                exemplar.keeps[name] = exemplar.keeps[name] and reads_same[name]
             saved.append((node, {name: getattr(node, name) for name in _COPIED}))
             for name in _COPIED:
                 setattr(node, name, getattr(new, name))
             node._strategy = False
-            data = graph.nodes[node_id(node)] if graph is not None else None
-            if data is not None and any(data.get(k) != v for k, v in _attrs(node).items()):
-                yield Departure(start, "the node's name, strategy or shapes differ")
-                return
         ir.path = path
         phase = next((line for line in lines if line.startswith(_PHASE)), None)
         if phase is not None and "compile_phase" in ir.attrs:
