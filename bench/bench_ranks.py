@@ -54,9 +54,10 @@ peak is the main process', the workers not counted):
      this  10000     61.5   0.006   15.86    3.9x       7.6x       48   1.89x      1
 
 Per rank 2.9x faster than 9829a24 in one process (5.2x the line scan at 2,048 ranks, from 15.3x);
-with the two workers 3.1x - 3.6x the scan in wall time in four runs (6.1x - 6.7x in CPU; the last
-two after the changed nodes' rows were found without a walk of every node and the signature's
-parts kept: 3.1x, 3.4x), not yet reliably the 3x issue 28 asks.
+with the two workers 3.0x - 3.6x the scan in wall time in five runs (5.8x - 6.7x in CPU; the last
+three after the changed nodes' rows were found without a walk of every node and the signature's
+parts kept: 3.1x, 3.4x; and the last after what each changed node item tells was kept with it:
+3.0x, 5.8x CPU, one process 5.5x), at the 3x issue 28 asks in one run of five, not reliably.
 Where a follower's ~8 ms go (cProfile, one process): its rows ~45% (communication rows, made for
 every rank: their groups are the rank's; operator rows copied with the rank's name), reading and
 comparing its text ~25%, reading its changed nodes again and patching them in ~28%. Memory: the
