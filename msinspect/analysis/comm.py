@@ -105,13 +105,11 @@ def known_groups(ir: IRFile, ctx: RankContext, graph: nx.MultiDiGraph | None = N
         name = node.primitive_attrs.get("group") if node.primitive_attrs else None
         if not isinstance(name, str) or not name or name in WORLD_GROUPS:
             continue
-        try:
-            key = _group_key(node)
+        key = _group_key(node)
+        if key is not None:
             if key in told:
                 continue
             told.add(key)
-        except TypeError:  # an attribute's value that cannot be a key (a list): on its own
-            pass
         ranks = _listed(node, ctx)
         if ranks is not None and comm_groups.fits(ranks, size=_size_of(node), rank=ctx.rank, name=name):
             found.setdefault(name, set()).add(tuple(ranks))
@@ -144,11 +142,17 @@ def _group_list(node: Node, ctx: RankContext, known: dict[str, tuple[int, ...]] 
     return found
 
 
-def _group_key(node: Node) -> tuple:
-    """Everything :func:`_group_list` reads of an operator: operators alike in it have one group."""
+def _group_key(node: Node) -> tuple | None:
+    """Everything :func:`_group_list` reads of an operator: operators alike in it have one group;
+    None where a value cannot be a key (a list): the operator is read on its own."""
     attrs = node.primitive_attrs
-    return (node.op, attrs.get("group"), attrs.get("group_ranks"), attrs.get("group_rank_ids"),
-            attrs.get("rank_list"), attrs.get("rank_size"), attrs.get("dev_num"))
+    key = (node.op, attrs.get("group"), attrs.get("group_ranks"), attrs.get("group_rank_ids"),
+           attrs.get("rank_list"), attrs.get("rank_size"), attrs.get("dev_num"))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def group_lists(nodes: list[Node], ctx: RankContext, known: dict[str, tuple[int, ...]] | None = None) -> list:
@@ -158,12 +162,12 @@ def group_lists(nodes: list[Node], ctx: RankContext, known: dict[str, tuple[int,
     out = []
     for node in nodes:
         key = _group_key(node)
-        try:
-            if key not in found:
-                found[key] = _group_list(node, ctx, known)
-            out.append(found[key])
-        except TypeError:  # an attribute's value that cannot be a key (a list): on its own
+        if key is None:
             out.append(_group_list(node, ctx, known))
+            continue
+        if key not in found:
+            found[key] = _group_list(node, ctx, known)
+        out.append(found[key])
     return out
 
 
@@ -203,11 +207,6 @@ def group_ranks(node: Node, ctx: RankContext, known: dict[str, tuple[int, ...]] 
         peer = peer_of(node, _group_list(node, ctx, known))
         return tuple(sorted({ctx.rank, peer})) if peer is not None and ctx.rank is not None else None
     return _group_list(node, ctx, known)
-
-
-def _peer(node: Node, ctx: RankContext = RankContext(), known: dict[str, tuple[int, ...]] | None = None
-          ) -> int | None:
-    return peer_of(node, _group_list(node, ctx, known))
 
 
 # ------------------------------------------------------------------ the tensor at the rank

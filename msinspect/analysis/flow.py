@@ -45,14 +45,8 @@ def remembered(walk: Callable) -> Callable:
     the keys name the answer. A list is given as a copy, so a caller may change it."""
     @wraps(walk)
     def kept(graph, *args):
-        memo = graph.graph.get(_MEMO)
-        if memo is None:
-            return walk(graph, *args)
         keys = args if not args or isinstance(args[-1], str) else args[:-1]
-        name = (walk.__name__, *keys)
-        if name not in memo:
-            memo[name] = walk(graph, *args)
-        found = memo[name]
+        found = answer(graph, (walk.__name__, *keys), lambda: walk(graph, *args))
         return list(found) if isinstance(found, list) else found
     return kept
 
