@@ -10,11 +10,12 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection
 
-from msinspect.analysis.comm import (COMM_COLUMNS, SharedGroups, collectives_before, comm_rows, mark_users,
-                                    ranks_named, stated_world, with_world)
+from msinspect.analysis.comm import (COMM_COLUMNS, SharedGroups, collectives_before, comm_nodes, comm_rows,
+                                    mark_users, ranks_named, stated_world, with_world)
 from msinspect.analysis.context import RankContext
 from msinspect.analysis.gradsync import weight_reads, weight_rows
 from msinspect.analysis.failure import failure_row
+from msinspect.analysis.ops import PIPELINE_OPS
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, consumer_reads, optimizer_groups, param_rows, slice_text, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
@@ -221,17 +222,22 @@ def _model(path: str, reference: str | None, lenient: bool):
 
 def _reference(path: str, reference: str | None, same, other):
     """The rank's reference file's reading: none without one; ``same`` (the rank's own file's)
-    where the reference is that file (a rank with ``step_parallel_end`` only: its weights are the
-    file's own); else ``other()``."""
+    where the reference is that file (:func:`_own`); else ``other()``."""
     if not reference:
         return None
-    return same if Path(reference) == Path(path) else other()
+    return same if _own(path, reference) else other()
+
+
+def _own(path: str, reference: str) -> bool:
+    """Whether the rank's reference file is its own file (a rank with ``step_parallel_end`` only:
+    its weights are the file's own)."""
+    return Path(reference) == Path(path)
 
 
 @dataclass(frozen=True)
 class Like:
     """What a rank read by what differs (:mod:`msinspect.analysis.alike`) takes from the rank it
-    is read against: that rank's result, the lines of the nodes whose values differ from its,
+    is read against: that rank's result, the nodes whose values differ from its,
     whether the weight names MindSpore writes on the nodes are the same (an operator row reads
     them of the nodes before it: :func:`~msinspect.analysis.operators.parameter_read`), and
     whether its reference file is its own file (no other file's values read), and which of
@@ -267,7 +273,8 @@ def _result(ir, ref, graph, path: str, reference: str | None, ctx: RankContext, 
         strategies=_strategies(ir, ctx, ref, graph, like), comm=comm,
         params=_params(ir, ctx, ref, graph, like), ops=_ops(ir, ctx, graph, like), reference=reference,
         weights=sum(1 for p in ir.params if p.has_default), world_size=stated_world(ir, graph),
-        ranks_named=tuple(sorted(ranks_named(ir, graph))), pipelined=any(n.op in ("Send", "Receive") for n in ir.nodes()),
+        ranks_named=tuple(sorted(ranks_named(ir, graph))),
+        pipelined=any(n.op in PIPELINE_OPS for n in comm_nodes(ir, graph)),
         skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []), held=_held(ir, ctx, comm, like),
         planner=planner_ran(ir.stage, ir.attrs), failure=failure_row(ir),
     )
@@ -436,7 +443,7 @@ class _Batch:
         own = ref_ex is exemplar  # the reference is the rank's own file, for both
         if reference is not None:
             if Path(reference).name != Path(e_reference).name or ref_ex is None \
-                    or own != (Path(reference) == Path(path)):
+                    or own != _own(path, reference):
                 return None, None
             ref_lines, ref_differ = (lines, differ) if own else alike.compared(ref_ex, reference, Path(reference).name)
             if ref_lines is None:
@@ -709,7 +716,7 @@ def rank_tasks(plan: ReadPlan, world: tuple[int, ...] | None, only: Collection[i
         rank, path = read.source, read.read_from
         reference = pick_reference(rank, Path(path))
         # the file's own text where it is its own reference: one string a rank, not two
-        reference = None if reference is None else path if str(reference) == path else str(reference)
+        reference = None if reference is None else path if _own(path, reference) else str(reference)
         tasks.append((path, reference, RankContext(rank.rank, world), read.label))
     return tasks
 
