@@ -88,9 +88,11 @@ class RankDump:
     @property
     def files(self) -> list[Path]:
         """Every readable ``.ir`` / ``.ir.gz`` file, in MindSpore's writing order."""
-        if self.single:
-            return [self.path]
-        return [Path(self.where, name) for name in self.names]
+        return [self._file(name) for name in self.names]
+
+    def _file(self, name: str) -> Path:
+        """The path of the file of that name."""
+        return self.path if self.single else Path(self.where, name)
 
     @property
     def label(self) -> str:
@@ -103,7 +105,7 @@ class RankDump:
 
     def stage_files(self, stage: str) -> list[Path]:
         """Files of that stage, oldest first (a stage can be written once per compiled graph)."""
-        return [f for f, name in zip(self.files, self.names) if stage_of(name) == stage]
+        return [self._file(name) for name in self.names if stage_of(name) == stage]
 
     def file(self, stage: str) -> Path:
         """The newest file of that stage; :class:`DumpNotFoundError` if there is none."""
