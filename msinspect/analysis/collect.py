@@ -21,6 +21,7 @@ from msinspect.analysis.params import PARAM_COLUMNS, consumer_reads, optimizer_g
 from msinspect.analysis.signature import Signature, held_weights, signature_of
 from msinspect.analysis.spool import ROWS, SPOOL_RANKS, Spool, close_shelf, row_list, shelve, spooled
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
+from msinspect.analysis.tally import Tally, tally, tally_of, with_comm
 from msinspect.analysis.vocabulary import BEFORE_PLANNER, planner_ran
 from msinspect import cache as caches
 from msinspect import collector
@@ -103,6 +104,9 @@ class RankResult:
     (:meth:`~msinspect.analysis.comm.SharedGroups.seen`), and :attr:`groups_unresolved` whether
     one of them names a group whose ranks its file does not tell."""
     groups_unresolved: bool = False
+    tally: Tally | None = None
+    """What the summary and the pipeline stages read of the rows, counted where they were made
+    (:mod:`msinspect.analysis.tally`); None: counted from the rows when asked for."""
 
 
 #: What the rows kept from the rank read against read of a node (:class:`Like`): a rank whose
@@ -283,6 +287,7 @@ def _result(ir, ref, graph, path: str, reference: str | None, ctx: RankContext, 
         for row in rows:
             row["complete"] = result.complete
     result.signature = signature_of(result, held_weights(ir), _known_parts(like))
+    result.tally = tally_of(result.strategies, comm, result.params)
     return result
 
 
@@ -521,6 +526,7 @@ class Gathered:
         self.groups = SharedGroups()
         self.unresolved: list[int] = []  # ranks with a group whose ranks their own file does not tell
         self.signatures: dict[Signature, Signature] = {}
+        self.tallies: dict[Tally, Tally] = {}
 
     def arrive(self, index: int, result: RankResult) -> None:
         """Rank ``index``'s result (task order)."""
@@ -534,6 +540,8 @@ class Gathered:
             self.unresolved.append(index)
         if result.signature is not None:
             result.signature = self.signatures.setdefault(result.signature, result.signature)
+        if result.tally is not None:
+            result.tally = self.tallies.setdefault(result.tally, result.tally)
         for name in ("stage", "family", "status"):  # one string each, not one per rank
             if isinstance(getattr(result, name), str):
                 setattr(result, name, sys.intern(getattr(result, name)))
@@ -555,6 +563,8 @@ class Gathered:
                 with_world(comm, world)
             self.groups.fill(comm, world)
             result.comm = comm
+            if result.tally is not None:
+                result.tally = with_comm(result.tally, comm)
         return results, world
 
 
@@ -577,7 +587,7 @@ def stage_groups(results: list[RankResult], world: tuple[int, ...] | None) -> di
     for result in results:
         if result.rank is None or not result.complete:  # a partial rank would look like a stage of its own
             continue
-        names = frozenset(row["param"] for row in result.params)
+        names = tally(result).weights_read
         by_weights.setdefault(names, []).append(result.rank)
     present = {r.rank for r in results if r.rank is not None}
     if not world:

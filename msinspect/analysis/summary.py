@@ -1,28 +1,21 @@
 """One row per rank of an analysed dump: the file read, strategies, communication per kind, wire
 bytes, weights and the ranks of its pipeline stage (what ``msinspect summary`` prints).
 
-The rows are counts over each rank's rows, made without pandas: ``summary`` answered from the
+The rows are counts over each rank's rows, made by the worker that read the rank
+(:mod:`msinspect.analysis.tally`), without pandas: ``summary`` answered from the
 cache (:mod:`msinspect.cache`) then never imports it, which is most of what such a run would cost."""
 from __future__ import annotations
 
-from collections import Counter
 from typing import Iterator
 
+from msinspect.analysis.tally import tally
 from msinspect.ranks_text import ranks_text
-from msinspect.schema import is_missing
 
 SUMMARY_COLUMNS = [
     "rank", "rank_label", "file", "stage", "family", "status", "strategies", "set_by_user", "comm", "by_kind",
     "wire_bytes", "wire_unknown", "weights", "sharded_weights", "stage_ranks", "complete", "other_stage", "note",
     "rank_group", "rank_group_odd", "rank_group_distinct", "failure",
 ]
-
-
-def _wire_bytes(comm: list[dict]) -> int | None:
-    """The bytes a rank's communication sends per step: None ("cannot tell") when any operator's
-    cannot be told; 0 without communication."""
-    wires = [row["wire_bytes"] for row in comm]
-    return None if any(is_missing(w) for w in wires) else int(sum(wires))
 
 
 def summary_rows(analysis, groups=None) -> list[dict]:
@@ -56,19 +49,15 @@ def iter_summary_rows(analysis, groups=None) -> Iterator[dict]:
             if stage_ranks not in stage_texts:
                 stage_texts[stage_ranks] = ranks_text(stage_ranks)
             stage_ranks = stage_texts[stage_ranks]
-        # each read once: a rank of many may keep its rows on disk (msinspect.analysis.spool)
-        strategies, comm, params = result.strategies, result.comm, result.params
+        counts = tally(result)  # counted by the worker: no rows read back from the spool
         yield _complete({
             "rank": result.rank, "rank_label": result.label, "file": result.file, "stage": result.stage,
             "family": result.family, "status": result.status,
-            "strategies": len(strategies),
-            "set_by_user": sum(1 for row in strategies if row["set_by"] == "user"),
-            "comm": len(comm),
-            "by_kind": dict(sorted(Counter(row["kind"] for row in comm).items())),
-            "wire_bytes": _wire_bytes(comm),
-            "wire_unknown": sum(1 for row in comm if is_missing(row["wire_bytes"])),
+            "strategies": counts.strategies, "set_by_user": counts.set_by_user,
+            "comm": counts.comm, "by_kind": dict(counts.by_kind),
+            "wire_bytes": counts.wire_bytes, "wire_unknown": counts.wire_unknown,
             "weights": result.weights,  # every parameter with a value
-            "sharded_weights": len(params),  # those an operator with a strategy reads
+            "sharded_weights": counts.sharded_weights,  # those an operator with a strategy reads
             "stage_ranks": stage_ranks or None,
             "complete": result.complete,
             "other_stage": bool(read and read.other_stage), "note": read.note if read else None,
