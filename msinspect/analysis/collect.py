@@ -19,7 +19,7 @@ from msinspect.analysis.ops import PIPELINE_OPS
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, consumer_reads, optimizer_groups, param_rows, slice_text, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
-from msinspect.analysis.spool import ROWS, SPOOL_RANKS, Spool, close_shelf, row_list, shelve, spooled
+from msinspect.analysis.spool import ROWS, SPOOL_RANKS, Spool, close_shelf, derived, row_list, shelve, spooled
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
 from msinspect.analysis.tally import Tally, tally, tally_of, with_comm
 from msinspect.analysis.vocabulary import BEFORE_PLANNER, planner_ran
@@ -255,12 +255,19 @@ class Like:
     own_reference: bool
     keeps: dict
 
-    def rows(self, part: str, made: list[dict], ctx: RankContext, path: str) -> list[dict]:
+    def rows(self, part: str, made: list[dict], fields: dict) -> list[dict]:
         """The rank's rows of ``part``: those ``made`` (the changed nodes', or every one), else
-        the other rank's, each but for its rank and file."""
+        the other rank's with ``fields`` (:func:`_own_fields`), as a
+        :class:`~msinspect.analysis.spool.Derived` list of that rank's."""
         made_at = {row["line"]: row for row in made}
-        return [made_at.get(row["line"]) or {**row, "rank": ctx.rank, "file": path}
-                for row in getattr(self.result, part)]
+        base = getattr(self.result, part)
+        return derived(base, fields, {i: made_at[row["line"]] for i, row in enumerate(base) if row["line"] in made_at})
+
+
+def _own_fields(ctx: RankContext, path: str, complete: bool) -> dict:
+    """What a rank's row taken from another rank's (:class:`Like`) has of its own: its rank, its
+    file and whether that was read whole."""
+    return {"rank": ctx.rank, "file": path, "complete": complete}
 
 
 def _result(ir, ref, graph, path: str, reference: str | None, ctx: RankContext, label: str,
@@ -272,20 +279,21 @@ def _result(ir, ref, graph, path: str, reference: str | None, ctx: RankContext, 
     comm = comm_rows(ir, ctx, graph)
     if any(row["kind"] == "unknown" for row in comm):  # a collective the job's code had before the pass?
         mark_users(comm, ir, _users_before(path, reference, ref))
+    complete = ir.status != "incomplete" and (ref is None or ref.status != "incomplete")
+    own = _own_fields(ctx, path, complete)
     result = RankResult(
         rank=ctx.rank, label=label, file=path, stage=ir.stage, family=ir.family, status=ir.status,
-        strategies=_strategies(ir, ctx, ref, graph, like), comm=comm,
-        params=_params(ir, ctx, ref, graph, like), ops=_ops(ir, ctx, graph, like), reference=reference,
+        strategies=_strategies(ir, ctx, ref, graph, like, own), comm=comm,
+        params=_params(ir, ctx, ref, graph, like, own), ops=_ops(ir, ctx, graph, like, own), reference=reference,
         weights=sum(1 for p in ir.params if p.has_default), world_size=stated_world(ir, graph),
         ranks_named=tuple(sorted(ranks_named(ir, graph))),
         pipelined=any(n.op in PIPELINE_OPS for n in comm_nodes(ir, graph)),
-        skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []), held=_held(ir, ctx, comm, like),
-        planner=planner_ran(ir.stage, ir.attrs), failure=failure_row(ir),
+        skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []), held=_held(ir, ctx, comm, like, own),
+        planner=planner_ran(ir.stage, ir.attrs), failure=failure_row(ir), complete=complete,
     )
-    result.complete = ir.status != "incomplete" and (ref is None or ref.status != "incomplete")
     for rows in (result.strategies, result.comm, result.params, result.ops):
         for row in rows:
-            row["complete"] = result.complete
+            row["complete"] = complete
     result.signature = signature_of(result, held_weights(ir), _known_parts(like))
     result.tally = tally_of(result.strategies, comm, result.params)
     return result
@@ -301,15 +309,15 @@ def _known_parts(like: Like | None) -> dict[str, str] | None:
     return {part: digest for part, digest in like.result.signature.parts if part != "comm"}
 
 
-def _ops(ir, ctx: RankContext, graph, like: Like | None) -> list[dict]:
+def _ops(ir, ctx: RankContext, graph, like: Like | None, own: dict) -> list[dict]:
     """:func:`~msinspect.analysis.operators.operator_rows`, those of ``like``'s rank kept where its
     nodes are the same (see :func:`_result`)."""
     if like is None or not like.names_kept:
         return operator_rows(ir, ctx, graph)
-    return like.rows("ops", operator_rows(ir, ctx, graph, only=like.changed), ctx, ir.path)
+    return like.rows("ops", operator_rows(ir, ctx, graph, only=like.changed), own)
 
 
-def _params(ir, ctx: RankContext, ref, graph, like: Like | None) -> list[dict]:
+def _params(ir, ctx: RankContext, ref, graph, like: Like | None, own: dict) -> list[dict]:
     """:func:`~msinspect.analysis.params.param_rows`; where what a parameter row reads of the
     operators (:func:`~msinspect.analysis.params.consumer_reads`; the walk to its consumer reads
     the graph) is the same as of ``like``'s rank's, its reference its own file, that rank's rows
@@ -318,26 +326,28 @@ def _params(ir, ctx: RankContext, ref, graph, like: Like | None) -> list[dict]:
         return param_rows(ir, ctx, ref, graph)
     groups = optimizer_groups(ir, graph)
     names = {p.line: p.name for p in ir.params}
-    return [{**row, "rank": ctx.rank, "file": ir.path, "opt_shard_group": groups.get(names.get(row["line"]), "")}
-            for row in like.result.params]
+    base = like.result.params
+    shard = [groups.get(names.get(row["line"]), "") for row in base]
+    return derived(base, own, {i: {**row, **own, "opt_shard_group": group}
+                               for i, (row, group) in enumerate(zip(base, shard)) if group != row["opt_shard_group"]})
 
 
-def _held(ir, ctx: RankContext, comm: list[dict], like: Like | None) -> list[dict]:
+def _held(ir, ctx: RankContext, comm: list[dict], like: Like | None, own: dict) -> list[dict]:
     """:func:`~msinspect.analysis.gradsync.weight_rows`; where what a weight row reads of the
     operators (:func:`~msinspect.analysis.gradsync.weight_reads`; of the comm rows their kinds,
     producers and lines, which the graph gives) is the same as of ``like``'s rank's, that rank's
     rows."""
     if like is None or not like.keeps.get("held"):
         return weight_rows(ir, ctx.rank, comm)
-    return [{**row, "rank": ctx.rank, "file": ir.path} for row in like.result.held]
+    return derived(like.result.held, {"rank": own["rank"], "file": own["file"]}, {})  # no `complete` column
 
 
-def _strategies(ir, ctx: RankContext, ref, graph, like: Like | None) -> list[dict]:
+def _strategies(ir, ctx: RankContext, ref, graph, like: Like | None, own: dict) -> list[dict]:
     """:func:`~msinspect.analysis.strategies.strategy_rows`, those of ``like``'s rank kept where
     its nodes are the same and the reference is the rank's own file (see :func:`_result`)."""
     if like is None or not like.own_reference:
         return strategy_rows(ir, ctx, ref, graph)
-    return like.rows("strategies", strategy_rows(ir, ctx, ref, graph, only=like.changed), ctx, ir.path)
+    return like.rows("strategies", strategy_rows(ir, ctx, ref, graph, only=like.changed), own)
 
 
 def _analyse_batch(tasks: list[tuple], lenient: bool = False, cache: caches.Store | None = None,

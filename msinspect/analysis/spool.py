@@ -17,6 +17,13 @@ summary and the rank groups read one rank's rows at a time and let them go.
 Each access reads the rows again, a new list: a caller using them twice keeps them in a name.
 Assigning a row list stores the new one in the spool. A spooled rank pickles (to a worker, to
 a cache) as a plain ``RankResult`` with its rows.
+
+A rank read by what differs from another (:mod:`msinspect.analysis.alike`) has most of its rows
+from that rank: the same rows but for its rank and file (:class:`Derived`). Its worker put that
+rank's lists in its file just before; it puts the follower's as a :class:`Delta` (where the base
+list is, the fields set on each row, the rows made anew), not the rows: pickling and compressing
+some 1,000 rows a rank was an eighth of a follower's time. Read back, a delta is its base list
+(decoded once, kept while the next ranks read it) with the fields and rows put in: the same rows.
 """
 from __future__ import annotations
 
@@ -28,6 +35,8 @@ import uuid
 import weakref
 import zlib
 from array import array
+from collections import OrderedDict
+from dataclasses import dataclass
 
 #: From this many ranks read, each rank's rows are spooled (``analyse(spool=...)`` says otherwise).
 SPOOL_RANKS = 64
@@ -37,6 +46,44 @@ ROWS = ("strategies", "comm", "params", "ops", "held")
 
 _PROTOCOL = 5
 _LEVEL = 1  # zlib's fastest: a rank's rows pickle to some 100 kB, compressed to a fifth
+
+#: How many base lists of deltas a spool keeps decoded (:meth:`Spool.get`): each of the row
+#: lists of the exemplars of the workers, read in turn.
+_BASES_KEPT = 8
+
+
+class Derived(list):
+    """Rows made from another rank's list ``base``: each of its rows with ``fields`` set (the
+    rank, its file), but those at the indexes of ``made``, made anew. A plain list to every
+    reader; a worker shelving it puts a :class:`Delta` in the spool (:func:`shelve`)."""
+
+    __slots__ = ("base", "fields", "made")
+
+    def __reduce__(self):  # to a cache, to a Dask client: a plain list
+        return list, (list(self),)
+
+
+def derived(base: list[dict], fields: dict, made: dict[int, dict]) -> Derived:
+    """The :class:`Derived` rows of ``base`` with ``fields`` set, those at ``made``'s indexes
+    replaced by its rows."""
+    rows = Derived(made.get(i) or {**row, **fields} for i, row in enumerate(base))
+    rows.base, rows.fields, rows.made = base, fields, made
+    return rows
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A :class:`Derived` list as a worker's file holds it: its base list at ``start:end`` of the
+    same file, the ``fields`` set on each of its rows and the rows ``made`` anew, by index."""
+
+    start: int
+    end: int
+    fields: dict
+    made: dict
+
+    def rows(self, base: list[dict]) -> list[dict]:
+        made, fields = self.made, self.fields
+        return [made.get(i) or {**row, **fields} for i, row in enumerate(base)]
 
 
 class Spool:
@@ -53,6 +100,7 @@ class Spool:
         self._opened: dict[str, int] = {}  # a worker's file -> its reader
         self._reader, self._start, self._end = array("H"), array("Q"), array("Q")
         self._folder: str | None = None
+        self._bases: OrderedDict[tuple[int, int], list] = OrderedDict()  # deltas' bases, decoded
         # the workers' files stay open until the spool goes (they are unlinked already)
         self._release = weakref.finalize(self, _close_all, self._readers)
 
@@ -94,9 +142,26 @@ class Spool:
         reader = self._reader[index]
         if reader == 0:
             self._file.flush()
-        start = self._start[index]
-        blob = os.pread(self._readers[reader], self._end[index] - start, start)
-        return pickle.loads(zlib.decompress(blob))
+        value = self._read(reader, self._start[index], self._end[index])
+        if isinstance(value, Delta):
+            return value.rows(self._base(reader, value.start, value.end))
+        return value
+
+    def _read(self, reader: int, start: int, end: int):
+        return pickle.loads(zlib.decompress(os.pread(self._readers[reader], end - start, start)))
+
+    def _base(self, reader: int, start: int, end: int) -> list:
+        """A delta's base list (read only: :meth:`Delta.rows` copies its rows), kept decoded for
+        the ranks after it."""
+        key = (reader, start)
+        found = self._bases.get(key)
+        if found is None:
+            found = self._bases[key] = self._read(reader, start, end)
+            if len(self._bases) > _BASES_KEPT:
+                self._bases.popitem(last=False)
+        else:
+            self._bases.move_to_end(key)
+        return found
 
     @property
     def workers(self) -> int:
@@ -117,6 +182,7 @@ class Spool:
 
     def close(self) -> None:
         self.seal()
+        self._bases.clear()
         self._file.close()
         self._release()
 
@@ -133,13 +199,17 @@ def _blob(value) -> bytes:
 
 #: This process' file in a spool's folder (:func:`shelve`): ``(folder, file)``.
 _SHELF: tuple[str, object] | None = None
+#: The lists put last in that file by a rank with no :class:`Derived` list (the exemplar the
+#: next ranks' rows derive from): ``id -> (the list, its span)``.
+_BASES: dict[int, tuple[list, tuple[int, int]]] = {}
 
 
 def shelve(folder: str, values: list) -> tuple[str, list[tuple[int, int]]]:
-    """In a worker: ``values`` put in this process' own file of ``folder`` (a
-    :meth:`Spool.folder`), flushed; where they are, for :meth:`Spool.adopt`. The rows go from
-    the worker to the disk, not through the main process, which takes in their place only."""
-    global _SHELF
+    """In a worker: ``values`` (a rank's row lists) put in this process' own file of ``folder``
+    (a :meth:`Spool.folder`), flushed; where they are, for :meth:`Spool.adopt`. The rows go from
+    the worker to the disk, not through the main process, which takes in their place only. A
+    :class:`Derived` list whose base this file holds goes in as a :class:`Delta`."""
+    global _SHELF, _BASES
     if _SHELF is None or _SHELF[0] != folder:
         close_shelf()
         name = os.path.join(folder, f"rows-{os.getpid()}-{uuid.uuid4().hex[:8]}")
@@ -147,20 +217,26 @@ def shelve(folder: str, values: list) -> tuple[str, list[tuple[int, int]]]:
     file = _SHELF[1]
     spans = []
     for value in values:
+        base = _BASES.get(id(value.base)) if isinstance(value, Derived) else None
+        if base is not None and base[0] is value.base:
+            value = Delta(*base[1], value.fields, value.made)
         blob = _blob(value)
         start = file.tell()
         file.write(blob)
         spans.append((start, start + len(blob)))
     file.flush()
+    if not any(isinstance(value, Derived) for value in values):
+        _BASES = {id(value): (value, span) for value, span in zip(values, spans)}
     return file.name, spans
 
 
 def close_shelf() -> None:
     """Close this process' file of a spool's folder (the run it was for has ended)."""
-    global _SHELF
+    global _SHELF, _BASES
     if _SHELF is not None:
         _SHELF[1].close()
         _SHELF = None
+    _BASES = {}
 
 
 def spooled(result, spool: Spool):

@@ -11,6 +11,7 @@ import pytest
 from msinspect import cache as caches
 from msinspect.analysis import analyse, rank_groups
 from msinspect.analysis.collect import Gathered, RankResult, SpooledResult
+from msinspect.analysis.spool import Spool
 from msinspect.analysis.comm_groups import mindspore_name
 from msinspect.analysis.summary import iter_summary_rows, summary_rows
 from msinspect.dumps import load_dump
@@ -132,3 +133,41 @@ def test_rows_put_by_pool_workers_answer_as_ranks_held_whole(store, tmp_path, mo
     assert pooled.results[0]._spool.workers >= 1  # the rows came from the workers' files
     assert answers(pooled) == answers(whole)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("msinspect-rows-")]
+
+
+def test_a_follower_rows_go_in_as_a_delta_of_its_exemplar(tmp_path):
+    """A rank's lists derived from the exemplar's go in its worker's file as where the exemplar's
+    are and what differs; read back, they are the rows."""
+    from msinspect.analysis.spool import Derived, close_shelf, derived, shelve
+
+    folder = str(tmp_path)
+    base = [{"line": 10 + i, "rank": 0, "file": "rank_0/x.ir", "op": f"Op{i}", "note": "x" * 40} for i in range(200)]
+    changed = {"line": 13, "rank": 1, "file": "rank_1/x.ir", "op": "Other", "note": ""}
+    try:
+        path, (base_at,) = shelve(folder, [base])
+        rows = derived(base, {"rank": 1, "file": "rank_1/x.ir"}, {3: changed})
+        assert isinstance(rows, Derived) and rows[3] is changed and rows[4]["rank"] == 1 and base[4]["rank"] == 0
+        same_path, (delta_at,) = shelve(folder, [rows])
+        _, (whole_at,) = shelve(folder, [list(rows)])  # the same rows, as a plain list
+        # not derived from the lists put last: a plain list (and a list pickles as one)
+        _, (plain_at,) = shelve(folder, [derived([{"line": 1}], {"rank": 2}, {})])
+    finally:
+        close_shelf()
+    assert same_path == path
+    assert delta_at[1] - delta_at[0] < (whole_at[1] - whole_at[0]) / 4  # the rows are not in it
+    spool = Spool()
+    try:
+        first = spool.adopt(path, [base_at, delta_at, whole_at, plain_at])
+        assert spool.get(first) == base
+        assert spool.get(first + 1) == list(rows) and spool.get(first + 1) == spool.get(first + 2)
+        assert spool.get(first + 3) == [{"line": 1, "rank": 2}]
+    finally:
+        spool.close()
+
+
+def test_followers_spooled_as_deltas_answer_as_every_rank_read_in_full(store):
+    root = FIXTURES / "zoo" / "01_semi_auto_tp4dp2"
+    full = analyse(load_dump(root), jobs=1, cache=False, spool=False, alike=False)
+    alike = analyse(load_dump(root), jobs=1, cache=False, spool=True, alike=True)
+    assert [r.read_by for r in alike.results][1:] == ["rank_0"] * 7
+    assert answers(alike) == answers(full)
