@@ -28,6 +28,8 @@ import re
 from bisect import bisect_right
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
+from itertools import compress, count
+from operator import ne
 from typing import Callable, Iterator
 
 from msinspect.graph import _attrs, node_id
@@ -41,6 +43,9 @@ from msinspect.parser.reading import read_text
 #: and :data:`_ELIDED`.
 VALUE = re.compile(r'"(?:[^"\\\n]|\\.)*"|I64\(-?\d+\)|value=-?\d+|0x[0-9a-fA-F]{6,}|\b\d+-\d{8,}\b'
                    r'|(?:(?<=rank_list: )|(?<=group_rank_ids: ))\(\d+(?:, \d+)*\)')
+#: The most lines of followers an exemplar keeps as differing in values only.
+_LINES_KEPT = 4096
+
 #: The header line that holds when the rank's process built its network.
 _PHASE = "compile_phase: "
 #: The fields of a node a follower's item gives it; the rest (its graph, line, cached strategy)
@@ -125,6 +130,9 @@ class Exemplar:
         #: the weight names, each reader's reading and the graph's data are the same)
         self.facts: dict[tuple[int, str], tuple] = {}
         self._splits: dict[int, list[str]] = {}  # the exemplar's lines split at their values
+        #: followers' lines found to differ in values only, by number: ranks of one group write
+        #: their group's lines alike
+        self._alike: set[tuple[int, str]] = set()
         self.starts = sorted(n.line for n in ir.nodes())  # where each node item begins
         self.by_line = {n.line: n for n in ir.nodes()}
 
@@ -144,7 +152,7 @@ class Exemplar:
         else the :class:`Departure`."""
         if len(lines) != len(self.lines):
             return Departure(0, f"{len(lines):,} lines, {self.label} has {len(self.lines):,}")
-        differ = [i for i, (a, b) in enumerate(zip(self.lines, lines), 1) if a != b]
+        differ = list(compress(count(1), map(ne, self.lines, lines)))  # 1-based, compared in C
         for i in differ:
             if not self._values_only(i, lines[i - 1]):
                 return Departure(i, _what_differs(self.lines[i - 1], lines[i - 1], self.label))
@@ -154,13 +162,20 @@ class Exemplar:
         """Whether ``line`` is the exemplar's line ``i`` with other values (:data:`VALUE`) in the
         same places, or an abstract's elided value (:data:`_ELIDED`) said on one of them only (the
         exemplar's line split once, kept)."""
+        if (i, line) in self._alike:
+            return True
         mine = self.lines[i - 1]
         if mine.startswith(_PHASE) and line.startswith(_PHASE):
             return True
         split = self._splits.get(i)
         if split is None:
             split = self._splits[i] = VALUE.split(_ELIDED.sub("", mine))
-        return VALUE.split(_ELIDED.sub("", line)) == split
+        if VALUE.split(_ELIDED.sub("", line)) != split:
+            return False
+        if len(self._alike) >= _LINES_KEPT:
+            self._alike.clear()
+        self._alike.add((i, line))
+        return True
 
 
 def compared(exemplar: Exemplar, path: str, file: str = "") -> tuple[list[str] | None, list[int] | str | None]:
@@ -254,26 +269,29 @@ def patched(exemplar: Exemplar, lines: list[str], differ: list[int], path: str,
             if facts is None or not readers.keys() <= facts[1].keys():
                 facts = exemplar.facts[key] = (_names(node) == _names(new),
                                                {name: reads(node) == reads(new) for name, reads in readers.items()},
-                                               graph is None or _in_place(graph, node, new))
-            names, reads_same, in_place = facts
+                                               graph is None or _in_place(graph, node, new),
+                                               tuple(name for name in _COPIED if getattr(node, name) != getattr(new, name)))
+            names, reads_same, in_place, differs = facts
             if not in_place:
                 yield Departure(start, "the node's name, strategy or shapes differ")
                 return
             exemplar.names_kept &= names
             for name in readers:
                 exemplar.keeps[name] = exemplar.keeps[name] and reads_same[name]
-            saved.append((node, {name: getattr(node, name) for name in _COPIED}))
-            for name in _COPIED:
+            # the fields whose values differ (the rest are equal): the follower's, and its
+            # strategy as read of them (the item's, read once: items are kept)
+            saved.append((node, [(name, getattr(node, name)) for name in differs], node._strategy))
+            for name in differs:
                 setattr(node, name, getattr(new, name))
-            node._strategy = False
+            node._strategy = new.strategy
         ir.path = path
         phase = next((line for line in lines if line.startswith(_PHASE)), None)
         if phase is not None and "compile_phase" in ir.attrs:
             ir.attrs = {**ir.attrs, "compile_phase": phase[len(_PHASE):].strip()}
         yield ir
     finally:
-        for node, values in saved:
-            for name, value in values.items():
+        for node, values, strategy in saved:
+            for name, value in values:
                 setattr(node, name, value)
-            node._strategy = False
+            node._strategy = strategy
         ir.path, ir.attrs = before
