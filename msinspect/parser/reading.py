@@ -76,7 +76,36 @@ def _read_capped(stream, path: Path, cap: int) -> bytes:
             raise _too_big(path, cap, "its decompressed text" if path.name.endswith(".gz") else "the file")
 
 
+def _gunzip(path: Path, cap: int) -> bytes | None:
+    """The text of a ``.gz`` file that decompresses cleanly, each gzip member in one call of
+    zlib (four times faster than :mod:`gzip`'s buffered reading of a 0.4 MB rank); None where it
+    does not (damaged, cut, or more than ``cap`` bytes compressed): :func:`_read_gzip` reads it
+    as a stream then, says why and keeps what it can."""
+    with open(path, "rb") as handle:
+        data = handle.read(cap + 1)
+    if len(data) > cap:
+        return None
+    out, size = [], 0
+    while data:
+        stream = zlib.decompressobj(wbits=31)  # a gzip member: header, deflate, CRC and size checked
+        try:
+            piece = stream.decompress(data, cap + 1 - size)
+        except zlib.error:
+            return None
+        out.append(piece)
+        size += len(piece)
+        if size > cap:
+            raise _too_big(path, cap, "its decompressed text")
+        if not stream.eof:
+            return None
+        data = stream.unused_data
+    return b"".join(out)
+
+
 def _read_gzip(path: Path, cap: int, lenient: bool) -> tuple[bytes, list[Diagnostic]]:
+    whole = _gunzip(path, cap)
+    if whole is not None:
+        return whole, []
     out = bytearray()
     try:
         with gzip.open(path, "rb") as stream:

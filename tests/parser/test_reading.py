@@ -53,6 +53,27 @@ def test_truncated_gzip_lenient_keeps_the_text_before_the_cut(tmp_path):
     assert [d.line for d in diagnostics] == [text.count("\n") + 1]
 
 
+def test_gzip_members_and_padding_read_as_gzip_reads_them(tmp_path):
+    """A .gz of several members (``cat a.gz b.gz``) is their texts one after the other; zero
+    padding after the last member (tape archives) is skipped; bytes that are no member after
+    one are an error. What Python's gzip module says of each (it is the reference)."""
+    first, second = b"%1 = A()\n", b"%2 = B()\n"
+    cases = {"members": gzip.compress(first) + gzip.compress(second),
+             "padded": gzip.compress(first) + b"\0" * 16,
+             "garbage": gzip.compress(first) + b"not a member"}
+    for name, data in cases.items():
+        path = tmp_path / f"{name}_validate_0001.ir.gz"
+        path.write_bytes(data)
+        try:
+            expected = gzip.decompress(data).decode()
+        except (OSError, EOFError):
+            with pytest.raises(IRDecodeError):
+                read_text(path)
+        else:
+            assert read_text(path) == (expected, [])
+    assert read_text(tmp_path / "members_validate_0001.ir.gz")[0] == (first + second).decode()
+
+
 def test_decompressed_size_is_capped(tmp_path, monkeypatch):
     path = tmp_path / "flood_validate_0001.ir.gz"
     path.write_bytes(gzip.compress(b"\n" * (4 << 20)))          # 4 KB on disk, 4 MiB of blank lines
