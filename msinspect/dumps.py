@@ -107,6 +107,14 @@ class RankDump:
         """Files of that stage, oldest first (a stage can be written once per compiled graph)."""
         return [self._file(name) for name in self.names if stage_of(name) == stage]
 
+    def file_text(self, stage: str) -> str | None:
+        """The newest file of that stage as text (no path made: see :func:`_rank_dump`); None if
+        there is none."""
+        found = [name for name in self.names if stage_of(name) == stage]
+        if not found:
+            return None
+        return self.where if self.single else os.path.join(self.where, found[-1])
+
     def file(self, stage: str) -> Path:
         """The newest file of that stage; :class:`DumpNotFoundError` if there is none."""
         found = self.stage_files(stage)
@@ -234,8 +242,20 @@ def _why_unreadable(path: Path | str) -> str | None:
     return None
 
 
-def _rank_dump(folder: Path, names: list[str]) -> RankDump:
-    rank = _rank_of(folder)
+def _as_pathlib_writes(folder: str) -> str:
+    """``folder`` (as :func:`os.walk` gives it) as pathlib writes it (``./rank_0``: ``rank_0``),
+    made a path only where the two differ."""
+    parts = folder.split(os.sep)
+    if "." in parts[1:] or "" in parts[1:] or (parts[0] == "." and len(parts) > 1):
+        return str(Path(folder))
+    return folder
+
+
+def _rank_dump(folder: str, names: list[str], same: dict[tuple, tuple]) -> RankDump:
+    """The rank of the folder ``folder`` (text: a path per rank of 10,000 puts each ``rank_N`` in
+    pathlib's interned names for good) holding ``names``; ``same``: the name tuples of the ranks
+    before, each kept once (every rank writes the same names)."""
+    rank = _rank_of_name(os.path.basename(folder))
     files, unreadable = [], []
     for name in names:
         if not is_ir_file(name):
@@ -244,8 +264,9 @@ def _rank_dump(folder: Path, names: list[str]) -> RankDump:
         if why is None:
             files.append(sys.intern(name))  # every rank writes the same names: one string each
         else:
-            unreadable.append(Unreadable(folder / name, why, rank))
-    return RankDump(str(folder), rank, tuple(sorted(files, key=_dump_order)),
+            unreadable.append(Unreadable(Path(folder, name), why, rank))
+    files = tuple(sorted(files, key=_dump_order))
+    return RankDump(folder, rank, same.setdefault(files, files),
                     tuple(sorted(unreadable, key=lambda u: _dump_order(u.path))))
 
 
@@ -276,6 +297,7 @@ def load_dump(path: str | os.PathLike, *, one_job: bool = True) -> Dump:
     ranks: list[RankDump] = []
     unreadable: list[Unreadable] = []
     seen: set[str] = set()
+    same: dict[tuple, tuple] = {}
 
     def cannot_list(error: OSError) -> None:
         folder = Path(error.filename)
@@ -288,15 +310,14 @@ def load_dump(path: str | os.PathLike, *, one_job: bool = True) -> Dump:
             continue
         seen.add(real)
         dirs[:] = sorted(d for d in dirs if d not in NOT_GRAPH_IR)
-        folder_path = Path(folder)
         for name in names:  # a rank_N that is not a folder: a link leading nowhere, or in a loop
             if not _RANK_DIR.match(name) or is_ir_file(name):
                 continue
-            entry = folder_path / name
+            entry = Path(folder, name)
             if entry.is_symlink() or not entry.is_file():
                 unreadable.append(Unreadable(entry, _why_unreadable(entry) or "not a folder", _rank_of(entry)))
         if any(is_ir_file(n) for n in names):
-            ranks.append(_rank_dump(folder_path, names))
+            ranks.append(_rank_dump(_as_pathlib_writes(folder), names, same))
     if not ranks:
         if unreadable:
             raise DumpNotFoundError(f"{root}: no IR file could be read:\n  "
@@ -304,7 +325,7 @@ def load_dump(path: str | os.PathLike, *, one_job: bool = True) -> Dump:
         raise DumpNotFoundError(
             f"{root}: no MindSpore IR files (.ir or .ir.gz) here or below; "
             "dumps are written with MS_DEV_SAVE_GRAPHS=2 into MS_DEV_SAVE_GRAPHS_PATH/rank_N/")
-    ranks.sort(key=lambda r: (r.rank is None, r.rank if r.rank is not None else 0, str(r.path)))
+    ranks.sort(key=lambda r: (r.rank is None, r.rank if r.rank is not None else 0, r.where))
     dump = Dump(root, ranks, sorted(unreadable, key=lambda u: str(u.path)))
     if one_job:
         _refuse_several_runs(dump)
@@ -332,11 +353,15 @@ def runs_of(dump: Dump) -> list[Run]:
     files without a rank number. One entry for a dump of one job."""
     by_parent: dict[Path, list[int | None]] = {}
     loose: list[Path] = []
+    parents: dict[str, Path] = {}  # one path a parent folder, not one a rank (text: see _rank_dump)
     for rank in dump.ranks:
         if rank.rank is None:
             loose.append(rank.path)
         else:
-            by_parent.setdefault(rank.path.parent, []).append(rank.rank)
+            parent = os.path.dirname(rank.where)
+            if parent not in parents:
+                parents[parent] = Path(parent)
+            by_parent.setdefault(parents[parent], []).append(rank.rank)
     for item in dump.unreadable:  # a rank_N that cannot be read still belongs to its run
         if item.rank is not None and item.path.parent in by_parent:
             by_parent[item.path.parent].append(item.rank)
@@ -359,10 +384,10 @@ def _refuse_several_runs(dump: Dump) -> None:
 
 def duplicate_ranks(dump: Dump) -> str | None:
     """Which ranks the dump holds more than once, and where, in words; None when each once."""
-    by_rank: dict[int, list[Path]] = {}
+    by_rank: dict[int, list[str]] = {}
     for rank in dump.ranks:
         if rank.rank is not None:
-            by_rank.setdefault(rank.rank, []).append(rank.path)
+            by_rank.setdefault(rank.rank, []).append(rank.where)
     twice = {n: paths for n, paths in by_rank.items() if len(paths) > 1}
     if not twice:
         return None
@@ -379,7 +404,12 @@ def _refuse_duplicates(dump: Dump) -> None:
 
 
 def _rank_of(folder: Path) -> int | None:
-    match = _RANK_DIR.match(folder.name)
+    return _rank_of_name(folder.name)
+
+
+def _rank_of_name(name: str) -> int | None:
+    """N of a folder named ``rank_N``."""
+    match = _RANK_DIR.match(name)
     return int(match.group(1)) if match else None
 
 

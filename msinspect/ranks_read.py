@@ -150,9 +150,9 @@ def plan_reads(dump: Dump, stage: str | None = None) -> ReadPlan:
         common, fallback = stage, False
     reads = []
     for rank in dump.ranks:
-        if rank.stage_files(common):
-            file = rank.file(common)
-            reads.append(RankRead(rank.label, rank.rank, rank.where, str(file), common, source=rank))
+        found = rank.file_text(common)
+        if found is not None:
+            reads.append(RankRead(rank.label, rank.rank, rank.where, found, common, source=rank))
         elif fallback and rank.files:
             file = pick_file(rank, None)
             reads.append(RankRead(rank.label, rank.rank, rank.where, str(file), stage_of(file), True,

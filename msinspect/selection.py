@@ -14,13 +14,20 @@ def pick_reference(rank: RankDump, path: Path) -> Path | None:
     """A pre-parallel file of the same rank, for global shapes, when ``path`` shows per-rank ones
     (its stage is not one of :data:`~msinspect.stages.GLOBAL_SHAPE_STAGES`), or per-rank weights
     (``step_parallel_end``: the parallel pass cuts parameters in place, not activations)."""
+    found = reference_text(rank, str(path))
+    return Path(found) if found is not None else None
+
+
+def reference_text(rank: RankDump, path: str) -> str | None:
+    """:func:`pick_reference` of the file ``path``, as text: no path made for each of 10,000
+    ranks (see :meth:`~msinspect.dumps.RankDump.file_text`)."""
     stage = stage_of(path)
     if stage in GLOBAL_SHAPE_STAGES and stage != "step_parallel_end":
         return None
     have = rank.stages()
     for candidate in REFERENCE_STAGES:
         if candidate in have:
-            return rank.file(candidate)
+            return rank.file_text(candidate)
     return None
 
 

@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path, PurePath
 
@@ -49,7 +50,9 @@ def is_ir_file(path: str | PurePath) -> bool:
 
 def stage_of(path: str | PurePath) -> str:
     """The stage a dump file belongs to, from its name alone."""
-    name = PurePath(path).name
+    # a path's text read as text: a PurePath of each of 10,000 ranks' files puts every rank_N
+    # folder in pathlib's interned names for good
+    name = path.name if isinstance(path, PurePath) else os.path.basename(os.fspath(path).rstrip("/"))
     for suffix in IR_SUFFIXES[::-1]:
         if name.endswith(suffix):
             name = name[: -len(suffix)]

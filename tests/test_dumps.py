@@ -1,6 +1,8 @@
 """Dump folders: ranks, stages by name, nothing written beside the dumps."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from msinspect import DumpNotFoundError, load_dump
@@ -26,6 +28,20 @@ def test_root_with_rank_folders():
     assert dump.rank(0).stages() == ["type_inference", "validate", "execute"]
     assert len(dump.files("execute")) == 8
     assert dump.rank(6).load("execute").complete
+
+
+@pytest.mark.parametrize("given", [".", "./", "./rank_2/..", "rank_2/../."])
+def test_rank_folders_are_named_as_pathlib_writes_them(given, monkeypatch):
+    """The ranks' folders are kept as text (no path made for each of 10,000 ranks), written as
+    pathlib writes them: ``rank_0``, not ``./rank_0``; ranks writing the same file names share
+    one tuple of them."""
+    monkeypatch.chdir(ROOT)
+    dump = load_dump(given)
+    for rank in dump.ranks:
+        assert rank.where == str(Path(given, f"rank_{rank.rank}"))
+        assert rank.file_text("validate") == str(rank.file("validate"))
+    assert stage_of(dump.ranks[0].file_text("execute")) == "execute"
+    assert len({id(r.names) for r in dump.ranks}) == len({r.names for r in dump.ranks}) < len(dump.ranks)
 
 
 def test_rank_folder_and_single_file():
