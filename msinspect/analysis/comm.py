@@ -663,11 +663,21 @@ class SharedGroups:
     has a group to find."""
 
     def __init__(self):
-        self.lists: dict[str, set[tuple[int, ...]]] = {}
-        """Group name -> the rank lists the ranks' operators write for it."""
-        self.every: set[tuple[int, ...]] = set()
-        """Every rank list an operator writes."""
+        self._lists: dict[str, tuple[int, ...] | set[tuple[int, ...]]] = {}
+        # group name -> the rank list the ranks' operators write for it, a set where they write
+        # several: one list a name, not a set of one (200 bytes each of 7,500 groups at 10,000 ranks)
+        self._every: dict[tuple[int, ...], tuple[int, ...]] = {}  # every list an operator writes, each once
         self._world_names: set = set()  # names of world-group rows waiting for the world
+
+    def _add_list(self, name: str, ranks: tuple[int, ...]) -> None:
+        found = self._lists.get(name)
+        if found is None:
+            self._lists[name] = ranks
+        elif isinstance(found, tuple):
+            if found != ranks:
+                self._lists[name] = {found, ranks}
+        else:
+            found.add(ranks)
 
     def add(self, rows: list[dict]) -> None:
         """Learn what the groups of one rank's comm rows stand for."""
@@ -695,18 +705,18 @@ class SharedGroups:
             if ranks is None:
                 self._world_names.add(name)
                 continue
-            self.every.add(ranks)
+            ranks = self._every.setdefault(ranks, ranks)
             if _hash_named(name):
-                self.lists.setdefault(name, set()).add(ranks)
+                self._add_list(name, ranks)
 
     def world_found(self, world: tuple[int, ...]) -> None:
         """The world, learnt after the ranks were added: the world group's rows name its ranks."""
         if not self._world_names:
             return
-        self.every.add(tuple(world))
+        world = self._every.setdefault(tuple(world), tuple(world))
         for name in self._world_names:
             if _hash_named(name):
-                self.lists.setdefault(name, set()).add(tuple(world))
+                self._add_list(name, world)
 
     @staticmethod
     def unresolved(rows: list[dict]) -> bool:
@@ -725,10 +735,10 @@ class SharedGroups:
             if not _hash_named(name):
                 continue
             size, rank = row.get("group_size"), row.get("rank")
-            found = self.lists.get(name, set())
-            ranks = next(iter(found)) if len(found) == 1 else None
+            found = self._lists.get(name)
+            ranks = found if isinstance(found, tuple) else next(iter(found)) if found and len(found) == 1 else None
             if ranks is None or not comm_groups.fits(ranks, size=size, rank=rank, name=name):
-                candidates = set(self.every)
+                candidates = set(self._every)
                 wanted = size or comm_groups.stated_size(name)
                 if rank is not None and world and wanted:
                     candidates.update(comm_groups.strided_candidates(rank, wanted, world))
