@@ -55,7 +55,7 @@ def run_each(fn: Callable, tasks: Sequence[tuple], *, jobs: int | None = None, s
     order they finish. ``name(task)``: the file a task reads, for the error of a worker that died
     while running it (killed, out of memory), which comes back as an
     :class:`~msinspect.errors.WorkerError` naming that file."""
-    tasks = list(tasks)
+    tasks = tasks if isinstance(tasks, Sequence) else list(tasks)  # a Sequence may make each when asked
     address = scheduler_address(scheduler)
     if address:
         yield from _on_dask(address, fn, tasks, name, kwargs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import uuid
+from collections.abc import Sequence
 from contextlib import closing, nullcontext
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -29,8 +30,8 @@ from msinspect.dumps import Dump
 from msinspect.errors import MsInspectError, shown_path
 from msinspect.executors import _bare, batches, run_each
 from msinspect.model import Node
-from msinspect.ranks_read import ReadPlan, plan_reads
-from msinspect.selection import pick_reference, world_of
+from msinspect.ranks_read import RankRead, ReadPlan, plan_reads
+from msinspect.selection import reference_text, world_of
 from msinspect.stages import files_of_stage, stage_of
 
 #: Set (to anything but ""), every rank is read in full: no rank is read by what differs from
@@ -67,8 +68,10 @@ class RankResult:
     """Parameters of the file with a value (``: has_default``), whether cut or not."""
     world_size: int | None = None
     """The world size the file states (:func:`~msinspect.analysis.comm.stated_world`)."""
-    ranks_named: tuple[int, ...] = ()
-    """Every rank the file's communication names."""
+    highest_named: int | None = None
+    """The highest rank the file's communication names (:func:`~msinspect.analysis.comm.ranks_named`):
+    a world of fewer ranks cannot hold it. One number, not the list: a rank of a data-parallel
+    group of 2,500 names them all."""
     pipelined: bool = False
     """Whether the file sends or receives between pipeline stages."""
     complete: bool = True
@@ -114,17 +117,48 @@ class RankResult:
 READERS = {"params": consumer_reads, "held": weight_reads}
 
 
-class SpooledResult(RankResult):
-    """A :class:`RankResult` whose row lists (``strategies``, ``comm``, ``params``, ``ops``,
-    ``held``) wait in its analysis' spool, read back at each access (a new list each time); the
-    rest is held (:mod:`msinspect.analysis.spool`). Pickles as a plain :class:`RankResult`."""
+#: The fields of a spooled rank held as its own (:class:`SpooledResult`); the others but its rows
+#: are those of every rank that agrees with it, held once (:data:`SHARED`).
+OWN = ("rank", "label", "file", "reference", "highest_named")
+SHARED = tuple(f.name for f in fields(RankResult) if f.name not in OWN and f.name not in ROWS)
+
+
+class SpooledResult:
+    """A :class:`RankResult` to every reader, held in little memory: its row lists
+    (``strategies``, ``comm``, ``params``, ``ops``, ``held``) wait in its analysis' spool, read
+    back at each access (a new list each time; :mod:`msinspect.analysis.spool`); of its other
+    fields it holds its own (:data:`OWN`: rank, label, files) and one tuple of the rest
+    (:data:`SHARED`: stage, status, counts, signature ...), which the ranks that agree share
+    (:meth:`~msinspect.analysis.spool.Spool.shared`): some 100 bytes a rank where a
+    :class:`RankResult` without its rows took 900. Pickles as a plain :class:`RankResult`."""
+
+    __slots__ = OWN + ("_shared", "_spool", "_first", "_moved")
 
     def __reduce__(self):
         return _whole, ({f.name: getattr(self, f.name) for f in fields(RankResult)},)
 
+    def __repr__(self) -> str:
+        return f"SpooledResult(rank={self.rank!r}, label={self.label!r}, file={self.file!r})"
+
+
+def _shared_field(index: int, name: str) -> property:
+    """The property of a :class:`SpooledResult` reading (and writing) one of :data:`SHARED`."""
+    def get(self):
+        value = self._shared[index]
+        return list(value) if name == "skipped" else value
+
+    def put(self, value):
+        values = list(self._shared)
+        values[index] = tuple(value) if name == "skipped" else value
+        self._shared = self._spool.shared(tuple(values))
+
+    return property(get, put, doc=f"The rank's {name} (see :class:`RankResult`).")
+
 
 for _index, _name in enumerate(ROWS):
     setattr(SpooledResult, _name, row_list(_index, _name))
+for _index, _name in enumerate(SHARED):
+    setattr(SpooledResult, _name, _shared_field(_index, _name))
 
 
 def _whole(values: dict) -> RankResult:
@@ -286,7 +320,7 @@ def _result(ir, ref, graph, path: str, reference: str | None, ctx: RankContext, 
         strategies=_strategies(ir, ctx, ref, graph, like, own), comm=comm,
         params=_params(ir, ctx, ref, graph, like, own), ops=_ops(ir, ctx, graph, like, own), reference=reference,
         weights=sum(1 for p in ir.params if p.has_default), world_size=stated_world(ir, graph),
-        ranks_named=tuple(sorted(ranks_named(ir, graph))),
+        highest_named=max(ranks_named(ir, graph), default=None),
         pipelined=any(n.op in PIPELINE_OPS for n in comm_nodes(ir, graph)),
         skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []), held=_held(ir, ctx, comm, like, own),
         planner=planner_ran(ir.stage, ir.attrs), failure=failure_row(ir), complete=complete,
@@ -538,8 +572,13 @@ class Gathered:
         self.signatures: dict[Signature, Signature] = {}
         self.tallies: dict[Tally, Tally] = {}
 
-    def arrive(self, index: int, result: RankResult) -> None:
-        """Rank ``index``'s result (task order)."""
+    def arrive(self, index: int, result: RankResult, task: tuple | None = None) -> None:
+        """Rank ``index``'s result (task order); ``task``: the one it answers, whose file names
+        and label the result then holds (the plan's strings, not each a copy from a worker)."""
+        if task is not None:
+            path, reference, _ctx, label = task
+            if (result.file, result.reference, result.label) == (path, reference, label):
+                result.file, result.reference, result.label = path, reference, label
         if result.rows_at is not None:  # its rows are on disk already: what they tell came with it
             self.groups.add_seen(result.groups_seen)
             unresolved = result.groups_unresolved
@@ -585,7 +624,8 @@ def world_from_ir(results: list[RankResult]) -> tuple[int, ...] | None:
     if len(sizes) != 1:
         return None
     size = sizes.pop()
-    seen = {r.rank for r in results if r.rank is not None} | {n for r in results for n in r.ranks_named}
+    seen = {r.rank for r in results if r.rank is not None} | {r.highest_named for r in results
+                                                              if r.highest_named is not None}
     return tuple(range(size)) if not seen or max(seen) < size else None
 
 
@@ -729,16 +769,34 @@ def _shelf(gathered: Gathered, scheduler: str | None) -> str | None:
 def rank_tasks(plan: ReadPlan, world: tuple[int, ...] | None, only: Collection[int] | None = None) -> list[tuple]:
     """The task of each rank the plan reads (of ``only``, when given): ``(file, reference file,
     context, label)``, what :func:`_analyse_batch` reads."""
-    tasks = []
-    for read in plan.read:
-        if only is not None and read.rank not in only:
-            continue
-        rank, path = read.source, read.read_from
-        reference = pick_reference(rank, Path(path))
-        # the file's own text where it is its own reference: one string a rank, not two
-        reference = None if reference is None else path if _own(path, reference) else str(reference)
-        tasks.append((path, reference, RankContext(rank.rank, world), read.label))
-    return tasks
+    return [rank_task(read, world) for read in _reads(plan, only)]
+
+
+def _reads(plan: ReadPlan, only: Collection[int] | None) -> list[RankRead]:
+    return [read for read in plan.read if only is None or read.rank in only]
+
+
+def rank_task(read: RankRead, world: tuple[int, ...] | None) -> tuple:
+    """The task of one rank the plan reads (see :func:`rank_tasks`)."""
+    rank, path = read.source, read.read_from
+    reference = reference_text(rank, path)  # text: no path made a rank
+    # the file's own text where it is its own reference: one string a rank, not two
+    reference = path if reference == path else reference
+    return (path, reference, RankContext(rank.rank, world), read.label)
+
+
+class _Batches(Sequence):
+    """The arguments of each batch's task (:func:`_analyse_batch`), made when the batch is sent:
+    a job of 10,000 ranks holds the tasks of the batches in flight, not one of every rank."""
+
+    def __init__(self, reads: list[RankRead], cut: list[range], world: tuple[int, ...] | None):
+        self.reads, self.cut, self.world = reads, cut, world
+
+    def __len__(self) -> int:
+        return len(self.cut)
+
+    def __getitem__(self, index: int) -> tuple[list[tuple]]:
+        return ([rank_task(self.reads[i], self.world) for i in self.cut[index]],)
 
 
 def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
@@ -786,29 +844,28 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
                                  f"so the job has more than {world} ranks")
     world = tuple(range(world)) if world is not None else world_of(dump)
     plan = plan_reads(dump, stage)
-    tasks = rank_tasks(plan, world, only)
+    reads = _reads(plan, only)
     if spool is None:
-        spool = len(tasks) >= SPOOL_RANKS
+        spool = len(reads) >= SPOOL_RANKS
     if alike is None:
         alike = not os.environ.get(READ_EVERY_RANK_ENV)
-    gathered = Gathered(len(tasks), spool)
+    gathered = Gathered(len(reads), spool)
     # consecutive ranks a task, so that a worker reads the first rank it gets in full and the rest
     # by what differs from it (msinspect.analysis.alike); a few ranks: one a task, every core busy
-    cut = batches(len(tasks), jobs or os.cpu_count() or 1, RANKS_A_TASK)
+    cut = batches(len(reads), jobs or os.cpu_count() or 1, RANKS_A_TASK)
     try:
-        with closing(run_each(_analyse_batch, [([tasks[i] for i in batch],) for batch in cut], jobs=jobs,
+        with closing(run_each(_analyse_batch, _Batches(reads, cut, world), jobs=jobs,
                               scheduler=scheduler, name=lambda task: task[0][0][0], lenient=lenient, cache=cache,
                               alike=alike, run=uuid.uuid4().hex, shelf=_shelf(gathered, scheduler))) as outcomes:
-            for done, (index, _batch_task, outcome) in enumerate(outcomes, 1):  # as each batch's results arrive
+            for done, (index, (tasks,), outcome) in enumerate(outcomes, 1):  # as each batch's results arrive
                 if isinstance(outcome, MsInspectError):  # its worker died: each rank of it says so
-                    outcome = [_died_on(tasks[i], outcome) for i in cut[index]]
-                for at, result in zip(cut[index], outcome):
-                    task = tasks[at]
+                    outcome = [_died_on(task, outcome) for task in tasks]
+                for at, task, result in zip(cut[index], tasks, outcome):
                     if isinstance(result, MsInspectError):
                         if not lenient:
                             raise result
                         result = _unreadable(task, result)
-                    gathered.arrive(at, result)
+                    gathered.arrive(at, result, task)
                     del result  # a spooled rank's rows go now
                     if progress:
                         progress(task[3])

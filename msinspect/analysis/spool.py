@@ -101,6 +101,7 @@ class Spool:
         self._reader, self._start, self._end = array("H"), array("Q"), array("Q")
         self._folder: str | None = None
         self._bases: OrderedDict[tuple[int, int], list] = OrderedDict()  # deltas' bases, decoded
+        self._heads: dict[tuple, tuple] = {}  # the spooled ranks' shared fields (shared)
         # the workers' files stay open until the spool goes (they are unlinked already)
         self._release = weakref.finalize(self, _close_all, self._readers)
 
@@ -116,6 +117,15 @@ class Spool:
         self._reader.append(reader)
         self._start.append(start)
         self._end.append(end)
+
+    def shared(self, values: tuple) -> tuple:
+        """``values`` (what a :class:`~msinspect.analysis.collect.SpooledResult` holds of the
+        fields ranks that agree share), as the one tuple of them this spool holds; ``values``
+        itself where one cannot be a key (a failure's dict)."""
+        try:
+            return self._heads.setdefault(values, values)
+        except TypeError:
+            return values
 
     def folder(self) -> str:
         """Where the workers put their files (:func:`shelve`), made when first asked for."""
@@ -242,25 +252,24 @@ def close_shelf() -> None:
 def spooled(result, spool: Spool):
     """``result`` (a :class:`~msinspect.analysis.collect.RankResult`) as a :class:`SpooledResult`:
     its row lists put in ``spool``, the rest kept."""
-    from msinspect.analysis.collect import SpooledResult
+    from msinspect.analysis.collect import OWN, SHARED, SpooledResult
 
-    head = SpooledResult.__new__(SpooledResult)
-    for name, value in result.__dict__.items():
-        if name not in ROWS:
-            object.__setattr__(head, name, value)
-    object.__setattr__(head, "_spool", spool)
+    head = SpooledResult()
+    for name in OWN:
+        setattr(head, name, getattr(result, name))
+    head._spool = spool
     # the lists go in one after the other: the first's index says where each is (one int a rank,
     # not a list of five); a list put again later (row_list's setter) is noted in ``_moved``
     if result.rows_at is not None:  # put by the worker (shelve): taken in where they are
         first, moved = spool.adopt(*result.rows_at), {}
-        for name in ("rows_at", "groups_seen"):
-            object.__setattr__(head, name, None)
+        result.rows_at, result.groups_seen, result.groups_unresolved = None, None, False  # told already
     else:
         first = spool.put(getattr(result, ROWS[0]))
         moved = {index: at for index, at in ((i, spool.put(getattr(result, name))) for i, name in enumerate(ROWS) if i)
                  if at != first + index}
-    object.__setattr__(head, "_first", first)
-    object.__setattr__(head, "_moved", moved or None)
+    head._first, head._moved = first, moved or None
+    head._shared = spool.shared(tuple(tuple(result.skipped) if name == "skipped" else getattr(result, name)
+                                      for name in SHARED))
     return head
 
 
