@@ -82,9 +82,9 @@ def _gunzip(path: Path, cap: int) -> bytes | None:
     does not (damaged, cut, or more than ``cap`` bytes compressed): :func:`_read_gzip` reads it
     as a stream then, says why and keeps what it can."""
     with open(path, "rb") as handle:
-        data = handle.read(cap + 1)
-    if len(data) > cap:
-        return None
+        if os.fstat(handle.fileno()).st_size > cap:  # not read(cap + 1): that asks for cap bytes up front
+            return None
+        data = handle.read()
     out, size = [], 0
     while data:
         stream = zlib.decompressobj(wbits=31)  # a gzip member: header, deflate, CRC and size checked

@@ -74,6 +74,20 @@ def test_gzip_members_and_padding_read_as_gzip_reads_them(tmp_path):
     assert read_text(tmp_path / "members_validate_0001.ir.gz")[0] == (first + second).decode()
 
 
+def test_reading_a_gz_asks_for_what_it_reads_not_the_cap():
+    """The cap (4 GiB) bounds what is read; it is never asked of the allocator up front (a
+    read(cap + 1) of each rank's file did: 4 GiB reserved for a 0.4 MB text)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        text, _ = read_text(GOOD)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * len(text.encode()) + (1 << 20)
+
+
 def test_decompressed_size_is_capped(tmp_path, monkeypatch):
     path = tmp_path / "flood_validate_0001.ir.gz"
     path.write_bytes(gzip.compress(b"\n" * (4 << 20)))          # 4 KB on disk, 4 MiB of blank lines
