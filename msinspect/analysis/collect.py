@@ -573,12 +573,12 @@ class Gathered:
         self.tallies: dict[Tally, Tally] = {}
 
     def arrive(self, index: int, result: RankResult, task: tuple | None = None) -> None:
-        """Rank ``index``'s result (task order); ``task``: the one it answers, whose file names
-        and label the result then holds (the plan's strings, not each a copy from a worker)."""
+        """Rank ``index``'s result (task order); ``task``: the one it answers, whose file names,
+        label and rank the result then holds (the plan's objects, not each a copy from a worker)."""
         if task is not None:
-            path, reference, _ctx, label = task
-            if (result.file, result.reference, result.label) == (path, reference, label):
-                result.file, result.reference, result.label = path, reference, label
+            path, reference, ctx, label = task
+            if (result.file, result.reference, result.label, result.rank) == (path, reference, label, ctx.rank):
+                result.file, result.reference, result.label, result.rank = path, reference, label, ctx.rank
         if result.rows_at is not None:  # its rows are on disk already: what they tell came with it
             self.groups.add_seen(result.groups_seen)
             unresolved = result.groups_unresolved

@@ -655,6 +655,16 @@ def _hash_named(name) -> bool:
     return comm_groups.is_mindspore_name(name) or comm_groups.is_sha256_name(name)
 
 
+def _compact(ranks: tuple[int, ...]) -> tuple[int, ...] | range:
+    """A rank list as :class:`SharedGroups` holds it: a range where it is one (a strided group:
+    no number held for each rank of each group), else the tuple."""
+    if len(ranks) > 1 and ranks[1] > ranks[0]:
+        strided = range(ranks[0], ranks[-1] + 1, ranks[1] - ranks[0])
+        if len(strided) == len(ranks) and all(a == b for a, b in zip(ranks, strided)):
+            return strided
+    return ranks
+
+
 class SharedGroups:
     """:func:`shared_groups` over ranks as they arrive, holding only what the group names stand
     for (not the ranks' rows): :meth:`add` each rank's comm rows as they come, :meth:`world_found`
@@ -663,21 +673,21 @@ class SharedGroups:
     has a group to find."""
 
     def __init__(self):
-        self._lists: dict[str, tuple[int, ...] | set[tuple[int, ...]]] = {}
-        # group name -> the rank list the ranks' operators write for it, a set where they write
-        # several: one list a name, not a set of one (200 bytes each of 7,500 groups at 10,000 ranks)
-        self._every: dict[tuple[int, ...], tuple[int, ...]] = {}  # every list an operator writes, each once
+        self._lists: dict[str, tuple[int, ...] | range | set] = {}
+        # group name -> the rank list the ranks' operators write for it (_compact), a set where
+        # they write several: one list a name, not a set of one (200 bytes each of 7,500 groups
+        # at 10,000 ranks)
+        self._every: dict = {}  # every list an operator writes (_compact), each once
         self._world_names: set = set()  # names of world-group rows waiting for the world
 
-    def _add_list(self, name: str, ranks: tuple[int, ...]) -> None:
+    def _add_list(self, name: str, ranks: tuple[int, ...] | range) -> None:
         found = self._lists.get(name)
         if found is None:
             self._lists[name] = ranks
-        elif isinstance(found, tuple):
-            if found != ranks:
-                self._lists[name] = {found, ranks}
-        else:
+        elif isinstance(found, set):
             found.add(ranks)
+        elif found != ranks:
+            self._lists[name] = {found, ranks}
 
     def add(self, rows: list[dict]) -> None:
         """Learn what the groups of one rank's comm rows stand for."""
@@ -705,6 +715,7 @@ class SharedGroups:
             if ranks is None:
                 self._world_names.add(name)
                 continue
+            ranks = _compact(ranks)
             ranks = self._every.setdefault(ranks, ranks)
             if _hash_named(name):
                 self._add_list(name, ranks)
@@ -713,7 +724,8 @@ class SharedGroups:
         """The world, learnt after the ranks were added: the world group's rows name its ranks."""
         if not self._world_names:
             return
-        world = self._every.setdefault(tuple(world), tuple(world))
+        world = _compact(tuple(world))
+        world = self._every.setdefault(world, world)
         for name in self._world_names:
             if _hash_named(name):
                 self._add_list(name, world)
@@ -736,9 +748,11 @@ class SharedGroups:
                 continue
             size, rank = row.get("group_size"), row.get("rank")
             found = self._lists.get(name)
-            ranks = found if isinstance(found, tuple) else next(iter(found)) if found and len(found) == 1 else None
+            if isinstance(found, set):
+                found = next(iter(found)) if len(found) == 1 else None
+            ranks = tuple(found) if found is not None else None
             if ranks is None or not comm_groups.fits(ranks, size=size, rank=rank, name=name):
-                candidates = set(self._every)
+                candidates = {tuple(ranks) for ranks in self._every}
                 wanted = size or comm_groups.stated_size(name)
                 if rank is not None and world and wanted:
                     candidates.update(comm_groups.strided_candidates(rank, wanted, world))
