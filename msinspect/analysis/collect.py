@@ -269,7 +269,7 @@ def _reference(path: str, reference: str | None, same, other):
 def _own(path: str, reference: str) -> bool:
     """Whether the rank's reference file is its own file (a rank with ``step_parallel_end`` only:
     its weights are the file's own)."""
-    return Path(reference) == Path(path)
+    return reference == path or os.path.normpath(reference) == os.path.normpath(path)  # no Path a rank
 
 
 @dataclass(frozen=True)
@@ -482,7 +482,8 @@ class _Batch:
         if self.exemplar is None:
             return None, None
         exemplar, (e_path, e_reference, e_ctx, _), _ = self.exemplar
-        if Path(path).name != Path(e_path).name or (reference is None) != (e_reference is None) \
+        name = os.path.basename  # of the text: no Path a rank (see msinspect.dumps._rank_dump)
+        if name(path) != name(e_path) or (reference is None) != (e_reference is None) \
                 or (ctx.world, ctx.stage_ranks) != (e_ctx.world, e_ctx.stage_ranks):
             return None, None
         lines, differ = alike.compared(exemplar, path)
@@ -491,10 +492,10 @@ class _Batch:
         ref_ex = exemplar.ref_exemplar
         own = ref_ex is exemplar  # the reference is the rank's own file, for both
         if reference is not None:
-            if Path(reference).name != Path(e_reference).name or ref_ex is None \
+            if name(reference) != name(e_reference) or ref_ex is None \
                     or own != _own(path, reference):
                 return None, None
-            ref_lines, ref_differ = (lines, differ) if own else alike.compared(ref_ex, reference, Path(reference).name)
+            ref_lines, ref_differ = (lines, differ) if own else alike.compared(ref_ex, reference, name(reference))
             if ref_lines is None:
                 return None, ref_differ
         else:

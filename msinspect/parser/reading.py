@@ -23,8 +23,10 @@ says what it is.
 from __future__ import annotations
 
 import codecs
+import errno
 import gzip
 import os
+import stat
 import zlib
 from pathlib import Path
 from typing import Iterator
@@ -58,12 +60,12 @@ def max_text_bytes() -> int:
 
 
 def _too_big(path: Path, cap: int, what: str) -> IRTooLargeError:
-    return IRTooLargeError(path=str(path), line=0, column=0,
+    return IRTooLargeError(path=str(Path(path)), line=0, column=0,
                            message=f"{what} is larger than {cap:,} bytes, the most msinspect reads "
                                    f"(set {MAX_BYTES_VARIABLE} to raise the cap)")
 
 
-def _read_capped(stream, path: Path, cap: int) -> bytes:
+def _read_capped(stream, path: str | Path, cap: int) -> bytes:
     """Read ``stream`` to its end in chunks (never one buffer of ``cap`` bytes); an
     IRTooLargeError past ``cap`` bytes."""
     out = bytearray()
@@ -73,10 +75,10 @@ def _read_capped(stream, path: Path, cap: int) -> bytes:
             return bytes(out)
         out += chunk
         if len(out) > cap:
-            raise _too_big(path, cap, "its decompressed text" if path.name.endswith(".gz") else "the file")
+            raise _too_big(path, cap, "its decompressed text" if str(path).endswith(".gz") else "the file")
 
 
-def _gunzip(path: Path, cap: int) -> bytes | None:
+def _gunzip(path: str | Path, cap: int) -> bytes | None:
     """The text of a ``.gz`` file that decompresses cleanly, each gzip member in one call of
     zlib (four times faster than :mod:`gzip`'s buffered reading of a 0.4 MB rank); None where it
     does not (damaged, cut, or more than ``cap`` bytes compressed): :func:`_read_gzip` reads it
@@ -102,7 +104,7 @@ def _gunzip(path: Path, cap: int) -> bytes | None:
     return b"".join(out)
 
 
-def _read_gzip(path: Path, cap: int, lenient: bool) -> tuple[bytes, list[Diagnostic]]:
+def _read_gzip(path: str | Path, cap: int, lenient: bool) -> tuple[bytes, list[Diagnostic]]:
     whole = _gunzip(path, cap)
     if whole is not None:
         return whole, []
@@ -122,11 +124,15 @@ def _read_gzip(path: Path, cap: int, lenient: bool) -> tuple[bytes, list[Diagnos
         reason = "ends early (truncated .gz)" if isinstance(err, EOFError) else f"is not a valid .gz ({err})"
         message = f"compressed stream {reason}"
         if not lenient or not out:
-            raise IRDecodeError(path=str(path), line=0, column=0, message=f"cannot decompress: {message}",
+            raise IRDecodeError(path=str(Path(path)), line=0, column=0, message=f"cannot decompress: {message}",
                                 lenient_helps=bool(out)) from None
         # Keep what decompressed cleanly up to the last whole line; say where the damage starts.
         text = bytes(out[:out.rfind(b"\n") + 1])
         return text, [Diagnostic(text.count(b"\n") + 1, 1, f"{message}; text read up to here")]
+
+
+#: What a stat that fails says of a file that is not there (as :meth:`pathlib.Path.exists` reads it).
+_NOT_THERE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 
 
 def read_bytes(path: str | os.PathLike, *, lenient: bool = False,
@@ -134,19 +140,26 @@ def read_bytes(path: str | os.PathLike, *, lenient: bool = False,
     """The file's bytes, ``.gz`` decompressed, at most ``max_bytes`` (default
     :func:`max_text_bytes`); see the module's docstring for the errors."""
     check_path(path)
-    path = Path(path)
+    # the path's text, a Path only to say what is wrong: pathlib interns the name of every
+    # folder of every path it parses, for good (10,000 ranks' folders: a table of 1.9 MB)
+    where = os.fspath(path)
     cap = max_bytes if max_bytes is not None else max_text_bytes()
     try:
-        if path.is_dir():
-            raise DumpNotFoundError(f"{path}: is a folder, not an IR file")
-        if not path.exists():
-            raise DumpNotFoundError(f"{path}: no such file")
-        if path.name.endswith(".gz"):
-            return _read_gzip(path, cap, lenient)
-        with open(path, "rb") as handle:
-            raw = _read_capped(handle, path, cap)
+        try:
+            is_dir = stat.S_ISDIR(os.stat(where).st_mode)
+        except OSError as err:
+            if err.errno not in _NOT_THERE:
+                raise
+            raise DumpNotFoundError(f"{Path(where)}: no such file") from None
+        if is_dir:
+            raise DumpNotFoundError(f"{Path(where)}: is a folder, not an IR file")
+        if where.endswith(".gz"):
+            return _read_gzip(where, cap, lenient)
+        with open(where, "rb") as handle:
+            raw = _read_capped(handle, where, cap)
     except OSError as err:
-        raise IRReadError(path=str(path), line=0, column=0, message=f"cannot read: {err.strerror or err}") from None
+        raise IRReadError(path=str(Path(where)), line=0, column=0,
+                          message=f"cannot read: {err.strerror or err}") from None
     return raw, []
 
 
@@ -166,7 +179,7 @@ def read_text(path: str | os.PathLike, *, lenient: bool = False,
         if not lenient:
             line_end = raw.find(b"\n", err.start)
             shown = raw[line_start:line_end if line_end >= 0 else len(raw)].decode("utf-8", "replace")
-            raise IRDecodeError(path=str(path), line=line, column=column, message=message,
+            raise IRDecodeError(path=str(Path(path)), line=line, column=column, message=message,
                                 source_line=shown) from None
         return raw.decode("utf-8", "replace"), diagnostics + [Diagnostic(line, column, message)]
 
