@@ -23,48 +23,47 @@ process, wall and CPU). Goals (issue 28): the main process' peak at 2,048 (and 1
 1.3x of that at 256; seconds per rank at most 3x the line scan. Machines are noisy: read the ratios,
 measured back to back in one run, not the seconds.
 
-Measured here (2 cores, 2026-11-26, later the same day), with ``--also`` a checkout of 9829a24
-(the structure read once by the first rank of each batch of 16; rows made anew for every rank):
-"this" is the code after (a worker keeps its exemplar from batch to batch; a follower's rows are
-its exemplar's where nothing it reads changed, the structure answers kept with the graph;
-workers write the rows to the spool themselves):
+Measured here (2 cores, 2026-11-26, the second session of the day), with ``--also`` a checkout
+of ac79dc2 (the session's start: a follower's rows taken from its exemplar but pickled whole,
+the summary counted from rows read back, files read through :mod:`gzip`). "this" is the code
+after: the worker counts what the summary prints (``analysis/tally.py``), a follower's rows go in
+the spool as a delta of its exemplar's, a clean ``.gz`` is decompressed by zlib in one call,
+only the fields that differ are patched into the exemplar's nodes:
 
      code  ranks  seconds  s/rank  scan s  x scan x scan CPU  peak MB  vs 256 groups
-     this      8      0.6   0.071    0.02   36.9x      40.1x       53       -      1
-     also      8      0.8   0.099    0.02   51.8x      56.9x       54       -      1
-     this     64      1.0   0.015    0.10   10.2x      11.0x       52       -      1
-     also     64      1.7   0.026    0.10   17.3x      18.6x       67       -      1
-     this    256      2.3   0.009    0.40    5.8x       6.0x       54   1.00x      1
-     also    256      5.4   0.021    0.40   13.4x      13.8x       72   1.00x      1
-     this   1024      8.4   0.008    1.63    5.2x       5.7x       57   1.05x      1
-     also   1024     21.9   0.021    1.63   13.4x      14.8x       75   1.04x      1
-     this   2048     15.6   0.008    3.03    5.2x       5.4x       61   1.13x      1
-     also   2048     46.4   0.023    3.03   15.3x      16.0x       78   1.08x      1
-     this  10000     96.0   0.010   13.94    6.9x       6.9x       77   1.44x      1   (--10k, own run)
+     this      8      0.5   0.068    0.01   36.2x      40.4x       54       -      1
+     also      8      0.6   0.074    0.01   39.4x      43.7x       53       -      1
+     this     64      0.8   0.013    0.10    7.8x       8.9x       53       -      1
+     also     64      1.0   0.016    0.10   10.0x      11.4x       53       -      1
+     this    256      1.6   0.006    0.36    4.5x       4.6x       55   1.00x      1
+     also    256      2.4   0.009    0.36    6.6x       6.8x       54   1.00x      1
+     this   1024      5.1   0.005    1.73    3.0x       3.4x       57   1.04x      1
+     also   1024      8.0   0.008    1.73    4.6x       5.3x       57   1.05x      1
+     this   2048     10.4   0.005    2.95    3.5x       3.7x       59   1.08x      1
+     also   2048     14.9   0.007    2.95    5.0x       5.3x       61   1.13x      1
+     this  10000     67.3   0.007   13.84    4.9x       5.0x       70   1.27x      1   (--10k, own run)
 
 ``--jobs 2`` (the default on these two cores: two workers read, the main process gathers; its
-peak is the main process', the workers not counted):
+peak is the main process', the workers not counted), two runs of 8 - 2,048 and one of 10,000:
 
      code  ranks  seconds  s/rank  scan s  x scan x scan CPU  peak MB  vs 256 groups
-     this      8      0.6   0.075    0.01   45.9x      76.4x       30       -      1
-     this     64      0.7   0.012    0.10    7.3x      14.6x       25       -      1
-     this    256      1.6   0.006    0.38    4.2x       8.0x       26   1.00x      1
-     this   1024      5.1   0.005    1.41    3.6x       6.8x       27   1.07x      1
-     this   2048     10.3   0.005    2.87    3.6x       6.7x       30   1.17x      1
-     this  10000     61.5   0.006   15.86    3.9x       7.6x       48   1.89x      1
+     this      8      0.5   0.063    0.01   40.1x      69.0x       30       -      1
+     this     64      0.6   0.010    0.09    7.4x      13.0x       25       -      1
+     this    256      1.1   0.004    0.34    3.2x       5.8x       26   1.00x      1
+     this   1024      3.0   0.003    1.35    2.2x       4.2x       26   1.03x      1
+     this   2048      6.2   0.003    2.70    2.3x       4.4x       28   1.08x      1   (second run: 2.1x, 4.0x)
+     this  10000     38.6   0.004   13.54    2.9x       5.5x       38   1.47x      1
 
-Per rank 2.9x faster than 9829a24 in one process (5.2x the line scan at 2,048 ranks, from 15.3x);
-with the two workers 3.0x - 3.6x the scan in wall time in five runs (5.8x - 6.7x in CPU; the last
-three after the changed nodes' rows were found without a walk of every node and the signature's
-parts kept: 3.1x, 3.4x; and the last after what each changed node item tells was kept with it:
-3.0x, 5.8x CPU, one process 5.5x), at the 3x issue 28 asks in one run of five, not reliably.
-Where a follower's ~8 ms go (cProfile, one process): its rows ~45% (communication rows, made for
-every rank: their groups are the rank's; operator rows copied with the rank's name), reading and
-comparing its text ~25%, reading its changed nodes again and patching them in ~28%. Memory: the
-main process holds ~2.4 kB a rank of resident memory at 10,000 ranks (the rank's folder, plan and
-task, its result's head and spool index, the groups it names; traced objects ~1 kB of it), so
-10,000 ranks are 1.44x of 256 in one process and 1.89x of the pool's 26 MB main process: 48 MB,
-where the pool held 1.5 GB before its tasks were queued two a worker ahead.
+Seconds per rank at 2,048 ranks: 2.1x - 2.3x the line scan with the two workers (issue 28's goal
+is 3x; 3.0x - 3.6x at the session's start), 3.5x in one process. Where a follower's time goes now
+(cProfile, one process): its communication rows (made for every rank: their groups are its own)
+and the rows taken from the exemplar (copied with its rank and file) about 40%, reading, decoding
+and comparing its text about 25%, reading its changed nodes again and patching them in about
+20%. Memory: the main process holds some 1.2 - 1.5 kB a rank at 10,000 ranks (its folder, plan entry,
+spooled head, spool index and the groups it names, with the allocator's share), against 2.4 kB at
+the session's start: one process 1.27x of its 256-rank peak (goal 1.3x), the pool's main process,
+whose 256-rank peak is 26 MB, 1.47x (12 MB for 10,000 ranks). Getting that under 1.3x takes the
+plan and the results held in columns, not one object per rank.
 """
 from __future__ import annotations
 
