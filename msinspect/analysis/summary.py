@@ -40,7 +40,7 @@ def iter_summary_rows(analysis, groups=None) -> Iterator[dict]:
     from msinspect.analysis.groups import rank_groups
 
     grouped = groups or rank_groups(analysis)
-    reads = {str(r.file): r for r in analysis.plan.read}
+    reads = {r.read_from: r for r in analysis.plan.read}  # text: no Path a rank (see msinspect.dumps._rank_dump)
     stage_texts: dict[tuple, str] = {}  # one string per stage
     for result in analysis.results:
         read = reads.get(result.file)

@@ -52,9 +52,11 @@ def tell_alike(results) -> None:
     if followers:
         _note(f"note: {followers:,} of {len(results):,} ranks read by what differs from a rank read in full "
               f"(the same answers; {READ_EVERY_RANK_ENV}=1 reads each in full)")
-    signatures = {r.label: r.signature for r in results}
-    for r in results:
-        if r.departure and r.signature is not None and r.signature == signatures.get(r.departed_from):
+    departed = [r for r in results if r.departure]
+    before = {r.departed_from for r in departed}  # the ranks they departed from: not every rank's
+    signatures = {r.label: r.signature for r in results if r.label in before} if departed else {}
+    for r in departed:
+        if r.signature is not None and r.signature == signatures.get(r.departed_from):
             _note(f"note: {r.label}: {r.departure}")
 
 
