@@ -59,7 +59,7 @@ def max_text_bytes() -> int:
     return MAX_TEXT_BYTES
 
 
-def _too_big(path: Path, cap: int, what: str) -> IRTooLargeError:
+def _too_big(path: str | Path, cap: int, what: str) -> IRTooLargeError:
     return IRTooLargeError(path=str(Path(path)), line=0, column=0,
                            message=f"{what} is larger than {cap:,} bytes, the most msinspect reads "
                                    f"(set {MAX_BYTES_VARIABLE} to raise the cap)")
@@ -101,7 +101,7 @@ def _gunzip(path: str | Path, cap: int) -> bytes | None:
         if not stream.eof:
             return None
         data = stream.unused_data
-    return b"".join(out)
+    return out[0] if len(out) == 1 else b"".join(out)  # one member (the usual): not copied
 
 
 def _read_gzip(path: str | Path, cap: int, lenient: bool) -> tuple[bytes, list[Diagnostic]]:
