@@ -14,6 +14,7 @@ from msinspect.analysis.collect import Gathered, RankResult, SpooledResult
 from msinspect.analysis.spool import Spool
 from msinspect.analysis.comm_groups import mindspore_name
 from msinspect.analysis.summary import iter_summary_rows, summary_rows
+from msinspect.analysis.tally import tally_of
 from msinspect.dumps import load_dump
 from msinspect.schema import json_pieces, jsonl_lines, to_json
 from tests.conftest import FIXTURES
@@ -58,6 +59,8 @@ def test_spooled_ranks_answer_as_ranks_held_whole(root, store):
     import pickle
 
     assert [pickle.loads(pickle.dumps(r)) for r in spooled.results] == whole.results  # field by field
+    # the counts the summary prints, made by the worker (msinspect.analysis.tally), are the rows'
+    assert all(r.tally is not None and r.tally == tally_of(r.strategies, r.comm, r.params) for r in spooled.results)
 
 
 def test_a_world_told_by_the_files_and_groups_named_by_hash_only(tmp_path, store):
