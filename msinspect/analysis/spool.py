@@ -63,10 +63,15 @@ class Derived(list):
         return list, (list(self),)
 
 
+def _rows_of(base: list[dict], fields: dict, made: dict[int, dict]):
+    """Each row of ``base`` with ``fields`` set, those at ``made``'s indexes replaced by its rows."""
+    return (made.get(i) or {**row, **fields} for i, row in enumerate(base))
+
+
 def derived(base: list[dict], fields: dict, made: dict[int, dict]) -> Derived:
     """The :class:`Derived` rows of ``base`` with ``fields`` set, those at ``made``'s indexes
     replaced by its rows."""
-    rows = Derived(made.get(i) or {**row, **fields} for i, row in enumerate(base))
+    rows = Derived(_rows_of(base, fields, made))
     rows.base, rows.fields, rows.made = base, fields, made
     return rows
 
@@ -82,8 +87,8 @@ class Delta:
     made: dict
 
     def rows(self, base: list[dict]) -> list[dict]:
-        made, fields = self.made, self.fields
-        return [made.get(i) or {**row, **fields} for i, row in enumerate(base)]
+        """The rows it stands for, given its base list (read back): those :func:`derived` made."""
+        return list(_rows_of(base, self.fields, self.made))
 
 
 class Spool:
