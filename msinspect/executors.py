@@ -121,16 +121,17 @@ def _in_pool(fn, tasks, jobs, name, kwargs) -> Iterator[Outcome]:
 
     with ProcessPoolExecutor(max_workers=jobs, mp_context=_start_method(),
                              initializer=collector.own_process) as pool:  # a worker is msinspect's own
-        futures: dict = {}  # future -> task index
+        futures: dict = {}  # future -> (task index, task): each task made once (a Sequence may make it)
         queue = iter(range(len(tasks)))
-        broken: list[int] = []  # tasks the pool could not take: it lost a worker
+        broken: list[tuple[int, tuple]] = []  # tasks the pool could not take: it lost a worker
 
         def submit() -> None:
             for index in queue:
+                task = tasks[index]
                 try:
-                    futures[pool.submit(_returning_errors, fn, *tasks[index], **kwargs)] = index
+                    futures[pool.submit(_returning_errors, fn, *task, **kwargs)] = (index, task)
                 except BrokenProcessPool:
-                    broken.append(index)
+                    broken.append((index, task))
                     continue
                 return
 
@@ -139,18 +140,18 @@ def _in_pool(fn, tasks, jobs, name, kwargs) -> Iterator[Outcome]:
                 submit()
             while futures or broken:
                 while broken:
-                    index = broken.pop(0)
-                    yield index, tasks[index], _died(name(tasks[index]), "parser process")
+                    index, task = broken.pop(0)
+                    yield index, task, _died(name(task), "parser process")
                 done, _ = wait(futures, return_when=FIRST_COMPLETED) if futures else ((), ())
                 for future in done:
-                    index = futures.pop(future)  # a done future holds its result: let go once taken
+                    index, task = futures.pop(future)  # a done future holds its result: let go once taken
                     try:
                         result = future.result()
                     except BrokenProcessPool:
-                        result = _died(name(tasks[index]), "parser process")
+                        result = _died(name(task), "parser process")
                     del future
                     submit()
-                    yield index, tasks[index], result
+                    yield index, task, result
                     del result
         finally:  # the caller stopped early (strict mode, an error): drop what has not started
             for future in futures:
@@ -330,34 +331,35 @@ def _on_dask(address: str, fn, tasks, name, kwargs) -> Iterator[Outcome]:
     from distributed.scheduler import KilledWorker
 
     folder = os.getcwd()
-    futures: dict = {}  # future -> (task indices, run alone)
+    futures: dict = {}  # future -> (task indices, their tasks, run alone): each task made once
     alone: list[int] = []  # tasks of batches whose worker died, to run one at a time
 
     def submit(indices, single: bool = False):  # pure=False: a file may change between two runs
-        future = client.submit(_batch, folder, fn, [tasks[i] for i in indices], kwargs, pure=False)
-        futures[future] = (list(indices), single)
+        sent = [tasks[i] for i in indices]
+        future = client.submit(_batch, folder, fn, sent, kwargs, pure=False)
+        futures[future] = (list(indices), sent, single)
         return future
 
     try:
         pending = [submit(indices) for indices in batches(len(tasks), _workers(client))]
         while pending:
             for future in _finished(client, address, pending, _timeout()):
-                indices, single = futures.pop(future)
+                indices, sent, single = futures.pop(future)
                 try:
                     outcomes = future.result()  # msinspect's errors come back as values
                 except KilledWorker:
                     if not single:
                         alone.extend(indices)
                         continue
-                    outcomes = [_died(name(tasks[indices[0]]), "Dask worker")]
+                    outcomes = [_died(name(sent[0]), "Dask worker")]
                 except ImportError as error:
                     raise SchedulerError(f"the Dask workers of {address} cannot import msinspect ({error}); "
                                          "install the same msinspect on every worker") from None
                 except (FutureCancelledError, OSError) as error:
                     raise SchedulerError(f"lost the Dask scheduler at {address} while running: "
                                          f"{str(error).strip() or type(error).__name__}") from None
-                for index, outcome in zip(indices, outcomes):
-                    yield index, tasks[index], outcome
+                for index, task, outcome in zip(indices, sent, outcomes):
+                    yield index, task, outcome
             pending = [submit([alone.pop(0)], single=True)] if alone else []
     finally:
         with contextlib.suppress(Exception):
