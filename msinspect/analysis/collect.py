@@ -25,7 +25,7 @@ from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
 from msinspect.analysis.tally import Tally, tally, tally_of, with_comm
 from msinspect.analysis.vocabulary import BEFORE_PLANNER, planner_ran
 from msinspect import cache as caches
-from msinspect import collector
+from msinspect import collector, parser_mode
 from msinspect.dumps import Dump
 from msinspect.errors import MsInspectError, shown_path
 from msinspect.executors import _bare, batches, run_each
@@ -387,22 +387,32 @@ def _strategies(ir, ctx: RankContext, ref, graph, like: Like | None, own: dict) 
 def _analyse_batch(tasks: list[tuple], lenient: bool = False, cache: caches.Store | None = None,
                    alike: bool = True, run: str | None = None, shelf: str | None = None) -> list:
     """The tasks of consecutive ranks (run in a worker): each rank's result, or the msinspect
-    error its file raised, in order. With ``alike`` (and not ``lenient``), a rank whose file has
-    the name of the last rank read in full is read by what differs from it
-    (:mod:`msinspect.analysis.alike`); every other rank is read in full (:func:`_analyse`).
+    error its file raised, in order. With ``alike`` (and not ``lenient``, nor the reference
+    reading: :func:`_alike_reading`), a rank whose file has the name of the last rank read in
+    full is read by what differs from it (:mod:`msinspect.analysis.alike`); every other rank is
+    read in full (:func:`_analyse`).
     ``run``: the analysis the batch is of; the last rank read in full stays with the worker for
     the run's next batch (:func:`_batch_reader`), so that a worker reads one rank in full, not one
     a batch. Without it, the batch is read on its own. ``shelf``: the folder of the run's spool;
     each rank's rows are put there by this worker and the result sent without them
     (:func:`_shelved`)."""
+    alike = _alike_reading(alike, lenient)
     if run is None:
-        batch = _Batch(lenient, cache, alike and not lenient)
+        batch = _Batch(lenient, cache, alike)
         try:
             return [_shelved(batch.read(task), shelf) for task in tasks]
         finally:
             batch.close()
-    batch = _batch_reader(lenient, cache, alike and not lenient, run)
+    batch = _batch_reader(lenient, cache, alike, run)
     return [_shelved(batch.read(task), shelf) for task in tasks]
+
+
+def _alike_reading(alike: bool, lenient: bool) -> bool:
+    """Whether ranks are read by what differs (``alike`` asked for): not under ``lenient`` (a
+    rank read in part has nothing to be compared with), nor under the reference reading
+    (``MSINSPECT_PARSER=reference``, Lark alone: a follower's changed nodes are read again by the
+    fast reading's reader, which that reading has not)."""
+    return alike and not lenient and parser_mode.current() == parser_mode.FAST
 
 
 def _shelved(result, shelf: str | None):
@@ -834,7 +844,8 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
 
     ``alike``: read a rank whose file is the one before it in its batch but for rank-specific
     values by what differs (:mod:`msinspect.analysis.alike`: the same answers, without its parse
-    and graph); default: yes, unless ``MSINSPECT_READ_EVERY_RANK`` is set. Not under ``lenient``."""
+    and graph); default: yes, unless ``MSINSPECT_READ_EVERY_RANK`` is set. Not under ``lenient``,
+    nor under the reference reading (``MSINSPECT_PARSER=reference``: every rank read by Lark)."""
     if cache is None or cache is True:
         cache = caches.RESULTS if caches.enabled() else None
     cache = cache or None

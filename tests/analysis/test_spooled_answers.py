@@ -9,6 +9,7 @@ import tempfile
 import pytest
 
 from msinspect import cache as caches
+from msinspect import parser_mode
 from msinspect.analysis import analyse, rank_groups
 from msinspect.analysis.collect import Gathered, RankResult, SpooledResult
 from msinspect.analysis.spool import Spool
@@ -171,9 +172,25 @@ def test_a_follower_rows_go_in_as_a_delta_of_its_exemplar(tmp_path):
         spool.close()
 
 
+@pytest.mark.skipif(parser_mode.current() == parser_mode.REFERENCE,
+                    reason="reading ranks by what differs is the fast reading's")
 def test_followers_spooled_as_deltas_answer_as_every_rank_read_in_full(store):
     root = FIXTURES / "zoo" / "01_semi_auto_tp4dp2"
     full = analyse(load_dump(root), jobs=1, cache=False, spool=False, alike=False)
     alike = analyse(load_dump(root), jobs=1, cache=False, spool=True, alike=True)
     assert [r.read_by for r in alike.results][1:] == ["rank_0"] * 7
     assert answers(alike) == answers(full)
+
+
+def test_the_reference_reading_reads_every_rank_in_full(monkeypatch):
+    """MSINSPECT_PARSER=reference is Lark alone: no rank is read by what differs (that rereads a
+    follower's nodes with the fast reading's reader, which the reference reading has not; every
+    follower failed with an AttributeError before), and the answers are the fast reading's."""
+    root = FIXTURES / "zoo" / "01_semi_auto_tp4dp2"
+    monkeypatch.setenv(parser_mode.VARIABLE, parser_mode.FAST)
+    fast = analyse(load_dump(root), jobs=1, cache=False, spool=True)
+    assert [r.read_by for r in fast.results][1:] == ["rank_0"] * 7
+    monkeypatch.setenv(parser_mode.VARIABLE, parser_mode.REFERENCE)
+    reference = analyse(load_dump(root), jobs=1, cache=False, spool=True)
+    assert [r.read_by for r in reference.results] == [None] * 8
+    assert answers(reference) == answers(fast)
