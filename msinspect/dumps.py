@@ -63,11 +63,11 @@ class Unreadable:
 
 @dataclass(slots=True)
 class RankDump:
-    """The IR files of one rank (one ``rank_N/`` folder, or one loose folder or file)."""
+    """The IR files of one rank (one ``rank_N/`` folder, or one loose folder or file). Made by
+    :meth:`at`, from the folder (or file) as text."""
 
-    where: str
-    """The folder (or the single file) the files come from, as text (:attr:`path`: as a path;
-    text, since a dump of 10,000 ranks would hold 10,000 paths)."""
+    parent: str
+    """The folder holding the rank's folder (or file), as text; one string for the ranks it holds."""
     rank: int | None
     """N of ``rank_N``; None when the folder does not say."""
     names: tuple[str, ...] = ()
@@ -79,6 +79,27 @@ class RankDump:
     permission, not a regular file): never silently left out, see :func:`load_dump`."""
     single: bool = False
     """Whether :attr:`path` is the rank's one file, not its folder."""
+    name: str | None = None
+    """The folder's (or file's) own name; None where it is ``rank_N`` of :attr:`rank`, made on
+    access (:attr:`where`): a dump of 10,000 ranks holds no string of its own for each."""
+
+    @classmethod
+    def at(cls, where: str, rank: int | None, names: tuple[str, ...] = (), unreadable: tuple[Unreadable, ...] = (),
+           single: bool = False, parents: dict | None = None) -> RankDump:
+        """The rank whose folder (or file) is ``where`` (text); ``parents``: the parent folders of
+        the ranks made before, each kept once."""
+        parent, name = os.path.split(where)
+        if os.path.join(parent, name) != where:  # not written back the same: held whole
+            parent, name = "", where
+        if parents is not None:
+            parent = parents.setdefault(parent, parent)
+        return cls(parent, rank, names, unreadable, single,
+                   None if rank is not None and name == f"rank_{rank}" else name)
+
+    @property
+    def where(self) -> str:
+        """The folder (or the single file) the files come from, as text (:attr:`path`: as a path)."""
+        return os.path.join(self.parent, self.name if self.name is not None else f"rank_{self.rank}")
 
     @property
     def path(self) -> Path:
@@ -107,13 +128,18 @@ class RankDump:
         """Files of that stage, oldest first (a stage can be written once per compiled graph)."""
         return [self._file(name) for name in self.names if stage_of(name) == stage]
 
+    def file_name(self, stage: str) -> str | None:
+        """The name of the newest file of that stage; None if there is none."""
+        found = [name for name in self.names if stage_of(name) == stage]
+        return found[-1] if found else None
+
     def file_text(self, stage: str) -> str | None:
         """The newest file of that stage as text (no path made: see :func:`_rank_dump`); None if
         there is none."""
-        found = [name for name in self.names if stage_of(name) == stage]
-        if not found:
+        name = self.file_name(stage)
+        if name is None:
             return None
-        return self.where if self.single else os.path.join(self.where, found[-1])
+        return self.where if self.single else os.path.join(self.where, name)
 
     def file(self, stage: str) -> Path:
         """The newest file of that stage; :class:`DumpNotFoundError` if there is none."""
@@ -251,10 +277,10 @@ def _as_pathlib_writes(folder: str) -> str:
     return folder
 
 
-def _rank_dump(folder: str, names: list[str], same: dict[tuple, tuple]) -> RankDump:
+def _rank_dump(folder: str, names: list[str], same: dict) -> RankDump:
     """The rank of the folder ``folder`` (text: a path per rank of 10,000 puts each ``rank_N`` in
-    pathlib's interned names for good) holding ``names``; ``same``: the name tuples of the ranks
-    before, each kept once (every rank writes the same names)."""
+    pathlib's interned names for good) holding ``names``; ``same``: the name tuples and parent
+    folders of the ranks before, each kept once (every rank writes the same names)."""
     rank = _rank_of_name(os.path.basename(folder))
     files, unreadable = [], []
     for name in names:
@@ -266,8 +292,8 @@ def _rank_dump(folder: str, names: list[str], same: dict[tuple, tuple]) -> RankD
         else:
             unreadable.append(Unreadable(Path(folder, name), why, rank))
     files = tuple(sorted(files, key=_dump_order))
-    return RankDump(folder, rank, same.setdefault(files, files),
-                    tuple(sorted(unreadable, key=lambda u: _dump_order(u.path))))
+    return RankDump.at(folder, rank, same.setdefault(files, files),
+                       tuple(sorted(unreadable, key=lambda u: _dump_order(u.path))), parents=same)
 
 
 def load_dump(path: str | os.PathLike, *, one_job: bool = True) -> Dump:
@@ -293,11 +319,11 @@ def load_dump(path: str | os.PathLike, *, one_job: bool = True) -> Dump:
         why = _why_unreadable(root)
         if why:
             raise IRReadError(path=str(root), line=0, column=0, message=f"cannot read: {why}")
-        return Dump(root, [RankDump(str(root), _rank_of(root.parent), (root.name,), single=True)])
+        return Dump(root, [RankDump.at(str(root), _rank_of(root.parent), (root.name,), single=True)])
     ranks: list[RankDump] = []
     unreadable: list[Unreadable] = []
     seen: set[str] = set()
-    same: dict[tuple, tuple] = {}
+    same: dict = {}
 
     def cannot_list(error: OSError) -> None:
         folder = Path(error.filename)
@@ -358,7 +384,7 @@ def runs_of(dump: Dump) -> list[Run]:
         if rank.rank is None:
             loose.append(rank.path)
         else:
-            parent = os.path.dirname(rank.where)
+            parent = rank.parent
             if parent not in parents:
                 parents[parent] = Path(parent)
             by_parent.setdefault(parents[parent], []).append(rank.rank)

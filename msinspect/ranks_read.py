@@ -11,11 +11,12 @@ link leading nowhere) is listed with the reason. The world is never silently sma
 from __future__ import annotations
 
 import difflib
+import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from msinspect.dumps import Dump, RankDump, pick_file
+from msinspect.dumps import Dump, RankDump, Unreadable, pick_file
 from msinspect.errors import DumpNotFoundError
 from msinspect.ranks_text import ranks_text
 from msinspect.stages import PREFERRED_STAGES, stage_of
@@ -23,25 +24,46 @@ from msinspect.stages import PREFERRED_STAGES, stage_of
 
 @dataclass(frozen=True, slots=True)
 class RankRead:
-    """One rank of a dump: the file read, or why none was."""
+    """One rank of a dump: the file read, or why none was. Its label, folder and file are made on
+    access from its :attr:`source`: a plan of 10,000 ranks holds no string of its own for each."""
 
-    label: str
-    """``rank_3``, or the folder's name."""
-    rank: int | None
-    """N of ``rank_N``; None when the folder does not say."""
-    where: str
-    """The rank's folder (or file), as text (:attr:`folder`: as a path)."""
-    read_from: str | None
-    """The file read, as text (:attr:`file`: as a path); None when the rank could not be read.
-    Text, since a plan of 10,000 ranks would hold 20,000 paths."""
+    source: RankDump | None
+    """The rank's files (None for a folder that could not be listed: :attr:`lost`)."""
+    found: str | None
+    """The name of the file read among :attr:`source`'s names; None when the rank could not be read."""
     stage: str | None
     """The stage of that file."""
     other_stage: bool = False
     """Read at another stage than the rest of the dump (see :attr:`note`)."""
     note: str | None = None
     """Why the rank was not read, or why it was read at another stage."""
-    source: RankDump | None = field(default=None, compare=False, repr=False)
-    """The rank's files (None for a folder that could not be listed)."""
+    lost: Unreadable | None = None
+    """The folder that could not be listed, where there is no :attr:`source`."""
+
+    @property
+    def label(self) -> str:
+        """``rank_3``, or the folder's name."""
+        if self.source is not None:
+            return self.source.label
+        return f"rank_{self.lost.rank}" if self.lost.rank is not None else self.lost.path.name
+
+    @property
+    def rank(self) -> int | None:
+        """N of ``rank_N``; None when the folder does not say."""
+        return self.source.rank if self.source is not None else self.lost.rank
+
+    @property
+    def where(self) -> str:
+        """The rank's folder (or file), as text (:attr:`folder`: as a path)."""
+        return self.source.where if self.source is not None else str(self.lost.path)
+
+    @property
+    def read_from(self) -> str | None:
+        """The file read, as text (:attr:`file`: as a path); None when the rank could not be read."""
+        if self.found is None:
+            return None
+        where = self.source.where
+        return where if self.source.single else os.path.join(where, self.found)
 
     @property
     def folder(self) -> Path:
@@ -51,7 +73,8 @@ class RankRead:
     @property
     def file(self) -> Path | None:
         """The file read; None when the rank could not be read."""
-        return Path(self.read_from) if self.read_from is not None else None
+        read_from = self.read_from
+        return Path(read_from) if read_from is not None else None
 
     @property
     def read(self) -> bool:
@@ -150,19 +173,17 @@ def plan_reads(dump: Dump, stage: str | None = None) -> ReadPlan:
         common, fallback = stage, False
     reads = []
     for rank in dump.ranks:
-        found = rank.file_text(common)
+        found = rank.file_name(common)
         if found is not None:
-            reads.append(RankRead(rank.label, rank.rank, rank.where, found, common, source=rank))
+            reads.append(RankRead(rank, found, common))
         elif fallback and rank.files:
             file = pick_file(rank, None)
-            reads.append(RankRead(rank.label, rank.rank, rank.where, str(file), stage_of(file), True,
-                                  f"{_broken(rank, common)}; read at {stage_of(file)} instead", rank))
+            reads.append(RankRead(rank, file.name, stage_of(file), True,
+                                  f"{_broken(rank, common)}; read at {stage_of(file)} instead"))
         else:
-            reads.append(RankRead(rank.label, rank.rank, rank.where, None, None, False,
-                                  _broken(rank, common), rank))
+            reads.append(RankRead(rank, None, None, False, _broken(rank, common)))
     for folder in dump.unreadable:
-        label = f"rank_{folder.rank}" if folder.rank is not None else folder.path.name
-        reads.append(RankRead(label, folder.rank, str(folder.path), None, None, False, folder.format()))
+        reads.append(RankRead(None, None, None, False, folder.format(), folder))
     reads.sort(key=lambda r: (r.rank is None, r.rank if r.rank is not None else 0, r.where))
     plan = ReadPlan(common, reads)
     if not plan.read:
