@@ -25,7 +25,9 @@ in no group, with the reason: its graph cannot be compared.
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -43,14 +45,52 @@ _PART_WORDS = {"weights": "weights", "ops": "operators", "strategies": "strategi
                "shapes": "per-rank shapes", "comm": "communication"}
 
 
+class RankLabels(Sequence):
+    """Rank labels in order (``rank_3``), held as the ranks' numbers, each label made on access,
+    and the labels of folders without a number: a group of 10,000 ranks holds no string for each."""
+
+    def __init__(self, numbers: list[int | None], labels: list[str]):
+        self._numbers = numbers
+        self._loose = {i: label for i, (n, label) in enumerate(zip(numbers, labels)) if label != _label(n)}
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        index = range(len(self))[index]  # IndexError past the end; negative from the end
+        return self._loose[index] if index in self._loose else _label(self._numbers[index])
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def _label(number: int | None) -> str | None:
+    return f"rank_{number}" if number is not None else None
+
+
+def _number(label: str) -> int | None:
+    """N of a label ``rank_N``."""
+    match = _NUMBERED.match(label)
+    return int(match.group(1)) if match else None
+
+
+_NUMBERED = re.compile(r"rank_(\d+)$")
+
+
 @dataclass
 class RankGroup:
     """Ranks whose graphs are the same up to rank-specific values."""
 
     name: str
     """``A``, ``B`` ... by lowest rank."""
-    ranks: list[str]
-    """Labels of its ranks (``rank_3``), odd ones included, in rank order."""
+    ranks: Sequence[str]
+    """Labels of its ranks (``rank_3``), odd ones included, in rank order (a list, or
+    :class:`RankLabels`)."""
     numbers: list[int | None]
     """Their rank numbers (None for a folder without one)."""
     pipeline_stage: int | None = None
@@ -81,7 +121,7 @@ class RankGroup:
         return ("rank " if len(self.ranks) == 1 else "ranks ") + ", ".join(filter(None, [numbered, *unnumbered]))
 
     def to_dict(self) -> dict:
-        return {"group": self.name, "ranks": self.numbers, "rank_labels": self.ranks,
+        return {"group": self.name, "ranks": self.numbers, "rank_labels": list(self.ranks),
                 "pipeline_stage": self.pipeline_stage, "distinct": self.distinct,
                 "details": [{"vs": k, "differs": v} for k, v in self.details.items()],
                 "odd": [{"rank_label": label, "differs": what} for label, what in self.odd.items()]}
@@ -97,10 +137,20 @@ class RankGroups:
 
     def group_of(self, label: str) -> str | None:
         """The group name of the rank labelled ``label``; None when it is in none."""
-        for group in self.groups:
-            if label in group.ranks:
-                return group.name
-        return None
+        group = self._group(label)
+        return group.name if group else None
+
+    def _group(self, label: str) -> RankGroup | None:
+        """The group of the rank labelled ``label``, found by its number (``rank_N``) or, for a
+        folder without one, its label: one entry a rank, no label held."""
+        index = self.__dict__.get("_index")  # made once, on first use (not a field)
+        if index is None:
+            index = self.__dict__["_index"] = {
+                n if n is not None and label == _label(n) else label: group
+                for group in self.groups for n, label in zip(group.numbers, group.ranks)}
+        number = _number(label)
+        found = index.get(number) if number is not None else None
+        return found or index.get(label)
 
     def columns(self, labels) -> dict[str, list]:
         """Per rank label (a table's rows): ``rank_group`` (its name, None when in none),
@@ -115,10 +165,7 @@ class RankGroups:
 
     def columns_of(self, label: str) -> dict:
         """:meth:`columns` of one rank label."""
-        by_label = self.__dict__.get("_by_label")  # made once, on first use (not a field)
-        if by_label is None:
-            by_label = self.__dict__["_by_label"] = {label: g for g in self.groups for label in g.ranks}
-        group = by_label.get(label)
+        group = self._group(label)
         return {"rank_group": group.name if group else None,
                 "rank_group_odd": group.odd.get(label) if group else None,
                 "rank_group_distinct": group.distinct if group else None}
@@ -255,7 +302,8 @@ def rank_groups(analysis: Analysis) -> RankGroups:
     for i, (members, norm, odd) in enumerate(found):
         members = sorted(members, key=_order)
         stages = {stage_of.get(r.rank) for r in members}
-        group = RankGroup(_letters(i), [r.label for r in members], [r.rank for r in members],
+        numbers = [r.rank for r in members]
+        group = RankGroup(_letters(i), RankLabels(numbers, [r.label for r in members]), numbers,
                           stages.pop() if len(stages) == 1 else None, pipelined, odd=odd)
         groups.append((group, norm))
     for i, (group, norm) in enumerate(groups):

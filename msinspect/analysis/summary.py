@@ -40,10 +40,11 @@ def iter_summary_rows(analysis, groups=None) -> Iterator[dict]:
     from msinspect.analysis.groups import rank_groups
 
     grouped = groups or rank_groups(analysis)
-    reads = {r.read_from: r for r in analysis.plan.read}  # text: no Path a rank (see msinspect.dumps._rank_dump)
+    # a rank read at another stage is flagged, with why: only those are looked up (no entry a rank)
+    odd = {r.read_from: r for r in analysis.plan.other_stage}
     stage_texts: dict[tuple, str] = {}  # one string per stage
     for result in analysis.results:
-        read = reads.get(result.file)
+        read = odd.get(result.file)
         stage_ranks = analysis.context(result.rank).stage_ranks
         if stage_ranks:
             if stage_ranks not in stage_texts:
