@@ -3,11 +3,10 @@ results gathered into pandas DataFrames."""
 from __future__ import annotations
 
 import os
-import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import closing, nullcontext
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection
 
@@ -20,7 +19,9 @@ from msinspect.analysis.ops import PIPELINE_OPS
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, consumer_reads, optimizer_groups, param_rows, slice_text, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
-from msinspect.analysis.spool import ROWS, SPOOL_RANKS, Spool, close_shelf, derived, row_list, shelve, spooled
+from msinspect.analysis.result import RankResult
+from msinspect.analysis.spool import ROWS, SPOOL_RANKS, Spool, close_shelf, derived, shelve
+from msinspect.analysis.spooled import SpooledResults, planned
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
 from msinspect.analysis.tally import Tally, tally, tally_of, with_comm
 from msinspect.analysis.vocabulary import BEFORE_PLANNER, planner_ran
@@ -30,8 +31,9 @@ from msinspect.dumps import Dump
 from msinspect.errors import MsInspectError, shown_path
 from msinspect.executors import _bare, batches, run_each
 from msinspect.model import Node
+from msinspect.rank_lists import compact
 from msinspect.ranks_read import RankRead, ReadPlan, plan_reads
-from msinspect.selection import reference_text, world_of
+from msinspect.selection import world_of
 from msinspect.stages import files_of_stage, stage_of
 
 #: Set (to anything but ""), every rank is read in full: no rank is read by what differs from
@@ -49,120 +51,9 @@ if TYPE_CHECKING:  # pandas loads where a table is made: `summary` reads the row
     import pandas as pd
 
 
-@dataclass
-class RankResult:
-    """What one rank's file holds, as plain rows (cheap to send between processes)."""
-
-    rank: int | None
-    label: str
-    file: str
-    stage: str
-    family: str
-    status: str
-    strategies: list[dict] = field(default_factory=list)
-    comm: list[dict] = field(default_factory=list)
-    params: list[dict] = field(default_factory=list)
-    ops: list[dict] = field(default_factory=list)
-    reference: str | None = None
-    weights: int | None = None
-    """Parameters of the file with a value (``: has_default``), whether cut or not."""
-    world_size: int | None = None
-    """The world size the file states (:func:`~msinspect.analysis.comm.stated_world`)."""
-    highest_named: int | None = None
-    """The highest rank the file's communication names (:func:`~msinspect.analysis.comm.ranks_named`):
-    a world of fewer ranks cannot hold it. One number, not the list: a rank of a data-parallel
-    group of 2,500 names them all."""
-    pipelined: bool = False
-    """Whether the file sends or receives between pipeline stages."""
-    complete: bool = True
-    """Whether the file (and its reference file) was read whole with every stated count holding;
-    False under ``lenient`` when something was skipped. Every row carries it as ``complete``."""
-    skipped: list[str] = field(default_factory=list)
-    """Under ``lenient``: each skipped span or count that did not hold, as ``file:line:col: message``."""
-    error: str | None = None
-    """Under ``lenient``: why the rank's file could not be read at all (no rows then)."""
-    signature: Signature | None = None
-    """What the rank's graph is less its rank-specific values (:mod:`msinspect.analysis.signature`)."""
-    failure: dict | None = None
-    """An ``analyze_fail.ir``'s failure (:func:`~msinspect.analysis.failure.failure_row`): the
-    exception MindSpore caught and the evaluation stack; None for any other file."""
-    held: list[dict] = field(default_factory=list)
-    """Every weight of the file: its shape and bytes, its optimizer update and the collectives
-    summing its gradient (:func:`msinspect.analysis.gradsync.weight_rows`)."""
-    planner: bool | None = None
-    """Whether the parallel pass ran in the file (:func:`~msinspect.analysis.vocabulary.planner_ran`)."""
-    read_by: str | None = None
-    """The rank (its label) whose file this one was read against, by what differs
-    (:mod:`msinspect.analysis.alike`); None: read in full."""
-    departure: str | None = None
-    """Why the rank was read in full though its file has the name of the rank read before it in
-    its batch (``departed_from``): where its text departs from that rank's beyond rank-specific
-    values."""
-    departed_from: str | None = None
-    rows_at: tuple[str, list[tuple[int, int]]] | None = None
-    """Where a worker put the rank's rows (:func:`~msinspect.analysis.spool.shelve`), sent in
-    their place (the row lists are then empty): taken in by the main process' spool."""
-    groups_seen: tuple | None = None
-    """With :attr:`rows_at`: what the rank's comm rows tell of the groups
-    (:meth:`~msinspect.analysis.comm.SharedGroups.seen`), and :attr:`groups_unresolved` whether
-    one of them names a group whose ranks its file does not tell."""
-    groups_unresolved: bool = False
-    tally: Tally | None = None
-    """What the summary and the pipeline stages read of the rows, counted where they were made
-    (:mod:`msinspect.analysis.tally`); None: counted from the rows when asked for."""
-
-
 #: What the rows kept from the rank read against read of a node (:class:`Like`): a rank whose
 #: nodes differ in nothing a reader reads has that rank's rows of it.
 READERS = {"params": consumer_reads, "held": weight_reads}
-
-
-#: The fields of a spooled rank held as its own (:class:`SpooledResult`); the others but its rows
-#: are those of every rank that agrees with it, held once (:data:`SHARED`).
-OWN = ("rank", "label", "file", "reference", "highest_named")
-SHARED = tuple(f.name for f in fields(RankResult) if f.name not in OWN and f.name not in ROWS)
-
-
-class SpooledResult:
-    """A :class:`RankResult` to every reader, held in little memory: its row lists
-    (``strategies``, ``comm``, ``params``, ``ops``, ``held``) wait in its analysis' spool, read
-    back at each access (a new list each time; :mod:`msinspect.analysis.spool`); of its other
-    fields it holds its own (:data:`OWN`: rank, label, files) and one tuple of the rest
-    (:data:`SHARED`: stage, status, counts, signature ...), which the ranks that agree share
-    (:meth:`~msinspect.analysis.spool.Spool.shared`): some 100 bytes a rank where a
-    :class:`RankResult` without its rows took 900. Pickles as a plain :class:`RankResult`."""
-
-    __slots__ = OWN + ("_shared", "_spool", "_first", "_moved")
-
-    def __reduce__(self):
-        return _whole, ({f.name: getattr(self, f.name) for f in fields(RankResult)},)
-
-    def __repr__(self) -> str:
-        return f"SpooledResult(rank={self.rank!r}, label={self.label!r}, file={self.file!r})"
-
-
-def _shared_field(index: int, name: str) -> property:
-    """The property of a :class:`SpooledResult` reading (and writing) one of :data:`SHARED`."""
-    def get(self):
-        value = self._shared[index]
-        return list(value) if name == "skipped" else value
-
-    def put(self, value):
-        values = list(self._shared)
-        values[index] = tuple(value) if name == "skipped" else value
-        self._shared = self._spool.shared(tuple(values))
-
-    return property(get, put, doc=f"The rank's {name} (see :class:`RankResult`).")
-
-
-for _index, _name in enumerate(ROWS):
-    setattr(SpooledResult, _name, row_list(_index, _name))
-for _index, _name in enumerate(SHARED):
-    setattr(SpooledResult, _name, _shared_field(_index, _name))
-
-
-def _whole(values: dict) -> RankResult:
-    return RankResult(**values)
 
 
 def _skipped(ir) -> list[str]:
@@ -576,20 +467,17 @@ class Gathered:
     are read back, filled in and spooled again."""
 
     def __init__(self, count: int, spool: bool):
-        self.results: list[RankResult | None] = [None] * count
         self.rows = Spool() if spool else None
+        self.results: list[RankResult | None] | SpooledResults = (SpooledResults(count, self.rows) if spool
+                                                                  else [None] * count)
         self.groups = SharedGroups()
         self.unresolved: list[int] = []  # ranks with a group whose ranks their own file does not tell
         self.signatures: dict[Signature, Signature] = {}
         self.tallies: dict[Tally, Tally] = {}
 
-    def arrive(self, index: int, result: RankResult, task: tuple | None = None) -> None:
-        """Rank ``index``'s result (task order); ``task``: the one it answers, whose file names,
-        label and rank the result then holds (the plan's objects, not each a copy from a worker)."""
-        if task is not None:
-            path, reference, ctx, label = task
-            if (result.file, result.reference, result.label, result.rank) == (path, reference, label, ctx.rank):
-                result.file, result.reference, result.label, result.rank = path, reference, label, ctx.rank
+    def arrive(self, index: int, result: RankResult, read: RankRead | None = None) -> None:
+        """Rank ``index``'s result (task order); ``read``: the plan's entry of the rank, from which
+        a spooled result whose rank, label and files are the plan's makes them when asked for."""
         if result.rows_at is not None:  # its rows are on disk already: what they tell came with it
             self.groups.add_seen(result.groups_seen)
             unresolved = result.groups_unresolved
@@ -598,14 +486,14 @@ class Gathered:
             unresolved = self.groups.unresolved(result.comm)
         if unresolved:
             self.unresolved.append(index)
-        if result.signature is not None:
+        if result.signature is not None:  # ranks that agree share one
             result.signature = self.signatures.setdefault(result.signature, result.signature)
         if result.tally is not None:
             result.tally = self.tallies.setdefault(result.tally, result.tally)
-        for name in ("stage", "family", "status"):  # one string each, not one per rank
-            if isinstance(getattr(result, name), str):
-                setattr(result, name, sys.intern(getattr(result, name)))
-        self.results[index] = spooled(result, self.rows) if self.rows is not None else result
+        if self.rows is None:
+            self.results[index] = result
+        else:
+            self.results.put(index, result, read)
 
     def finish(self, world: tuple[int, ...] | None) -> tuple[list[RankResult], tuple[int, ...] | None]:
         """Every result and the world: ``world``, else the one the files state
@@ -640,7 +528,32 @@ def world_from_ir(results: list[RankResult]) -> tuple[int, ...] | None:
     return tuple(range(size)) if not seen or max(seen) < size else None
 
 
-def stage_groups(results: list[RankResult], world: tuple[int, ...] | None) -> dict[int, tuple[int, ...]]:
+class OneStage(Mapping):
+    """Each of ``ranks`` -> ``world``, the stages of a job without a pipeline, as a read-only
+    mapping holding the ranks as a range where they are one, not an entry a rank."""
+
+    def __init__(self, ranks: list[int], world: tuple[int, ...]):
+        self._ranks = compact(tuple(sorted(ranks)))
+        if not isinstance(self._ranks, range):
+            self._ranks = frozenset(self._ranks)
+        self._world = world
+
+    def __getitem__(self, rank: int) -> tuple[int, ...]:
+        if rank in self._ranks:
+            return self._world
+        raise KeyError(rank)
+
+    def __iter__(self):
+        return iter(sorted(self._ranks) if isinstance(self._ranks, frozenset) else self._ranks)
+
+    def __len__(self) -> int:
+        return len(self._ranks)
+
+    def __repr__(self) -> str:
+        return f"OneStage({self._ranks!r}, world={compact(tuple(self._world))!r})"
+
+
+def stage_groups(results: list[RankResult], world: tuple[int, ...] | None) -> Mapping[int, tuple[int, ...]]:
     """Pipeline stages as seen in the dump: ranks holding the same set of weights share a stage.
     With some ranks only, a job without a pipeline has the world as its one stage; a pipeline's
     stages cannot be told (the ranks present are not the stage)."""
@@ -656,7 +569,7 @@ def stage_groups(results: list[RankResult], world: tuple[int, ...] | None) -> di
     if len(by_weights) == 1:
         only = next(iter(by_weights.values()))
         if len(only) == len(world) or not any(r.pipelined for r in results):
-            return {r: world for r in only}
+            return OneStage(only, world)
     if not set(world) <= present:
         return {}  # a pipeline read in part: its stages cannot be told from the ranks present
     return {r: tuple(sorted(group)) for group in by_weights.values() for r in group}
@@ -789,11 +702,8 @@ def _reads(plan: ReadPlan, only: Collection[int] | None) -> list[RankRead]:
 
 def rank_task(read: RankRead, world: tuple[int, ...] | None) -> tuple:
     """The task of one rank the plan reads (see :func:`rank_tasks`)."""
-    rank, path = read.source, read.read_from
-    reference = reference_text(rank, path)  # text: no path made a rank
-    # the file's own text where it is its own reference: one string a rank, not two
-    reference = path if reference == path else reference
-    return (path, reference, RankContext(rank.rank, world), read.label)
+    rank, label, path, reference = planned(read)
+    return (path, reference, RankContext(rank, world), label)
 
 
 class _Batches(Sequence):
@@ -877,7 +787,7 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
                         if not lenient:
                             raise result
                         result = _unreadable(task, result)
-                    gathered.arrive(at, result, task)
+                    gathered.arrive(at, result, reads[at])
                     del result  # a spooled rank's rows go now
                     if progress:
                         progress(task[3])

@@ -13,6 +13,7 @@ from msinspect.analysis.ops import (DTYPE_BYTES, PIPELINE_OPS, WORLD_GROUPS, as_
 from msinspect.analysis.vocabulary import KINDS
 from msinspect.graph import RETURNED, node_id, to_networkx
 from msinspect.model import IRFile, Node, NodeKind
+from msinspect.rank_lists import compact
 
 if TYPE_CHECKING:  # networkx loads where a graph is built and pandas where a table is: a run answered
     # from the cache loads no networkx, and `summary` no pandas
@@ -655,16 +656,6 @@ def _hash_named(name) -> bool:
     return comm_groups.is_mindspore_name(name) or comm_groups.is_sha256_name(name)
 
 
-def _compact(ranks: tuple[int, ...]) -> tuple[int, ...] | range:
-    """A rank list as :class:`SharedGroups` holds it: a range where it is one (a strided group:
-    no number held for each rank of each group), else the tuple."""
-    if len(ranks) > 1 and ranks[1] > ranks[0]:
-        strided = range(ranks[0], ranks[-1] + 1, ranks[1] - ranks[0])
-        if len(strided) == len(ranks) and all(a == b for a, b in zip(ranks, strided)):
-            return strided
-    return ranks
-
-
 class SharedGroups:
     """:func:`shared_groups` over ranks as they arrive, holding only what the group names stand
     for (not the ranks' rows): :meth:`add` each rank's comm rows as they come, :meth:`world_found`
@@ -674,10 +665,10 @@ class SharedGroups:
 
     def __init__(self):
         self._lists: dict[str, tuple[int, ...] | range | set] = {}
-        # group name -> the rank list the ranks' operators write for it (_compact), a set where
+        # hash name -> the rank list the ranks' operators write for it (compact), a set where
         # they write several: one list a name, not a set of one (200 bytes each of 7,500 groups
         # at 10,000 ranks)
-        self._every: dict = {}  # every list an operator writes (_compact), each once
+        self._others: set = set()  # the lists written under other names (compact)
         self._world_names: set = set()  # names of world-group rows waiting for the world
 
     def _add_list(self, name: str, ranks: tuple[int, ...] | range) -> None:
@@ -715,20 +706,27 @@ class SharedGroups:
             if ranks is None:
                 self._world_names.add(name)
                 continue
-            ranks = _compact(ranks)
-            ranks = self._every.setdefault(ranks, ranks)
+            ranks = compact(ranks)
             if _hash_named(name):
                 self._add_list(name, ranks)
+            else:
+                self._others.add(ranks)
 
     def world_found(self, world: tuple[int, ...]) -> None:
         """The world, learnt after the ranks were added: the world group's rows name its ranks."""
         if not self._world_names:
             return
-        world = _compact(tuple(world))
-        world = self._every.setdefault(world, world)
+        world = compact(tuple(world))
+        self._others.add(world)
         for name in self._world_names:
             if _hash_named(name):
                 self._add_list(name, world)
+
+    def _every(self):
+        """Every rank list an operator writes, the world's once learnt (compact)."""
+        for ranks in self._lists.values():
+            yield from ranks if isinstance(ranks, set) else (ranks,)
+        yield from self._others
 
     @staticmethod
     def unresolved(rows: list[dict]) -> bool:
@@ -752,7 +750,7 @@ class SharedGroups:
                 found = next(iter(found)) if len(found) == 1 else None
             ranks = tuple(found) if found is not None else None
             if ranks is None or not comm_groups.fits(ranks, size=size, rank=rank, name=name):
-                candidates = {tuple(ranks) for ranks in self._every}
+                candidates = {tuple(ranks) for ranks in self._every()}
                 wanted = size or comm_groups.stated_size(name)
                 if rank is not None and world and wanted:
                     candidates.update(comm_groups.strided_candidates(rank, wanted, world))

@@ -285,7 +285,7 @@ def diff_ranks(left: str | os.PathLike | RankDump, right: str | os.PathLike | Ra
                       ctx_l.stage_ranks if analysis_l.stages else None, ctx_r.stage_ranks if analysis_r.stages else None,
                       lr.complete, rr.complete,
                       skipped=lr.skipped + rr.skipped + [r.error for r in (lr, rr) if r.error])
-    results = analysis_l.results + (analysis_r.results if analysis_r is not analysis_l else [])
+    results = [*analysis_l.results, *(analysis_r.results if analysis_r is not analysis_l else [])]
     result.pipelined = any(r.pipelined for r in results) if results else None
     one_program = result.same_stage is True or result.pipelined is False
     result.warnings = run_warnings(rank_l, rank_r, lr, rr, (label_l, label_r), one_program=one_program)

@@ -1,6 +1,6 @@
 """Analysed ranks whose rows wait on disk: what keeps the main process' memory flat over many ranks.
 
-An analysed rank (:class:`~msinspect.analysis.collect.RankResult`) is mostly its rows: one per
+An analysed rank (:class:`~msinspect.analysis.result.RankResult`) is mostly its rows: one per
 operator, per strategy, per communication operator, per weight, some 0.5 MB of Python objects for
 a 0.4 MB file. Held for every rank of a job, they made the main process grow by that much per
 rank (1.5 GB at 2,048 ranks of a small transformer). From :data:`SPOOL_RANKS` ranks read,
@@ -9,8 +9,9 @@ list its own compressed pickle: by the worker that analysed the rank, in its own
 spool's folder (:func:`shelve`; the main process takes in where they are, never the rows), or,
 on a Dask cluster, by the main process as the rank arrives, in one unnamed temporary file. The
 files go when the analysis does, or the process ends; the main process keeps the rest of the rank
-in memory: its file, status, counts, signature. The rank is a :class:`SpooledResult`: the same
-:class:`~msinspect.analysis.collect.RankResult` to every reader, whose row lists are read back from
+in memory, in columns (:mod:`msinspect.analysis.spooled`): its file, status, counts, signature.
+The rank is a :class:`~msinspect.analysis.spooled.SpooledResult`: the same
+:class:`~msinspect.analysis.result.RankResult` to every reader, whose row lists are read back from
 the spool each time they are asked for, so the tables (``Analysis.strategies()`` ...), the
 summary and the rank groups read one rank's rows at a time and let them go.
 
@@ -41,7 +42,7 @@ from dataclasses import dataclass
 #: From this many ranks read, each rank's rows are spooled (``analyse(spool=...)`` says otherwise).
 SPOOL_RANKS = 64
 
-#: The row lists of a :class:`~msinspect.analysis.collect.RankResult` that are spooled.
+#: The row lists of a :class:`~msinspect.analysis.result.RankResult` that are spooled.
 ROWS = ("strategies", "comm", "params", "ops", "held")
 
 _PROTOCOL = 5
@@ -91,6 +92,10 @@ class Delta:
         return list(_rows_of(base, self.fields, self.made))
 
 
+#: The largest offset a spool's index holds in 4 bytes (:meth:`Spool._add`).
+_OFFSET_MAX = 2 ** 32 - 1
+
+
 class Spool:
     """Values in zlib-compressed pickles, read back by the index each was given: those this
     process puts (:meth:`put`: one unnamed temporary file in ``$TMPDIR``), and those the workers
@@ -103,10 +108,10 @@ class Spool:
         self._size = 0
         self._readers: list[int] = [self._file.fileno()]  # descriptors: this process' file, then workers'
         self._opened: dict[str, int] = {}  # a worker's file -> its reader
-        self._reader, self._start, self._end = array("H"), array("Q"), array("Q")
+        # offsets 4 bytes each until a file passes 4 GiB (_add): 8 bytes a value fewer
+        self._reader, self._start, self._end = array("H"), array("I"), array("I")
         self._folder: str | None = None
         self._bases: OrderedDict[tuple[int, int], list] = OrderedDict()  # deltas' bases, decoded
-        self._heads: dict[tuple, tuple] = {}  # the spooled ranks' shared fields (shared)
         # the workers' files stay open until the spool goes (they are unlinked already)
         self._release = weakref.finalize(self, _close_all, self._readers)
 
@@ -119,18 +124,11 @@ class Spool:
         return len(self._end) - 1
 
     def _add(self, reader: int, start: int, end: int) -> None:
+        if end > _OFFSET_MAX and self._end.typecode == "I":  # a file past 4 GiB: 8-byte offsets
+            self._start, self._end = array("Q", self._start), array("Q", self._end)
         self._reader.append(reader)
         self._start.append(start)
         self._end.append(end)
-
-    def shared(self, values: tuple) -> tuple:
-        """``values`` (what a :class:`~msinspect.analysis.collect.SpooledResult` holds of the
-        fields ranks that agree share), as the one tuple of them this spool holds; ``values``
-        itself where one cannot be a key (a failure's dict)."""
-        try:
-            return self._heads.setdefault(values, values)
-        except TypeError:
-            return values
 
     def folder(self) -> str:
         """Where the workers put their files (:func:`shelve`), made when first asked for."""
@@ -252,39 +250,3 @@ def close_shelf() -> None:
         _SHELF[1].close()
         _SHELF = None
     _BASES = {}
-
-
-def spooled(result, spool: Spool):
-    """``result`` (a :class:`~msinspect.analysis.collect.RankResult`) as a :class:`SpooledResult`:
-    its row lists put in ``spool``, the rest kept."""
-    from msinspect.analysis.collect import OWN, SHARED, SpooledResult
-
-    head = SpooledResult()
-    for name in OWN:
-        setattr(head, name, getattr(result, name))
-    head._spool = spool
-    # the lists go in one after the other: the first's index says where each is (one int a rank,
-    # not a list of five); a list put again later (row_list's setter) is noted in ``_moved``
-    if result.rows_at is not None:  # put by the worker (shelve): taken in where they are
-        first, moved = spool.adopt(*result.rows_at), {}
-        result.rows_at, result.groups_seen, result.groups_unresolved = None, None, False  # told already
-    else:
-        first = spool.put(getattr(result, ROWS[0]))
-        moved = {index: at for index, at in ((i, spool.put(getattr(result, name))) for i, name in enumerate(ROWS) if i)
-                 if at != first + index}
-    head._first, head._moved = first, moved or None
-    head._shared = spool.shared(tuple(tuple(result.skipped) if name == "skipped" else getattr(result, name)
-                                      for name in SHARED))
-    return head
-
-
-def row_list(index: int, name: str) -> property:
-    """The property of a :class:`SpooledResult` reading (and writing) its row list ``name``."""
-    def get(self):
-        moved = self._moved
-        return self._spool.get(moved[index] if moved and index in moved else self._first + index)
-
-    def put(self, rows):
-        object.__setattr__(self, "_moved", {**(self._moved or {}), index: self._spool.put(rows)})
-
-    return property(get, put, doc=f"The rank's {name} rows, read back from the spool (a new list each time).")

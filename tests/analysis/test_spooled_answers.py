@@ -11,8 +11,9 @@ import pytest
 from msinspect import cache as caches
 from msinspect import parser_mode
 from msinspect.analysis import analyse, rank_groups
-from msinspect.analysis.collect import Gathered, RankResult, SpooledResult
+from msinspect.analysis.collect import Gathered, RankResult
 from msinspect.analysis.spool import Spool
+from msinspect.analysis.spooled import SpooledResult
 from msinspect.analysis.comm_groups import mindspore_name
 from msinspect.analysis.summary import iter_summary_rows, summary_rows
 from msinspect.analysis.tally import tally_of
@@ -194,3 +195,19 @@ def test_the_reference_reading_reads_every_rank_in_full(monkeypatch):
     reference = analyse(load_dump(root), jobs=1, cache=False, spool=True)
     assert [r.read_by for r in reference.results] == [None] * 8
     assert answers(reference) == answers(fast)
+
+
+def test_the_spool_index_holds_offsets_past_4_gib():
+    """The index holds offsets in 4 bytes each until one passes 4 GiB, then in 8: what was put
+    before reads back, and the offsets after are whole."""
+    spool = Spool()
+    try:
+        first = spool.put([{"rank": 0}])
+        assert spool._end.typecode == "I"
+        spool._add(0, 2 ** 32 + 10, 2 ** 32 + 20)  # as a worker's file past 4 GiB is adopted
+        assert spool._end.typecode == "Q" and (spool._start[-1], spool._end[-1]) == (2 ** 32 + 10, 2 ** 32 + 20)
+        assert spool.get(first) == [{"rank": 0}]
+        assert spool.get(spool.put([{"rank": 1}])) == [{"rank": 1}]
+    finally:
+        spool.close()
+

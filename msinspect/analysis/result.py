@@ -1,0 +1,73 @@
+"""What analysing one rank's file gives: plain rows and counts, cheap to send between processes
+(:func:`msinspect.analysis.collect.analyse` makes one per rank)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from msinspect.analysis.signature import Signature
+    from msinspect.analysis.tally import Tally
+
+
+@dataclass
+class RankResult:
+    """What one rank's file holds, as plain rows (cheap to send between processes)."""
+
+    rank: int | None
+    label: str
+    file: str
+    stage: str
+    family: str
+    status: str
+    strategies: list[dict] = field(default_factory=list)
+    comm: list[dict] = field(default_factory=list)
+    params: list[dict] = field(default_factory=list)
+    ops: list[dict] = field(default_factory=list)
+    reference: str | None = None
+    weights: int | None = None
+    """Parameters of the file with a value (``: has_default``), whether cut or not."""
+    world_size: int | None = None
+    """The world size the file states (:func:`~msinspect.analysis.comm.stated_world`)."""
+    highest_named: int | None = None
+    """The highest rank the file's communication names (:func:`~msinspect.analysis.comm.ranks_named`):
+    a world of fewer ranks cannot hold it. One number, not the list: a rank of a data-parallel
+    group of 2,500 names them all."""
+    pipelined: bool = False
+    """Whether the file sends or receives between pipeline stages."""
+    complete: bool = True
+    """Whether the file (and its reference file) was read whole with every stated count holding;
+    False under ``lenient`` when something was skipped. Every row carries it as ``complete``."""
+    skipped: list[str] = field(default_factory=list)
+    """Under ``lenient``: each skipped span or count that did not hold, as ``file:line:col: message``."""
+    error: str | None = None
+    """Under ``lenient``: why the rank's file could not be read at all (no rows then)."""
+    signature: Signature | None = None
+    """What the rank's graph is less its rank-specific values (:mod:`msinspect.analysis.signature`)."""
+    failure: dict | None = None
+    """An ``analyze_fail.ir``'s failure (:func:`~msinspect.analysis.failure.failure_row`): the
+    exception MindSpore caught and the evaluation stack; None for any other file."""
+    held: list[dict] = field(default_factory=list)
+    """Every weight of the file: its shape and bytes, its optimizer update and the collectives
+    summing its gradient (:func:`msinspect.analysis.gradsync.weight_rows`)."""
+    planner: bool | None = None
+    """Whether the parallel pass ran in the file (:func:`~msinspect.analysis.vocabulary.planner_ran`)."""
+    read_by: str | None = None
+    """The rank (its label) whose file this one was read against, by what differs
+    (:mod:`msinspect.analysis.alike`); None: read in full."""
+    departure: str | None = None
+    """Why the rank was read in full though its file has the name of the rank read before it in
+    its batch (``departed_from``): where its text departs from that rank's beyond rank-specific
+    values."""
+    departed_from: str | None = None
+    rows_at: tuple[str, list[tuple[int, int]]] | None = None
+    """Where a worker put the rank's rows (:func:`~msinspect.analysis.spool.shelve`), sent in
+    their place (the row lists are then empty): taken in by the main process' spool."""
+    groups_seen: tuple | None = None
+    """With :attr:`rows_at`: what the rank's comm rows tell of the groups
+    (:meth:`~msinspect.analysis.comm.SharedGroups.seen`), and :attr:`groups_unresolved` whether
+    one of them names a group whose ranks its file does not tell."""
+    groups_unresolved: bool = False
+    tally: Tally | None = None
+    """What the summary and the pipeline stages read of the rows, counted where they were made
+    (:mod:`msinspect.analysis.tally`); None: counted from the rows when asked for."""
