@@ -470,7 +470,7 @@ class Gathered:
         self.rows = Spool() if spool else None
         self.results: list[RankResult | None] | SpooledResults = (SpooledResults(count, self.rows) if spool
                                                                   else [None] * count)
-        self.groups = SharedGroups()
+        self.groups = SharedGroups(log=self.rows)  # spooled: what the ranks tell of groups waits on disk too
         self.unresolved: list[int] = []  # ranks with a group whose ranks their own file does not tell
         self.signatures: dict[Signature, Signature] = {}
         self.tallies: dict[Tally, Tally] = {}

@@ -652,6 +652,10 @@ def shared_groups(results: list[list[dict]], world: tuple[int, ...] | None) -> N
         groups.fill(rows, world)
 
 
+#: How many ranks' :meth:`SharedGroups.seen` go in its log as one value.
+LOGGED = 256
+
+
 def _hash_named(name) -> bool:
     return comm_groups.is_mindspore_name(name) or comm_groups.is_sha256_name(name)
 
@@ -661,15 +665,21 @@ class SharedGroups:
     for (not the ranks' rows): :meth:`add` each rank's comm rows as they come, :meth:`world_found`
     when the world is learnt from the files afterwards (:func:`with_world` then gives the world
     group's rows their ranks), then :meth:`fill` the rows of each rank :meth:`unresolved` said
-    has a group to find."""
+    has a group to find.
 
-    def __init__(self):
+    With ``log`` (a :class:`~msinspect.analysis.spool.Spool`), what the ranks tell waits there,
+    :data:`LOGGED` ranks a value, until a group is to be filled or the world learnt: a job of
+    10,000 ranks names some 7,500 groups (1 - 2 MB held for every name and rank list), and one
+    whose files tell every group needs none of them."""
+
+    def __init__(self, log=None):
         self._lists: dict[str, tuple[int, ...] | range | set] = {}
         # hash name -> the rank list the ranks' operators write for it (compact), a set where
         # they write several: one list a name, not a set of one (200 bytes each of 7,500 groups
         # at 10,000 ranks)
         self._others: set = set()  # the lists written under other names (compact)
         self._world_names: set = set()  # names of world-group rows waiting for the world
+        self._log, self._logged, self._waiting = log, [], []  # with log: its values' indexes; the seen to put
 
     def _add_list(self, name: str, ranks: tuple[int, ...] | range) -> None:
         found = self._lists.get(name)
@@ -702,9 +712,29 @@ class SharedGroups:
 
     def add_seen(self, seen: tuple) -> None:
         """Learn what :meth:`seen` of one rank's rows says."""
+        self._world_names.update(name for name, ranks in seen if ranks is None)
+        if self._log is None:
+            self._learn(seen)
+            return
+        self._waiting.append(tuple((name, compact(ranks)) for name, ranks in seen if ranks is not None))
+        if len(self._waiting) == LOGGED:
+            self._logged.append(self._log.put(self._waiting))
+            self._waiting = []
+
+    def _learnt(self) -> None:
+        """What the ranks told, learnt from the log (once: it is then held)."""
+        if self._log is None:
+            return
+        for index in self._logged:
+            for seen in self._log.get(index):
+                self._learn(seen)
+        for seen in self._waiting:
+            self._learn(seen)
+        self._log, self._logged, self._waiting = None, [], []
+
+    def _learn(self, seen: tuple) -> None:
         for name, ranks in seen:
             if ranks is None:
-                self._world_names.add(name)
                 continue
             ranks = compact(ranks)
             if _hash_named(name):
@@ -716,6 +746,7 @@ class SharedGroups:
         """The world, learnt after the ranks were added: the world group's rows name its ranks."""
         if not self._world_names:
             return
+        self._learnt()
         world = compact(tuple(world))
         self._others.add(world)
         for name in self._world_names:
@@ -738,6 +769,7 @@ class SharedGroups:
 
     def fill(self, rows: list[dict], world: tuple[int, ...] | None) -> None:
         """Fill in the groups of one rank's rows (see :func:`shared_groups`), in place."""
+        self._learnt()
         for row in rows:
             name = row.get("group")
             if row.get("group_ranks") is not None or not row.get("moves_data") or row["op"] in PIPELINE_OPS:

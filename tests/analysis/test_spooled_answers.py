@@ -211,3 +211,38 @@ def test_the_spool_index_holds_offsets_past_4_gib():
     finally:
         spool.close()
 
+
+def test_what_ranks_tell_of_groups_waits_in_the_spool_until_asked():
+    """Spooled, the groups 600 ranks tell (more than two logged values of LOGGED ranks, and some
+    waiting) are put in the spool, not held, and a group named by hash only is filled from them
+    as from the groups held in memory."""
+    from msinspect.analysis.comm import LOGGED, SharedGroups
+
+    def told(rank: int) -> list[dict]:
+        tp = tuple(range(rank - rank % 4, rank - rank % 4 + 4))
+        dp = (rank % 300, rank % 300 + 300)
+        return [{"rank": rank, "op": "AllReduce", "group": mindspore_name(ranks), "group_ranks": ranks}
+                for ranks in (tp, dp)]
+
+    def hashed() -> list[dict]:  # rank 601 of the world of 604 names its groups by hash only
+        return [{"rank": 601, "op": "AllGather", "group": mindspore_name(ranks), "group_ranks": None,
+                 "group_size": len(ranks), "moves_data": True, "tensor_bytes": 64, "wire_bytes": None}
+                for ranks in ((600, 601, 602, 603), (301, 601))]
+
+    assert 600 > 2 * LOGGED
+    spool = Spool()
+    try:
+        logged, held = SharedGroups(log=spool), SharedGroups()
+        for rank in range(600):
+            logged.add(told(rank))
+            held.add(told(rank))
+        logged.add(told(600) + told(602))  # as a rank that tells two groups more
+        held.add(told(600) + told(602))
+        assert spool.size > 0 and not logged._lists  # on disk, nothing held
+        mine, theirs = hashed(), hashed()
+        logged.fill(mine, tuple(range(604)))
+        held.fill(theirs, tuple(range(604)))
+    finally:
+        spool.close()
+    assert mine == theirs
+    assert [row["group_ranks"] for row in mine] == [(600, 601, 602, 603), (301, 601)]
