@@ -23,47 +23,42 @@ process, wall and CPU). Goals (issue 28): the main process' peak at 2,048 (and 1
 1.3x of that at 256; seconds per rank at most 3x the line scan. Machines are noisy: read the ratios,
 measured back to back in one run, not the seconds.
 
-Measured here (2 cores, 2026-11-26, the second session of the day), with ``--also`` a checkout
-of ac79dc2 (the session's start: a follower's rows taken from its exemplar but pickled whole,
-the summary counted from rows read back, files read through :mod:`gzip`). "this" is the code
-after: the worker counts what the summary prints (``analysis/tally.py``), a follower's rows go in
-the spool as a delta of its exemplar's, a clean ``.gz`` is decompressed by zlib in one call,
-only the fields that differ are patched into the exemplar's nodes:
+Measured here (2 cores, 2026-11-26, the third session of the day), with ``--also`` a checkout
+of 6d328b3 (the session's start). "this" is the code after: the spooled ranks held in columns
+(``analysis/spooled.py``), a rank's folder, label and file made on access from its plan entry, and
+what the ranks tell of the groups waiting in the spool. ``--jobs 2`` (the default on these two
+cores: two workers read, the main process gathers; its peak is the main process', the workers
+not counted), then ``--jobs 1``, each with ``--10k``:
 
-     code  ranks  seconds  s/rank  scan s  x scan x scan CPU  peak MB  vs 256 groups
-     this      8      0.5   0.068    0.01   36.2x      40.4x       54       -      1
-     also      8      0.6   0.074    0.01   39.4x      43.7x       53       -      1
-     this     64      0.8   0.013    0.10    7.8x       8.9x       53       -      1
-     also     64      1.0   0.016    0.10   10.0x      11.4x       53       -      1
-     this    256      1.6   0.006    0.36    4.5x       4.6x       55   1.00x      1
-     also    256      2.4   0.009    0.36    6.6x       6.8x       54   1.00x      1
-     this   1024      5.1   0.005    1.73    3.0x       3.4x       57   1.04x      1
-     also   1024      8.0   0.008    1.73    4.6x       5.3x       57   1.05x      1
-     this   2048     10.4   0.005    2.95    3.5x       3.7x       59   1.08x      1
-     also   2048     14.9   0.007    2.95    5.0x       5.3x       61   1.13x      1
-     this  10000     67.3   0.007   13.84    4.9x       5.0x       70   1.27x      1   (--10k, own run)
+     jobs  code  ranks  seconds  s/rank  scan s  x scan x scan CPU  peak MB  vs 256 groups
+        2  this    256      1.5   0.006    0.56    2.6x       5.0x       26   1.00x      1
+        2  also    256      1.5   0.006    0.56    2.8x       5.3x       26   1.00x      1
+        2  this   1024      4.3   0.004    2.30    1.8x       3.9x       26   1.02x      1
+        2  also   1024      4.2   0.004    2.30    1.8x       3.9x       26   1.04x      1
+        2  this   2048      8.2   0.004    3.95    2.1x       4.5x       27   1.05x      1
+        2  also   2048      8.1   0.004    3.95    2.0x       4.5x       28   1.09x      1
+        2  this  10000     40.9   0.004   17.39    2.4x       4.9x       31   1.21x      1
+        2  also  10000     40.2   0.004   17.39    2.3x       4.9x       37   1.46x      1
+        1  this    256      1.8   0.007    0.36    4.8x       4.9x       55   1.00x      1
+        1  also    256      1.9   0.007    0.36    5.2x       5.3x       55   1.00x      1
+        1  this   1024      5.6   0.005    1.42    3.9x       3.9x       57   1.03x      1
+        1  also   1024      5.9   0.006    1.42    4.2x       4.2x       57   1.04x      1
+        1  this   2048     11.9   0.006    3.21    3.7x       3.7x       58   1.05x      1
+        1  also   2048     13.9   0.007    3.21    4.3x       4.4x       60   1.08x      1
+        1  this  10000     78.3   0.008   14.85    5.3x       5.6x       65   1.18x      1
+        1  also  10000     80.0   0.008   14.85    5.4x       5.7x       70   1.27x      1
 
-``--jobs 2`` (the default on these two cores: two workers read, the main process gathers; its
-peak is the main process', the workers not counted), two runs of 8 - 2,048 and one of 10,000:
-
-     code  ranks  seconds  s/rank  scan s  x scan x scan CPU  peak MB  vs 256 groups
-     this      8      0.5   0.063    0.01   40.1x      69.0x       30       -      1
-     this     64      0.6   0.010    0.09    7.4x      13.0x       25       -      1
-     this    256      1.1   0.004    0.34    3.2x       5.8x       26   1.00x      1
-     this   1024      3.0   0.003    1.35    2.2x       4.2x       26   1.03x      1
-     this   2048      6.2   0.003    2.70    2.3x       4.4x       28   1.08x      1   (second run: 2.1x, 4.0x)
-     this  10000     38.6   0.004   13.54    2.9x       5.5x       38   1.47x      1
-
-Seconds per rank at 2,048 ranks: 2.1x - 2.3x the line scan with the two workers (issue 28's goal
-is 3x; 3.0x - 3.6x at the session's start), 3.5x in one process. Where a follower's time goes now
+Issue 28's goals: seconds per rank at 2,048 ranks at most 3x the line scan (2.1x with the two
+workers, 2.0x - 2.3x over the day's runs; 3.7x in one process), and the main process' peak at
+10,000 ranks within 1.3x of its 256-rank peak (1.21x with the two workers, 1.18x in one process).
+What the main process holds for each rank now: its RankDump (the parent folder is shared, the
+folder's name made from the rank number) and its plan entry (about 170 bytes with the rank's
+int), and some 30 bytes of columns (spool index, shared fields, highest rank named); the groups
+the ranks name (7,500 at 10,000 ranks) wait in the spool unless one is to be filled. The 256-rank
+peak of the pool's main process, 26 MB, is 22 MB of imports. Where a follower's time goes
 (cProfile, one process): its communication rows (made for every rank: their groups are its own)
-and the rows taken from the exemplar (copied with its rank and file) about 40%, reading, decoding
-and comparing its text about 25%, reading its changed nodes again and patching them in about
-20%. Memory: the main process holds some 1.2 - 1.5 kB a rank at 10,000 ranks (its folder, plan entry,
-spooled head, spool index and the groups it names, with the allocator's share), against 2.4 kB at
-the session's start: one process 1.27x of its 256-rank peak (goal 1.3x), the pool's main process,
-whose 256-rank peak is 26 MB, 1.47x (12 MB for 10,000 ranks). Getting that under 1.3x takes the
-plan and the results held in columns, not one object per rank.
+and the rows taken from the exemplar about 40%, reading, decoding and comparing its text about
+25%, reading its changed nodes again and patching them in about 20%.
 """
 from __future__ import annotations
 
