@@ -55,8 +55,11 @@ def test_killed_rank_is_named_and_nothing_survives(dryrun_env, runs_root):
 
 
 _CHILD = r"""
-import json, sys
+import json, signal, sys
 from pathlib import Path
+# Ctrl-C as a terminal gives it: a suite started in the background (make test &) runs with SIGINT
+# ignored, which its children inherit, and Python then never raises KeyboardInterrupt
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from msinspect.dryrun import run_dryrun, DryRunEnvironment
 env = DryRunEnvironment(Path(sys.argv[2]))
 def on_update(result, n):

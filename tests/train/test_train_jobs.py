@@ -40,7 +40,10 @@ def test_manual_parallel_trains_for_real(tmp_path, live_processes, needs_mindspo
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_interrupted_run_leaves_no_processes(tmp_path, sig, live_processes, needs_mindspore, needs_mlxtend):
-    code = ("import sys; from msinspect.train import run_job, TrainInterrupted\n"
+    code = ("import signal, sys; from msinspect.train import run_job, TrainInterrupted\n"
+            # Ctrl-C as a terminal gives it, even from a suite started in the background (make test
+            # &), which runs with SIGINT ignored: its children inherit that
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
             "try:\n"
             f"    run_job('manual_parallel', ranks=8, epochs=50, out_root={str(tmp_path)!r})\n"
             "except TrainInterrupted:\n"
