@@ -246,3 +246,23 @@ def test_what_ranks_tell_of_groups_waits_in_the_spool_until_asked():
         spool.close()
     assert mine == theirs
     assert [row["group_ranks"] for row in mine] == [(600, 601, 602, 603), (301, 601)]
+
+
+def test_a_spooled_ranks_fields_set_are_its_own(store):
+    """A spooled rank's label, file and counts are made from its plan entry and the tuple of fields
+    the ranks that agree share; set on one rank, they are that rank's and no other's, and it
+    pickles with them."""
+    import pickle
+
+    analysis = analyse(load_dump(FIXTURES / "zoo" / "01_semi_auto_tp4dp2"), jobs=1, cache=store, spool=True)
+    one, other = analysis.results[2], analysis.results[3]
+    assert (one.label, one.rank, other.label) == ("rank_2", 2, "rank_3")
+    assert one.file == analysis.plan.read[2].read_from and one.file.split("/")[-2] == "rank_2"
+    assert one == analysis.results[2] and one != other  # the same rank, read twice
+    before = (other.label, other.status, other.highest_named)
+    assert one.status == other.status and other.highest_named is not None  # the ranks agree
+    one.label, one.status, one.highest_named = "renamed", "odd", None
+    assert (one.label, one.status, one.highest_named, one.rank) == ("renamed", "odd", None, 2)
+    assert (other.label, other.status, other.highest_named) == before
+    plain = pickle.loads(pickle.dumps(analysis.results[2]))
+    assert (plain.label, plain.status, plain.file) == ("renamed", "odd", one.file)
