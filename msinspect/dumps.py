@@ -94,12 +94,12 @@ class RankDump:
         if parents is not None:
             parent = parents.setdefault(parent, parent)
         return cls(parent, rank, names, unreadable, single,
-                   None if rank is not None and name == f"rank_{rank}" else name)
+                   None if rank is not None and name == rank_folder(rank) else name)
 
     @property
     def where(self) -> str:
         """The folder (or the single file) the files come from, as text (:attr:`path`: as a path)."""
-        return os.path.join(self.parent, self.name if self.name is not None else f"rank_{self.rank}")
+        return os.path.join(self.parent, self.name if self.name is not None else rank_folder(self.rank))
 
     @property
     def path(self) -> Path:
@@ -118,7 +118,7 @@ class RankDump:
     @property
     def label(self) -> str:
         """``rank_3``, or the folder name."""
-        return f"rank_{self.rank}" if self.rank is not None else self.path.name
+        return rank_folder(self.rank) if self.rank is not None else self.path.name
 
     def stages(self) -> list[str]:
         """The stages present, in writing order, each once."""
@@ -281,7 +281,7 @@ def _rank_dump(folder: str, names: list[str], same: dict) -> RankDump:
     """The rank of the folder ``folder`` (text: a path per rank of 10,000 puts each ``rank_N`` in
     pathlib's interned names for good) holding ``names``; ``same``: the name tuples and parent
     folders of the ranks before, each kept once (every rank writes the same names)."""
-    rank = _rank_of_name(os.path.basename(folder))
+    rank = rank_of_name(os.path.basename(folder))
     files, unreadable = [], []
     for name in names:
         if not is_ir_file(name):
@@ -430,11 +430,16 @@ def _refuse_duplicates(dump: Dump) -> None:
 
 
 def _rank_of(folder: Path) -> int | None:
-    return _rank_of_name(folder.name)
+    return rank_of_name(folder.name)
 
 
-def _rank_of_name(name: str) -> int | None:
-    """N of a folder named ``rank_N``."""
+def rank_folder(rank: int) -> str:
+    """``rank_N``: the name of the folder MindSpore writes rank N's files in, and the rank's label."""
+    return f"rank_{rank}"
+
+
+def rank_of_name(name: str) -> int | None:
+    """N of a folder (or label) named ``rank_N``; None for any other name."""
     match = _RANK_DIR.match(name)
     return int(match.group(1)) if match else None
 

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from msinspect.dumps import Dump, RankDump, Unreadable, pick_file
+from msinspect.dumps import Dump, RankDump, Unreadable, pick_file, rank_folder
 from msinspect.errors import DumpNotFoundError
 from msinspect.ranks_text import ranks_text
 from msinspect.stages import PREFERRED_STAGES, stage_of
@@ -45,7 +45,7 @@ class RankRead:
         """``rank_3``, or the folder's name."""
         if self.source is not None:
             return self.source.label
-        return f"rank_{self.lost.rank}" if self.lost.rank is not None else self.lost.path.name
+        return rank_folder(self.lost.rank) if self.lost.rank is not None else self.lost.path.name
 
     @property
     def rank(self) -> int | None:

@@ -25,7 +25,6 @@ in no group, with the reason: its graph cannot be compared.
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from msinspect.analysis.ops import stable_name
 from msinspect.analysis.signature import Signature, items_of
+from msinspect.dumps import rank_folder, rank_of_name
 from msinspect.ranks_text import ranks_text
 
 if TYPE_CHECKING:
@@ -70,16 +70,7 @@ class RankLabels(Sequence):
 
 
 def _label(number: int | None) -> str | None:
-    return f"rank_{number}" if number is not None else None
-
-
-def _number(label: str) -> int | None:
-    """N of a label ``rank_N``."""
-    match = _NUMBERED.match(label)
-    return int(match.group(1)) if match else None
-
-
-_NUMBERED = re.compile(r"rank_(\d+)$")
+    return rank_folder(number) if number is not None else None
 
 
 @dataclass
@@ -148,7 +139,7 @@ class RankGroups:
             index = self.__dict__["_index"] = {
                 n if n is not None and label == _label(n) else label: group
                 for group in self.groups for n, label in zip(group.numbers, group.ranks)}
-        number = _number(label)
+        number = rank_of_name(label)
         found = index.get(number) if number is not None else None
         return found or index.get(label)
 
