@@ -13,7 +13,7 @@ columns, and pickles as a plain ``RankResult`` with its rows.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 
 from msinspect.analysis.result import RankResult
@@ -28,6 +28,7 @@ PLANNED = ("rank", "label", "file", "reference")
 SHARED = tuple(f.name for f in fields(RankResult) if f.name not in OWN and f.name not in ROWS)
 
 _NO_RANK = -1  # a highest rank named of None, in its column
+_SKIPPED = SHARED.index("skipped")
 
 
 def planned(read) -> tuple:
@@ -127,19 +128,20 @@ class SpooledResults(Sequence):
         values[index] = value
         self._planned[at], self._reads[at] = tuple(values), None
 
-    def _highest_named(self, at: int) -> int | None:
+    def _highest_named(self, at: int, _index: int) -> int | None:
         value = self._highest[at]
         return None if value == _NO_RANK else value
 
-    def _put_highest_named(self, at: int, value: int | None) -> None:
+    def _put_highest_named(self, at: int, _index: int, value: int | None) -> None:
         self._highest[at] = _NO_RANK if value is None else value
 
     def _field(self, at: int, index: int):
-        return self._heads[self._shared[at]][index]
+        value = self._heads[self._shared[at]][index]
+        return list(value) if index == _SKIPPED else value  # held as a tuple, to be shared
 
     def _put_field(self, at: int, index: int, value) -> None:
         values = list(self._heads[self._shared[at]])
-        values[index] = value
+        values[index] = tuple(value) if index == _SKIPPED else value
         self._shared[at] = self._head(tuple(values))
 
 
@@ -170,54 +172,26 @@ class SpooledResult:
     def _spool(self) -> Spool:
         return self._of.spool
 
-    @property
-    def highest_named(self) -> int | None:
-        """The highest rank the file's communication names (see :class:`RankResult`)."""
-        return self._of._highest_named(self._at)
-
-    @highest_named.setter
-    def highest_named(self, value: int | None) -> None:
-        self._of._put_highest_named(self._at, value)
-
 
 def _whole(values: dict) -> RankResult:
     return RankResult(**values)
 
 
-def _rows_field(index: int, name: str) -> property:
-    def get(self):
-        return self._of._rows(self._at, index)
-
-    def put(self, rows):
-        self._of._put_rows(self._at, index, rows)
-
-    return property(get, put, doc=f"The rank's {name} rows, read back from the spool (a new list each time).")
-
-
-def _own_field(index: int, name: str) -> property:
-    def get(self):
-        return self._of._own(self._at, index)
-
-    def put(self, value):
-        self._of._put_own(self._at, index, value)
-
-    return property(get, put, doc=f"The rank's {name} (see :class:`RankResult`).")
-
-
-def _shared_field(index: int, name: str) -> property:
-    def get(self):
-        value = self._of._field(self._at, index)
-        return list(value) if name == "skipped" else value
-
-    def put(self, value):
-        self._of._put_field(self._at, index, tuple(value) if name == "skipped" else value)
-
-    return property(get, put, doc=f"The rank's {name} (see :class:`RankResult`).")
+def _column(get: Callable, put: Callable, index: int, doc: str) -> property:
+    """The property of a :class:`SpooledResult` reading its value with ``get(columns, at, index)``
+    and writing it with ``put(columns, at, index, value)`` (methods of :class:`SpooledResults`)."""
+    return property(lambda self: get(self._of, self._at, index),
+                    lambda self, value: put(self._of, self._at, index, value), doc=doc)
 
 
 for _index, _name in enumerate(ROWS):
-    setattr(SpooledResult, _name, _rows_field(_index, _name))
+    setattr(SpooledResult, _name, _column(SpooledResults._rows, SpooledResults._put_rows, _index,
+                                          f"The rank's {_name} rows, read back from the spool (a new list each time)."))
 for _index, _name in enumerate(PLANNED):
-    setattr(SpooledResult, _name, _own_field(_index, _name))
+    setattr(SpooledResult, _name, _column(SpooledResults._own, SpooledResults._put_own, _index,
+                                          f"The rank's {_name} (see :class:`RankResult`)."))
 for _index, _name in enumerate(SHARED):
-    setattr(SpooledResult, _name, _shared_field(_index, _name))
+    setattr(SpooledResult, _name, _column(SpooledResults._field, SpooledResults._put_field, _index,
+                                          f"The rank's {_name} (see :class:`RankResult`)."))
+SpooledResult.highest_named = _column(SpooledResults._highest_named, SpooledResults._put_highest_named, 0,
+                                      "The highest rank the file's communication names (see :class:`RankResult`).")
