@@ -41,8 +41,11 @@ from msinspect.parser.reading import read_text
 #: constant operand such as a slice's offset), a scalar tensor's ``value=n`` (an embedding's
 #: vocabulary offset), a pointer, a group's hash name, a group's ``rank_list`` / ``group_rank_ids``;
 #: and :data:`_ELIDED`.
-VALUE = re.compile(r'"(?:[^"\\\n]|\\.)*"|I64\(-?\d+\)|value=-?\d+|0x[0-9a-fA-F]{6,}|\b\d+-\d{8,}\b'
-                   r'|(?:(?<=rank_list: )|(?<=group_rank_ids: ))\(\d+(?:, \d+)*\)')
+#: Each alternative begins with a character, not an assertion (the group hash's ``\b`` and the rank
+#: list's look-behind come after it): the regex engine then skips the places where none can
+#: begin: twice as fast over the zoo's lines (bench/bench_values.py), with the same splits.
+VALUE = re.compile(r'"(?:[^"\\\n]|\\.)*"|I64\(-?\d+\)|value=-?\d+|0x[0-9a-fA-F]{6,}|\d(?<!\w\d)\d*-\d{8,}\b'
+                   r'|\((?:(?<=rank_list: \()|(?<=group_rank_ids: \())\d+(?:, \d+)*\)')
 #: The most lines of followers an exemplar keeps as differing in values only.
 _LINES_KEPT = 4096
 

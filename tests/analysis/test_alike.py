@@ -117,3 +117,44 @@ def test_the_environment_reads_every_rank_in_full(monkeypatch):
     assert any(r.read_by for r in collect.analyse(dump, jobs=1, cache=False).results)
     monkeypatch.setenv(collect.READ_EVERY_RANK_ENV, "1")
     assert not any(r.read_by for r in collect.analyse(dump, jobs=1, cache=False).results)
+
+
+def test_a_comm_operator_whose_shared_values_differ_gets_its_own_row(tmp_path):
+    """Rank 1's StridedSlice of line 168 made to say micro batch 1 (``micro: I64(0)`` there, a
+    value: the rank is still read against rank 0): its comm row says 1, not rank 0's part of a
+    row shared by the ranks whose operators agree (comm._shared_row), and every answer is the
+    full reading's."""
+    root = tmp_path / "run"
+    for rank in ("rank_0", "rank_1"):
+        shutil.copytree(ZOO / "04_pipeline_hsdp_recompute" / rank, root / rank)
+    target = next((root / "rank_1").glob("*validate*"))
+    target.chmod(0o644)
+    lines = gzip.decompress(target.read_bytes()).decode().split("\n")
+    assert lines[167].endswith("micro: I64(0)}") and "StridedSlice" in lines[167]
+    lines[167] = lines[167][:-len("I64(0)}")] + "I64(1)}"
+    target.write_bytes(gzip.compress("\n".join(lines).encode()))
+    tasks = _tasks(root)
+    got = collect._analyse_batch(tasks, alike=True)
+    full = collect._analyse_batch(tasks, alike=False)
+    assert got[1].read_by == "rank_0"
+    assert [row["micro"] for row in got[1].comm if row["line"] == 168] == [1]
+    assert [row["micro"] for row in got[0].comm if row["line"] == 168] == [0]
+    assert [_answers(r) for r in got] == [_answers(r) for r in full]
+
+
+# The values as first written: each alternative led by an assertion (a word boundary, a
+# look-behind), which keeps the regex engine from skipping to where one may begin.
+_VALUE_AS_WRITTEN = (r'"(?:[^"\\\n]|\\.)*"|I64\(-?\d+\)|value=-?\d+|0x[0-9a-fA-F]{6,}|\b\d+-\d{8,}\b'
+                     r'|(?:(?<=rank_list: )|(?<=group_rank_ids: ))\(\d+(?:, \d+)*\)')
+
+
+@pytest.mark.parametrize("run", ["01_semi_auto_tp4dp2", "16_mf_llama_256", "04_pipeline_hsdp_recompute"])
+def test_values_split_lines_as_the_regex_first_written(run):
+    import re
+
+    first = re.compile(_VALUE_AS_WRITTEN)
+    lines = [line for path in sorted((ZOO / run).glob("rank_*/*.ir.gz"))[:3] for line in alike.lines_of(path)]
+    lines += ["4-6301172352641561019 at the start", "x4-6301172352641561019", "_4-6301172352641561019 2-12345678",
+              "rank_list: (0, 4)", "group_rank_ids: (1, 5)", "f(0, 4)", "rank_list: (", "9-12345678"]
+    assert len(lines) > 10_000
+    assert [alike.VALUE.split(line) for line in lines] == [first.split(line) for line in lines]
