@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from msinspect.analysis import comm_groups, vocabulary
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.flow import answer, consumers, data_view, first_input, label, producer
+from msinspect.analysis.flow import answer, consumers, data_view, first_input, keeps_answers, label, producer
 from msinspect.analysis.layout import divided
 from msinspect.analysis.ops import (DTYPE_BYTES, PIPELINE_OPS, WORLD_GROUPS, as_shape, as_shapes, int_attr,
                                     is_backward, is_comm, is_plumbing, nbytes, scope_of)
@@ -268,6 +268,9 @@ class RankShapes:
         self._inputs: dict[str, tuple] = {}
         self._outputs: dict[str, tuple] = {}
         self._busy: set[str] = set()
+        #: each operator's comm row but what names the rank (:func:`_shared_row`), by its place
+        #: in the file's comm operators, with what it read of the node besides its attributes
+        self.rows: dict[int, tuple[tuple, dict]] = {}
 
     def _node(self, key: str | None) -> Node | None:
         return self.graph.nodes[key].get("node") if key is not None else None
@@ -479,14 +482,48 @@ def _rank_shapes(ir: IRFile, graph: nx.MultiDiGraph, ctx: RankContext, known: di
     of their values holds: each operator's group size (``groups``: each one's rank list) and
     shared attributes (:func:`_shared`); a rank where one differs gets its own."""
     make = lambda: RankShapes(ir, graph, ctx, known)  # noqa: E731
+    if not keeps_answers(graph):  # read for one rank only: nothing to name
+        return make()
+    sizes, differing = answer(graph, ("comm_attrs",), lambda: _Attrs(nodes)).told(nodes, groups)
     try:
-        name = ("rank_shapes", planner, ctx.world, tuple(
-            (_size_of(n) if _alone(n) else vocabulary.group_size(n, group), _shared(n))
-            for n, group in zip(nodes, groups)))
-        hash(name)
+        return answer(graph, ("rank_shapes", planner, ctx.world, sizes, differing), make)
     except TypeError:  # an attribute's value that cannot name an answer (a list): made anew
         return make()
-    return answer(graph, name, make)
+
+
+def _group_size(node: Node, group: tuple[int, ...] | None) -> int | None:
+    """How many ranks the operator's group holds: 1 for one alone (:func:`_alone`), else
+    :func:`~msinspect.analysis.vocabulary.group_size`."""
+    return _size_of(node) if _alone(node) else vocabulary.group_size(node, group)
+
+
+class _Attrs:
+    """The attributes of a file's communication operators as first read (:func:`_shared`, and
+    what they state of their groups' sizes), and the dicts they were read of: a rank read
+    against the file (its nodes' values put in, each changed node given new dicts) is told by
+    the operators whose attributes differ, not by all of them again."""
+
+    def __init__(self, nodes: list[Node]):
+        self.dicts = [(n.primitive_attrs, n.cnode_primal_attrs) for n in nodes]
+        self.shared = [_shared(n) for n in nodes]
+        self.alone = [_size_of(n) if _alone(n) else None for n in nodes]
+        self.stated = [vocabulary.group_size(n, None) for n in nodes]
+
+    def told(self, nodes: list[Node], groups: list) -> tuple[tuple, tuple]:
+        """What :class:`RankShapes` reads of ``nodes`` (the same operators, in order) with their
+        ``groups`` (rank lists): each one's group size, and ``(index, shared attributes)`` of
+        each whose :func:`_shared` attributes are not the first read's."""
+        sizes, differing = [], []
+        for i, (node, group, (attrs, primal)) in enumerate(zip(nodes, groups, self.dicts)):
+            if node.primitive_attrs is attrs and node.cnode_primal_attrs is primal:
+                alone = self.alone[i]
+                sizes.append(alone if alone is not None else len(group) if group else self.stated[i])
+                continue
+            sizes.append(_group_size(node, group))
+            shared = _shared(node)
+            if shared != self.shared[i]:
+                differing.append((i, shared))
+        return tuple(sizes), tuple(differing)
 
 
 def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGraph | None = None) -> list[dict]:
@@ -499,37 +536,54 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
     groups = group_lists(nodes, ctx, known)
     shapes = _rank_shapes(ir, graph, ctx, known, nodes, groups, planner)
     data = data_view(graph)
+    rank, path, kept = ctx.rank, ir.path, shapes.rows
     rows = []
-    for node, group in zip(nodes, groups):
-        key = node_id(node)
-        peer = peer_of(node, group) if node.op in PIPELINE_OPS else None
-        kind, source, users, source_scope, user_scopes = _where(graph, node, key, planner, data)
-        if node.op == "Receive" and peer is not None:
-            source = f"rank {peer}"
-        if node.op == "Send" and peer is not None:
-            users = (f"rank {peer}",)
-        shape, dtype, at_rank = shapes.moved(key)
-        if node.op in PIPELINE_OPS:
-            ranks = tuple(sorted({ctx.rank, peer})) if peer is not None and ctx.rank is not None else None
-            size = 2
-        else:
-            ranks = group
-            size = 1 if _alone(node) else vocabulary.group_size(node, ranks)
-        moving = vocabulary.moves_data(node)
-        tensor = nbytes(shape, dtype) if at_rank else None
-        out = shapes.rank_output(key) if node.op not in PIPELINE_OPS else None
-        rows.append({
-            "rank": ctx.rank, "stage": stage, "file": ir.path, "line": node.line, "name": node.name,
-            "op": node.op, "kind": kind, "moves_data": moving, "producer": source,
-            "consumers": users, "group": node.primitive_attrs.get("group"),
-            "group_ranks": ranks, "group_size": size if moving else None, "peer": peer, "shape": shape,
-            "out_shape": out[0] if out is not None else None if shapes.is_global else node.output_shape,
-            "dtype": dtype,
-            "tensor_bytes": tensor, "wire_bytes": vocabulary.wire_bytes(node, tensor, size),
-            "producer_scope": source_scope, "consumer_scopes": user_scopes,
-            "scope": scope_of(node), "micro": node.cnode_primal_attrs.get("micro"), "graph": node.graph,
-        })
+    for i, (node, group) in enumerate(zip(nodes, groups)):
+        # what the shared part reads of the node besides its attributes (_rank_shapes holds those)
+        mine = (node.op, node.instance_name, node.fullname, node.debug_name, node.scope, node.output_types, node.graph)
+        part = kept.get(i)
+        if part is None or part[0] != mine:
+            part = kept[i] = (mine, _shared_row(graph, node, node_id(node), planner, data, shapes, group))
+        if node.op not in PIPELINE_OPS:
+            rows.append({**part[1], "rank": rank, "stage": stage, "file": path,
+                         "group": node.primitive_attrs.get("group"), "group_ranks": group, "peer": None})
+            continue
+        peer = peer_of(node, group)
+        row = {**part[1], "rank": rank, "stage": stage, "file": path, "group": node.primitive_attrs.get("group"),
+               "group_ranks": tuple(sorted({rank, peer})) if peer is not None and rank is not None else None,
+               "peer": peer}
+        if peer is not None:
+            if node.op == "Receive":
+                row["producer"] = f"rank {peer}"
+            else:
+                row["consumers"] = (f"rank {peer}",)
+        rows.append(row)
     return rows
+
+
+def _shared_row(graph: nx.MultiDiGraph, node: Node, key: str, planner: bool | None, data, shapes: RankShapes,
+                group: tuple[int, ...] | None) -> dict:
+    """The operator's comm row but what names the rank, its groups and peers (``rank``,
+    ``stage``, ``file``, ``group``, ``group_ranks``, ``peer``; a Send's or Receive's other end):
+    the same on every rank of one program, so kept with ``shapes`` (:attr:`RankShapes.rows`),
+    which holds while the operators' group sizes and other attributes do (:func:`_rank_shapes`)."""
+    kind, source, users, source_scope, user_scopes = _where(graph, node, key, planner, data)
+    shape, dtype, at_rank = shapes.moved(key)
+    size = 2 if node.op in PIPELINE_OPS else _group_size(node, group)
+    moving = vocabulary.moves_data(node)
+    tensor = nbytes(shape, dtype) if at_rank else None
+    out = shapes.rank_output(key) if node.op not in PIPELINE_OPS else None
+    return {
+        "rank": None, "stage": None, "file": None, "line": node.line, "name": node.name,
+        "op": node.op, "kind": kind, "moves_data": moving, "producer": source,
+        "consumers": users, "group": None,
+        "group_ranks": None, "group_size": size if moving else None, "peer": None, "shape": shape,
+        "out_shape": out[0] if out is not None else None if shapes.is_global else node.output_shape,
+        "dtype": dtype,
+        "tensor_bytes": tensor, "wire_bytes": vocabulary.wire_bytes(node, tensor, size),
+        "producer_scope": source_scope, "consumer_scopes": user_scopes,
+        "scope": scope_of(node), "micro": node.cnode_primal_attrs.get("micro"), "graph": node.graph,
+    }
 
 
 def collectives_before(ir: IRFile) -> frozenset[tuple[str, str]]:

@@ -39,6 +39,11 @@ def remember(graph: nx.MultiDiGraph) -> None:
     graph.graph[_MEMO] = {}
 
 
+def keeps_answers(graph: nx.MultiDiGraph) -> bool:
+    """Whether :func:`remember` asked ``graph`` to keep its answers (:func:`answer`)."""
+    return _MEMO in graph.graph
+
+
 def remembered(walk: Callable) -> Callable:
     """``walk(graph, *keys[, data])`` (graph keys, then the graph's data view or None), its answer
     kept where :func:`remember` asked for it: ``data`` is the same for every call on one graph, so
@@ -58,9 +63,13 @@ def answer(graph: nx.MultiDiGraph, name: tuple, compute: Callable):
     memo = graph.graph.get(_MEMO)
     if memo is None:
         return compute()
-    if name not in memo:
-        memo[name] = compute()
-    return memo[name]
+    found = memo.get(name, _NONE)  # hashed once: a name can be long
+    if found is _NONE:
+        found = memo[name] = compute()
+    return found
+
+
+_NONE = object()
 
 
 def _node(graph: nx.MultiDiGraph, key: str) -> Node | None:
