@@ -6,7 +6,7 @@ import os
 import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import closing, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection
 
@@ -15,12 +15,13 @@ from msinspect.analysis.comm import (COMM_COLUMNS, SharedGroups, collectives_bef
 from msinspect.analysis.context import RankContext
 from msinspect.analysis.gradsync import weight_reads, weight_rows
 from msinspect.analysis.failure import failure_row
+from msinspect.analysis.flow import answer
 from msinspect.analysis.ops import PIPELINE_OPS
 from msinspect.analysis.operators import OP_COLUMNS, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, consumer_reads, optimizer_groups, param_rows, slice_text, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
 from msinspect.analysis.result import RankResult
-from msinspect.analysis.spool import ROWS, SPOOL_RANKS, Spool, close_shelf, derived, shelve
+from msinspect.analysis.spool import ROWS, SPOOL_RANKS, Derived, Spool, as_list, close_shelf, derived, shelve
 from msinspect.analysis.spooled import SpooledResults, planned
 from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
 from msinspect.analysis.tally import Tally, tally, tally_of, with_comm
@@ -49,6 +50,8 @@ TRIM_EVERY = 8
 
 if TYPE_CHECKING:  # pandas loads where a table is made: `summary` reads the rows and never does
     import pandas as pd
+
+    from msinspect.analysis import alike
 
 
 #: What the rows kept from the rank read against read of a node (:class:`Like`): a rank whose
@@ -179,14 +182,21 @@ class Like:
     names_kept: bool
     own_reference: bool
     keeps: dict
+    lines: dict = field(default_factory=dict)
+    """Part -> where each line's row is in the other rank's rows of it (made when first asked
+    for; shared by the ranks read against that rank)."""
 
     def rows(self, part: str, made: list[dict], fields: dict) -> list[dict]:
         """The rank's rows of ``part``: those ``made`` (the changed nodes', or every one), else
         the other rank's with ``fields`` (:func:`_own_fields`), as a
         :class:`~msinspect.analysis.spool.Derived` list of that rank's."""
-        made_at = {row["line"]: row for row in made}
         base = getattr(self.result, part)
-        return derived(base, fields, {i: made_at[row["line"]] for i, row in enumerate(base) if row["line"] in made_at})
+        at = self.lines.get(part)
+        if at is None:
+            at = self.lines[part] = {}
+            for i, row in enumerate(base):
+                at.setdefault(row["line"], []).append(i)
+        return derived(base, fields, {i: row for row in made for i in at.get(row["line"], ())})
 
 
 def _own_fields(ctx: RankContext, path: str, complete: bool) -> dict:
@@ -211,15 +221,16 @@ def _result(ir, ref, graph, path: str, reference: str | None, ctx: RankContext, 
         strategies=_strategies(ir, ctx, ref, graph, like, own), comm=comm,
         params=_params(ir, ctx, ref, graph, like, own), ops=_ops(ir, ctx, graph, like, own), reference=reference,
         weights=sum(1 for p in ir.params if p.has_default), world_size=stated_world(ir, graph),
-        highest_named=max(ranks_named(ir, graph), default=None),
+        highest_named=max(ranks_named(ir, graph), default=None) if ctx.world is None else None,
         pipelined=any(n.op in PIPELINE_OPS for n in comm_nodes(ir, graph)),
         skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []), held=_held(ir, ctx, comm, like, own),
         planner=planner_ran(ir.stage, ir.attrs), failure=failure_row(ir), complete=complete,
     )
     for rows in (result.strategies, result.comm, result.params, result.ops):
-        for row in rows:
+        for row in rows.made.values() if isinstance(rows, Derived) else rows:  # a Derived list's fields have it
             row["complete"] = complete
-    result.signature = signature_of(result, held_weights(ir), _known_parts(like))
+    held = answer(graph, ("held_weights",), lambda: held_weights(ir))  # the parameters: the program's
+    result.signature = signature_of(result, held, _known_parts(like))
     result.tally = tally_of(result.strategies, comm, result.params)
     return result
 
@@ -311,8 +322,10 @@ def _shelved(result, shelf: str | None):
     worker's file of that folder (:func:`~msinspect.analysis.spool.shelve`), with where they are
     and what its comm rows tell of the groups (the result itself kept whole: a rank read alike
     takes rows of it)."""
-    if shelf is None or not isinstance(result, RankResult):
+    if not isinstance(result, RankResult):
         return result
+    if shelf is None:  # the rows go with it: a Derived list's made
+        return replace(result, **{name: as_list(getattr(result, name)) for name in ROWS})
     at = shelve(shelf, [getattr(result, name) for name in ROWS])
     head = replace(result, **{name: [] for name in ROWS})
     head.rows_at, head.groups_seen = at, SharedGroups.seen(result.comm)
@@ -347,12 +360,24 @@ def release() -> None:
     close_shelf()
 
 
+@dataclass
+class _Led:
+    """The rank of a batch read in full that the next are read against."""
+
+    read: "alike.Exemplar"
+    """Its lines, model and graph."""
+    task: tuple
+    result: RankResult
+    lines: dict = field(default_factory=dict)
+    """:attr:`Like.lines`."""
+
+
 class _Batch:
     """Ranks read in order, the last rank read in full kept as the exemplar."""
 
     def __init__(self, lenient: bool, cache: caches.Store | None, alike: bool):
         self.lenient, self.cache, self.alike = lenient, cache, alike
-        self.exemplar = None  # (alike.Exemplar, its task, its result)
+        self.exemplar: _Led | None = None
 
     def read(self, task: tuple):
         path, reference, ctx, label = task
@@ -367,7 +392,7 @@ class _Batch:
         """By what differs from the exemplar where it can be, else in full (the new exemplar)."""
         result, departure = self._follow(task)
         if result is None:
-            before = self.exemplar[0].label if self.exemplar is not None else None
+            before = self.exemplar.read.label if self.exemplar is not None else None
             result = self._lead(task)
             if departure:
                 result.departure, result.departed_from = departure, before
@@ -382,7 +407,8 @@ class _Batch:
         path, reference, ctx, label = task
         if self.exemplar is None:
             return None, None
-        exemplar, (e_path, e_reference, e_ctx, _), _ = self.exemplar
+        led = self.exemplar
+        exemplar, (e_path, e_reference, e_ctx, _) = led.read, led.task
         name = os.path.basename  # of the text: no Path a rank (see msinspect.dumps._rank_dump)
         if name(path) != name(e_path) or (reference is None) != (e_reference is None) \
                 or (ctx.world, ctx.stage_ranks) != (e_ctx.world, e_ctx.stage_ranks):
@@ -407,8 +433,8 @@ class _Batch:
             for read in (ir, ref):
                 if isinstance(read, alike.Departure):
                     return None, read.format(exemplar.label) if read.departs else None
-            like = Like(self.exemplar[2], tuple(exemplar.by_line[line] for line in sorted(exemplar.changed)),
-                        exemplar.names_kept, own or ref is None, exemplar.keeps)
+            like = Like(led.result, tuple(exemplar.by_line[line] for line in sorted(exemplar.changed)),
+                        exemplar.names_kept, own or ref is None, exemplar.keeps, led.lines)
             result = _result(ir, ref, exemplar.graph, path, reference, ctx, label, like)
         result.read_by = exemplar.label
         return result, None
@@ -431,14 +457,14 @@ class _Batch:
             exemplar = alike.Exemplar(label, lines, ir, graph)
             exemplar.ref_exemplar = (exemplar if own else alike.Exemplar(label, ref_lines, ref, None)
                                      if ref is not None else None)
-            self.exemplar = (exemplar, task, result)
+            self.exemplar = _Led(exemplar, task, result)
         else:
             graph.clear()
         return result
 
     def close(self) -> None:
         if self.exemplar is not None:
-            self.exemplar[0].graph.clear()  # networkx's views make the graph cyclic: emptied, it goes now
+            self.exemplar.read.graph.clear()  # networkx's views make the graph cyclic: emptied, it goes now
             self.exemplar = None
 
 

@@ -31,8 +31,9 @@ class RankResult:
     """The world size the file states (:func:`~msinspect.analysis.comm.stated_world`)."""
     highest_named: int | None = None
     """The highest rank the file's communication names (:func:`~msinspect.analysis.comm.ranks_named`):
-    a world of fewer ranks cannot hold it. One number, not the list: a rank of a data-parallel
-    group of 2,500 names them all."""
+    a world of fewer ranks cannot hold it (:func:`~msinspect.analysis.collect.world_from_ir`).
+    One number, not the list: a rank of a data-parallel group of 2,500 names them all. Not told
+    (None) where the world was known when the rank was read: nothing reads it then."""
     pipelined: bool = False
     """Whether the file sends or receives between pipeline stages."""
     complete: bool = True

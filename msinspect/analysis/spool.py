@@ -53,15 +53,34 @@ _LEVEL = 1  # zlib's fastest: a rank's rows pickle to some 100 kB, compressed to
 _BASES_KEPT = 8
 
 
-class Derived(list):
+class Derived:
     """Rows made from another rank's list ``base``: each of its rows with ``fields`` set (the
-    rank, its file), but those at the indexes of ``made``, made anew. A plain list to every
-    reader; a worker shelving it puts a :class:`Delta` in the spool (:func:`shelve`)."""
+    rank, its file), but those at the indexes of ``made``, made anew. Made only when read: a
+    worker shelving it puts a :class:`Delta` in the spool (:func:`shelve`) and counts it by its
+    columns (:func:`column`), never making its rows; what leaves the worker otherwise is a list
+    (:func:`as_list`; pickled, to a cache or a Dask client, it is one)."""
 
     __slots__ = ("base", "fields", "made")
 
-    def __reduce__(self):  # to a cache, to a Dask client: a plain list
+    def __init__(self, base: list[dict], fields: dict, made: dict[int, dict]):
+        self.base, self.fields, self.made = base, fields, made
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    def __iter__(self):
+        return _rows_of(self.base, self.fields, self.made)
+
+    def __reduce__(self):
         return list, (list(self),)
+
+    def column(self, name: str) -> list:
+        """Each row's value of ``name``, without making the rows."""
+        made = self.made
+        if name in self.fields:
+            value = self.fields[name]
+            return [made[i][name] if i in made else value for i in range(len(self.base))]
+        return [made[i][name] if i in made else row[name] for i, row in enumerate(self.base)]
 
 
 def _rows_of(base: list[dict], fields: dict, made: dict[int, dict]):
@@ -72,9 +91,17 @@ def _rows_of(base: list[dict], fields: dict, made: dict[int, dict]):
 def derived(base: list[dict], fields: dict, made: dict[int, dict]) -> Derived:
     """The :class:`Derived` rows of ``base`` with ``fields`` set, those at ``made``'s indexes
     replaced by its rows."""
-    rows = Derived(_rows_of(base, fields, made))
-    rows.base, rows.fields, rows.made = base, fields, made
-    return rows
+    return Derived(base, fields, made)
+
+
+def as_list(rows) -> list[dict]:
+    """``rows`` as a list: a :class:`Derived` one's rows made."""
+    return list(rows) if isinstance(rows, Derived) else rows
+
+
+def column(rows, name: str) -> list:
+    """Each row's value of ``name`` (a :class:`Derived` list's without making its rows)."""
+    return rows.column(name) if isinstance(rows, Derived) else [row[name] for row in rows]
 
 
 @dataclass(frozen=True)

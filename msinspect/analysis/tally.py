@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import NamedTuple
 
+from msinspect.analysis.spool import column
 from msinspect.schema import is_missing
 
 
@@ -47,8 +48,8 @@ def _comm_counts(comm: list[dict]) -> tuple:
 def tally_of(strategies: list[dict], comm: list[dict], params: list[dict]) -> Tally:
     """The counts of a rank's rows."""
     n_comm, by_kind, wire, unknown = _comm_counts(comm)
-    return Tally(len(strategies), sum(1 for row in strategies if row["set_by"] == "user"), n_comm, by_kind,
-                 wire, unknown, len(params), frozenset(row["param"] for row in params))
+    return Tally(len(strategies), column(strategies, "set_by").count("user"), n_comm, by_kind,
+                 wire, unknown, len(params), frozenset(column(params, "param")))
 
 
 def with_comm(tally: Tally, comm: list[dict]) -> Tally:

@@ -3,6 +3,7 @@ every table, the summary and the rank groups, on every fixture of several ranks 
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
 import tempfile
 
@@ -146,7 +147,7 @@ def test_rows_put_by_pool_workers_answer_as_ranks_held_whole(store, tmp_path, mo
 def test_a_follower_rows_go_in_as_a_delta_of_its_exemplar(tmp_path):
     """A rank's lists derived from the exemplar's go in its worker's file as where the exemplar's
     are and what differs; read back, they are the rows."""
-    from msinspect.analysis.spool import Derived, close_shelf, derived, shelve
+    from msinspect.analysis.spool import Derived, close_shelf, column, derived, shelve
 
     folder = str(tmp_path)
     base = [{"line": 10 + i, "rank": 0, "file": "rank_0/x.ir", "op": f"Op{i}", "note": "x" * 40} for i in range(200)]
@@ -154,7 +155,12 @@ def test_a_follower_rows_go_in_as_a_delta_of_its_exemplar(tmp_path):
     try:
         path, (base_at,) = shelve(folder, [base])
         rows = derived(base, {"rank": 1, "file": "rank_1/x.ir"}, {3: changed})
-        assert isinstance(rows, Derived) and rows[3] is changed and rows[4]["rank"] == 1 and base[4]["rank"] == 0
+        made = list(rows)
+        assert isinstance(rows, Derived) and made[3] is changed and made[4]["rank"] == 1 and base[4]["rank"] == 0
+        # counted by its columns, without its rows made; pickled, a list
+        for name in ("rank", "op", "note"):
+            assert column(rows, name) == [row[name] for row in made]
+        assert pickle.loads(pickle.dumps(rows)) == made
         same_path, (delta_at,) = shelve(folder, [rows])
         _, (whole_at,) = shelve(folder, [list(rows)])  # the same rows, as a plain list
         # not derived from the lists put last: a plain list (and a list pickles as one)
@@ -260,9 +266,9 @@ def test_a_spooled_ranks_fields_set_are_its_own(store):
     assert one.file == analysis.plan.read[2].read_from and one.file.split("/")[-2] == "rank_2"
     assert one == analysis.results[2] and one != other  # the same rank, read twice
     before = (other.label, other.status, other.highest_named)
-    assert one.status == other.status and other.highest_named is not None  # the ranks agree
-    one.label, one.status, one.highest_named = "renamed", "odd", None
-    assert (one.label, one.status, one.highest_named, one.rank) == ("renamed", "odd", None, 2)
+    assert one.status == other.status  # the ranks agree
+    one.label, one.status, one.highest_named = "renamed", "odd", 6
+    assert (one.label, one.status, one.highest_named, one.rank) == ("renamed", "odd", 6, 2)
     assert (other.label, other.status, other.highest_named) == before
     plain = pickle.loads(pickle.dumps(analysis.results[2]))
     assert (plain.label, plain.status, plain.file) == ("renamed", "odd", one.file)
