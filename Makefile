@@ -52,8 +52,10 @@ demo: setup
 	echo "reports (open them in a browser):"; for r in $$reports; do echo "  file://$$(cd "$$(dirname "$$r")" && pwd)/report.html"; done; \
 	[ -n "$$reports" ] || echo "  none: no run folder was made"; exit $$status
 
+# One pytest worker a core (pytest-xdist), each test file whole on one worker: a file's module and
+# session fixtures (the seeds' dry runs, the train jobs' runs) are made once.
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 # The quick subset for daily work (about a minute on two cores): every parser construct's golden
 # file in both readings, the analyses' golden files, calls, layouts, the zoo's specs and the CLI's
