@@ -75,10 +75,16 @@ class Departure:
 
 def lines_of(path: str) -> list[str] | None:
     """The file's lines; None where it cannot be read cleanly (the full read says why)."""
+    text = text_of(path)
+    return text.split("\n") if text is not None else None
+
+
+def text_of(path: str) -> str | None:
+    """The file's text; None where it cannot be read cleanly (the full read says why)."""
     from msinspect.errors import MsInspectError
 
     try:
-        return read_text(path)[0].split("\n")
+        return read_text(path)[0]
     except MsInspectError:
         return None
 
@@ -138,6 +144,10 @@ class Exemplar:
         self._alike: set[tuple[int, str]] = set()
         self.starts = sorted(n.line for n in ir.nodes())  # where each node item begins
         self.by_line = {n.line: n for n in ir.nodes()}
+        #: the lines followers were found to differ in (:meth:`differing_text`), and the
+        #: exemplar's text around them: before the first, between each two, after the last
+        self._known: tuple[int, ...] = ()
+        self._pieces: list[str] | None = None
 
     def item_of(self, line: int) -> int | None:
         """The first line of the node item holding ``line`` (1-based); None for a line before
@@ -160,6 +170,63 @@ class Exemplar:
             if not self._values_only(i, lines[i - 1]):
                 return Departure(i, _what_differs(self.lines[i - 1], lines[i - 1], self.label))
         return differ
+
+    def differing_text(self, text: str) -> tuple[list[str], list[int] | Departure]:
+        """``(lines, differing lines)`` of a follower's ``text`` (:meth:`differing`). Where every
+        line it differs in is one that followers differed in before, the text between those lines
+        is compared whole, in place (``str.startswith`` at an offset: no line made), and its lines
+        are the exemplar's with those lines put in; else the text is split and compared line by
+        line, and the lines it differs in are known from then on."""
+        found = self._between_known(text)
+        if found is None:
+            lines = text.split("\n")
+            differ = self.differing(lines)
+            if not isinstance(differ, Departure):
+                self._learn(differ)
+            return lines, differ
+        lines = list(self.lines)
+        differ = []
+        for i, line in zip(self._known, found):
+            if line != lines[i - 1]:
+                lines[i - 1] = line
+                if not self._values_only(i, line):
+                    return lines, Departure(i, _what_differs(self.lines[i - 1], line, self.label))
+                differ.append(i)
+        return lines, differ
+
+    def _between_known(self, text: str) -> list[str] | None:
+        """The follower's lines at :attr:`_known` where its text is the exemplar's between them;
+        None where it is not, or none are known."""
+        pieces = self._pieces
+        if pieces is None:
+            return None
+        found, at = [], 0
+        for piece in pieces[:-1]:
+            if not text.startswith(piece, at):
+                return None
+            at += len(piece)
+            end = text.find("\n", at)
+            if end < 0:
+                return None
+            found.append(text[at:end])
+            at = end + 1
+        tail = pieces[-1]
+        if len(text) - at != len(tail) or not text.startswith(tail, at):
+            return None
+        return found
+
+    def _learn(self, differ: list[int]) -> None:
+        """Know the lines of ``differ`` too (1-based), and cut the exemplar's text around them
+        (:meth:`_between_known`); not the last line, which no newline ends."""
+        known = tuple(sorted(set(self._known) | {i for i in differ if i < len(self.lines)}))
+        if known == self._known:
+            return
+        pieces, begin = [], 0  # begin: the first line (0-based) of the next piece
+        for i in known:
+            pieces.append("".join(line + "\n" for line in self.lines[begin:i - 1]))
+            begin = i
+        pieces.append("\n".join(self.lines[begin:]))
+        self._known, self._pieces = known, pieces
 
     def _values_only(self, i: int, line: str) -> bool:
         """Whether ``line`` is the exemplar's line ``i`` with other values (:data:`VALUE`) in the
@@ -186,10 +253,10 @@ def compared(exemplar: Exemplar, path: str, file: str = "") -> tuple[list[str] |
     where it is not read by what differs: the departure said in words (``file``: the file it is
     about, where that is not the rank's own), or None where there is nothing to flag (a file that
     does not read cleanly, a node the fast reading leaves to Lark)."""
-    lines = lines_of(path)
-    if lines is None:
+    text = text_of(path)
+    if text is None:
         return None, None
-    differ = exemplar.differing(lines)
+    lines, differ = exemplar.differing_text(text)
     if isinstance(differ, Departure):
         return None, differ.format(exemplar.label, file) if differ.departs else None
     return lines, differ
