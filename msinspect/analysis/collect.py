@@ -17,7 +17,7 @@ from msinspect.analysis.gradsync import weight_reads, weight_rows
 from msinspect.analysis.failure import failure_row
 from msinspect.analysis.flow import answer
 from msinspect.analysis.ops import PIPELINE_OPS
-from msinspect.analysis.operators import OP_COLUMNS, operator_rows
+from msinspect.analysis.operators import OP_COLUMNS, operator_reads, operator_rows
 from msinspect.analysis.params import PARAM_COLUMNS, consumer_reads, optimizer_groups, param_rows, slice_text, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
 from msinspect.analysis.result import RankResult
@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # pandas loads where a table is made: `summary` reads the row
 
 #: What the rows kept from the rank read against read of a node (:class:`Like`): a rank whose
 #: nodes differ in nothing a reader reads has that rank's rows of it.
-READERS = {"params": consumer_reads, "held": weight_reads}
+READERS = {"params": consumer_reads, "held": weight_reads, "ops": operator_reads}
 
 
 def _skipped(ir) -> list[str]:
@@ -250,6 +250,8 @@ def _ops(ir, ctx: RankContext, graph, like: Like | None, own: dict) -> list[dict
     nodes are the same (see :func:`_result`)."""
     if like is None or not like.names_kept:
         return operator_rows(ir, ctx, graph)
+    if like.keeps.get("ops"):  # no changed node's row reads what changed (its groups, most often)
+        return derived(like.result.ops, own, {})
     return like.rows("ops", operator_rows(ir, ctx, graph, only=like.changed), own)
 
 

@@ -43,6 +43,14 @@ def parameter_read(graph: nx.MultiDiGraph, key: str) -> str | None:
     return None
 
 
+def operator_reads(node: Node) -> tuple:
+    """What :func:`operator_rows` reads of a node beyond the graph's walks and the weight names
+    MindSpore writes on it (:func:`parameter_read`): its number, names, operator, kind and callee,
+    scope, types, micro batch and strategy."""
+    return (node.index, node.instance_name, node.fullname, node.debug_name, node.op, node.kind, node.callee,
+            node.scope, node.input_types, node.output_types, node.cnode_primal_attrs.get("micro"), node.strategy)
+
+
 def operator_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGraph | None = None,
                   only: Collection[Node] | None = None) -> list[dict]:
     """Every CNode except ``Return``, in file order; ``param``: the parameter it takes as its
