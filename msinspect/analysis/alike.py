@@ -189,9 +189,10 @@ class Exemplar:
         for i, line in zip(self._known, found):
             if line != lines[i - 1]:
                 lines[i - 1] = line
-                if not self._values_only(i, line):
-                    return lines, Departure(i, _what_differs(self.lines[i - 1], line, self.label))
                 differ.append(i)
+        for i in differ:
+            if not self._values_only(i, lines[i - 1]):
+                return lines, Departure(i, _what_differs(self.lines[i - 1], lines[i - 1], self.label))
         return lines, differ
 
     def _between_known(self, text: str) -> list[str] | None:

@@ -158,3 +158,37 @@ def test_values_split_lines_as_the_regex_first_written(run):
               "rank_list: (0, 4)", "group_rank_ids: (1, 5)", "f(0, 4)", "rank_list: (", "9-12345678"]
     assert len(lines) > 10_000
     assert [alike.VALUE.split(line) for line in lines] == [first.split(line) for line in lines]
+
+
+def test_a_text_compared_between_the_known_lines_gives_the_split_texts_answer():
+    """Exemplar.differing_text against Exemplar.differing of the text's own lines: the same lines
+    and differing lines whether the follower differs only where followers did before (compared
+    in place between those lines), somewhere new (split, then known), or beyond values."""
+    files = [next((ZOO / "01_semi_auto_tp4dp2" / f"rank_{r}").glob("*validate*")) for r in range(4)]
+    ir = parse_file(files[0])
+    exemplar = alike.Exemplar("rank_0", alike.lines_of(files[0]), ir)
+    reference = alike.Exemplar("rank_0", alike.lines_of(files[0]), ir)  # compares line by line only
+
+    def both(text):
+        lines, differ = exemplar.differing_text(text)
+        split = text.split("\n")
+        assert lines == split
+        return differ, reference.differing(split)
+
+    first = alike.text_of(files[1])
+    got, want = both(first)
+    assert got == want and got and exemplar._known == tuple(got)  # learnt from the first follower
+    for path in files[2:]:
+        got, want = both(alike.text_of(path))
+        assert got == want and set(got) <= set(exemplar._known)
+    # a value where no follower differed before: split, the same answer, and known from then on
+    lines = first.split("\n")
+    new = next(i for i, line in enumerate(lines, 1) if "I64(0)" in line and i not in exemplar._known)
+    lines[new - 1] = lines[new - 1].replace("I64(0)", "I64(9)", 1)
+    got, want = both("\n".join(lines))
+    assert got == want and new in got and new in exemplar._known
+    # beyond values in a known line: the same departure
+    known = next(i for i in exemplar._known if not lines[i - 1].startswith("compile_phase"))  # said whole
+    lines[known - 1] += " extra"
+    got, want = both("\n".join(lines))
+    assert isinstance(got, alike.Departure) and got == want and got.line == known
