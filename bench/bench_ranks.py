@@ -3,6 +3,7 @@ ranks differ, then ``msinspect --no-cache summary --json --jobs 1`` over them in
 against a gunzip + regex line scan of the same files measured in the same run.
 
 Usage: python bench/bench_ranks.py [--source FILE] [--ranks 8 64 ...] [--10k] [--keep DIR] [--jobs J]
+       [--repeat R] [--also CHECKOUT]
 
 The source (default: ``fixtures/zoo/01_semi_auto_tp4dp2`` rank 0's ``step_parallel_end``, a
 TP4 x DP2 transformer, 0.39 MB of text) is written gzipped as rank 0 .. N-1 of a temporary dump
@@ -23,42 +24,44 @@ process, wall and CPU). Goals (issue 28): the main process' peak at 2,048 (and 1
 1.3x of that at 256; seconds per rank at most 3x the line scan. Machines are noisy: read the ratios,
 measured back to back in one run, not the seconds.
 
-Measured here (2 cores, 2026-11-26, the third session of the day), with ``--also`` a checkout
-of 6d328b3 (the session's start). "this" is the code after: the spooled ranks held in columns
-(``analysis/spooled.py``), a rank's folder, label and file made on access from its plan entry, and
-what the ranks tell of the groups waiting in the spool. ``--jobs 2`` (the default on these two
-cores: two workers read, the main process gathers; its peak is the main process', the workers
-not counted), then ``--jobs 1``, each with ``--10k``:
+Measured here (2 cores, 2026-11-26, the day's fourth session), with ``--also`` a checkout of
+4704661 (the session's start). "this" is the code after: a follower's communication rows made of
+the part the ranks of its program share and its own groups (``comm._shared_row``), its text
+compared whole between the lines followers differ in (``alike.Exemplar.differing_text``), its
+derived rows made only when read, its operator rows taken whole where no changed node changes
+them (``operators.operator_reads``). Up to 2,048 ranks with ``--repeat 3`` (the best of three runs
+taken in turn: single runs of the same code moved by a fifth, 2.5x - 3.0x at 2,048 ranks in one
+process); 10,000 ranks once. ``--jobs 1`` (one process), then ``--jobs 2`` (the default on these
+two cores: two workers read, the main process gathers; its peak is the main process'):
 
-     jobs  code  ranks  seconds  s/rank  scan s  x scan x scan CPU  peak MB  vs 256 groups
-        2  this    256      1.5   0.006    0.56    2.6x       5.0x       26   1.00x      1
-        2  also    256      1.5   0.006    0.56    2.8x       5.3x       26   1.00x      1
-        2  this   1024      4.3   0.004    2.30    1.8x       3.9x       26   1.02x      1
-        2  also   1024      4.2   0.004    2.30    1.8x       3.9x       26   1.04x      1
-        2  this   2048      8.2   0.004    3.95    2.1x       4.5x       27   1.05x      1
-        2  also   2048      8.1   0.004    3.95    2.0x       4.5x       28   1.09x      1
-        2  this  10000     40.9   0.004   17.39    2.4x       4.9x       31   1.21x      1
-        2  also  10000     40.2   0.004   17.39    2.3x       4.9x       37   1.46x      1
-        1  this    256      1.8   0.007    0.36    4.8x       4.9x       55   1.00x      1
-        1  also    256      1.9   0.007    0.36    5.2x       5.3x       55   1.00x      1
-        1  this   1024      5.6   0.005    1.42    3.9x       3.9x       57   1.03x      1
-        1  also   1024      5.9   0.006    1.42    4.2x       4.2x       57   1.04x      1
-        1  this   2048     11.9   0.006    3.21    3.7x       3.7x       58   1.05x      1
-        1  also   2048     13.9   0.007    3.21    4.3x       4.4x       60   1.08x      1
-        1  this  10000     78.3   0.008   14.85    5.3x       5.6x       65   1.18x      1
-        1  also  10000     80.0   0.008   14.85    5.4x       5.7x       70   1.27x      1
+     jobs  code  ranks  seconds  s/rank  scan s  x scan x scan CPU  peak MB  vs 256
+        1  this    256      1.2   0.005    0.34    3.7x       3.7x       55   1.00x
+        1  also    256      1.7   0.007    0.34    5.0x       5.0x       55   1.00x
+        1  this   1024      3.7   0.004    1.39    2.7x       2.7x       57   1.04x
+        1  also   1024      5.7   0.006    1.39    4.1x       4.1x       57   1.03x
+        1  this   2048      7.1   0.003    2.73    2.6x       2.6x       58   1.06x
+        1  also   2048     11.6   0.006    2.73    4.2x       4.2x       58   1.05x
+        1  this  10000     53.8   0.005   19.14    2.8x       3.2x       65   1.18x
+        1  also  10000     85.7   0.009   19.14    4.5x       5.1x       65   1.18x
+        2  this    256      1.0   0.004    0.37    2.6x       4.5x       26   1.00x
+        2  also    256      1.3   0.005    0.37    3.6x       6.4x       26   1.00x
+        2  this   1024      2.4   0.002    1.49    1.6x       2.9x       26   1.02x
+        2  also   1024      3.8   0.004    1.49    2.5x       4.8x       26   1.02x
+        2  this   2048      4.5   0.002    2.92    1.5x       2.8x       27   1.05x
+        2  also   2048      7.1   0.003    2.92    2.4x       4.6x       27   1.04x
+        2  this  10000     37.6   0.004   17.19    2.2x       4.2x       31   1.21x
+        2  also  10000     51.4   0.005   17.19    3.0x       5.9x       31   1.20x
 
-Issue 28's goals: seconds per rank at 2,048 ranks at most 3x the line scan (2.1x with the two
-workers, 2.0x - 2.3x over the day's runs; 3.7x in one process), and the main process' peak at
-10,000 ranks within 1.3x of its 256-rank peak (1.21x with the two workers, 1.18x in one process).
-What the main process holds for each rank now: its RankDump (the parent folder is shared, the
-folder's name made from the rank number) and its plan entry (about 170 bytes with the rank's
-int), and some 30 bytes of columns (spool index, shared fields, highest rank named); the groups
-the ranks name (7,500 at 10,000 ranks) wait in the spool unless one is to be filled. The 256-rank
-peak of the pool's main process, 26 MB, is 22 MB of imports. Where a follower's time goes
-(cProfile, one process): its communication rows (made for every rank: their groups are its own)
-and the rows taken from the exemplar about 40%, reading, decoding and comparing its text about
-25%, reading its changed nodes again and patching them in about 20%.
+Issue 28's goals: seconds per rank at 2,048 ranks at most 3x the line scan (2.6x in one process,
+1.5x with the two workers; 4.2x and 2.4x at the session's start), and the main process' peak at
+10,000 ranks within 1.3x of its 256-rank peak (1.18x in one process, 1.21x with the two workers).
+What the main process holds for each rank: its RankDump (the parent folder is shared, the folder's
+name made from the rank number) and its plan entry (about 170 bytes with the rank's int), and
+some 30 bytes of columns; the groups the ranks name wait in the spool unless one is to be filled.
+The 256-rank peak of the pool's main process, 26 MB, is 22 MB of imports. Where a follower's time
+goes now (one process, 2,048 ranks, each step timed in place, which slows it: 3.2 ms a rank read
+and 0.7 ms spooling its rows): its analysis 1.0 ms (its communication rows 0.5), reading its
+changed nodes again 0.6 ms, gunzip and decoding 0.6 ms.
 """
 from __future__ import annotations
 
