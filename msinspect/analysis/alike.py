@@ -165,7 +165,11 @@ class Exemplar:
         else the :class:`Departure`."""
         if len(lines) != len(self.lines):
             return Departure(0, f"{len(lines):,} lines, {self.label} has {len(self.lines):,}")
-        differ = list(compress(count(1), map(ne, self.lines, lines)))  # 1-based, compared in C
+        return self._checked(list(compress(count(1), map(ne, self.lines, lines))), lines)  # 1-based, in C
+
+    def _checked(self, differ: list[int], lines: list[str]) -> list[int] | Departure:
+        """``differ`` (the 1-based lines where ``lines`` differs from the exemplar's) where each
+        differs in values only; else the :class:`Departure` of the first that does not."""
         for i in differ:
             if not self._values_only(i, lines[i - 1]):
                 return Departure(i, _what_differs(self.lines[i - 1], lines[i - 1], self.label))
@@ -190,10 +194,7 @@ class Exemplar:
             if line != lines[i - 1]:
                 lines[i - 1] = line
                 differ.append(i)
-        for i in differ:
-            if not self._values_only(i, lines[i - 1]):
-                return lines, Departure(i, _what_differs(self.lines[i - 1], lines[i - 1], self.label))
-        return lines, differ
+        return lines, self._checked(differ, lines)
 
     def _between_known(self, text: str) -> list[str] | None:
         """The follower's lines at :attr:`_known` where its text is the exemplar's between them;
