@@ -544,14 +544,12 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
         part = kept.get(i)
         if part is None or part[0] != mine:
             part = kept[i] = (mine, _shared_row(graph, node, node_id(node), planner, data, shapes, group))
-        if node.op not in PIPELINE_OPS:
-            rows.append({**part[1], "rank": rank, "stage": stage, "file": path,
-                         "group": node.primitive_attrs.get("group"), "group_ranks": group, "peer": None})
-            continue
-        peer = peer_of(node, group)
+        pipeline = node.op in PIPELINE_OPS
+        peer = peer_of(node, group) if pipeline else None
+        if pipeline:  # the group: the rank and its peer
+            group = tuple(sorted({rank, peer})) if peer is not None and rank is not None else None
         row = {**part[1], "rank": rank, "stage": stage, "file": path, "group": node.primitive_attrs.get("group"),
-               "group_ranks": tuple(sorted({rank, peer})) if peer is not None and rank is not None else None,
-               "peer": peer}
+               "group_ranks": group, "peer": peer}
         if peer is not None:
             if node.op == "Receive":
                 row["producer"] = f"rank {peer}"
