@@ -62,7 +62,7 @@ test: setup
 # errors, the docs' links and the expectation language. `make test` runs everything (CI: `.ci/run`).
 CHECK_TESTS = tests/parser/test_golden.py tests/parser/test_values.py tests/parser/test_parse_errors.py \
 	tests/parser/test_value_depth.py tests/parser/test_node_strategy.py tests/analysis/test_golden_analyses.py \
-	tests/analysis/test_call_binding.py tests/analysis/test_analysis_layout.py tests/analysis/test_lazy_inline_weights.py \
+	tests/analysis/test_call_binding.py tests/mindspore/test_layouts.py tests/analysis/test_lazy_inline_weights.py \
 	tests/analysis/test_mindformers_weights.py tests/zoo/test_zoo_specs.py tests/test_graph.py \
 	tests/test_spec_validation.py tests/test_errors_pickle.py tests/test_stages.py tests/test_cli_bad_inputs.py \
 	tests/test_docs.py tests/test_selectors.py tests/test_expectation_language.py

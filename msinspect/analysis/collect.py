@@ -262,12 +262,13 @@ def _params(ir, ctx: RankContext, ref, graph, like: Like | None, own: dict) -> l
     with the rank's own optimizer-shard groups."""
     if like is None or not (like.keeps.get("params") and like.own_reference):
         return param_rows(ir, ctx, ref, graph)
-    groups = optimizer_groups(ir, graph)
+    groups = optimizer_groups(ir, graph, ctx)
     names = {p.line: p.name for p in ir.params}
     base = like.result.params
-    shard = [groups.get(names.get(row["line"]), "") for row in base]
-    return derived(base, own, {i: {**row, **own, "opt_shard_group": group}
-                               for i, (row, group) in enumerate(zip(base, shard)) if group != row["opt_shard_group"]})
+    shard = [groups.get(names.get(row["line"]), ("", None)) for row in base]
+    return derived(base, own, {i: {**row, **own, "opt_shard_group": group, "opt_shard_ranks": ranks}
+                               for i, (row, (group, ranks)) in enumerate(zip(base, shard))
+                               if (group, ranks) != (row["opt_shard_group"], row["opt_shard_ranks"])})
 
 
 def _held(ir, ctx: RankContext, comm: list[dict], like: Like | None, own: dict) -> list[dict]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from msinspect.analysis import comm_groups, vocabulary
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.flow import answer, consumers, data_view, first_input, keeps_answers, label, producer
-from msinspect.analysis.layout import divided
+from msinspect.mindspore.layouts import divided
 from msinspect.analysis.ops import (DTYPE_BYTES, PIPELINE_OPS, WORLD_GROUPS, as_shape, as_shapes, int_attr,
                                     is_backward, is_comm, is_plumbing, nbytes, scope_of)
 from msinspect.analysis.vocabulary import KINDS

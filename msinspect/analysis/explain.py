@@ -24,13 +24,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.explain_layouts import (OutputLayout, input_layout, output_layout, ranks_along,
-                                                transpose_flags)
+from msinspect.analysis.explain_layouts import OutputLayout, input_layout, output_layout, ranks_along
 from msinspect.analysis.flow import (consumers, first_input, is_data_edge, label, passes_through, path_between,
                                      producer)
-from msinspect.analysis.layout import layout_of
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
 from msinspect.graph import node_id
+from msinspect.mindspore.layouts import call_of, layout_of
 from msinspect.model import Node, NodeKind
 from msinspect.ranks_text import ranks_text
 
@@ -638,8 +637,7 @@ def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None)
     trail = path_between(f.graph, node_id(node), target) or []
     position = _position(f, trail, node_id(node), target)
     devices = f.devices
-    layout = layout_of(consumer.op.removeprefix("PrimFunc_"), strategy, devices,
-                       transpose_flags(consumer)) if devices else None
+    layout = layout_of(call_of(consumer, strategy), devices)
     if layout is None or position is None or position >= len(layout.tensor_maps):
         e.cannot_tell.append(f"the weight's device matrix: no layout rule for {consumer.op} here")
         return e

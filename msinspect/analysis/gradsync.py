@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from msinspect.analysis import vocabulary
-from msinspect.analysis.layout import Layout
+from msinspect.mindspore.layouts import Layout
 from msinspect.analysis.ops import nbytes
 from msinspect.model import IRFile, Node, NodeRef, ParamRef
 

@@ -1,17 +1,18 @@
 """Which slice of each parameter a rank holds: the parameter's first consumer with a strategy gives
-the layout (device matrix and tensor map, as MindSpore's ``parameter_layout_dict`` states them),
-the rank's place in its stage gives the slice; an optimizer-parallel AllGather of the weight gives
-its optimizer-shard group."""
+the layout (device matrix and tensor map, as MindSpore's ``parameter_layout_dict`` states them, by
+the consumer's rule in :mod:`msinspect.mindspore.layouts`), the rank's place in its stage gives the
+slice; an optimizer-parallel AllGather of the weight gives its optimizer-shard group, and the
+rank's place in that group the part of the slice it stores."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.flow import consumers, data_view, reaches_back, remembered
-from msinspect.analysis.layout import MATMUL_OPS, divided, layout_of, standard
+from msinspect.analysis.flow import consumers, data_view, path_between, reaches_back, remembered
 from msinspect.analysis.ops import as_shapes
 from msinspect.analysis.strategies import strategy_of
 from msinspect.graph import to_networkx
+from msinspect.mindspore.layouts import call_of, divided, layout_of, shard_of, standard
 from msinspect.model import IRFile, Node
 from msinspect.stages import stage_of
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from 
 
 PARAM_COLUMNS = [
     "rank", "param", "global_shape", "rank_shape", "op", "consumer", "in_strategy", "device_matrix",
-    "tensor_map", "slice_shape", "opt_shard_group", "slice", "file", "line",
+    "tensor_map", "slice_shape", "opt_shard_group", "opt_shard_ranks", "slice", "file", "line",
 ]
 #: The gathers of an optimizer-parallel weight (MindSpore names them
 #: ``parallel_optimizer_allgather`` / ``..._not_recompute``), and of its micro and mini steps.
@@ -37,9 +38,12 @@ def _user_layout(node: Node, index: int) -> dict | None:
     return None
 
 
-def optimizer_groups(ir: IRFile, graph: nx.MultiDiGraph) -> dict[str, str]:
+def optimizer_groups(ir: IRFile, graph: nx.MultiDiGraph, ctx: RankContext = RankContext()
+                     ) -> dict[str, tuple[str, tuple[int, ...] | None]]:
     """The optimizer-shard group of each weight (its parameter's name): the group of the
-    optimizer-parallel AllGather whose first input is the weight."""
+    optimizer-parallel AllGather whose first input is the weight (or its cast), and its ranks where the
+    AllGather's attributes tell them (None: they do not)."""
+    from msinspect.analysis.comm import group_ranks
     from msinspect.analysis.flow import first_input
 
     found = {}
@@ -48,26 +52,17 @@ def optimizer_groups(ir: IRFile, graph: nx.MultiDiGraph) -> dict[str, str]:
             continue
         group = node.primitive_attrs.get("group")
         source = first_input(graph, f"{node.graph}/{node.ref}")
+        while source in graph and getattr(graph.nodes[source].get("node"), "op", None) in _DTYPE_ONLY:
+            source = first_input(graph, source)  # MindFormers gathers the float16 cast of the weight
         if source is not None and source.startswith("param:"):
-            found[source[len("param:"):]] = group
+            found[source[len("param:"):]] = (group, group_ranks(node, ctx))
     return found
 
 
 def consumer_reads(node: Node) -> tuple:
     """What :func:`param_rows` reads of an operator beyond the graph's walks and its strategy:
-    its original input shapes, its transpose flags and the user's layouts."""
-    return (node.cnode_primal_attrs.get("origin_input_shapes"), _transpose(node), node.primitive_attrs.get("in_layout"))
-
-
-def _transpose(node: Node) -> tuple[bool, bool]:
-    if node.op not in MATMUL_OPS:
-        return (False, False)
-    flags = [v for v in node.inputs[2:4] if isinstance(v, bool)]
-    if len(flags) == 2:  # 2.10: MatMul(x, w, transpose_a, transpose_b)
-        return (flags[0], flags[1])
-    attrs = node.primitive_attrs
-    return (bool(attrs.get("transpose_a", attrs.get("transpose_x1", False))),
-            bool(attrs.get("transpose_b", attrs.get("transpose_x2", False))))
+    its original input shapes, what its layout rule reads of it and the user's layouts."""
+    return (node.cnode_primal_attrs.get("origin_input_shapes"), call_of(node), node.primitive_attrs.get("in_layout"))
 
 
 #: Operators that hand a weight on unchanged but for its dtype: where one has no strategy of its own
@@ -96,17 +91,27 @@ def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str, data: nx.Mul
         node = graph.nodes[target]["node"]
         strategy = strategy_of(node)
         edges = sorted((d["position"], u) for u, _, d in data.in_edges(target, data=True))
-        tensor_index = 0
+        tensor_index, reshaped = 0, None
         for position, source in edges:
             # a tensor input; ``<null>`` is what step_parallel_end prints for a mirror operator's output
             if position >= len(node.input_types) or node.input_types[position].kind not in ("Tensor", "Ref", "null"):
                 continue
-            if any(reaches_back(graph, source, carrier, data) for carrier in carriers):
-                if tensor_index < len(strategy.in_strategy):
+            carrier = next((c for c in carriers if reaches_back(graph, source, c, data)), None)
+            if carrier is not None and tensor_index < len(strategy.in_strategy):
+                if not _reshapes(graph, carrier, source, data):
                     return node, tensor_index
-                break
+                reshaped = reshaped if reshaped is not None else tensor_index
             tensor_index += 1
+        if reshaped is not None:  # read only through a Reshape: that input's cut is not the weight's
+            return node, reshaped
     return None
+
+
+def _reshapes(graph: nx.MultiDiGraph, carrier: str, source: str, data: nx.MultiDiGraph) -> bool:
+    """Whether the weight reaches the consumer's input through a Reshape (of the user's, or of a
+    redistribution): then that input's strategy cuts another shape."""
+    on_the_way = [source, *(path_between(graph, carrier, source, data) or [])]
+    return any(getattr(graph.nodes[key].get("node"), "op", None) == "Reshape" for key in on_the_way if key in graph)
 
 
 def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile | None = None,
@@ -119,7 +124,7 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
     is_global = shapes_are_global(ir.path) and stage_of(ir.path) != "step_parallel_end"
     ref_shapes = {p.name: p.abstract.shape for p in reference.params if p.abstract} if reference else {}
     data = data_view(graph)  # one view for every parameter's walk
-    optimizer = optimizer_groups(ir, graph)
+    optimizer = optimizer_groups(ir, graph, ctx)
     rows = []
     for param in ir.params:
         if not param.has_default:
@@ -141,43 +146,74 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
         else:
             global_shape = own if is_global else ref_shapes.get(param.name)
             rank_shape = None if is_global else own
+            if global_shape is None and rank_shape is not None:
+                global_shape = _whole(rank_shape, strategy_of(node).in_strategy[index], optimizer.get(param.name))
         rows.append({
             "rank": ctx.rank, "param": param.short_name, "global_shape": global_shape,
             "rank_shape": rank_shape, "op": node.op, "consumer": node.name,
-            "in_strategy": strategy_of(node).in_strategy[index], "strategy": strategy_of(node).in_strategy,
-            "input_index": index, "transpose": _transpose(node), "user_layout": _user_layout(node, index),
-            "opt_shard_group": optimizer.get(param.name, ""), "file": ir.path, "line": param.line,
+            "in_strategy": strategy_of(node).in_strategy[index], "call": call_of(node, strategy_of(node).in_strategy),
+            "input_index": index, "user_layout": _user_layout(node, index),
+            "opt_shard_group": optimizer.get(param.name, ("", None))[0],
+            "opt_shard_ranks": optimizer.get(param.name, ("", None))[1], "file": ir.path, "line": param.line,
         })
     return rows
+
+
+def _whole(rank_shape, strategy, shard) -> tuple[int, ...] | None:
+    """The whole shape of a weight the file holds cut: its shape at the rank times its consumer's
+    cut, the first dimension times the optimizer-shard group's size where it is sharded (None
+    where that group's ranks are not told, or the cut is not of the weight's own dimensions)."""
+    strategy = (strategy,) if isinstance(strategy, int) else tuple(strategy)
+    if len(strategy) != len(rank_shape) or (shard is not None and not shard[1]):
+        return None
+    whole = [d * s for d, s in zip(rank_shape, strategy)]
+    if shard is not None and whole:
+        whole[0] *= len(shard[1])
+    return tuple(whole)
 
 
 def with_slices(rows: list[dict], ctx: RankContext) -> list[dict]:
     """Add ``device_matrix`` and ``tensor_map`` (MindSpore's parameter layout: the user's
     ``Layout`` where one was given, else the consumer's, each in MindSpore's standard form, see
-    :func:`~msinspect.analysis.layout.standard`), ``slice_shape`` (the slice of that layout, before
-    any optimizer shard) and ``slice`` (``(start, stop)`` per dimension) to parameter rows of one
-    rank."""
+    :func:`~msinspect.mindspore.layouts.standard`), ``slice_shape`` (the slice of that layout,
+    before any optimizer shard, as MindSpore's layout states it) and ``slice`` (``(start, stop)``
+    per dimension: what the rank stores, its part of the layout's slice under an optimizer shard)
+    to parameter rows of one rank. ``slice`` is None where it cannot be told: no layout rule, the
+    stage's devices or the rank's place unknown, an optimizer-shard group whose ranks are not told."""
     out = []
     for row in rows:
         row = dict(row)
-        strategy, transpose, index = row.pop("strategy"), row.pop("transpose"), row.pop("input_index")
+        call, index = row.pop("call"), row.pop("input_index")
         user = row.pop("user_layout", None)
         layout = None
         if ctx.stage_devices and row["global_shape"] is not None:
-            layout = layout_of(row["op"], strategy, ctx.stage_devices, transpose)
+            layout = layout_of(call, ctx.stage_devices)
         if user is not None and isinstance(user.get("device_matrix"), (tuple, list)):
             matrix, tensor_map = standard(tuple(user["device_matrix"]), tuple(user["tensor_map"]))
-        elif layout is not None:
+        elif (layout is not None and index < len(layout.tensor_maps)
+              and len(layout.tensor_maps[index]) == len(row["global_shape"])):
             matrix, tensor_map = standard(layout.device_matrix, layout.tensor_maps[index])
-        else:
-            matrix = tensor_map = None
+        else:  # no rule, or the consumer reads the weight reshaped: its map is of another shape
+            matrix = tensor_map = layout = None
         row["device_matrix"], row["tensor_map"] = matrix, tensor_map
         row["slice_shape"] = (divided(row["global_shape"], row["in_strategy"])
                               if row["global_shape"] is not None and matrix is not None else None)
-        row["slice"] = (layout.slice_of(index, row["global_shape"], ctx.local_rank)
-                        if layout and ctx.local_rank is not None else None)
+        bounds = (layout.slice_of(index, row["global_shape"], ctx.local_rank)
+                  if layout is not None and ctx.local_rank is not None and index < len(layout.tensor_maps) else None)
+        row["slice"] = _stored(bounds, row, ctx) if bounds is not None else None
         out.append(row)
     return out
+
+
+def _stored(bounds, row: dict, ctx: RankContext):
+    """The part of the layout's slice the rank stores: all of it, or under an optimizer shard its
+    part by its place in the shard group; None where the group's ranks are not told."""
+    if not row.get("opt_shard_group"):
+        return bounds
+    ranks = row.get("opt_shard_ranks")
+    if not ranks or ctx.rank not in ranks:
+        return None
+    return shard_of(bounds, len(ranks), sorted(ranks).index(ctx.rank))
 
 
 def slice_text(bounds) -> str:

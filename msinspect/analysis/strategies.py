@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Collection
 
 from msinspect.analysis.align import align
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.layout import divided
+from msinspect.mindspore.layouts import divided
 from msinspect.analysis.ops import as_shape, as_shapes, scope_of, tensor_inputs
 from msinspect.graph import node_id, to_networkx
 from msinspect.model import (IRFile, Node, Strategy, carries_user_attribute,  # noqa: F401

@@ -3,7 +3,7 @@
 ``ParallelValidator.check_parameter_layout``): ``device_matrix`` (device arrangement),
 ``tensor_map``, ``slice_shape``, ``field_size``, ``uniform_split``, ``opt_shard_group``. Any
 subset may be given; each is compared as MindSpore reports it (its standard form: device-matrix
-axes of size 1 dropped, :func:`msinspect.analysis.layout.standard`; a dimension cut by several
+axes of size 1 dropped, :func:`msinspect.mindspore.layouts.standard`; a dimension cut by several
 axes, ``((2, 0), 1)``, with its axes in line, ``(2, 0, 1)``).
 
 What the dump does not determine is "cannot tell" (a failure), never a pass: a weight whose cut

@@ -5,7 +5,7 @@ A stage's devices form the device matrix (row-major over the stage's ranks); the
 which matrix axis, counted from the right, cuts each tensor dimension (-1: none). An axis that cuts
 no dimension is a replication axis (MindSpore's repeated-calculation axis is one, on the right):
 ranks that differ only along it hold the same slice. The slices come from
-:class:`msinspect.analysis.layout.Layout`, the analysis's own definition.
+:class:`msinspect.mindspore.layouts.Layout`, the analysis's own definition.
 
 For drawing, axes of size 1 are dropped; the last two remaining axes are the rows and columns of
 a 2-D grid and every other axis gives small multiples (one grid per combination of their values).
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import product
 
-from msinspect.analysis.layout import Layout
+from msinspect.mindspore.layouts import Layout
 from msinspect.analysis.params import slice_text
 from msinspect.analysis.select import no_weight
 

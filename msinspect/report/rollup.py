@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.cost import _ALLTOALL, _phase_of, graph_runs, spanned, stage_axes
 from msinspect.analysis.gradsync import verdict_of
-from msinspect.analysis.layout import Layout
+from msinspect.mindspore.layouts import Layout
 from msinspect.analysis.memory import memory_of_rank, shards_of_rank
 from msinspect.analysis.ops import PIPELINE_OPS, selector_matches
 from msinspect.analysis.params import with_slices
