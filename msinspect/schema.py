@@ -100,8 +100,11 @@ FIELDS: tuple[Field, ...] = (
           "shapes --params"),
     Field("opt_shard_group", "str", "the optimizer-shard group of the weight (the group of its "
           "optimizer-parallel AllGather), empty without optimizer shard", "shapes --params"),
-    Field("slice", "list[list[int]]|null", "the part of the weight the rank holds: [start, stop] per "
-          "dimension; null: cannot tell", "shapes --params"),
+    Field("opt_shard_ranks", "list[int]|null", "the ranks of that group, as its AllGather states them; null: "
+          "no optimizer shard, or the file does not tell them", "shapes --params"),
+    Field("slice", "list[list[int]]|null", "the part of the weight the rank stores: [start, stop] per "
+          "dimension, its part of the layout's slice under an optimizer shard (the slice cut along its "
+          "first dimension over the group, in rank order); null: cannot tell", "shapes --params"),
     Field("slice_text", "str", "`slice` as `[8:16, 0:16]`, or `cannot tell`", "shapes --params"),
     # communication
     Field("kind", "str", "comm: the communication kind (`forward`, `redistribution`, `backward`, `gradient`, "

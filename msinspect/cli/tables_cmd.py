@@ -26,8 +26,8 @@ COMM_PRIORITY = ["rank", "op", "kind", "wire_bytes", "group_ranks", "producer", 
                  "dtype", "micro", "name", "out_shape", "line"]
 SHAPES_PRIORITY = ["rank", "name", "input", "global_shape", "strategy", "expected_rank_shape", "rank_shape", "ok",
                    "op", "line"]
-SLICES_PRIORITY = ["rank", "param", "slice_text", "global_shape", "rank_shape", "strategy", "device_matrix",
-                   "tensor_map", "consumer"]
+SLICES_PRIORITY = ["rank", "param", "slice_text", "global_shape", "rank_shape", "strategy", "opt_shard_ranks",
+                   "device_matrix", "tensor_map", "consumer"]
 
 
 def _selected(frame: pd.DataFrame, ranks: tuple[int, ...], selector: str | None, what: str,
@@ -167,7 +167,7 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
         frame = frame.rename(columns={"in_strategy": "strategy"})
         emit(frame, as_json=as_json, as_csv=as_csv, as_jsonl=as_jsonl, title="parameter slices",
              columns=["rank", "param", "global_shape", "rank_shape", "consumer", "strategy", "device_matrix",
-                      "tensor_map", "slice_text"], priority=SLICES_PRIORITY, merge=True, view=view)
+                      "tensor_map", "opt_shard_ranks", "slice_text"], priority=SLICES_PRIORITY, merge=True, view=view)
         return
     bad = frame[frame["ok"] == False]  # noqa: E712 (None means "cannot tell")
     if mismatches:

@@ -42,12 +42,7 @@ NEW_SELECTOR = re.compile(r"^(type:|scope:|re:)|^[A-Z_][A-Za-z0-9_]*-\d+$")
 
 #: Entries that fail because of msinspect, not because the expectation is wrong:
 #: (port, entry label) -> what goes wrong. They are reported, not counted against the port.
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("a_test_auto_parallel_reshape__test_reshape_auto_7", "expect.layout[0]"):
-        "the 2-D weight's layout: msinspect reads tensor map [-1, 1, 0] (the 3-D cut of its reshaped use) "
-        "and cannot tell the slice; MindSpore's own parameter_layout_dict agrees with the hand derivation: "
-        "[[2, 4], [1, 0], [64, 24], 0, True, '']",
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
 def ports() -> list[str]:
