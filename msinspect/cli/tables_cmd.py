@@ -163,6 +163,13 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
             frame = _selected(frame, ranks, selector, "operator inputs")
     if params or param:
         frame = only_ranks(frame, ranks)
+        if frame.empty:  # no table: an empty one would read as "no rank holds any weight"
+            files = ", ".join(sorted({r.stage for r in analysis.results if r.stage})) or "none"
+            click.echo(f"cannot tell: no weight of the files read (at {files}) is read by an operator with a "
+                       "strategy, so which slice each rank holds is not in them (a stage the parallel pass "
+                       "wrote, --stage step_parallel_end, may hold it)", err=True)
+            if not (as_json or as_jsonl or as_csv):
+                return
         # the strategy of the one input that reads the weight: `strategy`, as in the rows of shapes
         frame = frame.rename(columns={"in_strategy": "strategy"})
         emit(frame, as_json=as_json, as_csv=as_csv, as_jsonl=as_jsonl, title="parameter slices",

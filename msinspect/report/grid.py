@@ -173,6 +173,26 @@ def weight_rows(slices) -> dict[str, list[dict]]:
     return out
 
 
+def shard_sizes(rows) -> set:
+    """The optimizer-shard group sizes of a weight's rows (None for a group whose ranks are not
+    told); empty: not sharded."""
+    return {len(r["opt_shard_ranks"]) if r.get("opt_shard_ranks") else None for r in rows if r.get("opt_shard_group")}
+
+
+def grid_note(stage_told: bool, shards: set) -> str | None:
+    """What a weight's grid says beside its cells: a stage that could not be told, and an
+    optimizer shard, under which a rank stores part of its cell."""
+    notes = []
+    if not stage_told:
+        notes.append("pipeline stages cannot be told (not every rank read at one stage): "
+                     "drawn over every rank of the job, as the slices analysis assumes")
+    if shards:
+        parts = f"1/{next(iter(shards))}" if len(shards) == 1 and None not in shards else "a part"
+        notes.append(f"optimizer shard: each rank stores {parts} of its cell's first dimension, by its place in "
+                     "its optimizer-shard group, and gathers the rest before use (its slice in shapes --params)")
+    return "; ".join(notes) or None
+
+
 def grids_of(analysis, param: str, rows: list[dict] | None = None) -> list[DeviceGrid]:
     """The device grids of the weight named ``param`` (its short name) from an
     :class:`~msinspect.analysis.collect.Analysis`: one per distinct layout (a weight held by two
@@ -200,8 +220,6 @@ def grids_of(analysis, param: str, rows: list[dict] | None = None) -> list[Devic
         seen.add(key)
         read = [r["rank"] for r in rows if r["rank"] in stage]
         grid = device_grid(param, key[2], key[0], key[1], key[3], read)
-        if not ctx.stage_ranks:
-            grid.note = ("pipeline stages cannot be told (not every rank read at one stage): "
-                         "drawn over every rank of the job, as the slices analysis assumes")
+        grid.note = grid_note(bool(ctx.stage_ranks), shard_sizes(r for r in rows if r["rank"] in stage))
         grids.append(grid)
     return grids

@@ -525,6 +525,8 @@ class Weight:
     layouts: dict = field(default_factory=dict)
     """(matrix, map, shape, id(stage)) -> (its first row's place, the stage, whether told)."""
     rows: int = 0
+    shards: set = field(default_factory=set)
+    """Its optimizer-shard group sizes (:func:`msinspect.report.grid.shard_sizes`)."""
 
 
 class Weights:
@@ -539,6 +541,7 @@ class Weights:
 
     def add_rank(self, slices: list[dict], ctx) -> None:
         from msinspect.report.glance import stage_of
+        from msinspect.report.grid import shard_sizes
 
         for row in slices:
             param = row["param"]
@@ -556,6 +559,7 @@ class Weights:
                                                                            "in_strategy", "device_matrix",
                                                                            "tensor_map")})
             weight.ranks.add(row["rank"])
+            weight.shards |= shard_sizes((row,))
             at = weight.rows
             weight.rows += 1
             if weight.problem is not None:
@@ -577,7 +581,7 @@ def weight_grids(param: str, weight: Weight, cache: dict) -> tuple[list, str | N
     """The weight's device grids (:func:`msinspect.report.grid.grids_of`), one per layout, or why
     its layout cannot be told; a grid of the same layout over the same ranks made once and
     shared, renamed."""
-    from msinspect.report.grid import device_grid
+    from msinspect.report.grid import device_grid, grid_note
 
     grids, ranks = [], None
     for (matrix, tensor_map, shape, _), (at, stage, told) in weight.layouts.items():
@@ -594,10 +598,7 @@ def weight_grids(param: str, weight: Weight, cache: dict) -> tuple[list, str | N
                 cache[key] = str(error)
         if isinstance(cache[key], str):
             return [], cache[key]
-        grid = replace(cache[key], param=param)
-        if not told:
-            grid.note = ("pipeline stages cannot be told (not every rank read at one stage): "
-                         "drawn over every rank of the job, as the slices analysis assumes")
+        grid = replace(cache[key], param=param, note=grid_note(told, weight.shards))
         grids.append(grid)
     if weight.problem is not None:
         return [], weight.problem[1]

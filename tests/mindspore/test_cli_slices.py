@@ -1,0 +1,32 @@
+"""``shapes --params`` on what MindSpore holds: where no weight of the files read is read by an
+operator with a strategy it says so ("cannot tell", why) instead of printing an empty table, and an
+optimizer-sharded weight's slice is the part the rank stores."""
+from __future__ import annotations
+
+import json
+
+from tests.conftest import FIXTURES, invoke
+
+RESHAPE_7 = FIXTURES / "ut" / "a_test_auto_parallel_reshape__test_reshape_auto_7"
+ZOO_04 = FIXTURES / "zoo" / "04_pipeline_hsdp_recompute"
+
+
+def test_no_weight_read_with_a_strategy_is_cannot_tell_not_an_empty_table():
+    # reshape_auto_7's compiled graph (validate) returns zeros: no Mul reads the weight there
+    done = invoke("shapes", RESHAPE_7, "--params")
+    assert done.exit_code == 0
+    assert done.stdout == ""
+    assert "cannot tell: no weight of the files read (at validate)" in done.stderr
+    assert "--stage step_parallel_end" in done.stderr
+
+
+def test_an_optimizer_sharded_weight_shows_its_group_and_the_rows_the_rank_stores():
+    # zoo 04 by hand (its net's docstring): stage 1 is ranks 4-7, dp 2 x tp 2 inside it; out_matmul
+    # ((2, 2), (2, 1)) cuts wo's rows by tp over (2, 2, 1): rank 5 (place 1) holds rows 256:512, and
+    # optimizer parallel splits those rows over its data-parallel group {5, 7}: rank 5 stores 256:384
+    done = invoke("shapes", ZOO_04, "--params", "--param", "blocks.2.attention.wo", "--rank", "5", "--json")
+    assert done.exit_code == 0, done.stderr
+    (row,) = json.loads(done.stdout)
+    assert row["opt_shard_ranks"] == [5, 7]
+    assert row["slice"] == [[256, 384], [0, 512]]
+    assert row["rank_shape"] == [128, 512]
