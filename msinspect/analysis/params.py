@@ -5,6 +5,7 @@ slice; an optimizer-parallel AllGather of the weight gives its optimizer-shard g
 rank's place in that group the part of the slice it stores."""
 from __future__ import annotations
 
+from math import prod
 from typing import TYPE_CHECKING
 
 from msinspect.analysis.context import RankContext, shapes_are_global
@@ -12,7 +13,7 @@ from msinspect.analysis.flow import consumers, data_view, path_between, reaches_
 from msinspect.analysis.ops import as_shapes
 from msinspect.analysis.strategies import strategy_of
 from msinspect.graph import to_networkx
-from msinspect.mindspore.layouts import call_of, divided, layout_of, shard_of, standard
+from msinspect.mindspore.layouts import call_of, divided, layout_of, shard_of, slice_by_map, standard
 from msinspect.model import IRFile, Node
 from msinspect.stages import stage_of
 
@@ -198,8 +199,13 @@ def with_slices(rows: list[dict], ctx: RankContext) -> list[dict]:
         row["device_matrix"], row["tensor_map"] = matrix, tensor_map
         row["slice_shape"] = (divided(row["global_shape"], row["in_strategy"])
                               if row["global_shape"] is not None and matrix is not None else None)
-        bounds = (layout.slice_of(index, row["global_shape"], ctx.local_rank)
-                  if layout is not None and ctx.local_rank is not None and index < len(layout.tensor_maps) else None)
+        bounds = None
+        if ctx.local_rank is not None and user is not None and matrix is not None:
+            raw = tuple(user["device_matrix"])  # the user's Layout is the weight's: its own matrix places the rank
+            if prod(raw) == ctx.stage_devices and len(user["tensor_map"]) == len(row["global_shape"]):
+                bounds = slice_by_map(raw, tuple(user["tensor_map"]), row["global_shape"], ctx.local_rank)
+        elif ctx.local_rank is not None and layout is not None:
+            bounds = layout.slice_of(index, row["global_shape"], ctx.local_rank)
         row["slice"] = _stored(bounds, row, ctx) if bounds is not None else None
         out.append(row)
     return out

@@ -30,3 +30,15 @@ def test_an_optimizer_sharded_weight_shows_its_group_and_the_rows_the_rank_store
     assert row["opt_shard_ranks"] == [5, 7]
     assert row["slice"] == [[256, 384], [0, 512]]
     assert row["rank_shape"] == [128, 512]
+
+
+def test_an_expert_weight_laid_out_by_the_users_layout_is_cut_by_that_layout():
+    # zoo 15 by hand (its net's docstring): MindFormers' MoEV3 lays the experts' w1 (4, 512, 3072) out
+    # as ("inner_dp", "mp0", "mp1") over (outer_dp 2, inner_dp 4, 1, 1, 1): rank r holds expert r % 4
+    done = invoke("shapes", FIXTURES / "zoo" / "15_mf_llama_moe_ep8", "--params", "--param",
+                  "model.layers.0.feed_forward.ffn.w1", "--stage", "step_parallel_end", "--json")
+    assert done.exit_code == 0, done.stderr
+    rows = {row["rank"]: row for row in json.loads(done.stdout)}
+    assert rows[0]["slice"] == [[0, 1], [0, 512], [0, 3072]]
+    assert rows[5]["slice"] == [[1, 2], [0, 512], [0, 3072]]
+    assert rows[5]["device_matrix"] == [2, 4] and rows[5]["tensor_map"] == [0, -1, -1]
