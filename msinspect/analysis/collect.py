@@ -18,6 +18,7 @@ from msinspect.analysis.failure import failure_row
 from msinspect.analysis.flow import answer
 from msinspect.analysis.ops import PIPELINE_OPS
 from msinspect.analysis.operators import OP_COLUMNS, operator_reads, operator_rows
+from msinspect.analysis.pipeline_stages import StagesTold, facts_of, stages_from_ir, with_groups
 from msinspect.analysis.params import PARAM_COLUMNS, consumer_reads, optimizer_groups, param_rows, slice_text, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
 from msinspect.analysis.result import RankResult
@@ -223,6 +224,7 @@ def _result(ir, ref, graph, path: str, reference: str | None, ctx: RankContext, 
         weights=sum(1 for p in ir.params if p.has_default), world_size=stated_world(ir, graph),
         highest_named=max(ranks_named(ir, graph), default=None) if ctx.world is None else None,
         pipelined=any(n.op in PIPELINE_OPS for n in comm_nodes(ir, graph)),
+        stage_facts=facts_of(ctx.rank, comm, comm_nodes(ir, graph)),
         skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []), held=_held(ir, ctx, comm, like, own),
         planner=planner_ran(ir.stage, ir.attrs), failure=failure_row(ir), complete=complete,
     )
@@ -542,6 +544,8 @@ class Gathered:
             result.comm = comm
             if result.tally is not None:
                 result.tally = with_comm(result.tally, comm)
+            if result.stage_facts is not None:
+                result.stage_facts = with_groups(result.stage_facts, result.rank, comm)
         return results, world
 
 
@@ -585,7 +589,8 @@ class OneStage(Mapping):
 def stage_groups(results: list[RankResult], world: tuple[int, ...] | None) -> Mapping[int, tuple[int, ...]]:
     """Pipeline stages as seen in the dump: ranks holding the same set of weights share a stage.
     With some ranks only, a job without a pipeline has the world as its one stage; a pipeline's
-    stages cannot be told (the ranks present are not the stage)."""
+    stages cannot be told (the ranks present are not the stage), nor where every rank holds the
+    same weights (a pipeline has two stages at least): :func:`ir_stages` may tell them."""
     by_weights: dict[frozenset, list[int]] = {}
     for result in results:
         if result.rank is None or not result.complete:  # a partial rank would look like a stage of its own
@@ -595,13 +600,22 @@ def stage_groups(results: list[RankResult], world: tuple[int, ...] | None) -> Ma
     present = {r.rank for r in results if r.rank is not None}
     if not world:
         return {}  # ranks that are not 0..N-1 and no stated world: the stage's size cannot be told
+    pipelined = any(r.pipelined for r in results)
     if len(by_weights) == 1:
         only = next(iter(by_weights.values()))
-        if len(only) == len(world) or not any(r.pipelined for r in results):
+        if not pipelined:
             return OneStage(only, world)
+        return {}  # a pipeline whose ranks all hold the same weights: they do not tell its stages
     if not set(world) <= present:
         return {}  # a pipeline read in part: its stages cannot be told from the ranks present
     return {r: tuple(sorted(group)) for group in by_weights.values() for r in group}
+
+
+def ir_stages(results: list[RankResult], world: tuple[int, ...] | None) -> StagesTold:
+    """Pipeline stages as the ranks' files tell them: each rank's stage index, Send / Receive
+    peers and in-stage groups (:attr:`RankResult.stage_facts`) by MindSpore's rule
+    (:func:`~msinspect.analysis.pipeline_stages.stages_from_ir`), for every rank read."""
+    return stages_from_ir(((r.rank, r.stage_facts) for r in results if r.rank is not None), world)
 
 
 class Analysis:
@@ -619,9 +633,23 @@ class Analysis:
         """Which ranks were read, at which stage, and which not (:mod:`msinspect.ranks_read`)."""
         self._odd = {r.read_from for r in plan.other_stage} if plan else set()
         # pipeline stages compare the weights of ranks read at one stage: with a rank read at
-        # another stage, or not read, they cannot be told
+        # another stage, or not read, they cannot be told; the files' Send / Receive and groups may
         whole = plan is None or not (plan.other_stage or plan.not_read)
         self.stages = stage_groups(results, world) if whole else {}
+        """Each rank read -> the ranks of its pipeline stage; empty: cannot tell."""
+        self.stages_by: str | None = "weights" if self.stages else None
+        """How :attr:`stages` were told: ``weights`` (ranks holding the same weights share a
+        stage: :func:`stage_groups`), ``ir`` (each file's stage, peers and groups:
+        :func:`ir_stages`); None: not told."""
+        self.stages_note: str | None = None
+        """Why a pipeline's stages cannot be told; where both ways tell them and disagree, that."""
+        if any(r.pipelined for r in results):
+            told = ir_stages(results, world)
+            if not self.stages:
+                self.stages, self.stages_note = told.stages, told.note
+                self.stages_by = "ir" if told.stages else None
+            elif told.stages and dict(told.stages) != dict(self.stages):
+                self.stages_note = "the files' Send / Receive and groups tell other stages than their weights"
 
     def _flag(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Add ``other_stage``: the row comes from a rank read at another stage than the rest."""

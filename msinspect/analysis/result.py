@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from msinspect.analysis.pipeline_stages import StageFacts
     from msinspect.analysis.signature import Signature
     from msinspect.analysis.tally import Tally
 
@@ -36,6 +37,10 @@ class RankResult:
     (None) where the world was known when the rank was read: nothing reads it then."""
     pipelined: bool = False
     """Whether the file sends or receives between pipeline stages."""
+    stage_facts: StageFacts | None = None
+    """What the file says of the rank's pipeline stage: its stage index, its Send / Receive peers,
+    its in-stage groups, as a few ints (:mod:`msinspect.analysis.pipeline_stages`); None: no
+    Send / Receive, or the rank is not known."""
     complete: bool = True
     """Whether the file (and its reference file) was read whole with every stated count holding;
     False under ``lenient`` when something was skipped. Every row carries it as ``complete``."""

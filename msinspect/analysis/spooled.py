@@ -1,10 +1,12 @@
 """The ranks of an analysis whose rows wait on disk (:mod:`msinspect.analysis.spool`), held in
-columns: a job of 10,000 ranks holds some 30 bytes a rank in the main process, not an object.
+columns: a job of 10,000 ranks holds some 30 bytes a rank in the main process, not an object (24
+more for a pipeline's: what its file says of its stage).
 
 :class:`SpooledResults` holds, for each rank in task order, where its row lists are in the spool
 (the index of the first; the others follow it, but for those put again later), which of the
 tuples of the fields ranks that agree share is its (:data:`SHARED`: stage, status, counts,
-signature ...; a handful for a job), the highest rank its file names, and its plan entry, from
+signature ...; a handful for a job), the highest rank its file names, what its file says of its
+pipeline stage (a few ints, for a pipeline's ranks only), and its plan entry, from
 which its rank, label and files are made when asked for (:data:`PLANNED`; held apart for a rank
 whose result says otherwise). Indexing it gives a :class:`SpooledResult`: a
 :class:`~msinspect.analysis.result.RankResult` to every reader, which reads and writes those
@@ -16,18 +18,22 @@ from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 
+from msinspect.analysis.pipeline_stages import StageFacts
 from msinspect.analysis.result import RankResult
 from msinspect.analysis.spool import ROWS, Spool
 from msinspect.selection import reference_text
 
 #: The fields of a spooled rank that are its own; the others but its rows are those of every
 #: rank that agrees with it, held once (:data:`SHARED`).
-OWN = ("rank", "label", "file", "reference", "highest_named")
+OWN = ("rank", "label", "file", "reference", "highest_named", "stage_facts")
 #: Those of :data:`OWN` the read plan gives (:func:`planned`).
 PLANNED = ("rank", "label", "file", "reference")
 SHARED = tuple(f.name for f in fields(RankResult) if f.name not in OWN and f.name not in ROWS)
 
 _NO_RANK = -1  # a highest rank named of None, in its column
+_FACTS = len(StageFacts._fields)  # a rank's stage facts: so many ints of its column
+_NO_FACTS = -1  # stage facts of None: their step (never negative), in its column
+_STEP = StageFacts._fields.index("step")
 _SKIPPED = SHARED.index("skipped")
 
 
@@ -49,6 +55,7 @@ class SpooledResults(Sequence):
         self._first = array("Q", bytes(8 * count))  # the spool's index of each rank's first row list
         self._shared = array("I", bytes(4 * count))  # each rank's tuple of SHARED, in _heads
         self._highest = array("q", [_NO_RANK]) * count
+        self._facts: array | None = None  # each rank's stage facts, _FACTS ints; made for a pipeline's first
         self._arrived = bytearray(count)
         self._reads: list = [None] * count  # the plan's entries (its objects: nothing made a rank)
         self._planned: dict[int, tuple] = {}  # PLANNED of the ranks without a plan entry that holds
@@ -66,6 +73,7 @@ class SpooledResults(Sequence):
         else:
             self._planned[index] = own
         self._highest[index] = _NO_RANK if result.highest_named is None else result.highest_named
+        self._put_stage_facts(index, 0, result.stage_facts)
         spool = self.spool
         # the lists go in one after the other: the first's index says where each is (one number a
         # rank, not five); a list put again later (SpooledResult's setter) is noted in _moved
@@ -135,6 +143,21 @@ class SpooledResults(Sequence):
     def _put_highest_named(self, at: int, _index: int, value: int | None) -> None:
         self._highest[at] = _NO_RANK if value is None else value
 
+    def _stage_facts(self, at: int, _index: int) -> StageFacts | None:
+        if self._facts is None or self._facts[at * _FACTS + _STEP] == _NO_FACTS:
+            return None
+        return StageFacts._make(self._facts[at * _FACTS:(at + 1) * _FACTS])
+
+    def _put_stage_facts(self, at: int, _index: int, value: StageFacts | None) -> None:
+        if value is None and self._facts is None:
+            return
+        if self._facts is None:  # 4 bytes an int: ranks, stages and their gcd are below 2**31
+            self._facts = array("i", [_NO_FACTS if i == _STEP else 0 for i in range(_FACTS)]) * len(self)
+        if value is None:
+            self._facts[at * _FACTS + _STEP] = _NO_FACTS
+        else:
+            self._facts[at * _FACTS:(at + 1) * _FACTS] = array("i", value)
+
     def _field(self, at: int, index: int):
         value = self._heads[self._shared[at]][index]
         return list(value) if index == _SKIPPED else value  # held as a tuple, to be shared
@@ -193,5 +216,7 @@ for _index, _name in enumerate(PLANNED):
 for _index, _name in enumerate(SHARED):
     setattr(SpooledResult, _name, _column(SpooledResults._field, SpooledResults._put_field, _index,
                                           f"The rank's {_name} (see :class:`RankResult`)."))
+SpooledResult.stage_facts = _column(SpooledResults._stage_facts, SpooledResults._put_stage_facts, 0,
+                                    "What the file says of the rank's pipeline stage (see :class:`RankResult`).")
 SpooledResult.highest_named = _column(SpooledResults._highest_named, SpooledResults._put_highest_named, 0,
                                       "The highest rank the file's communication names (see :class:`RankResult`).")
