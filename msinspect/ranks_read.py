@@ -124,7 +124,8 @@ class ReadPlan:
         lines += [f"read {r.label} at {r.stage}, not {self.stage}: {r.note}" for r in self.other_stage]
         lines += [f"could not read {who}: {note}" for who, note in grouped(self.not_read)]
         if self.other_stage or self.not_read:
-            lines.append("pipeline stages cannot be told when not every rank is read at one stage")
+            lines.append("pipeline stages are told by the files' Send / Receive and groups alone, not by the "
+                         "weights, when not every rank is read at one stage")
         return lines
 
 

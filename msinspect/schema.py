@@ -50,8 +50,8 @@ FIELDS: tuple[Field, ...] = (
           "every file read whole", "summary, strategies, comm, shapes, shapes --params, check, diff"),
     Field("other_stage", "bool", "the rank was read at another stage than the rest (see `note`)",
           "summary, strategies, comm, shapes, shapes --params, check (`ranks_read`), diff"),
-    Field("note", "str|null", "why a rank was read at another stage, or not read; dryrun: that nothing was "
-          "computed", "summary, check (`ranks_read`), dryrun"),
+    Field("note", "str|null", "why a rank was read at another stage, or not read; summary: also why its "
+          "pipeline stage cannot be told; dryrun: that nothing was computed", "summary, check (`ranks_read`), dryrun"),
     # operators
     Field("name", "str", "the operator's instance name (`matmul`)", "strategies, comm, shapes, diff"),
     Field("op", "str", "the operator's type (`MatMul`)", "strategies, comm, shapes, shapes --params, diff"),

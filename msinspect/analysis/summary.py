@@ -24,10 +24,11 @@ def summary_rows(analysis, groups=None) -> list[dict]:
     set), communication operators per kind, the bytes they send on the wire per step (None when an
     operator's bytes cannot be told), the weights, and the ranks of its pipeline stage (None when
     they cannot be told). ``other_stage`` and ``note`` flag a rank read at another stage than the
-    rest; a rank that could not be read gets a row with status ``not read`` and the reason, its
-    counts None (not 0: nothing was read). ``rank_group*``: the rank's group
-    (:func:`~msinspect.analysis.groups.rank_groups`, or ``groups`` when the caller made them
-    already), what sets it apart from its group-mates and its group from the others."""
+    rest; ``note`` also says why a pipeline's stage cannot be told; a rank that could not be read
+    gets a row with status ``not read`` and the reason, its counts None (not 0: nothing was read).
+    ``rank_group*``: the rank's group (:func:`~msinspect.analysis.groups.rank_groups`, or
+    ``groups`` when the caller made them already), what sets it apart from its group-mates and its
+    group from the others."""
     return list(iter_summary_rows(analysis, groups))
 
 
@@ -43,6 +44,7 @@ def iter_summary_rows(analysis, groups=None) -> Iterator[dict]:
     # a rank read at another stage is flagged, with why: only those are looked up (no entry a rank)
     odd = {r.read_from: r for r in analysis.plan.other_stage}
     stage_texts: dict[tuple, str] = {}  # one string per stage
+    stage_note = f"pipeline stage cannot be told: {analysis.stages_note}" if analysis.stages_note else None
     for result in analysis.results:
         read = odd.get(result.file)
         stage_ranks = analysis.context(result.rank).stage_ranks
@@ -61,12 +63,20 @@ def iter_summary_rows(analysis, groups=None) -> Iterator[dict]:
             "sharded_weights": counts.sharded_weights,  # those an operator with a strategy reads
             "stage_ranks": stage_ranks or None,
             "complete": result.complete,
-            "other_stage": bool(read and read.other_stage), "note": read.note if read else None,
+            "other_stage": bool(read and read.other_stage),
+            "note": _note(read.note if read else None, None if stage_ranks else stage_note),
             "failure": result.failure,
         }, grouped)
     for missing in analysis.plan.not_read:  # the world is never silently smaller than the dump
         yield _complete({"rank": missing.rank, "rank_label": missing.label, "status": "not read",
                          "complete": False, "other_stage": False, "note": missing.note}, grouped)
+
+
+def _note(*notes: str | None) -> str | None:
+    """The row's notes in one text: why its rank was read at another stage, why its pipeline
+    stage cannot be told (:attr:`~msinspect.analysis.collect.Analysis.stages_note`)."""
+    told = [note for note in notes if note]
+    return "; ".join(told) if told else None
 
 
 def _complete(row: dict, groups) -> dict:

@@ -58,4 +58,7 @@ def summary(dump, stage, as_json, as_jsonl, as_csv, wide, columns, jobs, schedul
     for line in groups.lines():
         stdout().print(line, soft_wrap=True)
     if len(stages) > 1:
-        stdout().print(f"pipeline stages (ranks holding the same weights): {'; '.join(stages)}")
+        how = {"weights": "ranks holding the same weights", "ir": "told by each file's Send / Receive and groups"}
+        stdout().print(f"pipeline stages ({how.get(analysis.stages_by, 'as read')}): {'; '.join(stages)}")
+    if analysis.stages_note and analysis.stages:  # where they cannot be told, each row's note says why
+        stdout().print(f"pipeline stages: {analysis.stages_note}", soft_wrap=True)
