@@ -189,12 +189,15 @@ def _clean_env(base: dict[str, str]) -> dict[str, str]:
 
 
 def _prune(ir_dir: Path) -> None:
-    """Remove what is not a parallel-stage IR file from a rank folder of this run."""
+    """Remove what is neither a parallel-stage IR file nor one of MindSpore's records of its
+    layouts (:func:`msinspect.mindspore.records.is_record_file`) from a rank folder of this run."""
+    from msinspect.mindspore.records import is_record_file
+
     if not ir_dir.is_dir():
         return
     keep = set(files_of_stage(ir_dir, DRYRUN_PASSES))
     for path in ir_dir.iterdir():
-        if path.is_file() and path not in keep:
+        if path.is_file() and path not in keep and not is_record_file(path.name):
             path.unlink()
 
 

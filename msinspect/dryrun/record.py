@@ -20,7 +20,14 @@ completed when it ends. Its fields:
 * at the end: ``finished``, ``wall_seconds``, ``parallel_mode`` (as the ranks' first compile saw
   it; a list when they saw several, a ``{rank: mode}`` object when ranks disagree, null when no
   graph was compiled), ``ranks_ok``, ``failures`` (``ranks``, ``state``, ``reason``,
-  ``mindspore_errors``, ``failed_at``: ranks that failed alike together).
+  ``mindspore_errors``, ``failed_at``: ranks that failed alike together);
+* at the end, MindSpore's records of its layouts (:mod:`msinspect.dryrun.bootstrap` writes them,
+  :mod:`msinspect.mindspore.records` reads them): ``records`` (``{rank: [file names]}``, the
+  record files in each rank folder: ``parameter_layout_K.json``, ``strategy_K.ckpt``,
+  ``group_info_K.pb`` for compile K), ``script_records`` (``{rank: ["strategy checkpoint:
+  PATH", ...]}``, the records the script saves itself, where it set a file of its own: left
+  alone, not in the rank folder) and ``record_failures`` (``{rank: [why]}``: a record that could
+  not be made; the compile went on). Each is ``{}`` when no rank has one.
 """
 from __future__ import annotations
 
@@ -31,7 +38,7 @@ import sys
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .report import NOTHING_COMPUTED, DryRunReport, parallel_modes
+from .report import NOTHING_COMPUTED, DryRunReport, parallel_modes, record_notes
 
 
 def _now() -> str:
@@ -113,6 +120,24 @@ def parallel_mode(report: DryRunReport):
     return {str(rank): modes[0] if len(modes) == 1 else modes for rank, modes in told.items()}
 
 
+def records(report: DryRunReport) -> dict[str, dict]:
+    """``records``, ``script_records`` and ``record_failures`` (see the module's docstring)."""
+    from msinspect.mindspore.records import is_record_file
+
+    files, script, failed = {}, {}, {}
+    for r in report.ranks:
+        try:
+            names = sorted(p.name for p in r.ir_dir.iterdir() if p.is_file() and is_record_file(p.name)) \
+                if r.ir_dir is not None and r.ir_dir.is_dir() else []
+        except OSError:
+            names = []
+        notes = record_notes(r.log)
+        for out, value in ((files, names), (script, notes["script"]), (failed, notes["failed"])):
+            if value:
+                out[str(r.rank)] = value
+    return {"records": files, "script_records": script, "record_failures": failed}
+
+
 def outcome(report: DryRunReport) -> dict:
     """The fields written when the run ends."""
     from msinspect.schema import plain
@@ -125,4 +150,5 @@ def outcome(report: DryRunReport) -> dict:
         "failures": [{"ranks": f.ranks, "state": f.state, "reason": f.reason,
                       "mindspore_errors": f.mindspore_errors, "failed_at": f.failed_at,
                       "logs": [plain(p) for p in f.logs]} for f in report.failures()],
+        **records(report),
     }

@@ -380,6 +380,21 @@ def parallel_modes(log: Path | None) -> list[str]:
     return [line[len(PARALLEL_MARK):].strip() for line in _log_lines(log) if line.startswith(PARALLEL_MARK + " ")]
 
 
+def record_notes(log: Path | None) -> dict[str, list[str]]:
+    """What a worker's bootstrap said of MindSpore's records of its layouts: ``recorded`` (the
+    file names of each compile, in order), ``script`` (``what: path`` of each record the script
+    saves itself, left alone) and ``failed`` (why a record could not be made)."""
+    from .bootstrap import OWN_RECORD_MARK, RECORD_FAILED_MARK, RECORD_MARK
+
+    notes: dict[str, list[str]] = {"recorded": [], "script": [], "failed": []}
+    for line in _log_lines(log):
+        for key, mark in (("recorded", RECORD_MARK), ("script", OWN_RECORD_MARK), ("failed", RECORD_FAILED_MARK)):
+            if line.startswith(mark + " "):
+                text = line[len(mark):].strip()
+                notes[key] += text.split() if key == "recorded" else [text]
+    return notes
+
+
 _STAND_IN_GPU = re.compile(r"CUDA driver version is insufficient|SetDevice for id:\d+ failed|no CUDA-capable device")
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+)$')
 #: Printed by the worker's bootstrap when the build on the CPU device begins (bootstrap.BUILD_MARK).

@@ -20,6 +20,9 @@ from msinspect.cli import main
 STRATEGY = "{in_strategy: ((2, 4), (4, 1))}"
 
 
+RECORDS = ["group_info_0.pb", "parameter_layout_0.json", "strategy_0.ckpt"]
+
+
 def test_seed002_every_rank_complete(seed002_report):
     from msinspect.dryrun import find_pass_files
     from msinspect.dryrun.report import is_complete
@@ -30,10 +33,12 @@ def test_seed002_every_rank_complete(seed002_report):
     for r in report.ranks:
         assert r.step_parallel_end and all(is_complete(p) for p in r.step_parallel_end)
         assert r.ir_dir == report.run_dir / f"rank_{r.rank}"
-        # default: only the parallel-stage files and validate are kept
+        # default: only the parallel-stage files and validate are kept, and MindSpore's records
+        # of the one compile's layouts (a Model.train under the global context)
         names = sorted(p.name for p in r.ir_dir.iterdir())
-        assert all(re.match(r"(\d+_)?(step_(auto_)?parallel_(begin|end)|validate)(_\d+)?\.ir$", n) for n in names), \
-            names
+        ir = [n for n in names if n not in RECORDS]
+        assert sorted(set(names) - set(ir)) == RECORDS, names
+        assert all(re.match(r"(\d+_)?(step_(auto_)?parallel_(begin|end)|validate)(_\d+)?\.ir$", n) for n in ir), ir
         assert find_pass_files(r.ir_dir, "step_parallel_begin")
 
 
@@ -133,7 +138,7 @@ def test_the_default_keeps_validate_and_the_parallel_stages(seed002_report):
     assert seed002_report.ok, [r.reason for r in seed002_report.failed]
     assert seed002_report.kept_stages == list(DRYRUN_PASSES)
     for r in seed002_report.ranks:
-        stages = {stage_of(p) for p in r.ir_dir.iterdir()}
+        stages = {stage_of(p) for p in r.ir_dir.iterdir() if p.name not in RECORDS}
         assert {"validate", "step_parallel_begin", "step_parallel_end"} <= stages <= set(DRYRUN_PASSES), stages
 
 
@@ -171,6 +176,8 @@ def test_the_run_records_its_settings(seed002_report):
     assert record["environment"]["all_processes"]["CUDA_HOME"]
     assert record["command"][:5] == ["msinspect", "dryrun", str(SEED002.resolve()), "--ranks", str(RANKS)]
     assert record["started"] <= record["finished"] and record["wall_seconds"] > 0
+    assert record["records"] == {str(r): RECORDS for r in range(RANKS)}
+    assert record["script_records"] == {} and record["record_failures"] == {}
 
 
 def test_the_summary_says_what_was_left_out_and_how_to_get_it(seed002_report):
