@@ -363,8 +363,10 @@ def _reduce(call: Call, devices: int) -> Laid | None:
     x_map = right_aligned(len(first))
     output = tuple(-1 if i in axis else x_map[i] for i in range(len(first)) if keep or i not in axis)
     partial = tuple(i for i in axis if first[i] > 1) if call.op in SUMMING_REDUCE_OPS else ()
-    return Laid(tuple(first), (x_map,), output, partial,
-                f"{call.op} over dimension(s) {', '.join(map(str, axis))}: the others keep their cut")
+    text = (f"{call.op} over every dimension: the output is a scalar" + (" kept as size 1" if keep else "")
+            if len(set(axis)) == len(first) else
+            f"{call.op} over dimension(s) {', '.join(map(str, axis))}: the others keep their cut")
+    return Laid(tuple(first), (x_map,), output, partial, text)
 
 
 @rule("SoftmaxCrossEntropyWithLogits")
