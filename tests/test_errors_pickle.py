@@ -19,6 +19,7 @@ from msinspect.dumps import DuplicateRanksError, SeveralRunsError, parse_many
 from msinspect.errors import (BadArgumentError, ConfigError, DumpNotFoundError, IRDecodeError, IRFileError,
                               IRParseError, IRReadError, IRTooLargeError, MsInspectError, NoMatchError, WorkerError)
 from msinspect.executors import SchedulerError
+from msinspect.mindspore.records import RecordError, RecordReadError
 from msinspect.render import DotNotFoundError, OutputExistsError
 from msinspect.report.grid_svg import PngUnavailableError
 from msinspect.scrub import ScrubError
@@ -76,6 +77,9 @@ EXAMPLES = [
     DryRunSetupError([Problem("the libcuda stand-in is missing", "msinspect setup-dryrun")]),
     TrainError("sharding_propagation: timed out after 60 s", Path("runs/train-x")),
     JobArgumentError("--num-samples 16 is less than one batch of 32: manual_parallel would train no step"),
+    RecordError("rank_0/strategy_0.ckpt", "not a strategy checkpoint: cut short or damaged"),
+    RecordError("rank_0/parameter_layout_0.json", "not a parameter layout file: Expecting value", 3, 14),
+    RecordReadError("rank_0/group_info_0.pb", "cannot read: Permission denied"),
 ]
 
 
