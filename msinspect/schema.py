@@ -106,6 +106,19 @@ FIELDS: tuple[Field, ...] = (
           "dimension, its part of the layout's slice under an optimizer shard (the slice cut along its "
           "first dimension over the group, in rank order); null: cannot tell", "shapes --params"),
     Field("slice_text", "str", "`slice` as `[8:16, 0:16]`, or `cannot tell`", "shapes --params"),
+    Field("record", "str", "the weight against MindSpore's own record of it in the rank folder (the dry run "
+          "keeps one; a strategy and group checkpoint serve too): `same`, `differs` (exit 1), `cannot tell here` "
+          "(the record states what msinspect could not tell), `not in the record`, `no record`", "shapes --params"),
+    Field("record_says", "str|null", "what differs from MindSpore's record, both values, or what it states that "
+          "msinspect could not tell", "shapes --params"),
+    Field("ms_device_matrix", "list[int]|null", "MindSpore's record: the weight's device matrix", "shapes --params"),
+    Field("ms_tensor_map", "list[int]|null", "MindSpore's record: the weight's tensor map", "shapes --params"),
+    Field("ms_slice_shape", "list[int]|null", "MindSpore's record: the layout's slice shape (before an optimizer "
+          "shard)", "shapes --params"),
+    Field("ms_opt_shard_ranks", "list[int]|null", "MindSpore's record: the optimizer-shard group's ranks (its "
+          "group checkpoint)", "shapes --params"),
+    Field("ms_slice", "list[list[int]]|null", "what MindSpore's loader gives the rank by its record: the layout's "
+          "slice at the rank's place in its stage, then its part under an optimizer shard", "shapes --params"),
     # communication
     Field("kind", "str", "comm: the communication kind (`forward`, `redistribution`, `backward`, `gradient`, "
           "`optimizer`, `pipeline`, `local`, `virtual`, `user`, `unknown`: cannot tell); check: the expectation kind",

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from msinspect.analysis.comm import KINDS, comm_totals
+from msinspect.analysis.second_opinion import with_records
 from msinspect.analysis.select import comm_of, no_match, no_operator, no_weight, not_on_ranks, rows_of
 from msinspect.cli.display import short_scope
 from msinspect.cli.output import (EXIT_FINDING, analysed, emit, errors, one_format, only_ranks, rank_option,
@@ -26,8 +27,8 @@ COMM_PRIORITY = ["rank", "op", "kind", "wire_bytes", "group_ranks", "producer", 
                  "dtype", "micro", "name", "out_shape", "line"]
 SHAPES_PRIORITY = ["rank", "name", "input", "global_shape", "strategy", "expected_rank_shape", "rank_shape", "ok",
                    "op", "line"]
-SLICES_PRIORITY = ["rank", "param", "slice_text", "global_shape", "rank_shape", "strategy", "opt_shard_ranks",
-                   "device_matrix", "tensor_map", "consumer"]
+SLICES_PRIORITY = ["rank", "param", "slice_text", "record", "global_shape", "rank_shape", "strategy",
+                   "opt_shard_ranks", "device_matrix", "tensor_map", "consumer"]
 
 
 def _selected(frame: pd.DataFrame, ranks: tuple[int, ...], selector: str | None, what: str,
@@ -170,11 +171,23 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
                        "wrote, --stage step_parallel_end, may hold it)", err=True)
             if not (as_json or as_jsonl or as_csv):
                 return
+        # beside each weight, MindSpore's own record of it where the rank folder holds one
+        with errors():
+            frame = with_records(analysis, frame)
+        recorded = bool((frame["record"] != "no record").any())
         # the strategy of the one input that reads the weight: `strategy`, as in the rows of shapes
         frame = frame.rename(columns={"in_strategy": "strategy"})
         emit(frame, as_json=as_json, as_csv=as_csv, as_jsonl=as_jsonl, title="parameter slices",
              columns=["rank", "param", "global_shape", "rank_shape", "consumer", "strategy", "device_matrix",
-                      "tensor_map", "opt_shard_ranks", "slice_text"], priority=SLICES_PRIORITY, merge=True, view=view)
+                      "tensor_map", "opt_shard_ranks", "slice_text"] + (["record"] if recorded else []),
+             priority=SLICES_PRIORITY, merge=True, view=view)
+        differs = frame[frame["record"] == "differs"]
+        if not differs.empty:  # a finding: both values, never one of them silently
+            for row in differs.head(20).to_dict("records"):
+                click.echo(f"rank {row['rank']}: {row['param']}: {row['record_says']}", err=True)
+            if len(differs) > 20:
+                click.echo(f"... {len(differs) - 20} more weight(s) differ from MindSpore's record", err=True)
+            sys.exit(EXIT_FINDING)
         return
     bad = frame[frame["ok"] == False]  # noqa: E712 (None means "cannot tell")
     if mismatches:

@@ -1,0 +1,154 @@
+"""Each weight as msinspect reads it from the IR, held against MindSpore's own record of it.
+
+Where a rank folder holds MindSpore's record (:mod:`msinspect.mindspore.records`: the dry run
+keeps one for every compiled rank; a cluster job's strategy and group checkpoints work too), the
+record is a second opinion written by the planner itself. For each weight row of
+:meth:`~msinspect.analysis.collect.Analysis.slices` this adds what the record says (device matrix,
+tensor map, the layout's slice shape, the optimizer-shard group's ranks, and the elements the rank
+stores by MindSpore's loader: the layout's slice at the rank's place in its stage, then its part of
+that along the first dimension over the shard group) and how the two compare:
+
+* ``same``: every field both state is equal;
+* ``differs``: at least one is not; ``record_says`` names each, with both values;
+* ``cannot tell here``: msinspect could not tell a field the record states (the record says it);
+* ``not in the record``: the record holds no entry of that name;
+* ``no record``: the rank folder holds none (nothing compared).
+
+MindSpore's records are never taken in place of the IR's reading: both are shown.
+"""
+from __future__ import annotations
+
+from math import prod
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from msinspect.mindspore.layouts import shard_of, slice_by_map
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from msinspect.mindspore.records import RankRecord, WeightLayout
+
+RECORD_COLUMNS = ["record", "record_says", "ms_device_matrix", "ms_tensor_map", "ms_slice_shape", "ms_opt_shard_ranks",
+                  "ms_slice"]
+#: The verdicts of :data:`RECORD_COLUMNS`' ``record`` column, worst first.
+VERDICTS = ("differs", "not in the record", "cannot tell here", "same", "no record")
+
+
+def rank_records(analysis) -> dict:
+    """Rank -> its folder's record (None: the folder holds none; a record that cannot be read
+    raises :class:`~msinspect.mindspore.records.RecordError` naming its file)."""
+    from msinspect.mindspore.records import record_of
+
+    return {result.rank: record_of(Path(result.file).parent) for result in analysis.results if result.file}
+
+
+def recorded_slice(layout: WeightLayout, record: RankRecord, rank: int | None,
+                   shape) -> tuple[tuple[tuple[int, int], ...] | None, tuple[int, ...] | None]:
+    """(the elements MindSpore's loader gives ``rank`` of this weight, the optimizer-shard group's
+    ranks) by the record: the layout's slice at the rank's place in its stage (its rank modulo the
+    stage's devices, ``_load_tensor_by_layout``), then under an optimizer shard its part along the
+    first dimension by its place in the group (the group checkpoint's ranks). None where the record
+    does not tell it."""
+    shape = layout.full_shape or shape
+    if rank is None or shape is None or len(layout.tensor_map) != len(shape):
+        return None, None
+    devices = prod(layout.device_matrix) if layout.device_matrix else 1
+    bounds = slice_by_map(tuple(layout.device_matrix), tuple(layout.tensor_map), tuple(shape), rank % devices)
+    if not layout.opt_shard_group:
+        return bounds, None
+    ranks = next((g.groups[layout.opt_shard_group] for g in record.groups[::-1] if layout.opt_shard_group in g.groups),
+                 None)
+    if not ranks or rank not in ranks:
+        return None, None
+    return shard_of(bounds, len(ranks), sorted(ranks).index(rank)), tuple(ranks)
+
+
+def _text(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, tuple) and value and isinstance(value[0], tuple) and len(value[0]) == 2 \
+            and all(isinstance(v, int) for v in value[0]):
+        return "[" + ", ".join(f"{a}:{b}" for a, b in value) + "]"
+    return str(tuple(value) if isinstance(value, list) else value)
+
+
+def _tuple(value):
+    if isinstance(value, (list, tuple)):
+        return tuple(_tuple(v) for v in value)
+    return value
+
+
+def compare(row: dict, layout: WeightLayout | None, record: RankRecord | None) -> dict:
+    """The record's columns for one weight row (:data:`RECORD_COLUMNS`)."""
+    out = dict.fromkeys(RECORD_COLUMNS)
+    if record is None:
+        out["record"] = "no record"
+        return out
+    if layout is None:
+        out["record"], out["record_says"] = "not in the record", f"MindSpore's record holds no {row['param']}"
+        return out
+    stored, ranks = recorded_slice(layout, record, row["rank"], row["global_shape"])
+    shard = row.get("opt_shard_ranks")
+    # an optimizer gather over the rank alone (a pipeline's micro-step gather of a weight too small
+    # to shard) cuts nothing: the record says no shard
+    ours = {"device_matrix": row["device_matrix"], "tensor_map": row["tensor_map"], "slice_shape": row["slice_shape"],
+            "opt_shard_ranks": tuple(shard) if shard and len(shard) > 1 else None, "slice": row["slice"]}
+    theirs = {"device_matrix": layout.device_matrix, "tensor_map": layout.tensor_map,
+              "slice_shape": layout.slice_shape, "opt_shard_ranks": ranks, "slice": stored}
+    for key, value in theirs.items():
+        out[f"ms_{key}"] = value
+    differ, untold = [], []
+    for key, value in theirs.items():
+        mine = _tuple(ours[key])
+        value = _tuple(value)
+        if value is None and not (key == "opt_shard_ranks" and layout.opt_shard_group == "" and mine is None):
+            continue  # the record does not say (or, for the shard, says none: compared as None below)
+        if mine is None and value is not None:
+            untold.append(key)
+        elif mine != value:
+            differ.append(f"{key} {_text(mine)} here, {_text(value)} in MindSpore's record")
+    if not layout.opt_shard_group and ours["opt_shard_ranks"]:
+        differ.append(f"optimizer shard over {_text(ours['opt_shard_ranks'])} here, none in MindSpore's record")
+    if differ:
+        out["record"], out["record_says"] = "differs", "; ".join(differ)
+    elif untold:
+        out["record"] = "cannot tell here"
+        out["record_says"] = "MindSpore's record states " + ", ".join(
+            f"{key} {_text(_tuple(theirs[key]))}" for key in untold)
+    else:
+        out["record"] = "same"
+    return out
+
+
+def with_records(analysis, slices: pd.DataFrame, records: dict | None = None) -> pd.DataFrame:
+    """``slices`` (rows of :meth:`~msinspect.analysis.collect.Analysis.slices`) with
+    :data:`RECORD_COLUMNS` from each rank's record (``records``: :func:`rank_records`, made here
+    when not given)."""
+    records = rank_records(analysis) if records is None else records
+    frame = slices.copy()
+    rows = []
+    for row in frame.to_dict("records"):
+        record = records.get(row["rank"])
+        rows.append(compare(row, record.weights.get(row["param"]) if record is not None else None, record))
+    for column in RECORD_COLUMNS:
+        frame[column] = [r[column] for r in rows]
+    return frame
+
+
+def unread(analysis, slices: pd.DataFrame, records: dict | None = None) -> list[tuple]:
+    """The weights a rank's record lays out (a weight the rank's file trains, by that name: not an
+    optimizer state) that msinspect gave no row: (rank, name, MindSpore's device matrix and tensor
+    map). What the IR's reading left out."""
+    records = rank_records(analysis) if records is None else records
+    held = {(r, p) for r, p in zip(slices["rank"], slices["param"])}
+    out = []
+    for result in analysis.results:
+        record = records.get(result.rank)
+        if record is None:
+            continue
+        names = {row["param"] for row in result.held if row["update"] or row["synced_by"]}  # trained weights
+        for name, layout in record.weights.items():
+            if name in names and (result.rank, name) not in held:
+                out.append((result.rank, name, layout.device_matrix, layout.tensor_map))
+    return out

@@ -1,0 +1,52 @@
+"""Each weight as msinspect reads it from the IR, held against MindSpore's own record of it: the
+dry runs of zoo 01 (dp 2 x tp 4) and zoo 04 (2 stages x dp 2 x tp 2, optimizer parallel) kept
+MindSpore's layout dictionary, strategy checkpoint and group checkpoint for ranks 0 and 5
+(fixtures/records, made by tools/regen_records.py from the same scripts as the zoo's dumps)."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+import msinspect
+from msinspect.analysis.second_opinion import rank_records, unread, with_records
+from tests.conftest import FIXTURES, invoke
+
+RECORDS = FIXTURES / "records"
+
+
+def _with_records(tmp_path, net: str):
+    """The zoo dump of ``net`` with the records of its recorded ranks beside their IR."""
+    dump = tmp_path / net
+    shutil.copytree(FIXTURES / "zoo" / net, dump)
+    for rank in (RECORDS / net).glob("rank_*"):
+        for record in rank.iterdir():
+            shutil.copy(record, dump / rank.name / record.name)
+    return dump
+
+
+@pytest.mark.parametrize("net", ["01_semi_auto_tp4dp2", "04_pipeline_hsdp_recompute"])
+@pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
+def test_every_weight_read_from_the_ir_is_as_mindspore_recorded_it(tmp_path, net, stage):
+    analysis = msinspect.load_dump(_with_records(tmp_path, net)).analyse(stage)
+    slices = analysis.slices()
+    records = rank_records(analysis)
+    frame = with_records(analysis, slices, records)
+    recorded = frame[frame["rank"].isin([0, 5])]
+    assert len(recorded) > 20
+    assert set(recorded["record"]) == {"same"}, recorded[recorded["record"] != "same"][["rank", "param", "record_says"]]
+    assert set(frame[~frame["rank"].isin([0, 5])]["record"]) == {"no record"}
+    assert unread(analysis, slices, records) == []  # every weight the ranks train has a row
+
+
+def test_a_difference_from_the_record_is_a_finding_with_both_values(tmp_path):
+    dump = _with_records(tmp_path, "04_pipeline_hsdp_recompute")
+    layout = next((dump / "rank_5").glob("parameter_layout_*.json"))
+    record = json.loads(layout.read_text())
+    record["layouts"]["blocks.2.attention.wo"][1] = [-1, 0]  # as if MindSpore had cut wo's columns
+    layout.write_text(json.dumps(record))
+    done = invoke("shapes", dump, "--params", "--rank", "5")
+    assert done.exit_code == 1
+    assert ("rank 5: blocks.2.attention.wo: tensor_map (0, -1) here, (-1, 0) in MindSpore's record"
+            in done.stderr), done.stderr
