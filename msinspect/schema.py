@@ -213,6 +213,9 @@ FIELDS: tuple[Field, ...] = (
     Field("left_slice", "str", "the slice of the weight the left side holds (`[0:512, 0:128]`, or `cannot tell`)",
           "diff"),
     Field("right_slice", "str", "the slice the right side holds", "diff"),
+    Field("left_record", "str", "what MindSpore's own record in the left rank's folder gives it of the weight (its "
+          "loader's slice), `no record` where the folder keeps none, `not in the record`, or `cannot tell`", "diff"),
+    Field("right_record", "str", "the same of the right rank", "diff"),
     # parse
     Field("subgraphs", "int|null", "subgraphs read", "parse"),
     Field("stated_subgraphs", "int|null", "subgraphs the file states (`# Total subgraphs`)", "parse"),

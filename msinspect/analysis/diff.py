@@ -53,7 +53,7 @@ COLUMNS = {
                "left_line", "right_line"],
     "strategies": ["name", "op", "scope", "left_strategy", "right_strategy", "left_line", "right_line"],
     "comm": ["name", "op", "kind", "after", "n", "left_group", "right_group", "per_rank", "left_line", "right_line"],
-    "slices": ["param", "global_shape", "left_slice", "right_slice"],
+    "slices": ["param", "global_shape", "left_slice", "right_slice", "left_record", "right_record"],
 }
 
 
@@ -105,6 +105,8 @@ class RankDiff:
     strategies: pd.DataFrame = field(default_factory=pd.DataFrame)
     comm: pd.DataFrame = field(default_factory=pd.DataFrame)
     slices: pd.DataFrame = field(default_factory=pd.DataFrame)
+    recorded: bool = False
+    """Whether either rank's folder holds MindSpore's own record (the slices' ``*_record``)."""
 
     SECTIONS = SECTIONS
 
@@ -324,14 +326,44 @@ def diff_ranks(left: str | os.PathLike | RankDump, right: str | os.PathLike | Ra
 
     sl = {r["param"]: r for r in with_slices(lr.params, ctx_l)}
     sr = {r["param"]: r for r in with_slices(rr.params, ctx_r)}
+    kept = [_record(lr), _record(rr)]
     slices = []
     for param in sorted(sl.keys() | sr.keys()):
         x, y = sl.get(param), sr.get(param)
-        tx = slice_text(x["slice"]) if x else "absent"
-        ty = slice_text(y["slice"]) if y else "absent"
-        if tx != ty or (x and y and x["rank_shape"] != y["rank_shape"]):
+        tx, ty = _slice_text(x), _slice_text(y)
+        # a slice neither side can tell is listed, never taken for the same
+        if tx != ty or "cannot tell" in (tx, ty) or (x and y and x["rank_shape"] != y["rank_shape"]):
             slices.append({"param": param, "global_shape": (x or y)["global_shape"],
-                           "left_slice": tx, "right_slice": ty})
+                           "left_slice": tx, "right_slice": ty,
+                           "left_record": _recorded(x, kept[0]), "right_record": _recorded(y, kept[1])})
     result.slices = pd.DataFrame(slices, columns=COLUMNS["slices"])
+    result.recorded = any(record is not None for record in kept)
     return result
+
+
+def _slice_text(row: dict | None) -> str:
+    if row is None:
+        return "absent"
+    return slice_text(row["slice"]) if row["slice"] is not None else "cannot tell"
+
+
+def _record(result):
+    """MindSpore's record in the rank's folder (None: none kept)."""
+    from msinspect.mindspore.records import record_of
+
+    return record_of(Path(result.file).parent) if result.file else None
+
+
+def _recorded(row: dict | None, record) -> str:
+    """What MindSpore's record gives the rank of the weight (the loader's elements), as a slice."""
+    from msinspect.analysis.second_opinion import compare
+
+    if record is None:
+        return "no record"
+    if row is None:
+        return "-"
+    found = compare(row, record.weights.get(row["param"]), record)
+    if found["record"] == "not in the record":
+        return "not in the record"
+    return slice_text(found["ms_slice"]) if found["ms_slice"] is not None else "cannot tell"
 

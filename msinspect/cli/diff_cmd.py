@@ -17,7 +17,7 @@ TITLES = {
     "shapes": "shape differences",
     "strategies": "strategy differences",
     "comm": "communication groups that differ",
-    "slices": "parameter slices that differ",
+    "slices": "parameter slices that differ or cannot be told",
 }
 
 
@@ -59,7 +59,7 @@ def _has_missing(value) -> bool:
 
 #: The columns a narrow terminal keeps first: what the operator is, then how the two sides differ.
 PRIORITY = ["name", "op", "left", "right", "left_count", "right_count", "left_group", "right_group",
-            "left_slice", "right_slice", "kind", "param", "output", "inputs", "scope", "gradient", "line"]
+            "left_slice", "right_slice", "left_record", "right_record", "kind", "param", "output", "inputs", "scope", "gradient", "line"]
 
 
 def _table(frame, width: int | None = None) -> list[str]:
@@ -120,6 +120,8 @@ def format_diff(result, width: int | None = None) -> str:
             if section == "slices":
                 frame = frame.assign(left_slice=[_slice(v, result.left_label) for v in frame["left_slice"]],
                                      right_slice=[_slice(v, result.right_label) for v in frame["right_slice"]])
+                if not result.recorded:  # MindSpore's own record, beside, only where a rank folder kept one
+                    frame = frame.drop(columns=["left_record", "right_record"])
             lines.extend(_table(frame, width))
         if expected is not None and not expected.empty:
             lines.extend(_per_rank_lines(result, expected))

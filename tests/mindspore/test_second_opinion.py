@@ -50,3 +50,16 @@ def test_a_difference_from_the_record_is_a_finding_with_both_values(tmp_path):
     assert done.exit_code == 1
     assert ("rank 5: blocks.2.attention.wo: tensor_map (0, -1) here, (-1, 0) in MindSpore's record"
             in done.stderr), done.stderr
+
+
+def test_diff_shows_what_mindspores_record_gives_each_rank(tmp_path):
+    # zoo 04 by hand: ranks 5 and 7 are places 1 and 3 of stage 1 (4-7), tp 1 both, dp 0 and 1: wo
+    # ((2, 2), (2, 1)) gives both rows 256:512, and the optimizer shard over {5, 7} rows 256:384 and
+    # 384:512; rank 5's folder keeps MindSpore's record, rank 7's none
+    dump = _with_records(tmp_path, "04_pipeline_hsdp_recompute")
+    done = invoke("diff", dump / "rank_5", dump / "rank_7", "--json")
+    assert done.exit_code in (0, 1), done.stderr
+    rows = {row["param"]: row for row in json.loads(done.stdout)["differences"]["slices"]}
+    wo = rows["blocks.2.attention.wo"]
+    assert (wo["left_slice"], wo["right_slice"]) == ("[256:384, 0:512]", "[384:512, 0:512]")
+    assert (wo["left_record"], wo["right_record"]) == ("[256:384, 0:512]", "no record")
