@@ -10,6 +10,7 @@ from pathlib import Path
 from msinspect.dumps import Dump, load_dump
 from msinspect.expectations import KINDS
 from msinspect.expectations.evidence import MAX_EVIDENCE, Evidence, Outcome, ir_line
+from msinspect.mindspore.records import is_record_file
 from msinspect.ranks_text import ranks_text
 from msinspect.spec import Expectation, Spec, load_spec
 
@@ -109,7 +110,26 @@ class Checker:
             outcomes.append(self._job_ranks())
         for e in self.spec.expectations:
             outcomes.append(KINDS[e.kind].check(self, e))
+        if any(is_record_file(f.name) for r in self.dump.ranks for f in Path(r.path).iterdir() if f.is_file()):
+            outcomes.append(self._record())
         return CheckReport(self.spec, self.dump.path, outcomes, self.complete, self.skipped, self.reads)
+
+    def _record(self) -> Outcome:
+        """Where rank folders keep MindSpore's own record of the layouts: every weight read from
+        the IR as the record says (:mod:`msinspect.analysis.second_opinion`), each difference with
+        both values and the weight's line."""
+        from msinspect.analysis.second_opinion import with_records
+
+        e = Expectation("record", 0, {"op": "every weight as MindSpore's record says"}, None, None, "mindspore")
+        analysis = self.analysis(e)
+        frame = with_records(analysis, analysis.slices())
+        compared = frame[frame["record"] != "no record"]
+        differs = compared[compared["record"] == "differs"]
+        counts = ", ".join(f"{n} {verdict}" for verdict, n in compared["record"].value_counts().items())
+        evidence = [Evidence(row["rank"], row["file"], row["line"], f"{row['param']}: {row['record_says']}")
+                    for row in differs.head(MAX_EVIDENCE).to_dict("records")]
+        return Outcome(e, differs.empty, "each weight as MindSpore's record in its rank folder says",
+                       f"{len(compared)} weight(s) of the ranks with a record: {counts or 'none'}", evidence)
 
     def _job_ranks(self) -> Outcome:
         have = sorted(r.rank for r in self.dump.ranks if r.rank is not None)

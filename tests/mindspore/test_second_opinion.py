@@ -63,3 +63,22 @@ def test_diff_shows_what_mindspores_record_gives_each_rank(tmp_path):
     wo = rows["blocks.2.attention.wo"]
     assert (wo["left_slice"], wo["right_slice"]) == ("[256:384, 0:512]", "[384:512, 0:512]")
     assert (wo["left_record"], wo["right_record"]) == ("[256:384, 0:512]", "no record")
+
+
+def test_check_holds_every_weight_to_the_record_where_a_rank_kept_one(tmp_path):
+    from msinspect.check import check
+
+    dump = _with_records(tmp_path, "04_pipeline_hsdp_recompute")
+    spec = FIXTURES / "zoo" / "nets" / "04_pipeline_hsdp_recompute.toml"
+    (outcome,) = [o for o in check(spec, dump).outcomes if o.expectation.kind == "record"]
+    assert outcome.passed and "same" in outcome.found
+    layout = next((dump / "rank_5").glob("parameter_layout_*.json"))
+    record = json.loads(layout.read_text())
+    record["layouts"]["blocks.2.attention.wo"][1] = [-1, 0]
+    layout.write_text(json.dumps(record))
+    (outcome,) = [o for o in check(spec, dump).outcomes if o.expectation.kind == "record"]
+    assert not outcome.passed
+    assert "tensor_map (0, -1) here, (-1, 0) in MindSpore's record" in outcome.evidence[0].text
+    # no record kept, no such outcome
+    assert not [o for o in check(spec, FIXTURES / "zoo" / "04_pipeline_hsdp_recompute").outcomes
+                if o.expectation.kind == "record"]
