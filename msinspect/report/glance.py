@@ -128,10 +128,41 @@ def _suspicious(analysis, rolled, rank_groups) -> tuple[list[dict], list[str]]:
                           "detail": ", ".join(names[:12]) + (" ..." if len(names) > 12 else "")
                           + f" (ranks {ranks_text(rolled.wrong_ranks)}; the strategies table's shapes_ok column)"})
         checked.append("every operator's shapes at the rank against its strategy")
+    recorded = _against_record(analysis)
+    if recorded is not None:
+        differs, sentence = recorded
+        checked.append(sentence)
+        if not differs.empty:
+            names = list(dict.fromkeys(differs["param"]))
+            first = differs.iloc[0]
+            found.append({"kind": "record", "params": names,
+                          "title": (f"{len(names)} weight{'s' if len(names) > 1 else ''} not as MindSpore's own record "
+                                    f"says: {', '.join(compressed_names(names))}"),
+                          "detail": f"rank {first['rank']}: {first['param']}: {first['record_says']}"
+                                    + (f" (and {len(differs) - 1} more row(s))" if len(differs) > 1 else "")})
     if not analysis.complete:
         found.append({"kind": "incomplete", "params": [], "title": "not every file was read whole",
                       "detail": f"{len(analysis.skipped)} skipped span(s), listed under the run"})
     return found, checked
+
+
+def _against_record(analysis):
+    """(the weight rows that differ from MindSpore's own record, what was checked in words) where
+    a rank folder keeps MindSpore's record (:mod:`msinspect.analysis.second_opinion`); None where
+    none does."""
+    from pathlib import Path
+
+    from msinspect.analysis.second_opinion import with_records
+    from msinspect.mindspore.records import is_record_file
+
+    folders = {Path(r.file).parent for r in analysis.results if r.file}
+    if not any(is_record_file(f.name) for folder in folders for f in folder.iterdir()):
+        return None
+    frame = with_records(analysis, analysis.slices())
+    compared = frame[frame["record"] != "no record"]
+    counts = ", ".join(f"{n} {verdict}" for verdict, n in compared["record"].value_counts().items())
+    return compared[compared["record"] == "differs"], \
+        f"{len(compared)} weight row(s) of the ranks that kept MindSpore's own record held against it: {counts}"
 
 
 def glance(analysis, rolled, rank_groups, run) -> dict:

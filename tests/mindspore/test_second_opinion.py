@@ -82,3 +82,19 @@ def test_check_holds_every_weight_to_the_record_where_a_rank_kept_one(tmp_path):
     # no record kept, no such outcome
     assert not [o for o in check(spec, FIXTURES / "zoo" / "04_pipeline_hsdp_recompute").outcomes
                 if o.expectation.kind == "record"]
+
+
+def test_the_report_puts_a_difference_from_the_record_at_a_glance(tmp_path):
+    dump = _with_records(tmp_path, "04_pipeline_hsdp_recompute")
+    page = tmp_path / "same.html"
+    assert invoke("report", dump, "-o", page).exit_code == 0
+    assert "held against it: 45 same" in page.read_text()
+    layout = next((dump / "rank_5").glob("parameter_layout_*.json"))
+    record = json.loads(layout.read_text())
+    record["layouts"]["blocks.2.attention.wo"][1] = [-1, 0]
+    layout.write_text(json.dumps(record))
+    page = tmp_path / "differs.html"
+    assert invoke("report", dump, "-o", page).exit_code == 0
+    text = page.read_text()
+    assert "1 weight not as MindSpore&#39;s own record says: blocks.2.attention.wo" in text
+    assert "tensor_map (0, -1) here, (-1, 0) in MindSpore&#39;s record" in text
