@@ -2,6 +2,7 @@
 between, its group and the ranks in it, and the tensor it moves."""
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from msinspect.analysis import comm_groups, vocabulary
@@ -587,17 +588,34 @@ def _shared_row(graph: nx.MultiDiGraph, node: Node, key: str, planner: bool | No
 def collectives_before(ir: IRFile) -> frozenset[tuple[str, str]]:
     """(op, instance name) of every collective of a file written before the parallel pass
     inserted any (:data:`~msinspect.analysis.vocabulary.BEFORE_PLANNER`, e.g. the rank's
-    ``step_parallel_begin``): those the job's own code put there."""
+    ``step_parallel_begin``): those the job's own code put there; and ``("def", name)`` of each
+    Python function a self-defined-shard ``Morph`` runs (its ``fn``, ``ffn_forward_func_488``:
+    MindFormers' MoE experts), whose body MindSpore expands after the parallel passes: what it
+    calls, the job's own code calls."""
     if ir.stage not in vocabulary.BEFORE_PLANNER:
         return frozenset()
-    return frozenset((n.op, n.instance_name) for n in ir.nodes()
-                     if n.instance_name and vocabulary.moves_data(n) and n.op not in PIPELINE_OPS)
+    found = {(n.op, n.instance_name) for n in ir.nodes()
+             if n.instance_name and vocabulary.moves_data(n) and n.op not in PIPELINE_OPS}
+    found |= {("def", _MORPH_FN.sub("", n.primitive_attrs["fn"])) for n in ir.nodes()
+              if n.op == "Morph" and n.primitive_attrs.get("self_define_shard") is True
+              and isinstance(n.primitive_attrs.get("fn"), str)}
+    return frozenset(found)
+
+
+#: The number MindSpore appends to a Python function's name in the IR (``ffn_forward_func_488``).
+_MORPH_FN = re.compile(r"_\d+$")
+
+
+def _in_function(node: Node, names: set[str]) -> bool:
+    """Whether the node's ``# In file`` lines place it in one of the Python functions ``names``."""
+    return any(f"/def {name}(" in line for line in node.sources for name in names)
 
 
 def mark_users(rows: list[dict], ir: IRFile, before: frozenset[tuple[str, str]]) -> None:
     """Rows of ``ir`` of kind ``unknown`` whose operator (op and instance name) was already in
-    the rank's file from before the parallel pass (``before``: :func:`collectives_before`): the
-    pass did not insert it, the job's own code did: ``user``. Not an operator whose primitive the
+    the rank's file from before the parallel pass (``before``: :func:`collectives_before`), or
+    that a self-defined-shard Morph's function calls: the pass did not insert it, the job's own
+    code did: ``user``. Not an operator whose primitive the
     comm-op reuse pass shared with another (``comm_reuse``: it prints that one's instance name:
     zoo 14's embedding AllReduce prints the loss-scale ``allreduce`` at validate). Changed in
     place."""
@@ -605,8 +623,11 @@ def mark_users(rows: list[dict], ir: IRFile, before: frozenset[tuple[str, str]])
         return
     names = {n.line: n.instance_name for n in ir.nodes()
              if n.index is not None and is_comm(n) and not n.primitive_attrs.get("comm_reuse")}
+    functions = {name for kind, name in before if kind == "def"}
+    called = {n.line for n in ir.nodes() if n.index is not None and is_comm(n) and _in_function(n, functions)} \
+        if functions else set()
     for row in rows:
-        if row["kind"] == "unknown" and (row["op"], names.get(row["line"])) in before:
+        if row["kind"] == "unknown" and ((row["op"], names.get(row["line"])) in before or row["line"] in called):
             row["kind"] = "user"
 
 

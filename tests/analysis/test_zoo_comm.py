@@ -142,3 +142,15 @@ def test_kinds_from_mindspores_names(op, name, backward, kind):
 ])
 def test_ring_formulas(op, n, expected):
     assert wire_bytes(_node(op, None), 1000, n) == expected
+
+
+def test_the_alltoalls_a_self_defined_shard_function_calls_are_the_users():
+    """zoo 15 by hand (its net's docstring): MindFormers' MoEV3 experts run in one Morph whose
+    function (ffn_forward_func) calls ops.AlltoAll of the counts and three AlltoAllV (tokens,
+    expert ids, results back) a layer over the expert-parallel group {0, 1, 2, 3} of rank 0;
+    MindSpore expands it after the parallel passes, so at validate nothing names them but their
+    source: the job's own code, kind user (2 layers: 2 AlltoAll and 6 AlltoAllV)."""
+    rows = msinspect.load_dump(FIXTURES / "zoo" / "15_mf_llama_moe_ep8").analyse("validate").comm()
+    mine = rows[(rows["rank"] == 0) & rows["op"].isin(["AlltoAll", "AlltoAllV"]) & (rows["kind"] == "user")]
+    assert sorted(mine["op"]) == ["AlltoAll"] * 2 + ["AlltoAllV"] * 6
+    assert {tuple(g) for g in mine["group_ranks"]} == {(0, 1, 2, 3)}
