@@ -38,6 +38,14 @@ def fixture_files() -> list[Path]:
                   and not (AS_PRINTED | OWN_PARSE_TEST) & set(p.relative_to(FIXTURES).parts))
 
 
+def kept_record(dump) -> int:
+    """1 where a rank folder of ``dump`` keeps MindSpore's own layout record, else 0: ``check``
+    then adds one outcome (every weight against the record) to a spec's entries."""
+    from msinspect.mindspore.records import is_record_file
+
+    return int(any(is_record_file(f.name) for f in Path(dump).glob("rank_*/*")))
+
+
 def invoke(*args):
     """``msinspect ARGS`` run in this process by click's test runner, stderr kept apart from
     stdout (click 8.1 asks for it, 8.2 always does); each argument given as text."""

@@ -15,7 +15,7 @@ from msinspect.errors import MsInspectError
 from msinspect.train import JOBS
 from msinspect.train.launcher import JobResult, TrainError, TrainInterrupted
 from msinspect.train.workflow import ALL_MODES, COLUMNS, check_run, modes_of, validate
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, kept_record
 
 DUMP = FIXTURES / "sharding_propagation_dryrun_8rank"
 
@@ -31,7 +31,7 @@ def test_a_dry_run_of_the_job_is_checked_against_its_own_spec():
     # every entry of the spec is judged, and [job] (its ranks: the dump's world) too; the job's
     # own dump meets its own spec
     spec = tomllib.loads(trained.spec.read_text())
-    entries = sum(len(v) for v in spec["expect"].values()) + ("ranks" in spec["job"])
+    entries = sum(len(v) for v in spec["expect"].values()) + ("ranks" in spec["job"]) + kept_record(DUMP)
     assert (len(trained.report.passed), len(trained.report.failed)) == (entries, 0)
     assert trained.ok
     assert trained.row() == {"mode": "sharding_propagation", "ranks": "8", "run": "dry run",
@@ -105,7 +105,7 @@ def test_train_json_is_the_run_and_its_check_in_the_schema(monkeypatch):
     assert run.exit_code == 0, run.output
     (data,) = json.loads(run.stdout)
     spec = tomllib.loads(JOBS["sharding_propagation"].spec.read_text())
-    entries = sum(len(v) for v in spec["expect"].values()) + ("ranks" in spec["job"])
+    entries = sum(len(v) for v in spec["expect"].values()) + ("ranks" in spec["job"]) + kept_record(DUMP)
     assert (data["mode"], data["run"], data["rank_size"], data["ok"]) == ("sharding_propagation", "dry_run", 8, True)
     assert data["loss_first"] is None and data["loss_last"] is None and data["losses_identical"] is None
     assert data["checked"] is True and data["check_error"] is None

@@ -45,6 +45,7 @@ def test_stridedslice_layout_ut_assertions_that_do_not_hold_on_2_10():
     if split.waiting:
         pytest.xfail("waits for the expectation language: " + "; ".join(split.waiting))
     report = msinspect.check_dump(split.spec, dump(LAYOUT))
+    report.outcomes = [o for o in report.outcomes if o.expectation.kind != "record"]  # MindSpore's own, if kept
     held = [o.expectation.label for o in report.outcomes if o.passed]
     assert not held, f"UT assertions thought not to hold on 2.10 hold: {held}"
     assert len(report.outcomes) == 3
