@@ -5,12 +5,14 @@ slice; an optimizer-parallel AllGather of the weight gives its optimizer-shard g
 rank's place in that group the part of the slice it stores."""
 from __future__ import annotations
 
+import re
 from math import prod
 from typing import TYPE_CHECKING
 
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.flow import consumers, data_view, path_between, reaches_back, remembered
 from msinspect.analysis.ops import as_shapes
+from msinspect.analysis.vocabulary import replace_graph_operator
 from msinspect.analysis.strategies import strategy_of
 from msinspect.graph import to_networkx
 from msinspect.mindspore.layouts import call_of, divided, layout_of, shard_of, slice_by_map, standard
@@ -53,7 +55,7 @@ def optimizer_groups(ir: IRFile, graph: nx.MultiDiGraph, ctx: RankContext = Rank
             continue
         group = node.primitive_attrs.get("group")
         source = first_input(graph, f"{node.graph}/{node.ref}")
-        while source in graph and getattr(graph.nodes[source].get("node"), "op", None) in _DTYPE_ONLY:
+        while source in graph and getattr(graph.nodes[source].get("node"), "op", None) in _HANDS_ON:
             source = first_input(graph, source)  # MindFormers gathers the float16 cast of the weight
         if source is not None and source.startswith("param:"):
             found[source[len("param:"):]] = (group, group_ranks(node, ctx))
@@ -66,46 +68,64 @@ def consumer_reads(node: Node) -> tuple:
     return (node.cnode_primal_attrs.get("origin_input_shapes"), call_of(node), node.primitive_attrs.get("in_layout"))
 
 
-#: Operators that hand a weight on unchanged but for its dtype: where one has no strategy of its own
-#: (MindFormers casts every weight to float16 before its MatMul), the weight's consumer is past it.
-_DTYPE_ONLY = frozenset({"Cast"})
+#: Operators that hand a weight on unchanged but for its dtype or its buffer: where one has no
+#: strategy of its own (MindFormers casts every weight to float16 before its MatMul; a pipeline's
+#: validate graph copies a weight with TensorMove), the weight's consumer is past it.
+_HANDS_ON = frozenset({"Cast", "TensorMove"})
 
 
 @remembered
-def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str, data: nx.MultiDiGraph) -> tuple[Node, int] | None:
+def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str, data: nx.MultiDiGraph
+                            ) -> tuple[Node, int, bool] | None:
     """The first operator (in file order) with a strategy that reads the parameter, past casts
-    without a strategy, and which of its tensor inputs the parameter is (``data``: the graph's
-    data view). A walk of the graph that reads its operators' strategies and the kinds of their
-    inputs, which ranks read alike share (:func:`~msinspect.analysis.flow.remember`)."""
-    carriers, found, todo = [param_key], [], consumers(graph, param_key, data)
+    and copies without a strategy, which of its tensor inputs the parameter is (``data``: the
+    graph's data view), and False; where none has a strategy, the first operator of a replacement
+    graph that reads it (a new primitive the parallel pass made in place of the user's: the
+    MatMuls of ``enable_nd_tp``), its input, and True. A walk of the graph that reads its
+    operators' strategies and the kinds of their inputs, which ranks read alike share
+    (:func:`~msinspect.analysis.flow.remember`)."""
+    carriers, found, replaced, todo = [param_key], [], [], consumers(graph, param_key, data)
     while todo:
         target = todo.pop(0)
         node = graph.nodes[target]["node"]
         strategy = strategy_of(node)
         if strategy is None or not strategy.in_strategy:
-            if node.op in _DTYPE_ONLY and target not in carriers:
+            if node.op in _HANDS_ON and target not in carriers:
                 carriers.append(target)
                 todo += consumers(graph, target, data)
+            elif replace_graph_operator(node):
+                replaced.append((node.line, target))
             continue
         found.append((node.line, target))
     for _, target in sorted(found):  # in file order
-        node = graph.nodes[target]["node"]
-        strategy = strategy_of(node)
-        edges = sorted((d["position"], u) for u, _, d in data.in_edges(target, data=True))
-        tensor_index, reshaped = 0, None
-        for position, source in edges:
-            # a tensor input; ``<null>`` is what step_parallel_end prints for a mirror operator's output
-            if position >= len(node.input_types) or node.input_types[position].kind not in ("Tensor", "Ref", "null"):
-                continue
-            carrier = next((c for c in carriers if reaches_back(graph, source, c, data)), None)
-            if carrier is not None and tensor_index < len(strategy.in_strategy):
-                if not _reshapes(graph, carrier, source, data):
-                    return node, tensor_index
-                reshaped = reshaped if reshaped is not None else tensor_index
-            tensor_index += 1
-        if reshaped is not None:  # read only through a Reshape: that input's cut is not the weight's
-            return node, reshaped
+        hit = _input_of(graph, target, carriers, data, len(strategy_of(graph.nodes[target]["node"]).in_strategy))
+        if hit is not None:
+            return graph.nodes[target]["node"], hit, False
+    for _, target in sorted(replaced):
+        hit = _input_of(graph, target, carriers, data, None)
+        if hit is not None:
+            return graph.nodes[target]["node"], hit, True
     return None
+
+
+def _input_of(graph: nx.MultiDiGraph, target: str, carriers: list[str], data: nx.MultiDiGraph,
+              count: int | None) -> int | None:
+    """Which tensor input of ``target`` the weight (one of its ``carriers``) is, a direct one before
+    one through a Reshape; None where it is past the ``count`` inputs a strategy cuts."""
+    node = graph.nodes[target]["node"]
+    edges = sorted((d["position"], u) for u, _, d in data.in_edges(target, data=True))
+    tensor_index, reshaped = 0, None
+    for position, source in edges:
+        # a tensor input; ``<null>`` is what step_parallel_end prints for a mirror operator's output
+        if position >= len(node.input_types) or node.input_types[position].kind not in ("Tensor", "Ref", "null"):
+            continue
+        carrier = next((c for c in carriers if reaches_back(graph, source, c, data)), None)
+        if carrier is not None and (count is None or tensor_index < count):
+            if not _reshapes(graph, carrier, source, data):
+                return tensor_index
+            reshaped = reshaped if reshaped is not None else tensor_index
+        tensor_index += 1
+    return reshaped  # read only through a Reshape: that input's cut is not the weight's
 
 
 def _reshapes(graph: nx.MultiDiGraph, carrier: str, source: str, data: nx.MultiDiGraph) -> bool:
@@ -126,6 +146,7 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
     ref_shapes = {p.name: p.abstract.shape for p in reference.params if p.abstract} if reference else {}
     data = data_view(graph)  # one view for every parameter's walk
     optimizer = optimizer_groups(ir, graph, ctx)
+    stand_ins: dict = {}
     rows = []
     for param in ir.params:
         if not param.has_default:
@@ -134,9 +155,11 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
         if key not in graph:
             continue
         hit = _consumer_with_strategy(graph, key, data)
+        if hit is not None and hit[2]:  # a replacement graph's operator: read the one it replaced
+            hit = _replaced(hit[0], hit[1], ir, reference, stand_ins)
         if hit is None:
             continue
-        node, index = hit
+        node, index = hit[:2]
         own = param.abstract.shape if param.abstract else None
         origin = as_shapes(node.cnode_primal_attrs.get("origin_input_shapes"))
         original = origin[index] if origin and index < len(origin) else None
@@ -158,6 +181,34 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
             "opt_shard_ranks": optimizer.get(param.name, ("", None))[1], "file": ir.path, "line": param.line,
         })
     return rows
+
+
+def _replaced(node: Node, index: int, ir: IRFile, reference: IRFile | None, known: dict) -> tuple[Node, int] | None:
+    """The operator of the pre-parallel ``reference`` file that ``node``, an operator of its
+    replacement graph, stands for: the one whose instance name hashes to ``node``'s name's prefix
+    (``HashName(instance)``, :func:`~msinspect.analysis.comm_groups.std_hash`), of the same
+    primitive and with a strategy; with the weight's input. None where the reference has none, or
+    where ``node``'s name is not its own: at validate operators that share a primitive print one
+    of their names (two replaced MatMuls both as ``622579306631221945MatMul6``). ``known``: the
+    reference's operators by hash and the names ``ir`` prints more than once, made once per file."""
+    from collections import Counter
+
+    from msinspect.analysis.comm_groups import std_hash
+
+    if reference is None:
+        return None
+    if not known:
+        known["by_hash"] = {str(std_hash(n.instance_name)): n for n in reference.nodes()
+                            if n.instance_name and strategy_of(n) is not None and strategy_of(n).in_strategy}
+        known["shared"] = {name for name, n in Counter(n.instance_name for n in ir.nodes() if n.instance_name).items()
+                           if n > 1}
+    if node.instance_name in known["shared"]:
+        return None
+    prefix = re.match(r"\d+", node.instance_name or "")
+    original = known["by_hash"].get(prefix.group(0)) if prefix else None
+    if original is None or original.op != node.op or index >= len(strategy_of(original).in_strategy):
+        return None
+    return original, index
 
 
 def _whole(rank_shape, strategy, shard) -> tuple[int, ...] | None:

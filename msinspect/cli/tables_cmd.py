@@ -165,10 +165,12 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
     if params or param:
         frame = only_ranks(frame, ranks)
         if frame.empty:  # no table: an empty one would read as "no rank holds any weight"
-            files = ", ".join(sorted({r.stage for r in analysis.results if r.stage})) or "none"
-            click.echo(f"cannot tell: no weight of the files read (at {files}) is read by an operator with a "
-                       "strategy, so which slice each rank holds is not in them (a stage the parallel pass "
-                       "wrote, --stage step_parallel_end, may hold it)", err=True)
+            stages = sorted({r.stage for r in analysis.results if r.stage})
+            earlier = {"validate": "step_parallel_end", "step_parallel_end": "step_parallel_begin"}.get(stages[-1]) \
+                if len(stages) == 1 else None
+            click.echo(f"cannot tell: no weight of the files read (at {', '.join(stages) or 'none'}) is read by an "
+                       "operator with a strategy, so which slice each rank holds is not in them"
+                       + (f" (an earlier pass, --stage {earlier}, may hold it)" if earlier else ""), err=True)
             if not (as_json or as_jsonl or as_csv):
                 return
         # beside each weight, MindSpore's own record of it where the rank folder holds one

@@ -42,3 +42,36 @@ def test_an_expert_weight_laid_out_by_the_users_layout_is_cut_by_that_layout():
     assert rows[0]["slice"] == [[0, 1], [0, 512], [0, 3072]]
     assert rows[5]["slice"] == [[1, 2], [0, 512], [0, 3072]]
     assert rows[5]["device_matrix"] == [2, 4] and rows[5]["tensor_map"] == [0, -1, -1]
+
+
+def test_a_weight_copied_by_tensormove_and_a_matmul_replaced_by_enable_nd_tp_are_read():
+    # MindSpore's own samples (zoo 18, 20; their nets' docstrings derive these by hand): the pipeline
+    # sample's validate graph copies layer2.weight with a TensorMove before its MatMul, whole on a
+    # 4-rank stage; the 2-D tensor-parallel sample (enable_nd_tp) replaces matmul1 by a MatMul of its
+    # replacement graph without a strategy, named by matmul1's hash: fc1_weight (256, 512) by the
+    # Layout (2, 4) / (1, 0): rank 3 holds [0:128, 384:512], rank 6 [128:256, 256:384]
+    done = invoke("shapes", FIXTURES / "zoo" / "18_doc_pipeline_parallel", "--params", "--param", "layer2.weight",
+                  "--rank", "0", "--json")
+    assert done.exit_code == 0, done.stderr
+    (row,) = json.loads(done.stdout)
+    assert (row["device_matrix"], row["tensor_map"], row["slice"]) == ([4], [-1, -1], [[0, 512], [0, 512]])
+    done = invoke("shapes", FIXTURES / "zoo" / "20_doc_high_dimension_tp", "--params", "--param", "fc1_weight",
+                  "--stage", "step_parallel_end", "--json")
+    assert done.exit_code == 0, done.stderr
+    rows = {row["rank"]: row for row in json.loads(done.stdout)}
+    assert rows[3]["consumer"] == "matmul1" and rows[3]["slice"] == [[0, 128], [384, 512]]
+    assert rows[6]["slice"] == [[128, 256], [256, 384]]
+    # at validate both replaced MatMuls share a primitive and print one name: cannot tell, not a guess
+    done = invoke("shapes", FIXTURES / "zoo" / "20_doc_high_dimension_tp", "--params")
+    assert "cannot tell" in done.stderr and "--stage step_parallel_end" in done.stderr
+
+
+def test_a_pipeline_whose_stages_cannot_be_told_has_no_layout_on_the_world():
+    # rank 0 of 4 in 2 stages sends to rank 2 and names no group: stages of 1 or 2 ranks both fit,
+    # so the weight's device matrix is not told (before: (2, 2), over all 4 ranks; MindSpore: (2,))
+    done = invoke("shapes", FIXTURES / "ut" / "b_test_pipeline_inference__test_pipeline_inference_first_stage",
+                  "--params", "--stage", "step_parallel_end", "--json")
+    assert done.exit_code == 0, done.stderr
+    (row,) = json.loads(done.stdout)
+    assert row["device_matrix"] is None and row["slice"] is None
+    assert row["record"] == "cannot tell here" and row["ms_device_matrix"] == [2]

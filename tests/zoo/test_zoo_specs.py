@@ -14,11 +14,6 @@ from tests.zoo.zoo_manifest import ZOO, networks
 
 #: Entries that fail on an msinspect bug, not on a wrong expectation: (network, entry) -> the bug.
 KNOWN_BUGS: dict[tuple[str, str], str] = {
-    # zoo 20 (MindSpore's 2-D tensor-parallel sample): enable_nd_tp replaces each MatMul by one
-    # without a strategy; MindSpore's record holds both weights as the spec says.
-    **{("20_doc_high_dimension_tp", f"expect.layout[{i}]"): "no weight layout read where enable_nd_tp "
-       "replaced the MatMul (step_parallel_end, validate); MindSpore's record agrees with the spec"
-       for i in (0, 1)},
     **{("20_doc_high_dimension_tp", f"expect.comm[{i}]"): "before / after do not reach an AllGather "
        "through Split + Concat, or a ReduceScatter through Transpose (enable_nd_tp); the IR's groups "
        "are the spec's" for i in (0, 1, 2, 3)},
