@@ -643,7 +643,10 @@ class Analysis:
         :func:`ir_stages`); None: not told."""
         self.stages_note: str | None = None
         """Why a pipeline's stages cannot be told; where both ways tell them and disagree, that."""
-        if any(r.pipelined for r in results):
+        self.pipelined = any(r.pipelined for r in results)
+        """Whether a rank read sends or receives between pipeline stages: where the stages cannot
+        be told, a rank's stage is then not the world (:class:`RankContext`)."""
+        if self.pipelined:
             told = ir_stages(results, world)
             if not self.stages:
                 self.stages, self.stages_note = told.stages, told.note
@@ -670,7 +673,7 @@ class Analysis:
 
     def context(self, rank: int | None) -> RankContext:
         """The context of one rank, with its pipeline stage."""
-        return RankContext(rank, self.world, self.stages.get(rank) if rank is not None else None)
+        return RankContext(rank, self.world, self.stages.get(rank) if rank is not None else None, self.pipelined)
 
     def strategies(self) -> pd.DataFrame:
         """One row per operator with a strategy, per rank."""

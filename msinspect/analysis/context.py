@@ -17,20 +17,27 @@ class RankContext:
     """Every rank of the job, when known (the dump's ranks, or its run record)."""
     stage_ranks: tuple[int, ...] | None = None
     """The ranks of this rank's pipeline stage, when known."""
+    pipelined: bool = False
+    """Whether the job has pipeline stages: then a stage not known is not the world."""
+
+    @property
+    def stage_ranks_or_world(self) -> tuple[int, ...] | None:
+        """The ranks of the rank's stage: its pipeline stage's, else, in a job without a pipeline,
+        the world; None where they cannot be told."""
+        return self.stage_ranks or (None if self.pipelined else self.world)
 
     @property
     def stage_devices(self) -> int | None:
         """How many devices share the rank's pipeline stage."""
-        if self.stage_ranks:
-            return len(self.stage_ranks)
-        return len(self.world) if self.world else None
+        ranks = self.stage_ranks_or_world
+        return len(ranks) if ranks else None
 
     @property
     def local_rank(self) -> int | None:
         """The rank's index within its stage."""
         if self.rank is None:
             return None
-        ranks = self.stage_ranks or self.world
+        ranks = self.stage_ranks_or_world
         if ranks and self.rank in ranks:
             return ranks.index(self.rank)
         return None

@@ -81,16 +81,16 @@ class Stages:
         """``analysis.context(rank)``, its rank lists canonical and its ``local_rank`` looked up."""
         ctx = analysis.context(rank)
         world, stage = self.canonical(ctx.world), self.canonical(ctx.stage_ranks)
-        ranks = stage or world
+        ranks = stage or (None if ctx.pipelined else world)
         local = self.position(ranks).get(ctx.rank) if ranks and ctx.rank is not None else None
-        return _Context(ctx.rank, world, stage, local)
+        return _Context(ctx.rank, world, stage, local, ctx.pipelined)
 
 
 class _Context(RankContext):
     """A :class:`RankContext` with its ``local_rank`` given."""
 
-    def __init__(self, rank, world, stage_ranks, local: int | None):
-        super().__init__(rank, world, stage_ranks)
+    def __init__(self, rank, world, stage_ranks, local: int | None, pipelined: bool = False):
+        super().__init__(rank, world, stage_ranks, pipelined)
         object.__setattr__(self, "_local", local)
 
     @property
