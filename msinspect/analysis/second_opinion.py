@@ -138,8 +138,8 @@ def with_records(analysis, slices: pd.DataFrame, records: dict | None = None) ->
 
 def unread(analysis, slices: pd.DataFrame, records: dict | None = None) -> list[tuple]:
     """The weights a rank's record lays out (a weight the rank's file trains, by that name: not an
-    optimizer state) that msinspect gave no row: (rank, name, MindSpore's device matrix and tensor
-    map). What the IR's reading left out."""
+    optimizer state; in a file that trains none, any weight it holds) that msinspect gave no row:
+    (rank, name, MindSpore's device matrix and tensor map). What the IR's reading left out."""
     records = rank_records(analysis) if records is None else records
     held = {(r, p) for r, p in zip(slices["rank"], slices["param"])}
     out = []
@@ -147,7 +147,9 @@ def unread(analysis, slices: pd.DataFrame, records: dict | None = None) -> list[
         record = records.get(result.rank)
         if record is None:
             continue
-        names = {row["param"] for row in result.held if row["update"] or row["synced_by"]}  # trained weights
+        trained = [row for row in result.held if row["update"] or row["synced_by"]]
+        # the weights the rank trains; where it trains none (a forward graph), every weight it holds
+        names = {row["param"] for row in (trained or result.held)}
         for name, layout in record.weights.items():
             if name in names and (result.rank, name) not in held:
                 out.append((result.rank, name, layout.device_matrix, layout.tensor_map))
