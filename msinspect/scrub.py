@@ -43,9 +43,12 @@ from msinspect.stages import is_ir_file, stage_of
 _NAME = r"[^/\s:()\"',<>]+"
 _FOLDER = rf"{_NAME}(?: {_NAME})*"  # a folder's name may hold single spaces
 #: An absolute path (see the module docstring); a ``<src>`` before it is taken along, so that
-#: ``<src>/train.py`` scrubs to itself and ``<src>/home/me/train.py`` to ``<src>/train.py``.
-_ABS_PATH = re.compile(
-    rf"(?:<src>)?(?<![A-Za-z0-9_.])(?<!<python>)(?<!<site-packages>)/(?:{_FOLDER}/)*{_NAME}")
+#: ``<src>/train.py`` scrubs to itself and ``<src>/home/me/train.py`` to ``<src>/train.py``. Not
+#: after a word or a dot (``a/b``, ``./b``, ``../b`` are relative), but after a word and a dot: a
+#: ``jit`` function's phase joins its module, name and file so
+#: (``__main__.train_one_step./work/jobs/train.py.1650...``).
+_ABS_PATH = re.compile(rf"(?:<src>)?(?:(?<![A-Za-z0-9_.])|(?<=[A-Za-z0-9_]\.))(?<!<python>)(?<!<site-packages>)"
+                       rf"/(?:{_FOLDER}/)*{_NAME}")
 _SITE = re.compile(r"^.*/(?:site|dist)-packages/")
 _STDLIB = re.compile(r"^.*/lib/python\d+(?:\.\d+)?/")
 _MAX_LISTED = 10

@@ -22,6 +22,14 @@ def test_paths_become_neutral():
     assert scrub_text(out) == out
 
 
+def test_a_jit_functions_phase_loses_its_path_and_relative_paths_stay():
+    # MindSpore's phase of a jit function compile, as the dry run's layout record keeps it
+    phase = '"phase": "__main__.train_one_step./work/jobs/net.py.1650.0"'
+    assert scrub_text(phase) == '"phase": "__main__.train_one_step.<src>/net.py.1650.0"'
+    for relative in ("nets/gpt.py", "./nets/gpt.py", "../nets/gpt.py", "a.b/c"):
+        assert scrub_text(relative) == relative
+
+
 def test_scrub_tree_keeps_the_ir_and_refuses_existing_dest(tmp_path):
     src = tmp_path / "src" / "rank_0"
     src.mkdir(parents=True)
