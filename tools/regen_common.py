@@ -5,6 +5,8 @@ run root, and replace the old folders only when every one was built (:func:`repl
 """
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -67,3 +69,34 @@ def replace_when_all_built(parent: Path, names: list[str], build: Callable[[str,
 def _shown(path: Path) -> str:
     """``fixtures/zoo`` for a folder of the checkout, else the path as it is."""
     return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+
+
+# ---------------------------------------------------------------- MindSpore's records in a rank folder
+#: The record files the dry run keeps beside a rank's IR (msinspect.mindspore.records).
+DRYRUN_RECORD = re.compile(r"^(?:parameter_layout_\d+\.json|strategy_\d+\.ckpt|group_info_\d+\.pb)$")
+#: Absolute paths in a binary file: a ``/`` then a name, after a byte that cannot be in a name.
+_ABSOLUTE = re.compile(rb"(?<![A-Za-z0-9_.\-])/(?:tmp|home|root|work|usr|opt|var)/")
+#: An absolute path of this kind of machine left in a text after scrubbing.
+_ABSOLUTE_TEXT = re.compile(r"(?<![A-Za-z0-9_.\-<>])/(?:tmp|home|root|work|usr|opt|var)/")
+
+
+def records_in(folder: Path) -> list[Path]:
+    """The record files of a rank folder, by name."""
+    return sorted(p for p in folder.iterdir() if p.is_file() and DRYRUN_RECORD.match(p.name)) if folder.is_dir() else []
+
+
+def kept_bytes(path: Path) -> bytes:
+    """A record file's bytes as they may be kept: JSON scrubbed; :class:`Failed` where an absolute
+    path remains."""
+    from msinspect.scrub import scrub_text
+
+    if path.suffix == ".json":
+        scrubbed = scrub_text(path.read_text(encoding="utf-8"))
+        json.loads(scrubbed)  # still JSON
+        if _ABSOLUTE_TEXT.search(scrubbed):
+            raise Failed(f"{path}: an absolute path survives scrubbing")
+        return scrubbed.encode("utf-8")
+    data = path.read_bytes()
+    if _ABSOLUTE.search(data):
+        raise Failed(f"{path} holds an absolute path; it cannot be kept as it is")
+    return data

@@ -65,9 +65,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from regen_common import REPO, Failed, refuse_uncommitted, replace_when_all_built
+from regen_common import DRYRUN_RECORD, REPO, Failed, kept_bytes, records_in, refuse_uncommitted, replace_when_all_built
 
-from msinspect.scrub import scrub_text
 
 RECORDS = REPO / "fixtures" / "records"
 MSINSPECT = [sys.executable, "-m", "msinspect.cli"]
@@ -77,25 +76,13 @@ NETS = {
     "own_records": (REPO / "tests/dryrun/nets/own_records.py", 4, "0", True),
     "two_axes_layout": (REPO / "tests/dryrun/nets/two_axes_layout.py", 8, "0", False),
 }
-#: Absolute paths in a binary file: a ``/`` then a name, after a byte that cannot be in a name.
-_ABSOLUTE = re.compile(rb"(?<![A-Za-z0-9_.\-])/(?:tmp|home|root|work|usr|opt|var)/")
-
-
 def _copy(src: Path, dest: Path) -> None:
     from msinspect.mindspore.records import is_record_file
-    from msinspect.scrub import scrub_text
 
     dest.mkdir(parents=True)
     for path in sorted(src.iterdir()):
-        if not (path.is_file() and (is_record_file(path.name) or path.suffix == ".json")):
-            continue
-        if path.suffix == ".json":
-            (dest / path.name).write_text(scrub_text(path.read_text(encoding="utf-8")), encoding="utf-8")
-            continue
-        data = path.read_bytes()
-        if _ABSOLUTE.search(data):
-            raise Failed(f"{path} holds an absolute path; it cannot be kept as it is")
-        (dest / path.name).write_bytes(data)
+        if path.is_file() and (is_record_file(path.name) or path.suffix == ".json"):
+            (dest / path.name).write_bytes(kept_bytes(path))
 
 
 def build(name: str, runs_root: Path) -> Path:
@@ -121,9 +108,6 @@ def build(name: str, runs_root: Path) -> Path:
 
 # ----------------------------------------------------------------------------- records beside the dumps
 #: The record files the dry run writes into a rank folder, compile ``K`` by compile.
-DRYRUN_RECORD = re.compile(r"^(?:parameter_layout_\d+\.json|strategy_\d+\.ckpt|group_info_\d+\.pb)$")
-#: An absolute path of this kind of machine left in a text after scrubbing.
-_ABSOLUTE_TEXT = re.compile(r"(?<![A-Za-z0-9_.\-<>])/(?:tmp|home|root|work|usr|opt|var)/")
 #: A parameter of an IR dump's ``# Params:`` block: ``%para3_embed.embedding: <Ref[...], is_parameter>``.
 _IR_PARAM = re.compile(r"^%para\d+_(.+?): <(.*)$", re.M)
 GROUPS = ("zoo", "ut", "training")
@@ -233,26 +217,6 @@ def _fingerprint(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file() and not DRYRUN_RECORD.match(p.name)}
 
 
-def _records_in(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.is_file() and DRYRUN_RECORD.match(p.name)) if folder.is_dir() else []
-
-
-def _kept_bytes(path: Path) -> bytes:
-    """A record file's bytes as they may be kept: JSON scrubbed; :class:`Failed` where an absolute
-    path remains."""
-    if path.suffix == ".json":
-        text = path.read_text(encoding="utf-8")
-        scrubbed = scrub_text(text)
-        json.loads(scrubbed)  # still JSON
-        if _ABSOLUTE_TEXT.search(scrubbed):
-            raise Failed(f"{path}: an absolute path survives scrubbing")
-        return scrubbed.encode("utf-8")
-    data = path.read_bytes()
-    if _ABSOLUTE.search(data):
-        raise Failed(f"{path} holds an absolute path; it cannot be kept as it is")
-    return data
-
-
 def ir_parameters(rank_folder: Path) -> dict[str, bool]:
     """The parameters of a rank's step_parallel_end IR (every such file), each with whether it is
     a parameter of the network (``is_parameter``: weights, optimizer states) or a graph input."""
@@ -316,7 +280,7 @@ def fill(dump: Dump, root: Path, *, force: bool, jobs: int) -> dict:
     folders; return what was done (``state``: added / replaced / skipped / failed)."""
     result: dict = {"dump": str(dump.folder.relative_to(REPO)), "ranks": dump.only(), "seconds": 0.0,
                     "rank_seconds": {}, "files": 0, "bytes": 0}
-    existing = {r: _records_in(dump.folder / f"rank_{r}") for r in dump.run_ranks}
+    existing = {r: records_in(dump.folder / f"rank_{r}") for r in dump.run_ranks}
     existing = {r: files for r, files in existing.items() if files}
     if existing and not force:
         first = next(iter(existing))
@@ -333,11 +297,11 @@ def fill(dump: Dump, root: Path, *, force: bool, jobs: int) -> dict:
     kept: dict[int, dict[str, bytes]] = {}
     missing = []
     for rank in dump.run_ranks:
-        files = _records_in(run_dir / f"rank_{rank}")
+        files = records_in(run_dir / f"rank_{rank}")
         if not any(p.suffix in (".json", ".ckpt") for p in files):
             missing.append(rank)
             continue
-        kept[rank] = {p.name: _kept_bytes(p) for p in files}
+        kept[rank] = {p.name: kept_bytes(p) for p in files}
         for name, data in kept[rank].items():
             if name.endswith(".json"):
                 body = json.loads(data)

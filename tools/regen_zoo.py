@@ -14,7 +14,8 @@ The full output of each network (every IR file MindSpore wrote, its logs) is mov
 not exist; keep DIR out of git), else deleted with the run root. The kept files are then scrubbed with the project's own
 ``msinspect scrub SRC DEST --stage ... --gzip`` into ``fixtures/zoo/<name>.new`` (a dry run's also
 gets a run record ``config.json`` with its device count, which msinspect reads as the job's world
-when only some ranks ran); only when every
+when only some ranks ran, and keeps MindSpore's own layout record beside each rank's IR, scrubbed:
+``parameter_layout_K.json``, ``strategy_K.ckpt``, ``group_info_K.pb``); only when every
 network ran and every scrub succeeded are the old ``fixtures/zoo/<name>`` folders replaced (git
 keeps the old ones). It refuses to start while ``git status --porcelain`` shows uncommitted changes
 in a folder it would replace, unless ``--force``.
@@ -47,7 +48,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 import zoo_extras  # noqa: E402  (beside this file)
-from regen_common import Failed, _shown, refuse_uncommitted, replace_when_all_built  # noqa: E402  (beside this file)
+from regen_common import Failed, _shown, kept_bytes, records_in, refuse_uncommitted, replace_when_all_built  # noqa: E402  (beside this file)
 
 REPO = Path(__file__).resolve().parents[1]
 ZOO = REPO / "fixtures" / "zoo"
@@ -186,6 +187,8 @@ def scrub(net: Net, out: Path, root: Path, folder: Path = ZOO) -> Path:
             stages = sorted({stage_of(p) for p in rank_dir.iterdir()}) if rank_dir.is_dir() else []
             if stages != sorted(net.stages):
                 raise Failed(f"{net.name}: rank_{rank} has stages {stages}, expected {sorted(net.stages)}")
+            for record in records_in(out / f"rank_{rank}"):  # MindSpore's own record, beside the IR
+                (rank_dir / record.name).write_bytes(kept_bytes(record))
         write_run_record(net, dest)
     elif net.mode == "cpu":
         staging = root / "kept"
