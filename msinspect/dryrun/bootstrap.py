@@ -43,6 +43,7 @@ record prints ``RECORD_FAILED_MARK`` and why, and never stops the compile. The l
 record reads these lines (:mod:`msinspect.dryrun.record`); msinspect reads the files with
 :mod:`msinspect.mindspore.records` (whose file-name patterns these names follow).
 """
+import functools
 import json
 import os
 import runpy
@@ -67,6 +68,17 @@ LAYOUT_NAME, STRATEGY_NAME, GROUP_NAME = "parameter_layout_{}.json", "strategy_{
 LAYOUT_FORMAT = "msinspect parameter layout 1"
 LAYOUT_FIELDS = ("device_matrix", "tensor_map", "slice_shape", "field_size", "uniform_split", "opt_shard_group",
                  "full_shape", "slice_shape_after_reshape", "pipeline_shared", "is_send", "peer_rank", "sr_tag")
+
+
+def _wrap_compiles(graph_api, wrap) -> None:
+    """Put ``wrap(compile, cell_executor)`` in place of the compile method of both of MindSpore's
+    graph executors (``_CellGraphExecutor``'s takes the cell first: ``cell_executor``), keeping the
+    method's name, docstring and ``__wrapped__``."""
+    for name in ("_CellGraphExecutor", "_JitExecutor"):
+        cls = getattr(graph_api, name, None) if graph_api is not None else None
+        if cls is not None and hasattr(cls, "compile"):
+            original = cls.compile
+            cls.compile = functools.update_wrapper(wrap(original, name == "_CellGraphExecutor"), original)
 
 
 def _graph_api():
@@ -114,15 +126,9 @@ def _hook_parallel_mode():
                 pass
             return compile_method(self, *args, **kwargs)
 
-        compile.__wrapped__ = compile_method
-        compile.__name__ = getattr(compile_method, "__name__", "compile")
-        compile.__doc__ = getattr(compile_method, "__doc__", None)
         return compile
 
-    for name in ("_CellGraphExecutor", "_JitExecutor"):
-        cls = getattr(graph_api, name, None) if graph_api is not None else None
-        if cls is not None and hasattr(cls, "compile"):
-            cls.compile = telling(cls.compile, name == "_CellGraphExecutor")
+    _wrap_compiles(graph_api, telling)
 
 
 def _rank_folder():
@@ -334,15 +340,9 @@ def _hook_records():
                 fail("the parameter layout", exc)
             return result
 
-        compile.__wrapped__ = compile_method
-        compile.__name__ = getattr(compile_method, "__name__", "compile")
-        compile.__doc__ = getattr(compile_method, "__doc__", None)
         return compile
 
-    for name in ("_CellGraphExecutor", "_JitExecutor"):
-        cls = getattr(graph_api, name, None) if graph_api is not None else None
-        if cls is not None and hasattr(cls, "compile"):
-            cls.compile = recording(cls.compile, name == "_CellGraphExecutor")
+    _wrap_compiles(graph_api, recording)
 
 
 def _hook_build_on_cpu():
@@ -400,16 +400,13 @@ def _hook_build_on_cpu():
                 switch("CPU")
         return result
 
-    def compiling(compile_method):
+    def compiling(compile_method, cell_executor):
         def compile(self, *args, **kwargs):
             if state["phase"] == "build":
                 state["phase"] = "compile"
                 switch(state["target"])
             return compile_method(self, *args, **kwargs)
 
-        compile.__wrapped__ = compile_method
-        compile.__name__ = getattr(compile_method, "__name__", "compile")
-        compile.__doc__ = getattr(compile_method, "__doc__", None)
         return compile
 
     context.get_context = mindspore.get_context = get_context
@@ -417,10 +414,7 @@ def _hook_build_on_cpu():
     if real_set_device is not None:
         mindspore.set_device = set_device
     management.init = communication.init = init
-    for name in ("_CellGraphExecutor", "_JitExecutor"):
-        cls = getattr(graph_api, name, None) if graph_api is not None else None
-        if cls is not None and hasattr(cls, "compile"):
-            cls.compile = compiling(cls.compile)
+    _wrap_compiles(graph_api, compiling)
 
 
 def main(argv):
