@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from itertools import product as cartesian
 from math import prod
 
-from msinspect.mindspore.layouts import Laid, Layout, call_of, layout_of, on_devices, right_aligned
+from msinspect.mindspore.layouts import Laid, Layout, call_of, ints, layout_of, on_devices, right_aligned
 from msinspect.model import Node
 
 
@@ -32,14 +32,6 @@ class OutputLayout:
     """Which rule gave it, in words."""
 
 
-def _ints(value) -> tuple[int, ...] | None:
-    if isinstance(value, (tuple, list)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        return tuple(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return (value,)
-    return None
-
-
 def _output(layout: Layout | None) -> OutputLayout | None:
     """The output's cut as :class:`OutputLayout` reads it off a layout."""
     if layout is None or layout.output_map is None:
@@ -57,7 +49,7 @@ def _output(layout: Layout | None) -> OutputLayout | None:
 def output_layout(node: Node, in_strategy, devices: int | None) -> OutputLayout | None:
     """The layout of the operator's (first) output on ``devices`` devices of its stage; None where
     msinspect knows no rule for the operator, or the strategy does not fit the devices."""
-    if not in_strategy or any(_ints(s) is None and s != () for s in in_strategy):
+    if not in_strategy or any(ints(s) is None and s != () for s in in_strategy):
         return None
     return _output(layout_of(call_of(node, in_strategy), devices))
 
@@ -65,7 +57,7 @@ def output_layout(node: Node, in_strategy, devices: int | None) -> OutputLayout 
 def input_layout(strategy, devices: int | None) -> OutputLayout | None:
     """The layout of a tensor cut ``strategy`` with the strategy as its device matrix (a
     ``_VirtualDataset``'s input), the repeated-calculation axis on the right."""
-    strategy = _ints(tuple(strategy))
+    strategy = ints(tuple(strategy))
     if not strategy:
         return None
     tensor_map = right_aligned(len(strategy))

@@ -6,6 +6,7 @@ rank's place in that group the part of the slice it stores."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from math import prod
 from typing import TYPE_CHECKING
 
@@ -110,22 +111,34 @@ def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str, data: nx.Mul
 
 def _input_of(graph: nx.MultiDiGraph, target: str, carriers: list[str], data: nx.MultiDiGraph,
               count: int | None) -> int | None:
-    """Which tensor input of ``target`` the weight (one of its ``carriers``) is, a direct one before
-    one through a Reshape; None where it is past the ``count`` inputs a strategy cuts."""
+    """Which tensor input of ``target`` the weight (one of its ``carriers``) is, not through a
+    Reshape; None where it is past the ``count`` inputs a strategy cuts, or reaches ``target`` only
+    through a Reshape, whose strategy cuts another shape (:func:`_cut_by_shapes` may then tell the
+    weight's own layout)."""
     node = graph.nodes[target]["node"]
     edges = sorted((d["position"], u) for u, _, d in data.in_edges(target, data=True))
-    tensor_index, reshaped = 0, None
+    tensor_index = 0
     for position, source in edges:
         # a tensor input; ``<null>`` is what step_parallel_end prints for a mirror operator's output
         if position >= len(node.input_types) or node.input_types[position].kind not in ("Tensor", "Ref", "null"):
             continue
         carrier = next((c for c in carriers if reaches_back(graph, source, c, data)), None)
-        if carrier is not None and (count is None or tensor_index < count):
-            if not _reshapes(graph, carrier, source, data):
-                return tensor_index
-            reshaped = reshaped if reshaped is not None else tensor_index
+        if carrier is not None and (count is None or tensor_index < count) and not _reshapes(graph, carrier, source, data):
+            return tensor_index
         tensor_index += 1
-    return reshaped  # read only through a Reshape: that input's cut is not the weight's
+    return None
+
+
+def _reshaped_only(graph: nx.MultiDiGraph, key: str, data: nx.MultiDiGraph) -> bool:
+    """Whether every operator that reads the weight reads it through a Reshape (and one does)."""
+    found = False
+    for target in consumers(graph, key, data):
+        for source, _, _ in data.in_edges(target, data=True):
+            if reaches_back(graph, source, key, data):
+                if not _reshapes(graph, key, source, data):
+                    return False
+                found = True
+    return found
 
 
 def _reshapes(graph: nx.MultiDiGraph, carrier: str, source: str, data: nx.MultiDiGraph) -> bool:
@@ -155,12 +168,24 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
         if key not in graph:
             continue
         hit = _consumer_with_strategy(graph, key, data)
-        if hit is not None and hit[2]:  # a replacement graph's operator: read the one it replaced
-            hit = _replaced(hit[0], hit[1], ir, reference, stand_ins)
+        own = param.abstract.shape if param.abstract else None
+        if hit is None and not is_global and _reshaped_only(graph, key, data):  # its own shapes may tell
+            row = _cut_by_shapes(param, own, ref_shapes.get(param.name), ctx, optimizer, ir.path)
+            if row is not None:
+                rows.append(row)
+            continue
         if hit is None:
             continue
-        node, index = hit[:2]
-        own = param.abstract.shape if param.abstract else None
+        node, index, stands_in = hit
+        # an operator of a replacement graph: read the one it replaced, or at least its attributes
+        original = _original(node, ir, reference, stand_ins) if _REPLACEMENT.match(node.instance_name or "") else None
+        if stands_in:
+            if original is None or original.op != node.op or index >= len(strategy_of(original).in_strategy):
+                continue
+            node, original = original, None
+        call = call_of(node, strategy_of(node).in_strategy)
+        if original is not None and original.op == node.op:  # a Gather's manual_split is the replaced one's
+            call = replace(call, attrs=call_of(original).attrs or call.attrs)
         origin = as_shapes(node.cnode_primal_attrs.get("origin_input_shapes"))
         original = origin[index] if origin and index < len(origin) else None
         # the consumer's origin_input_shapes say the whole, else the rank's step_parallel_begin does
@@ -175,7 +200,7 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
         rows.append({
             "rank": ctx.rank, "param": param.short_name, "global_shape": global_shape,
             "rank_shape": rank_shape, "op": node.op, "consumer": node.name,
-            "in_strategy": strategy_of(node).in_strategy[index], "call": call_of(node, strategy_of(node).in_strategy),
+            "in_strategy": strategy_of(node).in_strategy[index], "call": call,
             "input_index": index, "user_layout": _user_layout(node, index),
             "opt_shard_group": optimizer.get(param.name, ("", None))[0],
             "opt_shard_ranks": optimizer.get(param.name, ("", None))[1], "file": ir.path, "line": param.line,
@@ -183,14 +208,20 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
     return rows
 
 
-def _replaced(node: Node, index: int, ir: IRFile, reference: IRFile | None, known: dict) -> tuple[Node, int] | None:
+#: An instance name of a replacement graph's operator (``GenerateGraph::NewOpInst``): the replaced
+#: operator's ``HashName`` (a decimal ``std::hash``), maybe its primitive, then an index.
+_REPLACEMENT = re.compile(r"^\d{10,21}[A-Za-z_]*\d*$")
+
+
+def _original(node: Node, ir: IRFile, reference: IRFile | None, known: dict) -> Node | None:
     """The operator of the pre-parallel ``reference`` file that ``node``, an operator of its
     replacement graph, stands for: the one whose instance name hashes to ``node``'s name's prefix
-    (``HashName(instance)``, :func:`~msinspect.analysis.comm_groups.std_hash`), of the same
-    primitive and with a strategy; with the weight's input. None where the reference has none, or
-    where ``node``'s name is not its own: at validate operators that share a primitive print one
-    of their names (two replaced MatMuls both as ``622579306631221945MatMul6``). ``known``: the
-    reference's operators by hash and the names ``ir`` prints more than once, made once per file."""
+    (``HashName(instance)``, :func:`~msinspect.analysis.comm_groups.std_hash`; the index after it
+    has no mark, so each length is tried, longest first), with a strategy. None where the
+    reference has none, or where ``node``'s name is not its own: at validate operators that share
+    a primitive print one of their names (two replaced MatMuls both as
+    ``622579306631221945MatMul6``). ``known``: the reference's operators by hash and the names
+    ``ir`` prints more than once, made once per file."""
     from collections import Counter
 
     from msinspect.analysis.comm_groups import std_hash
@@ -204,11 +235,25 @@ def _replaced(node: Node, index: int, ir: IRFile, reference: IRFile | None, know
                            if n > 1}
     if node.instance_name in known["shared"]:
         return None
-    prefix = re.match(r"\d+", node.instance_name or "")
-    original = known["by_hash"].get(prefix.group(0)) if prefix else None
-    if original is None or original.op != node.op or index >= len(strategy_of(original).in_strategy):
+    digits = re.match(r"\d+", node.instance_name or "").group(0)
+    return next((known["by_hash"][digits[:k]] for k in range(len(digits), 9, -1) if digits[:k] in known["by_hash"]),
+                None)
+
+
+def _cut_by_shapes(param, own, whole, ctx: RankContext, optimizer: dict, path: str) -> dict | None:
+    """The row of a weight no operator with a strategy reads (a Reshape without one, before an
+    AllGather): where its shape at the rank is its whole shape (from the reference) cut along one
+    dimension, that cut is the weight's layout (:func:`with_slices` lays it over the stage when the
+    parts are one a device); None where nothing is cut, or the shapes do not tell it."""
+    if own is None or whole is None or len(own) != len(whole) or param.name in optimizer \
+            or any(o <= 0 or w % o for o, w in zip(own, whole)):
         return None
-    return original, index
+    parts = tuple(w // o for o, w in zip(own, whole))
+    if sum(p > 1 for p in parts) != 1:
+        return None
+    return {"rank": ctx.rank, "param": param.short_name, "global_shape": tuple(whole), "rank_shape": tuple(own),
+            "op": None, "consumer": None, "in_strategy": parts, "call": None, "input_index": 0, "user_layout": None,
+            "opt_shard_group": "", "opt_shard_ranks": None, "file": path, "line": param.line}
 
 
 def _whole(rank_shape, strategy, shard) -> tuple[int, ...] | None:
@@ -231,32 +276,40 @@ def with_slices(rows: list[dict], ctx: RankContext) -> list[dict]:
     before any optimizer shard, as MindSpore's layout states it) and ``slice`` (``(start, stop)``
     per dimension: what the rank stores, its part of the layout's slice under an optimizer shard)
     to parameter rows of one rank. ``slice`` is None where it cannot be told: no layout rule, the
-    stage's devices or the rank's place unknown, an optimizer-shard group whose ranks are not told."""
+    stage's devices or the rank's place unknown, an optimizer-shard group whose ranks are not told.
+    A scalar weight is whole on every rank (its map is empty); a weight no operator with a strategy
+    reads, cut along one dimension in as many parts as its stage has devices, is laid over them in
+    rank order (MindSpore's layout of a weight read only by a Reshape: ``[n]``, ``[0]``)."""
     out = []
     for row in rows:
         row = dict(row)
         call, index = row.pop("call"), row.pop("input_index")
         user = row.pop("user_layout", None)
-        layout = None
-        if ctx.stage_devices and row["global_shape"] is not None:
-            layout = layout_of(call, ctx.stage_devices)
+        shape = row["global_shape"]
+        matrix = tensor_map = bounds = None
         if user is not None and isinstance(user.get("device_matrix"), (tuple, list)):
             matrix, tensor_map = standard(tuple(user["device_matrix"]), tuple(user["tensor_map"]))
-        elif (layout is not None and index < len(layout.tensor_maps)
-              and len(layout.tensor_maps[index]) == len(row["global_shape"])):
-            matrix, tensor_map = standard(layout.device_matrix, layout.tensor_maps[index])
-        else:  # no rule, or the consumer reads the weight reshaped: its map is of another shape
-            matrix = tensor_map = layout = None
-        row["device_matrix"], row["tensor_map"] = matrix, tensor_map
-        row["slice_shape"] = (divided(row["global_shape"], row["in_strategy"])
-                              if row["global_shape"] is not None and matrix is not None else None)
-        bounds = None
-        if ctx.local_rank is not None and user is not None and matrix is not None:
             raw = tuple(user["device_matrix"])  # the user's Layout is the weight's: its own matrix places the rank
-            if prod(raw) == ctx.stage_devices and len(user["tensor_map"]) == len(row["global_shape"]):
-                bounds = slice_by_map(raw, tuple(user["tensor_map"]), row["global_shape"], ctx.local_rank)
-        elif ctx.local_rank is not None and layout is not None:
-            bounds = layout.slice_of(index, row["global_shape"], ctx.local_rank)
+            if ctx.local_rank is not None and prod(raw) == ctx.stage_devices and len(user["tensor_map"]) == len(shape or ()):
+                bounds = slice_by_map(raw, tuple(user["tensor_map"]), shape, ctx.local_rank)
+        elif call is None and shape is not None and ctx.stage_devices == max(row["in_strategy"], default=0):
+            matrix, tensor_map = (ctx.stage_devices,), tuple(0 if p > 1 else -1 for p in row["in_strategy"])
+            if ctx.local_rank is not None:
+                bounds = slice_by_map(matrix, tensor_map, shape, ctx.local_rank)
+        elif call is not None and ctx.stage_devices and shape is not None:
+            layout = layout_of(call, ctx.stage_devices)
+            if layout is not None and index < len(layout.tensor_maps) and shape == ():
+                matrix, tensor_map = standard(layout.device_matrix, ())  # a scalar: nothing to cut
+                bounds = () if ctx.local_rank is not None else None
+            elif layout is not None and index < len(layout.tensor_maps) and len(layout.tensor_maps[index]) == len(shape):
+                matrix, tensor_map = standard(layout.device_matrix, layout.tensor_maps[index])
+                if ctx.local_rank is not None:
+                    bounds = layout.slice_of(index, shape, ctx.local_rank)
+            # else no rule, or the consumer reads the weight reshaped: its map is of another shape
+        row["device_matrix"], row["tensor_map"] = matrix, tensor_map
+        uneven = call is not None and call.attr("manual_split") is not None
+        row["slice_shape"] = (tuple(b - a for a, b in bounds) if (uneven or shape == ()) and bounds is not None else
+                              divided(shape, row["in_strategy"]) if shape is not None and matrix is not None else None)
         row["slice"] = _stored(bounds, row, ctx) if bounds is not None else None
         out.append(row)
     return out
@@ -274,5 +327,7 @@ def _stored(bounds, row: dict, ctx: RankContext):
 
 
 def slice_text(bounds) -> str:
-    """``[8:16, 0:16]`` for ``((8, 16), (0, 16))``."""
-    return "[" + ", ".join(f"{a}:{b}" for a, b in bounds) + "]" if bounds else "-"
+    """``[8:16, 0:16]`` for ``((8, 16), (0, 16))``; ``[]`` for a scalar's ``()``."""
+    if bounds is None:
+        return "-"
+    return "[" + ", ".join(f"{a}:{b}" for a, b in bounds) + "]"  # [] for a scalar: whole

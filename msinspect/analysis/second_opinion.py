@@ -47,14 +47,22 @@ def recorded_slice(layout: WeightLayout, record: RankRecord, rank: int | None,
                    shape) -> tuple[tuple[tuple[int, int], ...] | None, tuple[int, ...] | None]:
     """(the elements MindSpore's loader gives ``rank`` of this weight, the optimizer-shard group's
     ranks) by the record: the layout's slice at the rank's place in its stage (its rank modulo the
-    stage's devices, ``_load_tensor_by_layout``), then under an optimizer shard its part along the
-    first dimension by its place in the group (the group checkpoint's ranks). None where the record
-    does not tell it."""
-    shape = layout.full_shape or shape
+    stage's devices, ``_load_tensor_by_layout``; uneven rows, a Gather's manual split, as the
+    strategy checkpoint's ``param_split_shape`` gives them), then under an optimizer shard its part
+    along the first dimension by its place in the group (the group checkpoint's ranks). None where
+    the record does not tell it. ``shape``: the weight's whole shape as the IR gives it."""
+    rows = None
+    if layout.uniform_split is False:  # uneven rows: the strategy checkpoint states them, in device order
+        split = next((c.weights[layout.name] for c in record.checkpoints[::-1] if layout.name in c.weights), None)
+        rows = split.split_shape if split is not None else None
+        if rows is None:
+            return None, None
+    else:  # (an uneven layout's full shape is its slice times the parts: MindSpore 2.10's layout dictionary)
+        shape = layout.full_shape or shape
     if rank is None or shape is None or len(layout.tensor_map) != len(shape):
         return None, None
     devices = prod(layout.device_matrix) if layout.device_matrix else 1
-    bounds = slice_by_map(tuple(layout.device_matrix), tuple(layout.tensor_map), tuple(shape), rank % devices)
+    bounds = slice_by_map(tuple(layout.device_matrix), tuple(layout.tensor_map), tuple(shape), rank % devices, rows)
     if not layout.opt_shard_group:
         return bounds, None
     ranks = next((g.groups[layout.opt_shard_group] for g in record.groups[::-1] if layout.opt_shard_group in g.groups),

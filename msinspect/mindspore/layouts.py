@@ -91,6 +91,8 @@ class Laid(NamedTuple):
     """Device-matrix axes (from the left) over which the output holds partial sums."""
     rule: str
     repeat_left: bool = False
+    rows: tuple[int, ...] | None = None
+    """Uneven parts of the first dimension, in device order (a Gather's ``manual_split``)."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,9 @@ class Layout:
     partial: tuple[int, ...] = ()
     """Indices (from the left) of the matrix axes over which the output holds partial sums."""
     rule: str = ""
+    rows: tuple[int, ...] | None = None
+    """The sizes of the first input's uneven parts of its first dimension, in the order of the axis
+    cutting it (a Gather's ``manual_split``); None: even parts."""
 
     def coordinate(self, local_rank: int) -> tuple[int, ...]:
         """The rank's position in the device matrix (row-major)."""
@@ -119,7 +124,8 @@ class Layout:
 
     def slice_of(self, index: int, shape: Shape, local_rank: int) -> tuple[tuple[int, int], ...]:
         """``(start, stop)`` per dimension of input ``index`` held by the rank at ``local_rank``."""
-        return slice_by_map(self.device_matrix, self.tensor_maps[index], shape, local_rank)
+        return slice_by_map(self.device_matrix, self.tensor_maps[index], shape, local_rank,
+                            self.rows if index == 0 else None)
 
 
 def _axes(entry) -> tuple[int, ...]:
@@ -130,10 +136,11 @@ def _axes(entry) -> tuple[int, ...]:
 
 
 def slice_by_map(matrix: tuple[int, ...], tensor_map: TensorMap, shape: Shape,
-                 local_rank: int) -> tuple[tuple[int, int], ...]:
+                 local_rank: int, rows: tuple[int, ...] | None = None) -> tuple[tuple[int, int], ...]:
     """``(start, stop)`` per dimension of a tensor of ``shape`` laid out by ``tensor_map`` over
     ``matrix``, held by the rank at ``local_rank`` of its stage (row-major). A dimension cut over
-    several axes is cut by the first as the outermost (MindSpore's ``Layout`` order)."""
+    several axes is cut by the first as the outermost (MindSpore's ``Layout`` order). ``rows``: the
+    first dimension's parts where they are uneven, in order (part i starts after parts 0 .. i-1)."""
     coord = Layout(tuple(matrix), ()).coordinate(local_rank)
     out = []
     for dim, size in enumerate(shape):
@@ -142,6 +149,10 @@ def slice_by_map(matrix: tuple[int, ...], tensor_map: TensorMap, shape: Shape,
         for axis in axes:
             position = len(matrix) - 1 - axis
             index, parts = index * matrix[position] + coord[position], parts * matrix[position]
+        if dim == 0 and rows is not None and len(rows) == parts:
+            start = sum(rows[:index])
+            out.append((start, start + rows[index]))
+            continue
         step = size // parts
         out.append((index * step, index * step + step))
     return tuple(out)
@@ -205,7 +216,7 @@ def on_devices(laid: Laid, devices: int | None) -> Layout | None:
         inputs = tuple(_shifted(m) for m in inputs)
         output = _shifted(output) if output is not None else None
     return Layout(tuple(matrix), tuple(tuple(m) for m in inputs), tuple(output) if output is not None else None,
-                  tuple(partial), laid.rule)
+                  tuple(partial), laid.rule, laid.rows)
 
 
 def _shifted(tensor_map: TensorMap) -> TensorMap:
@@ -258,7 +269,8 @@ def divided(shape: Shape, strategy: tuple[int, ...]) -> Shape | None:
     return tuple(d // s for d, s in zip(shape, strategy))
 
 
-def _ints(value) -> tuple[int, ...] | None:
+def ints(value) -> tuple[int, ...] | None:
+    """A tuple of ints (an int alone as a one-tuple); None for anything else (booleans, nodes)."""
     if isinstance(value, (tuple, list)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
         return tuple(value)
     if isinstance(value, int) and not isinstance(value, bool):
@@ -322,9 +334,10 @@ def _elementwise(call: Call, devices: int) -> Laid | None:
 
 #: Operators whose device matrix is their first input's strategy and whose inputs are mapped onto
 #: it aligned on the right (the default ``OperatorInfo`` rule; checked against MindSpore's own
-#: ``parameter_layout_dict`` on its GatherD and StridedSlice unit tests, tests/ut_ports). Their
-#: output is not told here (a StridedSlice's masks reshape it).
-@rule("GatherD", "StridedSlice")
+#: ``parameter_layout_dict`` on its GatherD, StridedSlice and Reshape unit tests, tests/ut_ports;
+#: ``reshape_info.cc`` lays its input out by its strategy so). Their output is not told here (a
+#: StridedSlice's masks, a Reshape's new shape).
+@rule("GatherD", "StridedSlice", "Reshape")
 def _first_input(call: Call, devices: int) -> Laid | None:
     first = call.in_strategy[0]
     return Laid(tuple(first), aligned_maps(call.in_strategy, len(first)), None, (), f"{call.op}: its first input's cut")
@@ -335,7 +348,7 @@ def _transpose(call: Call, devices: int) -> Laid | None:
     """``transpose_info.cc``: the input's strategy is the matrix; output dimension i is input
     dimension perm[i]."""
     first = call.in_strategy[0]
-    perm = _ints(call.operands[1]) if len(call.operands) > 1 else None
+    perm = ints(call.operands[1]) if len(call.operands) > 1 else None
     if perm is None or sorted(perm) != list(range(len(first))):
         return None
     x_map = right_aligned(len(first))
@@ -355,7 +368,7 @@ def _reduce(call: Call, devices: int) -> Laid | None:
     the output (or stays as size 1 with ``keep_dims``); an empty axis tuple reduces every
     dimension."""
     first = call.in_strategy[0]
-    axis = _ints(call.operands[1]) if len(call.operands) > 1 else None
+    axis = ints(call.operands[1]) if len(call.operands) > 1 else None
     if axis is None or not first:
         return None
     keep = next((v for v in call.operands[2:3] if isinstance(v, bool)), call.attr("keep_dims", False))
@@ -403,7 +416,8 @@ def _gather(call: Call, devices: int) -> Laid | None:
     - shard axis (the table cut along the gathered axis): the matrix is the table's strategy, the
       indices whole; the repeated axis goes on the left unless the table's strategy fills the
       stage or uses one device;
-    - manual split (``manual_split``): the table's strategy, rows split unevenly (not told here)."""
+    - manual split (``manual_split``): the table's strategy, its rows split as the attribute says,
+      in device order (``ManualImpl``; ``manual_split_with_offset`` is not told here)."""
     if len(call.in_strategy) < 2:
         return None
     table, indices = call.in_strategy[:2]
@@ -414,8 +428,14 @@ def _gather(call: Call, devices: int) -> Laid | None:
     axis %= len(table)
     if batch_dims:
         return None
-    if call.attr("manual_split") is not None or call.attr("manual_split_with_offset") is not None:
-        return None
+    manual = call.attr("manual_split")
+    if manual is not None or call.attr("manual_split_with_offset") is not None:
+        # ManualImpl: the table's strategy is the matrix (no repeated calculation), rows split as given
+        rows = ints(manual) if manual is not None else None
+        if axis != 0 or rows is None or len(rows) != table[0] or prod(table) != devices:
+            return None
+        return Laid(tuple(table), (right_aligned(len(table)), tuple(-1 for _ in indices)), None, (),
+                    f"Gather: the table's rows split by hand {rows}", rows=rows)
     if table[axis] == 1:
         width = len(indices) + len(table)
         tmp = right_aligned(width)

@@ -132,9 +132,17 @@ def test_a_table_cut_on_part_of_the_stage_repeats_on_the_left():
     assert [layout.slice_of(0, (64, 8), r)[0] for r in range(4)] == [(0, 32), (32, 64), (0, 32), (32, 64)]
 
 
-def test_a_gather_with_a_manual_split_or_batch_dims_gets_no_layout():
-    assert _layout_of(Call("Gather", ((8, 1), (1, 8)), (None, None, 0, 0), (("manual_split", (6,) * 8),)), 8) is None
-    assert _layout_of(Call("Gather", ((2, 1, 1), (2, 1)), (None, None, 1, 1)), 4) is None
+def test_a_table_split_by_hand_holds_uneven_rows_in_device_order():
+    # gather_field_split's table (64,) with manual_split (5, 6, 7, 8, 9, 10, 11, 8), strategy
+    # ((8,), (8,)) on 8 (ManualImpl): matrix (8,), the table (0,); rank i holds part i: rank 1 rows
+    # 5:11, rank 7 rows 56:64 (MindSpore's strategy checkpoint: offsets 0, 5, 11 ... 56)
+    split = (5, 6, 7, 8, 9, 10, 11, 8)
+    layout = _layout_of(Call("Gather", ((8,), (8,)), (None, None, 0, 0), (("manual_split", split),)), 8)
+    assert standard(layout.device_matrix, layout.tensor_maps[0]) == ((8,), (0,))
+    assert [layout.slice_of(0, (64,), r) for r in (0, 1, 7)] == [((0, 5),), ((5, 11),), ((56, 64),)]
+    # the parts must be one a device of the table's strategy, which fills the stage
+    assert _layout_of(Call("Gather", ((8,), (8,)), (None, None, 0, 0), (("manual_split", (6,) * 4),)), 8) is None
+    assert _layout_of(Call("Gather", ((2, 1, 1), (2, 1)), (None, None, 1, 1)), 4) is None  # batch_dims
 
 
 def test_a_replicated_convolution_weight():

@@ -42,27 +42,7 @@ NEW_SELECTOR = re.compile(r"^(type:|scope:|re:)|^[A-Z_][A-Za-z0-9_]*-\d+$")
 
 #: Entries that fail because of msinspect, not because the expectation is wrong:
 #: (port, entry label) -> what goes wrong. They are reported, not counted against the port.
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("a_test_gather_field_split__test_field_split_dim_1x1", "expect.layout[0]"):
-        "a manual_split Gather's table: msinspect tells no device matrix, tensor map or slice (cannot tell; "
-        "msinspect.mindspore.layouts._gather leaves manual split out); MindSpore's record of rank 1: ([8], [0], "
-        "[6], 0, False, ''), the IR's table (6,), the checkpoint's offsets (0, 5, 11, ...): rows [5:11]",
-    ("a_test_gather_field_split__test_field_split_dim_1x1", "expect.layout[1]"):
-        "as expect.layout[0], rank 0: MindSpore's record ([8], [0], [5], 0, False, ''), rows [0:5]",
-    ("a_test_reshape_parameter_scalar_or_other_shape__test_reshape_with_stra_parameter_scalar", "expect.layout[0]"):
-        "a scalar weight (shape ()) read by a Reshape with strategy ((1,),): msinspect cannot tell its slice "
-        "shape; MindSpore's record: ([8], [], [], 0, True, '') on ranks 0 and 5",
-    ("a_test_reshape_parameter_scalar_or_other_shape__test_reshape_with_stra_parameter_scalar", "expect.layout[1]"):
-        "as expect.layout[0]: no device matrix, tensor map, slice or uniform split told for the scalar",
-    ("a_test_reshape_parameter_scalar_or_other_shape__test_reshape_parameter_first_dim_can_div_by_dev_num",
-     "expect.layout[0]"):
-        "a weight read only by a Reshape without a strategy: msinspect follows it to add ((1, 1), (1, 1)) and "
-        "cannot tell its slice; MindSpore's record: ([8], [0], [256], 0, True, ''), the IR's w1 (256,) on "
-        "ranks 0 and 5 (rows [0:256] and [1280:1536])",
-    ("a_test_reshape_parameter_scalar_or_other_shape__test_reshape_parameter_first_dim_can_div_by_dev_num",
-     "expect.layout[1]"):
-        "as expect.layout[0]: no device matrix, tensor map, slice or uniform split told",
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
 def ports() -> list[str]:
