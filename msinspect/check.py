@@ -117,18 +117,21 @@ class Checker:
     def _record(self) -> Outcome:
         """Where rank folders keep MindSpore's own record of the layouts: every weight read from
         the IR as the record says (:mod:`msinspect.analysis.second_opinion`), each difference with
-        both values and the weight's line."""
+        both values and the weight's line; a weight msinspect cannot tell, or that the record does
+        not hold, fails too."""
         from msinspect.analysis.second_opinion import with_records
 
         e = Expectation("record", 0, {"op": "every weight as MindSpore's record says"}, None, None, "mindspore")
         analysis = self.analysis(e)
         frame = with_records(analysis, analysis.slices())
         compared = frame[frame["record"] != "no record"]
-        differs = compared[compared["record"] == "differs"]
+        # a difference, and what msinspect cannot tell (the record states it) or the record lacks,
+        # fail: "cannot tell" is never a pass
+        unlike = compared[compared["record"] != "same"]
         counts = ", ".join(f"{n} {verdict}" for verdict, n in compared["record"].value_counts().items())
-        evidence = [Evidence(row["rank"], row["file"], row["line"], f"{row['param']}: {row['record_says']}")
-                    for row in differs.head(MAX_EVIDENCE).to_dict("records")]
-        return Outcome(e, differs.empty, "each weight as MindSpore's record in its rank folder says",
+        evidence = [Evidence(row["rank"], row["file"], row["line"], f"{row['param']}: {row['record']}: {row['record_says']}")
+                    for row in unlike.head(MAX_EVIDENCE).to_dict("records")]
+        return Outcome(e, unlike.empty, "each weight as MindSpore's record in its rank folder says",
                        f"{len(compared)} weight(s) of the ranks with a record: {counts or 'none'}", evidence)
 
     def _job_ranks(self) -> Outcome:

@@ -83,7 +83,7 @@ def test_check_holds_every_weight_to_the_record_where_a_rank_kept_one(tmp_path):
     layout.write_text(json.dumps(record))
     (outcome,) = [o for o in check(spec, dump).outcomes if o.expectation.kind == "record"]
     assert not outcome.passed
-    assert "tensor_map (0, -1) here, (-1, 0) in MindSpore's record" in outcome.evidence[0].text
+    assert "differs: tensor_map (0, -1) here, (-1, 0) in MindSpore's record" in outcome.evidence[0].text
     # no record kept, no such outcome
     for rank in dump.glob("rank_*"):
         for record in rank.iterdir():

@@ -36,7 +36,14 @@ WAITING_KEYS = ("graph",)
 
 #: (port, entry) -> the gap in msinspect that makes the entry fail; each entry was checked by hand
 #: against the IR line named here.
-KNOWN_GAPS: dict[tuple[str, str], str] = {}
+KNOWN_GAPS: dict[tuple[str, str], str] = {
+    ("b_test_pipeline_inference__test_pipeline_inference_first_stage", "expect.record[0]"):
+        "network.fc0.weight's layout cannot be told: rank 0 of 4 sends to rank 2 and names no group, and its "
+        "file (step_parallel_end: 'Send(%6) {instance name: Send} primitive_attrs: {shape: [2, 32], dest_rank: "
+        "I64(2), group: \"nccl_world_group\" ...} cnode_primal_attrs: {pipeline_end: I64(1), micro: I64(1), "
+        "freeze: Bool(0)}': no stage) states neither its stage nor its peer's, so stages of 1 or 2 ranks both "
+        "fit; MindSpore's record says device matrix [2] (2 stages of 2)",
+}
 
 
 def ports(*prefixes: str) -> list[str]:
