@@ -14,7 +14,7 @@ from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.flow import consumers, data_view, path_between, reaches_back, remembered
 from msinspect.analysis.ops import as_shapes
 from msinspect.analysis.vocabulary import replace_graph_operator
-from msinspect.analysis.strategies import strategy_of
+from msinspect.analysis.strategies import REPLACEMENT_NAME, strategy_of
 from msinspect.graph import to_networkx
 from msinspect.mindspore.layouts import call_of, divided, layout_of, shard_of, slice_by_map, standard
 from msinspect.model import IRFile, Node
@@ -178,14 +178,14 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
             continue
         node, index, stands_in = hit
         # an operator of a replacement graph: read the one it replaced, or at least its attributes
-        original = _original(node, ir, reference, stand_ins) if _REPLACEMENT.match(node.instance_name or "") else None
+        replaced = _original(node, ir, reference, stand_ins) if REPLACEMENT_NAME.match(node.instance_name or "") else None
         if stands_in:
-            if original is None or original.op != node.op or index >= len(strategy_of(original).in_strategy):
+            if replaced is None or replaced.op != node.op or index >= len(strategy_of(replaced).in_strategy):
                 continue
-            node, original = original, None
+            node, replaced = replaced, None
         call = call_of(node, strategy_of(node).in_strategy)
-        if original is not None and original.op == node.op:  # a Gather's manual_split is the replaced one's
-            call = replace(call, attrs=call_of(original).attrs or call.attrs)
+        if replaced is not None and replaced.op == node.op:  # a Gather's manual_split is the replaced one's
+            call = replace(call, attrs=call_of(replaced).attrs or call.attrs)
         origin = as_shapes(node.cnode_primal_attrs.get("origin_input_shapes"))
         original = origin[index] if origin and index < len(origin) else None
         # the consumer's origin_input_shapes say the whole, else the rank's step_parallel_begin does
@@ -206,11 +206,6 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
             "opt_shard_ranks": optimizer.get(param.name, ("", None))[1], "file": ir.path, "line": param.line,
         })
     return rows
-
-
-#: An instance name of a replacement graph's operator (``GenerateGraph::NewOpInst``): the replaced
-#: operator's ``HashName`` (a decimal ``std::hash``), maybe its primitive, then an index.
-_REPLACEMENT = re.compile(r"^\d{10,21}[A-Za-z_]*\d*$")
 
 
 def _original(node: Node, ir: IRFile, reference: IRFile | None, known: dict) -> Node | None:
@@ -235,7 +230,7 @@ def _original(node: Node, ir: IRFile, reference: IRFile | None, known: dict) -> 
                            if n > 1}
     if node.instance_name in known["shared"]:
         return None
-    digits = re.match(r"\d+", node.instance_name or "").group(0)
+    digits = re.search(r"\d+", node.instance_name or "").group(0)  # after any "grad"
     return next((known["by_hash"][digits[:k]] for k in range(len(digits), 9, -1) if digits[:k] in known["by_hash"]),
                 None)
 

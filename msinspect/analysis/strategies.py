@@ -49,7 +49,7 @@ def strategy_of(node: Node, keeps_user: bool = True) -> Strategy | None:
 #: (``mindspore/ccsrc/frontend/parallel/graph_util/generate_graph.cc``): ``HashName`` of the
 #: replaced operator's instance name (a decimal ``std::hash``), then an index (2.10; earlier
 #: releases put the primitive's name between: ``analysis.vocabulary.replace_graph_operator``).
-_REPLACEMENT_NAME = re.compile(r"^(?:grad)?\d{10,20}[A-Za-z_]*\d+$")
+REPLACEMENT_NAME = re.compile(r"^(?:grad)?\d{10,20}[A-Za-z_]*\d+$")
 
 
 def set_by(node: Node, strategy: Strategy, reference: Node | None) -> str:
@@ -59,7 +59,7 @@ def set_by(node: Node, strategy: Strategy, reference: Node | None) -> str:
     strategy is that operator's: set by whoever set that one (a MindFormers Gather ``shard()``ed
     by the user is replaced by a hash-named Gather with the same strategy)."""
     if not strategy.user_set and reference is not None and reference.op == node.op \
-            and _REPLACEMENT_NAME.match(node.instance_name or "") and reference.strategy is not None:
+            and REPLACEMENT_NAME.match(node.instance_name or "") and reference.strategy is not None:
         return "user" if carries_user_attribute(reference) else "planner"
     return strategy.source
 
@@ -114,7 +114,7 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
     found = [(node, strategy) for node, strategy in found if strategy is not None]
     counterpart: dict[str, Node] = {}
     if paired and any(node.cnode_primal_attrs.get("origin_input_shapes") is None
-                      or _REPLACEMENT_NAME.match(node.instance_name or "") for node, _ in found):
+                      or REPLACEMENT_NAME.match(node.instance_name or "") for node, _ in found):
         graph = graph if graph is not None else to_networkx(ir)
         ref_graph = to_networkx(reference)
         pairs = align(ref_graph, graph, [node_id(node) for node, _ in found], repeats=_repeat_key).pairs
