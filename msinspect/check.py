@@ -10,7 +10,6 @@ from pathlib import Path
 from msinspect.dumps import Dump, load_dump
 from msinspect.expectations import KINDS
 from msinspect.expectations.evidence import MAX_EVIDENCE, Evidence, Outcome, ir_line
-from msinspect.mindspore.records import is_record_file
 from msinspect.ranks_text import ranks_text
 from msinspect.spec import Expectation, Spec, load_spec
 
@@ -110,7 +109,9 @@ class Checker:
             outcomes.append(self._job_ranks())
         for e in self.spec.expectations:
             outcomes.append(KINDS[e.kind].check(self, e))
-        if any(is_record_file(f.name) for r in self.dump.ranks for f in Path(r.path).iterdir() if f.is_file()):
+        from msinspect.analysis.second_opinion import keeps_record
+
+        if keeps_record(Path(r.path) for r in self.dump.ranks):
             outcomes.append(self._record())
         return CheckReport(self.spec, self.dump.path, outcomes, self.complete, self.skipped, self.reads)
 
@@ -119,20 +120,20 @@ class Checker:
         the IR as the record says (:mod:`msinspect.analysis.second_opinion`), each difference with
         both values and the weight's line; a weight msinspect cannot tell, or that the record does
         not hold, fails too."""
-        from msinspect.analysis.second_opinion import with_records
+        from msinspect.analysis.second_opinion import compared_rows, verdict_counts
 
         e = Expectation("record", 0, {"op": "every weight as MindSpore's record says"}, None, None, "mindspore")
-        analysis = self.analysis(e)
-        frame = with_records(analysis, analysis.slices())
-        compared = frame[frame["record"] != "no record"]
+        compared = compared_rows(self.analysis(e))
+        if compared is None:  # no file read is beside a record: no row compared
+            return Outcome(e, True, "each weight as MindSpore's record in its rank folder says",
+                           "0 weight(s) of the ranks with a record: none")
         # a difference, and what msinspect cannot tell (the record states it) or the record lacks,
         # fail: "cannot tell" is never a pass
         unlike = compared[compared["record"] != "same"]
-        counts = ", ".join(f"{n} {verdict}" for verdict, n in compared["record"].value_counts().items())
         evidence = [Evidence(row["rank"], row["file"], row["line"], f"{row['param']}: {row['record']}: {row['record_says']}")
                     for row in unlike.head(MAX_EVIDENCE).to_dict("records")]
         return Outcome(e, unlike.empty, "each weight as MindSpore's record in its rank folder says",
-                       f"{len(compared)} weight(s) of the ranks with a record: {counts or 'none'}", evidence)
+                       f"{len(compared)} weight(s) of the ranks with a record: {verdict_counts(compared)}", evidence)
 
     def _job_ranks(self) -> Outcome:
         have = sorted(r.rank for r in self.dump.ranks if r.rank is not None)

@@ -35,6 +35,7 @@ from msinspect.analysis.align import align, shape_dims
 from msinspect.analysis.collect import Analysis, RankResult, analyse
 from msinspect.analysis.ops import stable_name
 from msinspect.analysis.params import slice_text, with_slices
+from msinspect.analysis.second_opinion import compare, rank_record
 from msinspect.analysis.runs import run_folder, run_warnings
 from msinspect.dumps import Dump, DuplicateRanksError, RankDump, load_dump
 from msinspect.errors import DumpNotFoundError
@@ -326,7 +327,7 @@ def diff_ranks(left: str | os.PathLike | RankDump, right: str | os.PathLike | Ra
 
     sl = {r["param"]: r for r in with_slices(lr.params, ctx_l)}
     sr = {r["param"]: r for r in with_slices(rr.params, ctx_r)}
-    kept = [_record(lr), _record(rr)]
+    kept = [rank_record(lr), rank_record(rr)]
     slices = []
     for param in sorted(sl.keys() | sr.keys()):
         x, y = sl.get(param), sr.get(param)
@@ -347,17 +348,8 @@ def _slice_text(row: dict | None) -> str:
     return slice_text(row["slice"]) if row["slice"] is not None else "cannot tell"
 
 
-def _record(result):
-    """MindSpore's record in the rank's folder (None: none kept)."""
-    from msinspect.mindspore.records import record_of
-
-    return record_of(Path(result.file).parent) if result.file else None
-
-
 def _recorded(row: dict | None, record) -> str:
     """What MindSpore's record gives the rank of the weight (the loader's elements), as a slice."""
-    from msinspect.analysis.second_opinion import compare
-
     if record is None:
         return "no record"
     if row is None:

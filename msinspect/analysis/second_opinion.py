@@ -31,16 +31,41 @@ if TYPE_CHECKING:
 
 RECORD_COLUMNS = ["record", "record_says", "ms_device_matrix", "ms_tensor_map", "ms_slice_shape", "ms_opt_shard_ranks",
                   "ms_slice"]
-#: The verdicts of :data:`RECORD_COLUMNS`' ``record`` column, worst first.
-VERDICTS = ("differs", "not in the record", "cannot tell here", "same", "no record")
+
+
+def rank_record(result):
+    """The record in the folder of a rank's file (:class:`~msinspect.analysis.result.RankResult`);
+    None: it keeps none. A record that cannot be read raises
+    :class:`~msinspect.mindspore.records.RecordError` naming its file."""
+    from msinspect.mindspore.records import record_of
+
+    return record_of(Path(result.file).parent) if result.file else None
 
 
 def rank_records(analysis) -> dict:
-    """Rank -> its folder's record (None: the folder holds none; a record that cannot be read
-    raises :class:`~msinspect.mindspore.records.RecordError` naming its file)."""
-    from msinspect.mindspore.records import record_of
+    """Rank -> its folder's record (:func:`rank_record`)."""
+    return {result.rank: rank_record(result) for result in analysis.results if result.file}
 
-    return {result.rank: record_of(Path(result.file).parent) for result in analysis.results if result.file}
+
+def keeps_record(folders) -> bool:
+    """Whether any of these rank folders keeps a file of MindSpore's record."""
+    from msinspect.mindspore.records import is_record_file
+
+    return any(is_record_file(f.name) for folder in folders for f in Path(folder).iterdir() if f.is_file())
+
+
+def compared_rows(analysis) -> pd.DataFrame | None:
+    """The weight rows of the ranks whose folders keep MindSpore's record, with
+    :data:`RECORD_COLUMNS`; None where no rank folder keeps one (nothing is read then)."""
+    if not keeps_record({Path(r.file).parent for r in analysis.results if r.file}):
+        return None
+    frame = with_records(analysis, analysis.slices())
+    return frame[frame["record"] != "no record"]
+
+
+def verdict_counts(compared: pd.DataFrame) -> str:
+    """``90 same, 1 differs``: the rows per verdict; ``none`` without rows."""
+    return ", ".join(f"{n} {verdict}" for verdict, n in compared["record"].value_counts().items()) or "none"
 
 
 def recorded_slice(layout: WeightLayout, record: RankRecord, rank: int | None,
@@ -73,11 +98,13 @@ def recorded_slice(layout: WeightLayout, record: RankRecord, rank: int | None,
 
 
 def _text(value) -> str:
+    from msinspect.analysis.params import slice_text
+
     if value is None:
         return "-"
     if isinstance(value, tuple) and value and isinstance(value[0], tuple) and len(value[0]) == 2 \
             and all(isinstance(v, int) for v in value[0]):
-        return "[" + ", ".join(f"{a}:{b}" for a, b in value) + "]"
+        return slice_text(value)  # bounds
     return str(tuple(value) if isinstance(value, list) else value)
 
 

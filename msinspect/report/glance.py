@@ -150,19 +150,14 @@ def _against_record(analysis):
     """(the weight rows that differ from MindSpore's own record, what was checked in words) where
     a rank folder keeps MindSpore's record (:mod:`msinspect.analysis.second_opinion`); None where
     none does."""
-    from pathlib import Path
+    from msinspect.analysis.second_opinion import compared_rows, verdict_counts
 
-    from msinspect.analysis.second_opinion import with_records
-    from msinspect.mindspore.records import is_record_file
-
-    folders = {Path(r.file).parent for r in analysis.results if r.file}
-    if not any(is_record_file(f.name) for folder in folders for f in folder.iterdir()):
+    compared = compared_rows(analysis)
+    if compared is None:
         return None
-    frame = with_records(analysis, analysis.slices())
-    compared = frame[frame["record"] != "no record"]
-    counts = ", ".join(f"{n} {verdict}" for verdict, n in compared["record"].value_counts().items())
-    return compared[compared["record"] == "differs"], \
-        f"{len(compared)} weight row(s) of the ranks that kept MindSpore's own record held against it: {counts}"
+    return compared[compared["record"] == "differs"], (f"{len(compared)} weight row(s) of the ranks that kept "
+                                                        f"MindSpore's own record held against it: "
+                                                        f"{verdict_counts(compared)}")
 
 
 def glance(analysis, rolled, rank_groups, run) -> dict:
