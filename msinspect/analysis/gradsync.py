@@ -205,7 +205,6 @@ def weight_rows(ir: IRFile, rank: int | None, comm: list[dict]) -> list[dict]:
 def _replicas_by_layout(slices: pd.DataFrame, analysis) -> dict[tuple[int, str], tuple[int, ...]]:
     """(rank, weight) -> the ranks of its stage holding the same slice, from its layout."""
     out = {}
-    pipelined = any(result.pipelined for result in analysis.results)
     # per layout, shape and stage: each slice and the ranks holding it, made once (a weight's
     # slice asked of every rank of the stage for every rank made this the square of the ranks)
     holding: dict[tuple, dict[tuple, tuple[int, ...]]] = {}
@@ -213,7 +212,7 @@ def _replicas_by_layout(slices: pd.DataFrame, analysis) -> dict[tuple[int, str],
         matrix, tensor_map, shape, rank = row["device_matrix"], row["tensor_map"], row["global_shape"], row["rank"]
         ctx = analysis.context(rank)
         # a pipeline whose stages cannot be told: the world is not the weight's stage
-        stage = ctx.stage_ranks or (None if pipelined else ctx.world)
+        stage = ctx.stage_ranks_or_world
         if matrix is None or tensor_map is None or shape is None or not stage or ctx.local_rank is None:
             continue
         devices = 1

@@ -447,7 +447,6 @@ class GradientSync:
     source (with the first of them), and why some cannot be told."""
 
     def __init__(self, analysis, stages: Stages):
-        self.pipelined = any(result.pipelined for result in analysis.results)
         self.stages = stages
         self.holding: dict = {}
         self.rows = 0
@@ -461,7 +460,7 @@ class GradientSync:
 
     def _replicas(self, slices: list[dict], ctx) -> dict[str, tuple]:
         out = {}
-        stage = ctx.stage_ranks or (None if self.pipelined else ctx.world)
+        stage = ctx.stage_ranks_or_world
         if not stage or ctx.local_rank is None:
             return out
         for row in slices:
