@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from itertools import product as cartesian
 from math import prod
 
-from msinspect.mindspore.layouts import Laid, Layout, call_of, ints, layout_of, on_devices, right_aligned
+from msinspect.mindspore.layouts import Laid, Layout, call_of, ints, layout_of, map_axes, on_devices, right_aligned
 from msinspect.model import Node
 
 
@@ -39,8 +39,8 @@ def _output(layout: Layout | None) -> OutputLayout | None:
     width = len(layout.device_matrix)
     factors, axes = [], []
     for entry in layout.output_map:
-        named = [width - 1 - a for a in (entry if isinstance(entry, tuple) else (entry,)) if a >= 0]
-        parts = prod(layout.device_matrix[i] for i in named)
+        named = [width - 1 - a for a in map_axes(entry)]
+        parts = layout.parts(entry)
         factors.append(parts)
         axes.append(named[0] if len(named) == 1 and parts > 1 else None)
     return OutputLayout(tuple(factors), layout.device_matrix, tuple(axes), layout.partial, layout.rule)

@@ -120,7 +120,7 @@ class Layout:
 
     def parts(self, entry) -> int:
         """How many parts a tensor-map entry cuts its dimension into."""
-        return prod(self.device_matrix[len(self.device_matrix) - 1 - a] for a in _axes(entry))
+        return prod(self.device_matrix[len(self.device_matrix) - 1 - a] for a in map_axes(entry))
 
     def slice_of(self, index: int, shape: Shape, local_rank: int) -> tuple[tuple[int, int], ...]:
         """``(start, stop)`` per dimension of input ``index`` held by the rank at ``local_rank``."""
@@ -128,7 +128,7 @@ class Layout:
                             self.rows if index == 0 else None)
 
 
-def _axes(entry) -> tuple[int, ...]:
+def map_axes(entry) -> tuple[int, ...]:
     """The device-matrix axes (from the right) of a tensor-map entry; () for -1."""
     if isinstance(entry, (tuple, list)):
         return tuple(a for a in entry if a >= 0)
@@ -144,7 +144,7 @@ def slice_by_map(matrix: tuple[int, ...], tensor_map: TensorMap, shape: Shape,
     coord = Layout(tuple(matrix), ()).coordinate(local_rank)
     out = []
     for dim, size in enumerate(shape):
-        axes = _axes(tensor_map[dim]) if dim < len(tensor_map) else ()
+        axes = map_axes(tensor_map[dim]) if dim < len(tensor_map) else ()
         index, parts = 0, 1
         for axis in axes:
             position = len(matrix) - 1 - axis
