@@ -18,7 +18,7 @@ from msinspect.analysis.failure import failure_row
 from msinspect.analysis.flow import answer
 from msinspect.analysis.ops import PIPELINE_OPS
 from msinspect.analysis.operators import OP_COLUMNS, operator_reads, operator_rows
-from msinspect.analysis.pipeline_stages import StagesTold, facts_of, stages_from_ir, with_groups
+from msinspect.analysis.pipeline_stages import RankKeys, StagesTold, facts_of, stages_from_ir, with_groups
 from msinspect.analysis.params import PARAM_COLUMNS, consumer_reads, optimizer_groups, param_rows, slice_text, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
 from msinspect.analysis.result import RankResult
@@ -561,26 +561,18 @@ def world_from_ir(results: list[RankResult]) -> tuple[int, ...] | None:
     return tuple(range(size)) if not seen or max(seen) < size else None
 
 
-class OneStage(Mapping):
+class OneStage(RankKeys):
     """Each of ``ranks`` -> ``world``, the stages of a job without a pipeline, as a read-only
     mapping holding the ranks as a range where they are one, not an entry a rank."""
 
     def __init__(self, ranks: list[int], world: tuple[int, ...]):
-        self._ranks = compact(tuple(sorted(ranks)))
-        if not isinstance(self._ranks, range):
-            self._ranks = frozenset(self._ranks)
+        super().__init__(ranks)
         self._world = world
 
     def __getitem__(self, rank: int) -> tuple[int, ...]:
         if rank in self._ranks:
             return self._world
         raise KeyError(rank)
-
-    def __iter__(self):
-        return iter(sorted(self._ranks) if isinstance(self._ranks, frozenset) else self._ranks)
-
-    def __len__(self) -> int:
-        return len(self._ranks)
 
     def __repr__(self) -> str:
         return f"OneStage({self._ranks!r}, world={compact(tuple(self._world))!r})"

@@ -191,13 +191,27 @@ def _peer_stage(node) -> int | None:
     return None
 
 
-class StageBlocks(Mapping):
+class RankKeys(Mapping):
+    """A read-only mapping keyed by ranks, held as a range where they are one (no entry a rank);
+    a subclass says what a rank maps to."""
+
+    def __init__(self, ranks: Iterable[int]):
+        held = compact(tuple(sorted(set(ranks))))
+        self._ranks = held if isinstance(held, range) else frozenset(held)
+
+    def __iter__(self):
+        return iter(sorted(self._ranks) if isinstance(self._ranks, frozenset) else self._ranks)
+
+    def __len__(self) -> int:
+        return len(self._ranks)
+
+
+class StageBlocks(RankKeys):
     """Each of ``ranks`` -> the ranks of its stage, stages of ``size`` consecutive ranks, as a
     read-only mapping made when looked up (one tuple a stage; no entry a rank)."""
 
     def __init__(self, ranks: Iterable[int], size: int):
-        held = compact(tuple(sorted(set(ranks))))
-        self._ranks = held if isinstance(held, range) else frozenset(held)
+        super().__init__(ranks)
         self.size = size
         self._stages: dict[int, tuple[int, ...]] = {}
 
@@ -209,12 +223,6 @@ class StageBlocks(Mapping):
         if found is None:
             found = self._stages[first] = tuple(range(first, first + self.size))
         return found
-
-    def __iter__(self):
-        return iter(sorted(self._ranks) if isinstance(self._ranks, frozenset) else self._ranks)
-
-    def __len__(self) -> int:
-        return len(self._ranks)
 
     def __repr__(self) -> str:
         return f"StageBlocks({self._ranks!r}, size={self.size})"
