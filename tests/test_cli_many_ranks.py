@@ -101,24 +101,3 @@ def test_up_to_a_thousand_rows_each_group_keeps_its_row(capsys):
     shown = capsys.readouterr().out
     assert "groups:" not in shown and "differ only" not in shown
     assert "0-1-2-3" in shown and "4-5-6-7" in shown and "0-4" in shown and "3-7" in shown
-
-
-def test_a_departure_is_said_where_the_two_ranks_still_answer_alike(capsys):
-    """tell_alike: how many ranks were read by what differs, and each rank read in full because
-    its text departed from the rank before it, where the two have one signature (ranks whose
-    answers differ are told apart by the rank groups)."""
-    from types import SimpleNamespace
-
-    from msinspect.cli.reads import tell_alike
-
-    def rank(n, signature, read_by=None, departure=None, departed_from=None):
-        return SimpleNamespace(label=f"rank_{n}", signature=signature, read_by=read_by, departure=departure,
-                               departed_from=departed_from)
-
-    tell_alike([rank(0, "A"), rank(1, "A", read_by="rank_0"),
-                rank(2, "A", departure="read in full: line 9 differs", departed_from="rank_1"),
-                rank(3, "B", departure="read in full: line 4 differs", departed_from="rank_2")])
-    said = capsys.readouterr().err.splitlines()
-    assert said == ["note: 1 of 4 ranks read by what differs from a rank read in full (the same answers; "
-                    "MSINSPECT_READ_EVERY_RANK=1 reads each in full)",
-                    "note: rank_2: read in full: line 9 differs"]

@@ -85,7 +85,10 @@ class LazyGroup(click.Group):
 @click.option("--debug", is_flag=True, help="On an error, also print the Python traceback.")
 @click.option("--no-cache", is_flag=True, help="Parse and analyse every file again; neither read nor write the caches "
                                               "of parsed files and analysed ranks (also: MSINSPECT_NO_CACHE=1).")
-def main(debug: bool, no_cache: bool) -> None:
+@click.option("-v", "--verbose", is_flag=True,
+              help="Also say how msinspect read the files (which ranks it read by what differs from a rank "
+                   "read in full, and why a rank was read in full): notes on stderr, before the answer.")
+def main(debug: bool, no_cache: bool, verbose: bool) -> None:  # -v: read by msinspect.cli.reads.verbose
     """Inspect MindSpore IR dumps: what the auto-parallel planner did, per rank."""
     if no_cache:
         import os

@@ -1,7 +1,9 @@
 """Every command says which ranks it read, at which stage, and which it could not read and why
 (on stderr, so that --json / --csv on stdout stay machine-readable). A command that could not
 read every rank of the dump exits 1 (a finding) after printing what it read: see
-:func:`msinspect.cli.exits.final_code`."""
+:func:`msinspect.cli.exits.final_code`. How msinspect read the files (which ranks it read by what
+differs from another, and why one was read in full) is nothing a user acts on: said only under
+``msinspect -v`` (:func:`verbose`)."""
 from __future__ import annotations
 
 import shutil
@@ -26,6 +28,12 @@ def incomplete() -> list[str]:
     return list(ctx.meta.get(_INCOMPLETE, ())) if ctx is not None else []
 
 
+def verbose() -> bool:
+    """Whether the running command was asked to say how it read the files (``msinspect -v``)."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx and ctx.find_root().params.get("verbose"))
+
+
 def tell_plan(plan) -> None:
     """Print a :class:`~msinspect.ranks_read.ReadPlan`: the ranks read and at which stage, the
     ranks read at another stage, the ranks not read and why."""
@@ -41,12 +49,14 @@ def tell_plan(plan) -> None:
 
 
 def tell_alike(results) -> None:
-    """Say how many ranks were read by what differs from a rank read in full
-    (:mod:`msinspect.analysis.alike`), and each rank that was read in full because its text
-    departs from the rank before it beyond rank-specific values, where the two still answer
-    alike (ranks whose answers differ are told apart by the rank groups)."""
+    """Under ``-v`` (:func:`verbose`): say how many ranks were read by what differs from a rank
+    read in full (:mod:`msinspect.analysis.alike`), and each rank that was read in full because
+    its text departs from the rank before it beyond rank-specific values, where the two still
+    answer alike (ranks whose answers differ are told apart by the rank groups)."""
     from msinspect.analysis.collect import READ_EVERY_RANK_ENV
 
+    if not verbose():
+        return
     results = list(results)
     followers = sum(1 for r in results if r.read_by)
     if followers:
