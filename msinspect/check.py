@@ -13,7 +13,7 @@ from msinspect.expectations.evidence import MAX_EVIDENCE, Evidence, Outcome, ir_
 from msinspect.ranks_text import ranks_text
 from msinspect.spec import Expectation, Spec, load_spec
 
-__all__ = ["CheckReport", "Checker", "Evidence", "MAX_EVIDENCE", "Outcome", "check", "ir_line"]
+__all__ = ["CheckReport", "Checker", "Evidence", "MAX_EVIDENCE", "Outcome", "check", "evidence_lines", "ir_line"]
 
 
 @dataclass
@@ -63,21 +63,43 @@ class CheckReport:
             lines.append(f"{'PASS' if o.passed else 'FAIL'} {e.label} {e.kind} {e.target}{stage}{basis}")
             lines.append(f"     expected: {o.expected}")
             lines.append(f"     found:    {o.found}")
-            for ev in o.evidence[:MAX_EVIDENCE if not o.passed else 1]:
-                lines.append(f"     {ev.format()}")
+            for line in evidence_lines(o.evidence)[:MAX_EVIDENCE if not o.passed else 1]:
+                lines.append(f"     {line}")
         lines.append(f"{len(self.passed)} passed, {len(self.failed)} failed")
         return "\n".join(lines)
 
     __str__ = format
 
 
+def evidence_lines(evidence: list[Evidence]) -> list[str]:
+    """The evidence as a person reads it: each IR line once, the same line of the same-named file
+    on several ranks (each rank's own copy of one program) one line for the ranks, located in the
+    first rank's file (``rank 0 (and ranks 1-7, the same line): .../rank_0/x.ir:12: text``),
+    as tables merge ranks that agree; JSON keeps one item per rank."""
+    groups: dict[tuple, list[Evidence]] = {}
+    for ev in evidence:
+        place = Path(ev.file).name if ev.rank is not None else ev.file  # a file outside rank folders: its own
+        groups.setdefault((place, ev.line, ev.text), []).append(ev)
+    lines = []
+    for same in groups.values():
+        first, others = same[0], [ev.rank for ev in same[1:]]
+        if not others:
+            lines.append(first.format())
+        else:
+            lines.append(f"rank {first.rank} (and {ranks_text(others, word=True)}, the same line): "
+                         f"{first.file}:{first.line}: {first.text}")
+    return lines
+
+
 class Checker:
     """Evaluates expectations against one dump, reusing each stage's analysis."""
 
     def __init__(self, spec: Spec, dump: Dump, jobs: int | None = None, lenient: bool = False,
-                 scheduler: str | None = None, analyses: dict | None = None):
+                 scheduler: str | None = None, analyses: dict | None = None, world: int | None = None):
         self.spec = spec
         self.dump = dump
+        self.world = world
+        """The job's rank count as the user states it (``--world``), for a dump of some ranks."""
         self.jobs = jobs
         self.scheduler = scheduler
         self.lenient = lenient
@@ -96,7 +118,7 @@ class Checker:
         stage = e.stage or self.spec.stage
         if stage not in self.analyses:
             self.analyses[stage] = analyse(self.dump, stage, jobs=self.jobs, lenient=self.lenient,
-                                            scheduler=self.scheduler)
+                                            scheduler=self.scheduler, world=self.world)
         analysis = self.analyses[stage]
         self.skipped += [s for s in analysis.skipped if s not in self.skipped]
         self.complete = self.complete and analysis.complete
@@ -144,12 +166,14 @@ class Checker:
 
 
 def check(spec: str | os.PathLike | Spec, dump: str | os.PathLike | Dump, *, jobs: int | None = None,
-          lenient: bool = False, scheduler: str | None = None, analyses: dict | None = None) -> CheckReport:
+          lenient: bool = False, scheduler: str | None = None, analyses: dict | None = None,
+          world: int | None = None) -> CheckReport:
     """Check ``dump`` (a dump root, rank folder or file) against ``spec`` (a TOML path or Spec).
     ``lenient``: check what can be read of files that do not parse whole (see ``analyse``);
     ``scheduler``: analyse on that Dask cluster (:mod:`msinspect.executors`).
     ``analyses``: stage (None: the default) -> the analysis of ``dump`` already made at it, in
-    the same mode (not made again)."""
+    the same mode (not made again). ``world``: the job's rank count, for a dump of some ranks
+    (as :func:`~msinspect.analysis.analyse` takes it)."""
     spec = spec if isinstance(spec, Spec) else load_spec(spec)
     dump = dump if isinstance(dump, Dump) else load_dump(dump)
-    return Checker(spec, dump, jobs, lenient, scheduler, analyses).run()
+    return Checker(spec, dump, jobs, lenient, scheduler, analyses, world).run()

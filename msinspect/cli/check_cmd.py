@@ -6,7 +6,7 @@ import sys
 import click
 
 from msinspect.cli.output import (EXIT_FINDING, csv_option, errors, jobs_option, json_option, lenient_option,
-                                  scheduler_option, stdout, to_csv, to_json, warn_skipped)
+                                  scheduler_option, stdout, to_csv, to_json, warn_skipped, world_option)
 from msinspect.cli.reads import tell_plan
 
 #: ``check --csv``: one row per expectation (evidence as JSON text).
@@ -22,7 +22,8 @@ CSV_COLUMNS = ["entry", "kind", "target", "basis", "stage", "passed", "expected"
 @jobs_option
 @scheduler_option
 @lenient_option
-def check(spec, dump, as_json, as_csv, failed_only, jobs, scheduler, lenient):
+@world_option
+def check(spec, dump, as_json, as_csv, failed_only, jobs, scheduler, lenient, world):
     """Check DUMP (a dump root, rank folder or file) against the TOML expectation SPEC.
 
     Prints every expectation as PASS or FAIL with what was expected, what was found, and the IR
@@ -33,7 +34,7 @@ def check(spec, dump, as_json, as_csv, failed_only, jobs, scheduler, lenient):
     from msinspect.check import check as run_check
 
     with errors():
-        report = run_check(spec, dump, jobs=jobs, lenient=lenient, scheduler=scheduler)
+        report = run_check(spec, dump, jobs=jobs, lenient=lenient, scheduler=scheduler, world=world)
     warn_skipped(report.skipped)
     for plan in report.reads.values():
         tell_plan(plan)

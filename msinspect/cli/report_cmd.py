@@ -6,7 +6,7 @@ import sys
 import click
 
 from msinspect.cli.output import (EXIT_FINDING, errors, jobs_option, lenient_option, scheduler_option,
-                                  stage_option, warn_skipped)
+                                  stage_option, warn_skipped, world_option)
 from msinspect.cli.reads import tell_plan
 
 
@@ -33,7 +33,8 @@ from msinspect.cli.reads import tell_plan
 @jobs_option
 @scheduler_option
 @lenient_option
-def report(dump, out, spec, ops, rank, overwrite, other, stage, jobs, scheduler, lenient):
+@world_option
+def report(dump, out, spec, ops, rank, overwrite, other, stage, jobs, scheduler, lenient, world):
     """Write one HTML file (CSS, JavaScript and pictures inline; it fetches nothing) that shows DUMP:
     the run and the ranks read, a sortable, filterable table of strategies with repeats collapsed,
     communication per kind and per group with a bar chart of bytes, each weight's device grid, the
@@ -52,7 +53,7 @@ def report(dump, out, spec, ops, rank, overwrite, other, stage, jobs, scheduler,
             from msinspect.spec import load_spec
             loaded_spec = load_spec(spec)  # a bad spec stops before any dump is read
         loaded = load_dump(dump)
-        analysis = loaded.analyse(stage, jobs=jobs, lenient=lenient, scheduler=scheduler)
+        analysis = loaded.analyse(stage, jobs=jobs, lenient=lenient, scheduler=scheduler, world=world)
         read = sorted({r.rank for r in analysis.results if r.rank is not None})
         if rank is not None and rank not in read:
             raise MsInspectError(f"--rank {rank}: no such rank was read in {dump} (ranks read: "
@@ -61,7 +62,7 @@ def report(dump, out, spec, ops, rank, overwrite, other, stage, jobs, scheduler,
         if loaded_spec is not None:
             from msinspect.check import check
             outcome = check(loaded_spec, loaded, jobs=jobs, lenient=lenient, scheduler=scheduler,
-                            analyses={stage: analysis})
+                            analyses={stage: analysis}, world=world)
         compared = None
         if other is not None:
             from msinspect.analysis.jobdiff import compare_runs

@@ -1,8 +1,9 @@
 """The report's first section: what a user asks first, from the analyses the rest of the page
 shows in full. How the job is cut (ranks, whether the parallel pass ran, pipeline stages, the
 device matrices of the weights' layouts, the groups each kind of communication runs over), the
-wire bytes each rank sends per step, the weights each rank holds, and anything suspicious: first
-of all a trained weight held by several ranks whose gradient no collective sums over them
+wire bytes each rank sends per step, the weights each rank holds, and what is wrong: first the
+expectations of ``--spec`` that failed, then anything suspicious, first of all a trained weight
+held by several ranks whose gradient no collective sums over them
 (:mod:`msinspect.analysis.gradsync`)."""
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def _cut(analysis, rolled, rank_groups, run) -> list[tuple[str, str]]:
         facts.append(("pipeline stages", f"{len(run['pipeline'])}: " + " | ".join(f"ranks {s}" for s in run["pipeline"])
                       if len(run["pipeline"]) > 1 else f"none (one stage: ranks {run['pipeline'][0]})"))
     else:
-        facts.append(("pipeline stages", "cannot tell: not every rank was read at one stage"))
+        facts.append(("pipeline stages", f"cannot tell: {_no_stages(analysis)}"))
     matrices = rolled.weights.matrices
     if matrices:
         parts = [(f"ranks {ranks_text(where)}: " if where and len(matrices) > 1 else "")
@@ -60,6 +61,16 @@ def _cut(analysis, rolled, rank_groups, run) -> list[tuple[str, str]]:
         facts.append(("ranks with the same graph", " | ".join(g["ranks_text"] for g in rank_groups
                                                                if g["name"] != "in no group")))
     return facts
+
+
+def _no_stages(analysis) -> str:
+    """Why the pipeline stages cannot be told: the analysis' own reason, else the job's rank
+    count unknown, else ranks read at another stage or not read."""
+    if analysis.stages_note:
+        return analysis.stages_note
+    if not analysis.world:
+        return "the job's rank count cannot be told (msinspect report --world N states it)"
+    return "not every rank was read at one stage"
 
 
 def _wire(rolled) -> list[dict]:
@@ -160,9 +171,46 @@ def _against_record(analysis):
                                                         f"{verdict_counts(compared)}")
 
 
-def glance(analysis, rolled, rank_groups, run) -> dict:
+def _failed(check_report) -> tuple[list[dict], list[str]]:
+    """Each expectation of ``--spec`` that failed, as a finding (what was expected, what was
+    found, the first IR line that shows it), and what was checked in words."""
+    if check_report is None:
+        return [], []
+    from msinspect.check import evidence_lines
+
+    found = []
+    for o in check_report.failed:
+        e = o.expectation
+        lines = evidence_lines(o.evidence)
+        found.append({"kind": "expectation", "params": [],
+                      "title": f"expectation {e.label} failed: {e.kind} {e.target}",
+                      "detail": f"expected {o.expected}; found {o.found}" + (f"; {lines[0]}" if lines else "")})
+    n = len(check_report.outcomes)
+    return found, [f"{n} expectation{'s' if n != 1 else ''} of {shown_path(check_report.spec.path)}: "
+                   f"{len(check_report.passed)} passed, {len(check_report.failed)} failed (every one under "
+                   f"Expectations, with its evidence)"]
+
+
+def headline(failed: list[dict], suspicious: list[dict], checked_spec: bool) -> str:
+    """The section's first words: failed expectations first, then what looks wrong."""
+    said = []
+    if failed:
+        said.append(f"{len(failed)} expectation{'s' if len(failed) > 1 else ''} of the spec failed")
+    if suspicious:
+        said.append(f"{'s' if failed else 'S'}uspicious: {len(suspicious)} finding{'s' if len(suspicious) > 1 else ''}")
+    elif failed:
+        said.append("nothing else suspicious found")
+    else:
+        said.append("Nothing suspicious found" + ("; every expectation of the spec passed" if checked_spec else ""))
+    return "; ".join(said)
+
+
+def glance(analysis, rolled, rank_groups, run, check_report=None) -> dict:
     """The section's content (see the module), from every rank's rows folded once
-    (:func:`msinspect.report.rollup.roll_up`)."""
+    (:func:`msinspect.report.rollup.roll_up`); with a :class:`~msinspect.check.CheckReport`,
+    the expectations that failed come first."""
     suspicious, checked = _suspicious(analysis, rolled, rank_groups)
+    failed, spec_checked = _failed(check_report)
     return {"cut": _cut(analysis, rolled, rank_groups, run), "wire": _wire(rolled),
-            "weights": _weights(rolled), "suspicious": suspicious, "checked": checked}
+            "weights": _weights(rolled), "findings": failed + suspicious, "alarm": bool(failed or suspicious),
+            "headline": headline(failed, suspicious, check_report is not None), "checked": spec_checked + checked}

@@ -212,6 +212,7 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
     see :func:`msinspect.report.around.choose`), from ``rank``'s file when given. The run section
     shows the rank groups (:func:`group_rows`). ``compared``: a job-to-job diff of this run and
     another (:func:`msinspect.analysis.jobdiff.compare_runs`), shown as its own section."""
+    from msinspect.check import evidence_lines
     from msinspect.report.around import choose, draw, selectors
     from msinspect.report.compare_section import compare_section
     from msinspect.report.glance import glance
@@ -226,7 +227,7 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
         title=title or f"msinspect report: {shown_path(analysis.dump.path)}",
         made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         run=run,
-        glance=glance(analysis, rolled, rank_groups, run),
+        glance=glance(analysis, rolled, rank_groups, run, check_report),
         strategy_columns=STRATEGY_SHOWN, strategy_blocks=blocks(strategy_rows), strategy_count=len(strategy_rows),
         comm_columns=COMM_SHOWN, comm_blocks=blocks(comm_rows), comm_count=len(comm_rows),
         comm=_comm_summary(rolled.comm) if rolled.comm.count else None, groups_by_shape=many,
@@ -239,7 +240,7 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
         around_named=bool(ops),
         rank_groups=rank_groups,
         check=check_report,
-        evidence=lambda outcome: [ev.format() for ev in outcome.evidence],
+        evidence=lambda outcome: evidence_lines(outcome.evidence),
         scope_tail=scope_tail, column_titles=COLUMN_TITLES,
     )
 
