@@ -54,7 +54,8 @@ FIELDS: tuple[Field, ...] = (
           "pipeline stage cannot be told; dryrun: that nothing was computed", "summary, check (`ranks_read`), dryrun"),
     # operators
     Field("name", "str", "the operator's instance name (`matmul`)", "strategies, comm, shapes, diff"),
-    Field("op", "str", "the operator's type (`MatMul`)", "strategies, comm, shapes, shapes --params, diff"),
+    Field("op", "str|null", "the operator's type (`MatMul`); shapes --params: the consumer's, null for a graph "
+          "input or a weight whose consumer has no strategy", "strategies, comm, shapes, shapes --params, diff"),
     Field("scope", "str|null", "the operator's scope (`Default/network-WithLossCell/_backbone-Net`)",
           "strategies, comm, shapes, diff"),
     Field("graph", "str", "the subgraph holding the operator", "strategies, comm"),
@@ -89,8 +90,10 @@ FIELDS: tuple[Field, ...] = (
           "check, dryrun: no failure; train: the run succeeded and every expectation checked passed",
           "shapes, check, dryrun, train"),
     # slices
-    Field("param", "str", "the weight's name", "shapes --params, diff"),
-    Field("consumer", "str", "the operator that reads the weight (its instance name)", "shapes --params"),
+    Field("param", "str", "the weight's (or graph input's) name", "shapes --params, diff"),
+    Field("consumer", "str|null", "the operator with a strategy that reads the weight (its instance name); null "
+          "for a graph input (laid out by MindSpore's `_VirtualDataset`) or where the slice is read off shapes",
+          "shapes --params"),
     Field("device_matrix", "list[int]|null", "the weight's device arrangement as MindSpore's "
           "`parameter_layout_dict` states it: the user's Layout, else its consumer's device matrix "
           "(repeated-calculation axis on the right), every size-1 axis removed", "shapes --params"),
@@ -121,8 +124,9 @@ FIELDS: tuple[Field, ...] = (
           "slice at the rank's place in its stage, then its part under an optimizer shard", "shapes --params"),
     # communication
     Field("kind", "str", "comm: the communication kind (`forward`, `redistribution`, `backward`, `gradient`, "
-          "`optimizer`, `pipeline`, `local`, `virtual`, `user`, `unknown`: cannot tell); check: the expectation kind",
-          "comm, comm --by kind, check, diff"),
+          "`optimizer`, `pipeline`, `local`, `virtual`, `user`, `unknown`: cannot tell); check: the expectation kind; "
+          "shapes --params: `weight`, or `input` for a graph input (the dataset's tensors)",
+          "comm, comm --by kind, check, diff, shapes --params"),
     Field("moves_data", "bool", "the operator puts data on the wire", "comm, comm --by group"),
     Field("producer", "str|null", "the operator whose output it takes (past Load / Depend)", "comm"),
     Field("producer_scope", "str|null", "the producer's scope", "comm"),

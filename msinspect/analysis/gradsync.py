@@ -246,7 +246,8 @@ def gradient_sync(analysis) -> pd.DataFrame:
     rows = [row for result in analysis.results for row in result.held if row["update"] or row["synced_by"]]
     if not rows:
         return pd.DataFrame(columns=SYNC_COLUMNS)
-    by_layout = _replicas_by_layout(analysis.slices(), analysis)
+    slices = analysis.slices()
+    by_layout = _replicas_by_layout(slices[slices["kind"] == "weight"], analysis)
     comm = analysis.comm()
     where = {(f, line): (op, kind, ranks) for f, line, op, kind, ranks in
              zip(comm["file"], comm["line"], comm["op"], comm["kind"], comm["group_ranks"])} if len(comm) else {}

@@ -16,7 +16,7 @@ from msinspect.analysis.ops import as_shapes
 from msinspect.analysis.vocabulary import replace_graph_operator
 from msinspect.analysis.strategies import REPLACEMENT_NAME, strategy_of
 from msinspect.graph import to_networkx
-from msinspect.mindspore.layouts import call_of, divided, layout_of, shard_of, slice_by_map, standard
+from msinspect.mindspore.layouts import Call, call_of, divided, layout_of, shard_of, slice_by_map, standard
 from msinspect.model import IRFile, Node
 from msinspect.stages import stage_of
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from 
     import networkx as nx
 
 PARAM_COLUMNS = [
-    "rank", "param", "global_shape", "rank_shape", "op", "consumer", "in_strategy", "device_matrix",
+    "rank", "param", "kind", "global_shape", "rank_shape", "op", "consumer", "in_strategy", "device_matrix",
     "tensor_map", "slice_shape", "opt_shard_group", "opt_shard_ranks", "slice", "file", "line",
 ]
 #: The gathers of an optimizer-parallel weight (MindSpore names them
@@ -163,6 +163,9 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
     rows = []
     for param in ir.params:
         if not param.has_default:
+            row = _input_row(param, ctx, ir.path, is_global)
+            if row is not None:
+                rows.append(row)
             continue
         key = f"param:{param.name}"
         if key not in graph:
@@ -198,7 +201,7 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
             if global_shape is None and rank_shape is not None:
                 global_shape = _whole(rank_shape, strategy_of(node).in_strategy[index], optimizer.get(param.name))
         rows.append({
-            "rank": ctx.rank, "param": param.short_name, "global_shape": global_shape,
+            "rank": ctx.rank, "param": param.short_name, "kind": "weight", "global_shape": global_shape,
             "rank_shape": rank_shape, "op": node.op, "consumer": node.name,
             "in_strategy": strategy_of(node).in_strategy[index], "call": call,
             "input_index": index, "user_layout": _user_layout(node, index),
@@ -246,9 +249,38 @@ def _cut_by_shapes(param, own, whole, ctx: RankContext, optimizer: dict, path: s
     parts = tuple(w // o for o, w in zip(own, whole))
     if sum(p > 1 for p in parts) != 1:
         return None
-    return {"rank": ctx.rank, "param": param.short_name, "global_shape": tuple(whole), "rank_shape": tuple(own),
+    return {"rank": ctx.rank, "param": param.short_name, "kind": "weight", "global_shape": tuple(whole),
+            "rank_shape": tuple(own),
             "op": None, "consumer": None, "in_strategy": parts, "call": None, "input_index": 0, "user_layout": None,
             "opt_shard_group": "", "opt_shard_ranks": None, "file": path, "line": param.line}
+
+
+#: A graph input's whole shape, which 2.10 prints after its abstract (``%para1_x: <Tensor[Float32],
+#: (32, 1, 28, 28)> : [256, 1, 28, 28]``); a dynamic dimension is a symbol (``s3<[1,inf]>``).
+_WHOLE = re.compile(r"\[((?:-?\d+|s\d+<[^>]*>)(?:, (?:-?\d+|s\d+<[^>]*>))*)?\]")
+
+
+def _input_row(param, ctx: RankContext, path: str, is_global: bool) -> dict | None:
+    """The row of a graph input (a parameter of the file without a value: the dataset's tensors).
+    Its layout is the ``_VirtualDataset``'s, whose strategy the file does not keep past
+    step_parallel_end: read off its shapes instead, the whole one (printed after the abstract) by
+    the rank's, one part count per dimension (a dynamic dimension counted whole where both are
+    dynamic). Where the file's shapes are global (before the parallel pass cuts them) the rank's
+    part is not known: no cut, no slice."""
+    own = param.abstract.shape if param.abstract and param.abstract.kind == "Tensor" else None
+    found = _WHOLE.fullmatch(param.tail.strip()) if own is not None else None
+    if found is None:
+        return None
+    whole = tuple(int(v) if not v.startswith("s") else -1 for v in (found.group(1) or "").split(", ") if v)
+    parts = None
+    if not is_global and len(whole) == len(own):
+        dims = [(w, o) for w, o in zip(whole, own)]
+        if all((w == o == -1) or (w > 0 and o > 0 and w % o == 0) for w, o in dims):
+            parts = tuple(1 if w == o else w // o for w, o in dims)
+    return {"rank": ctx.rank, "param": param.short_name, "kind": "input", "global_shape": whole,
+            "rank_shape": None if is_global else tuple(own), "op": None, "consumer": None, "in_strategy": parts,
+            "call": Call("_VirtualDataset", (parts,)) if parts is not None else None, "input_index": 0,
+            "user_layout": None, "opt_shard_group": "", "opt_shard_ranks": None, "file": path, "line": param.line}
 
 
 def _whole(rank_shape, strategy, shard) -> tuple[int, ...] | None:
@@ -287,7 +319,8 @@ def with_slices(rows: list[dict], ctx: RankContext) -> list[dict]:
             raw = tuple(user["device_matrix"])  # the user's Layout is the weight's: its own matrix places the rank
             if ctx.local_rank is not None and prod(raw) == ctx.stage_devices and len(user["tensor_map"]) == len(shape or ()):
                 bounds = slice_by_map(raw, tuple(user["tensor_map"]), shape, ctx.local_rank)
-        elif call is None and shape is not None and ctx.stage_devices == max(row["in_strategy"], default=0):
+        elif call is None and shape is not None and row["in_strategy"] is not None \
+                and ctx.stage_devices == max(row["in_strategy"], default=0):
             matrix, tensor_map = (ctx.stage_devices,), tuple(0 if p > 1 else -1 for p in row["in_strategy"])
             if ctx.local_rank is not None:
                 bounds = slice_by_map(matrix, tensor_map, shape, ctx.local_rank)
@@ -301,6 +334,8 @@ def with_slices(rows: list[dict], ctx: RankContext) -> list[dict]:
                 if ctx.local_rank is not None:
                     bounds = layout.slice_of(index, shape, ctx.local_rank)
             # else no rule, or the consumer reads the weight reshaped: its map is of another shape
+        if shape is not None and any(d < 0 for d in shape):
+            bounds = None  # a dynamic dimension: its extent is not known before the run
         row["device_matrix"], row["tensor_map"] = matrix, tensor_map
         uneven = call is not None and call.attr("manual_split") is not None
         row["slice_shape"] = (tuple(b - a for a, b in bounds) if (uneven or shape == ()) and bounds is not None else
@@ -319,6 +354,11 @@ def _stored(bounds, row: dict, ctx: RankContext):
     if not ranks or ctx.rank not in ranks:
         return None
     return shard_of(bounds, len(ranks), sorted(ranks).index(ctx.rank))
+
+
+def weights_of(rows: list[dict]) -> list[dict]:
+    """The rows of weights among a rank's parameter rows (not its graph inputs)."""
+    return [row for row in rows if row.get("kind", "weight") == "weight"]
 
 
 def slice_text(bounds) -> str:

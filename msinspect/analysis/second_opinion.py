@@ -84,8 +84,8 @@ def recorded_slice(layout: WeightLayout, record: RankRecord, rank: int | None,
             return None, None
     else:  # (an uneven layout's full shape is its slice times the parts: MindSpore 2.10's layout dictionary)
         shape = layout.full_shape or shape
-    if rank is None or shape is None or len(layout.tensor_map) != len(shape):
-        return None, None
+    if rank is None or shape is None or len(layout.tensor_map) != len(shape) or any(d < 0 for d in shape):
+        return None, None  # (a dynamic dimension: its extent is known at run time only)
     devices = prod(layout.device_matrix) if layout.device_matrix else 1
     bounds = slice_by_map(tuple(layout.device_matrix), tuple(layout.tensor_map), tuple(shape), rank % devices, rows)
     if not layout.opt_shard_group:
@@ -118,6 +118,9 @@ def compare(row: dict, layout: WeightLayout | None, record: RankRecord | None) -
     """The record's columns for one weight row (:data:`RECORD_COLUMNS`)."""
     out = dict.fromkeys(RECORD_COLUMNS)
     if record is None:
+        out["record"] = "no record"
+        return out
+    if layout is None and row.get("kind") == "input":  # MindSpore records a graph input only where it laid it out
         out["record"] = "no record"
         return out
     if layout is None:

@@ -45,7 +45,9 @@ class Signature:
 def items_of(rows: RankRows, part: str) -> Counter:
     """The multiset a part of the signature digests, from the rank's rows."""
     if part == "weights":
-        return Counter(frozenset(row["param"] for row in rows.params))
+        from msinspect.analysis.params import weights_of
+
+        return Counter(frozenset(row["param"] for row in weights_of(rows.params)))
     if part == "ops":
         return Counter(row["op"] for row in rows.ops)
     if part == "strategies":

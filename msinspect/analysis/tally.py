@@ -48,8 +48,11 @@ def _comm_counts(comm: list[dict]) -> tuple:
 def tally_of(strategies: list[dict], comm: list[dict], params: list[dict]) -> Tally:
     """The counts of a rank's rows."""
     n_comm, by_kind, wire, unknown = _comm_counts(comm)
+    from msinspect.analysis.params import weights_of
+
+    weights = weights_of(params)  # not the graph's inputs
     return Tally(len(strategies), column(strategies, "set_by").count("user"), n_comm, by_kind,
-                 wire, unknown, len(params), frozenset(column(params, "param")))
+                 wire, unknown, len(weights), frozenset(column(weights, "param")))
 
 
 def with_comm(tally: Tally, comm: list[dict]) -> Tally:

@@ -28,7 +28,7 @@ COMM_PRIORITY = ["rank", "op", "kind", "wire_bytes", "group_ranks", "producer", 
 SHAPES_PRIORITY = ["rank", "name", "input", "global_shape", "strategy", "expected_rank_shape", "rank_shape", "ok",
                    "op", "line"]
 SLICES_PRIORITY = ["rank", "param", "slice_text", "record", "global_shape", "rank_shape", "strategy",
-                   "opt_shard_ranks", "device_matrix", "tensor_map", "consumer"]
+                   "opt_shard_ranks", "device_matrix", "tensor_map", "kind", "consumer"]
 
 
 def _selected(frame: pd.DataFrame, ranks: tuple[int, ...], selector: str | None, what: str,
@@ -138,7 +138,7 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_jsonl, as_csv, wide
 @rank_option
 @stage_option
 @click.option("--params", "params", is_flag=True,
-              help="Show the slice of each weight every rank holds (device matrix, tensor map).")
+              help="Show the slice of each weight (and graph input) every rank holds (device matrix, tensor map).")
 @click.option("--param", default=None, help="With --params: only this weight (e.g. w, layer1.weight).")
 @click.option("--mismatches", is_flag=True, help="Only per-rank shapes that differ from global / strategy.")
 @table_options
@@ -164,14 +164,14 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
             frame = _selected(frame, ranks, selector, "operator inputs")
     if params or param:
         frame = only_ranks(frame, ranks)
-        if frame.empty:  # no table: an empty one would read as "no rank holds any weight"
+        if not (frame["kind"] == "weight").any():  # an empty table would read as "no rank holds any weight"
             stages = sorted({r.stage for r in analysis.results if r.stage})
             earlier = {"validate": "step_parallel_end", "step_parallel_end": "step_parallel_begin"}.get(stages[-1]) \
                 if len(stages) == 1 else None
             click.echo(f"cannot tell: no weight of the files read (at {', '.join(stages) or 'none'}) is read by an "
                        "operator with a strategy, so which slice each rank holds is not in them"
                        + (f" (an earlier pass, --stage {earlier}, may hold it)" if earlier else ""), err=True)
-            if not (as_json or as_jsonl or as_csv):
+            if frame.empty and not (as_json or as_jsonl or as_csv):
                 return
         # beside each weight, MindSpore's own record of it where the rank folder holds one
         with errors():
@@ -180,7 +180,7 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
         # the strategy of the one input that reads the weight: `strategy`, as in the rows of shapes
         frame = frame.rename(columns={"in_strategy": "strategy"})
         emit(frame, as_json=as_json, as_csv=as_csv, as_jsonl=as_jsonl, title="parameter slices",
-             columns=["rank", "param", "global_shape", "rank_shape", "consumer", "strategy", "device_matrix",
+             columns=["rank", "param", "kind", "global_shape", "rank_shape", "consumer", "strategy", "device_matrix",
                       "tensor_map", "opt_shard_ranks", "slice_text"] + (["record"] if recorded else []),
              priority=SLICES_PRIORITY, merge=True, view=view)
         differs = frame[frame["record"] == "differs"]

@@ -451,3 +451,22 @@ def _gather(call: Call, devices: int) -> Laid | None:
     left = prod(table) not in (devices, 1)
     return Laid(tuple(table), (right_aligned(len(table)), tuple(-1 for _ in indices)), None, (),
                 "Gather: the table cut along the gathered axis", repeat_left=left)
+
+
+@rule("_VirtualDataset")
+def _virtual_dataset(call: Call, devices: int) -> Laid | None:
+    """``virtual_dataset_info.cc``: the layout of the graph's inputs (the dataset strategy, or all
+    ones under ``full_batch``). The matrix is the strategy of the input with the most dimensions;
+    each input is either whole or cut along one dimension into the same number of parts
+    (``shard_num``), which maps to the axis of that part in the matrix; the repeated axis goes on
+    the right."""
+    widest = max(call.in_strategy, key=len)
+    cut = {p for s in call.in_strategy for p in s if p != 1}
+    if len(cut) > 1 or not widest or any(sum(p != 1 for p in s) > 1 for s in call.in_strategy):
+        return None
+    shard = next(iter(cut), None)
+    if shard is not None and shard not in widest:
+        return None
+    axis = len(widest) - 1 - widest.index(shard) if shard is not None else -1
+    return Laid(tuple(widest), tuple(tuple(axis if p != 1 else -1 for p in s) for s in call.in_strategy), None, (),
+                "_VirtualDataset: each input whole or cut along one dimension into the dataset's parts")

@@ -166,7 +166,8 @@ def _against_record(analysis):
     compared = compared_rows(analysis)
     if compared is None:
         return None
-    return compared[compared["record"] == "differs"], (f"{len(compared)} weight row(s) of the ranks that kept "
+    return compared[compared["record"] == "differs"], (f"{len(compared)} row(s) of weights and graph inputs of the "
+                                                        f"ranks that kept "
                                                         f"MindSpore's own record held against it: "
                                                         f"{verdict_counts(compared)}")
 

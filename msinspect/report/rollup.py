@@ -35,7 +35,7 @@ from msinspect.analysis.gradsync import verdict_of
 from msinspect.mindspore.layouts import Layout
 from msinspect.analysis.memory import memory_of_rank, shards_of_rank
 from msinspect.analysis.ops import PIPELINE_OPS, selector_matches
-from msinspect.analysis.params import with_slices
+from msinspect.analysis.params import weights_of, with_slices
 from msinspect.analysis.vocabulary import KINDS
 from msinspect.rank_merge import rank_number
 from msinspect.ranks_text import ranks_text
@@ -292,7 +292,7 @@ class StageAxes:
             stage = ctx.stage_ranks or ctx.world or ()
             if not stage or id(stage) in done:
                 continue
-            rows = with_slices(by_rank[rank].params, ctx)
+            rows = with_slices(weights_of(by_rank[rank].params), ctx)
             full = [(tuple(r["device_matrix"]), tuple(r["tensor_map"]), r["global_shape"]) for r in rows
                     if isinstance(r["device_matrix"], (tuple, list)) and isinstance(r["tensor_map"], (tuple, list))
                     and math.prod(r["device_matrix"]) == len(stage)]
@@ -704,7 +704,7 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
         if mine and ops is not None and out.located.todo:
             out.located.add(ops)
         out.cost.add_rank(result.rank, ctx, comm, ops)
-        slices = with_slices(params, ctx)
+        slices = with_slices(weights_of(params), ctx)
         out.weights.add_rank(slices, ctx)
         out.sync.add_rank(held, slices, ctx)
         memory = memory_of_rank(result.rank, held, shards_of_rank(comm, held))

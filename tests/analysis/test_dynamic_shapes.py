@@ -25,7 +25,7 @@ def analysis():
 @pytest.mark.parametrize("rank", [0, 3])
 def test_the_weight_layout_and_slice(analysis, rank):
     slices = analysis.slices()
-    (w,) = slices[slices["rank"] == rank].itertuples()
+    (w,) = slices[(slices["rank"] == rank) & (slices["kind"] == "weight")].itertuples()
     assert (w.param, tuple(w.global_shape), tuple(w.rank_shape)) == ("w", (64, 128), (64, 32))
     assert (tuple(w.device_matrix), tuple(w.tensor_map), tuple(w.slice_shape)) == ((4, 2), (-1, 1), (64, 32))
     k = rank // 2

@@ -12,10 +12,14 @@ ZOO_04 = FIXTURES / "zoo" / "04_pipeline_hsdp_recompute"
 
 
 def test_no_weight_read_with_a_strategy_is_cannot_tell_not_an_empty_table():
-    # reshape_auto_7's compiled graph (validate) returns zeros: no Mul reads the weight there
-    done = invoke("shapes", RESHAPE_7, "--params")
+    # reshape_auto_7's compiled graph (validate) returns zeros: no Mul reads the weight there. Its
+    # graph input is still told: the UT feeds each of 8 ranks x (128, 28) under the default
+    # data-parallel dataset strategy, so the whole batch is 8 x 128 rows and rank 0 holds 0:128
+    done = invoke("shapes", RESHAPE_7, "--params", "--json")
     assert done.exit_code == 0
-    assert done.stdout == ""
+    (row,) = json.loads(done.stdout)
+    assert (row["param"], row["kind"], row["global_shape"]) == ("x", "input", [1024, 28])
+    assert row["slice"] == [[0, 128], [0, 28]]
     assert "cannot tell: no weight of the files read (at validate)" in done.stderr
     assert "--stage step_parallel_end" in done.stderr
 
@@ -72,6 +76,6 @@ def test_a_pipeline_whose_stages_cannot_be_told_has_no_layout_on_the_world():
     done = invoke("shapes", FIXTURES / "ut" / "b_test_pipeline_inference__test_pipeline_inference_first_stage",
                   "--params", "--stage", "step_parallel_end", "--json")
     assert done.exit_code == 0, done.stderr
-    (row,) = json.loads(done.stdout)
+    (row,) = [row for row in json.loads(done.stdout) if row["kind"] == "weight"]
     assert row["device_matrix"] is None and row["slice"] is None
     assert row["record"] == "cannot tell here" and row["ms_device_matrix"] == [2]
