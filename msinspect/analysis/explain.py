@@ -623,19 +623,44 @@ def _kept(node: Node):
     return tuple(zip(begin, end))
 
 
+def _weight_user(f: _File, weight: str) -> tuple[str, int] | None:
+    """(forward operator, input position) where the weight named ``weight`` is read with a
+    strategy: the first in file order; None where no such operator is in the file."""
+    keys = [k for k, d in f.graph.nodes(data=True) if d.get("node") is None and d.get("name") == weight]
+    for key in keys:
+        for user in consumers(f.graph, key):
+            if f.strategy_of(user) is not None and not is_backward(f.node(user)):
+                position = _position(f, path_between(f.graph, key, user) or [], key, user)
+                if position is not None:
+                    return user, position
+    return None
+
+
 def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None) -> Explanation:
-    weight = node.primitive_attrs.get("mirror_user_id") or e.producer
+    # the weight MindSpore names: on a mirror operator (step_parallel_end) its primitive, on the
+    # gradient's AllReduce it becomes (validate) the node's primal attributes; its producer there
+    # is the gradient's own operator (Grad_MatMul's MatMul-op2), not the weight
+    weight = (node.primitive_attrs.get("mirror_user_id") or node.cnode_primal_attrs.get("mirror_user_id")
+              or e.producer)
     over = f"over {ranks_text(e.group_ranks, word=True)}" if e.group_ranks else "over ranks the file does not tell"
     e.action = "replicas"
     e.headline = (f"{node.op} {over}: the ranks holding the same slice of {weight} (its replicas); its gradient "
                   "is summed over them in the backward pass")
+    position = None
+    if is_backward(node):  # the gradient's AllReduce: the weight's layout is its forward reader's
+        found = _weight_user(f, weight) if weight else None
+        if found is not None:
+            target, position = found
+            e.consumer = f.name(target)
     consumer = f.node(target)
     strategy = f.strategy_of(target)
     if consumer is None or strategy is None:
-        e.cannot_tell.append("the weight's layout: its consumer carries no strategy")
+        e.cannot_tell.append(f"the weight's layout: no operator of the file that reads {weight} carries a strategy"
+                             if is_backward(node) else "the weight's layout: its consumer carries no strategy")
         return e
-    trail = path_between(f.graph, node_id(node), target) or []
-    position = _position(f, trail, node_id(node), target)
+    if position is None:
+        trail = path_between(f.graph, node_id(node), target) or []
+        position = _position(f, trail, node_id(node), target)
     devices = f.devices
     layout = layout_of(call_of(consumer, strategy), devices)
     if layout is None or position is None or position >= len(layout.tensor_maps):
