@@ -1,12 +1,13 @@
 """``msinspect cost DUMP``: bytes on the wire per rank and step by parallel axis and phase, the
-rank-to-rank matrix, static memory per rank, and a time estimate at stated link speeds
-(:mod:`msinspect.analysis.cost`, :mod:`msinspect.analysis.memory`)."""
+rank-to-rank matrix, static and activation memory per rank and whether they fit a stated device
+memory, and a time estimate at stated link speeds (:mod:`msinspect.analysis.cost`,
+:mod:`msinspect.analysis.memory`, :mod:`msinspect.analysis.activations`)."""
 from __future__ import annotations
 
 import click
 
-from msinspect.cli.output import (analysed, emit, errors, jobs_option, json_option, lenient_option, scheduler_option,
-                                  stage_option, stdout, world_option)
+from msinspect.cli.output import (analysed, emit, errors, jobs_option, json_option, lenient_option, only_ranks,
+                                  rank_option, scheduler_option, stage_option, stdout, world_option)
 
 BY_CHOICES = ("axis", "phase", "axis,phase")
 #: The most rows of the --matrix table: past that many ranks, blocks of consecutive ranks.
@@ -27,29 +28,45 @@ def _count(value) -> str:
                                              "collectives, pairwise AlltoAll; said with it).")
 @click.option("--svg", "svg_path", type=click.Path(dir_okay=False), default=None,
               help="Write the rank-to-rank matrix as an SVG heat map to this file.")
-@click.option("--memory", is_flag=True, help="Also static memory per rank: weights, gradients, optimizer states.")
+@click.option("--memory", is_flag=True, help="Also memory per rank: weights, gradients, optimizer states, and "
+                                             "the activations (an estimate).")
+@click.option("--device-memory", "device_memory", default=None, metavar="SIZE",
+              help="A device's memory (32GiB, 80GB, 16000MiB): say per rank whether static memory plus the "
+                   "activation estimate fits (implies --memory).")
 @click.option("--link", default=None, metavar="intra=GBPS,inter=GBPS",
               help="Link speeds in GB/s: an estimated time per step per rank from the matrix (an estimate).")
 @click.option("--ranks-per-node", type=click.IntRange(min=1), default=None,
               help="Ranks on one node (with --link): rank // N is a rank's node.")
+@rank_option
 @stage_option
 @world_option
 @lenient_option
 @jobs_option
 @scheduler_option
 @json_option
-def cost(dump, by, matrix, svg_path, memory, link, ranks_per_node, stage, world, lenient, jobs, scheduler, as_json):
+def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node, ranks, stage, world, lenient, jobs,
+         scheduler, as_json):
     """What one step costs: the bytes each rank sends on the wire per step (the comm rows' wire
     bytes, times the runs of a subgraph called several times; micro-batches as unrolled in the
     IR) by parallel axis (data, tensor, expert, pipeline, optimizer shard; "cannot tell" where
     the IR does not say) and phase (forward, backward, optimizer); with --matrix who sends to
-    whom; with --memory weights, gradients and optimizer states per rank; with --link an
-    estimated time. --json: every number."""
+    whom; with --memory weights, gradients and optimizer states per rank and an estimate of its
+    activations (the forward outputs the backward reads, recompute and the micro-batches 1F1B
+    keeps in flight counted); with --device-memory whether they fit; with --link an estimated
+    time; with --rank those ranks only. --json: every number."""
     from msinspect.analysis import cost as costs_
+    from msinspect.analysis import activations as activations_
     from msinspect.analysis.memory import memory_per_rank
 
     if link and not ranks_per_node:
         raise click.UsageError("--link needs --ranks-per-node N (which ranks share a node)")
+    device_bytes = None
+    if device_memory is not None:
+        try:
+            device_bytes = activations_.parse_size(device_memory)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--device-memory")
+        memory = True
     speeds = None
     if link:
         try:
@@ -63,12 +80,19 @@ def cost(dump, by, matrix, svg_path, memory, link, ranks_per_node, stage, world,
             from msinspect.report.files import check_writable
 
             check_writable(Path(svg_path), overwrite=True)
-        analysis = analysed(dump, stage, jobs, quiet=as_json, lenient=lenient, world=world, scheduler=scheduler)
+        analysis = analysed(dump, stage, jobs, quiet=as_json, lenient=lenient, world=world, scheduler=scheduler,
+                            ranks=ranks)
         costs = costs_.comm_costs(analysis)
         split = costs_.bytes_by(analysis, tuple(by.split(",")), costs)
         pairs = costs_.rank_matrix(analysis, costs) if (matrix or svg_path or speeds or as_json) else None
         held = memory_per_rank(analysis) if (memory or as_json) else None
+        active = activations_.activations_per_rank(analysis) if (memory or as_json) else None
         times = costs_.link_time(pairs, speeds, ranks_per_node) if speeds else None
+    if ranks:  # --rank: what those ranks send, hold and cost (the job was read whole)
+        split, costs, held, active, times = (only_ranks(f, ranks) if f is not None else None
+                                             for f in (split, costs, held, active, times))
+        pairs = pairs[pairs["src"].isin(ranks)] if pairs is not None and not pairs.empty else pairs
+    fits = activations_.fit_per_rank(held, active, device_bytes) if device_bytes is not None else None
     if svg_path:
         from pathlib import Path
 
@@ -87,6 +111,7 @@ def cost(dump, by, matrix, svg_path, memory, link, ranks_per_node, stage, world,
         click.echo(json.dumps(plain({
             "by": by, "bytes": rows(split), "operators": rows(costs), "matrix": rows(pairs),
             "matrix_assumption": costs_.MATRIX_ASSUMPTION, "memory": rows(held),
+            "activations": rows(active), "activations_estimate": activations_.LEAVES_OUT, "fit": rows(fits),
             "link_time": rows(times), "link_estimate": costs_.ESTIMATE_NOTE if times is not None else None,
         }), indent=2, ensure_ascii=False))
         return
@@ -119,8 +144,28 @@ def cost(dump, by, matrix, svg_path, memory, link, ranks_per_node, stage, world,
         shown = held.assign(**{c: [_count(v) for v in held[c]]
                                for c in ("weights", "gradients", "states", "states_expected", "other", "total")})
         emit(held, as_json=False, as_csv=False, title="static memory per rank, bytes", shown=shown, merge=True)
+        _activations(active, fits)
     if times is not None:
         shown = times.assign(seconds=["cannot tell" if s is None or s != s else f"{s:.6f}" for s in times["seconds"]])
         emit(times, as_json=False, as_csv=False, title="time on the wire per step (estimate)", shown=shown,
              columns=["rank", "intra_bytes", "inter_bytes", "seconds"])
         stdout().print(costs_.ESTIMATE_NOTE)
+
+
+def _activations(active, fits) -> None:
+    """The activation estimate per rank, what it leaves out, and whether each rank fits."""
+    numbers = ("micro_batches", "in_flight", "per_micro", "shared", "inputs", "activations")
+    shown = active.assign(**{c: [_count(v) for v in active[c]] for c in numbers})
+    columns = ["rank", "stage", *numbers] + (["why"] if any(active["why"]) else [])
+    emit(active, as_json=False, as_csv=False, title="activation memory per rank, bytes (an estimate)", shown=shown,
+         columns=columns, merge=True)
+    from msinspect.analysis.activations import LEAVES_OUT
+
+    stdout().print(LEAVES_OUT)
+    if fits is None:
+        return
+    shown = fits.assign(**{c: [_count(v) for v in fits[c]] for c in ("static", "activations", "total",
+                                                                      "device_memory")},
+                        headroom=["cannot tell" if h is None else f"{int(h):,}" for h in fits["headroom"]])
+    emit(fits, as_json=False, as_csv=False, title="will it fit: static + activations against the device memory",
+         shown=shown, merge=True, styles={"fits": "bold"})
