@@ -24,7 +24,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.explain_layouts import OutputLayout, input_layout, output_layout, ranks_along
+from msinspect.analysis.explain_layouts import (COMBINED_BY, OutputLayout, input_layout, output_layout, ranks_along,
+                                                reduced_parts)
 from msinspect.analysis.flow import (consumers, first_input, is_data_edge, label, passes_through, path_between,
                                      producer)
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
@@ -87,7 +88,8 @@ class Explanation:
     consumer_layout: tuple[int, ...] | None = None
     """Parts per dimension of the tensor as the consumer takes it (its in_strategy for that input)."""
     action: str | None = None
-    """``sum``, ``gather``, ``split``, ``exchange``, ``replicas``, ``send``, ``receive``, ``none``;
+    """``sum``, ``max`` / ``min`` / ``prod`` (a reduction that does not sum, combined over the
+    ranks), ``gather``, ``split``, ``exchange``, ``replicas``, ``send``, ``receive``, ``none``;
     None: cannot tell."""
     dims: tuple[int, ...] = ()
     """The dimensions the step gathers (``gather``, ``exchange``), splits (``split``) or sums over."""
@@ -388,13 +390,18 @@ def _producer_layout(f: _File, key: str | None) -> tuple[OutputLayout | None, st
     strategy = f.strategy_of(key)
     row = f.strategies.get(node.line)
     out = row.get("out_strategy") if row else None
+    found = output_layout(node, strategy, f.devices) if strategy is not None else None
     if out:
+        # out_strategy says how the output leaves the operator once its own communication ran;
+        # the in_strategy's rule still says which axes hold partial sums before it
         first = tuple(out[0])
-        return OutputLayout(first, (), tuple(None for _ in first), rule="its out_strategy"), \
-            f"{node.name} ({node.op}) out_strategy {_strategy_text(out)}"
+        said = f"{node.name} ({node.op}) in_strategy {_strategy_text(strategy)}, out_strategy {_strategy_text(out)}"
+        if found is not None and found.factors == first:
+            return replace(found, rule=f"{found.rule}; its out_strategy the same"), said
+        return OutputLayout(first, found.matrix if found else (), tuple(None for _ in first),
+                            found.partial if found else (), rule="its out_strategy"), said
     if strategy is None:
         return None, f"{node.name} ({node.op}) carries no strategy"
-    found = output_layout(node, strategy, f.devices)
     if found is None:
         return None, f"no rule for how {node.op} cuts its output (in_strategy {_strategy_text(strategy)})"
     return found, f"{node.name} ({node.op}) in_strategy {_strategy_text(strategy)}"
@@ -483,6 +490,10 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
         e.cannot_tell.append(f"what the consumer needs: {e.consumer} carries no strategy for that input")
     if layout is not None and layout.partial and node.op in ("AllReduce", "ReduceScatter"):
         return _partial_sum(f, node, e, layout, over)
+    made = f.node(source)
+    combined = reduced_parts(made, f.strategy_of(source), f.devices) if made is not None else None
+    if combined is not None and combined.partial and node.op == "AllReduce":
+        return _partial_sum(f, node, e, combined, over, COMBINED_BY[made.op.removeprefix("PrimFunc_")])
     if kind == "forward" and node.op in ("AllReduce", "ReduceScatter", "AllGather"):
         e.headline = f"{node.op} {over}: {e.producer}'s own communication (its replacement graph or its rule)"
         e.cannot_tell.append(f"which dimension: no rule here for {f.node(source).op if f.node(source) else '?'}")
@@ -490,16 +501,36 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
     return _step(f, node, e, layout, wanted, over)
 
 
-def _partial_sum(f: _File, node: Node, e: Explanation, layout: OutputLayout, over: str) -> Explanation:
-    e.action = "sum"
+def _partial_sum(f: _File, node: Node, e: Explanation, layout: OutputLayout, over: str,
+                 combine: str = "sum") -> Explanation:
+    """The collective that combines each rank's partial result over the matrix axes
+    ``layout.partial``: a sum, or (``combine``) the max, min or product of a reduction that does
+    not sum."""
+    e.action = combine
     e.parts = 1
     for axis in layout.partial:
         e.parts *= layout.matrix[axis]
     e.predicted_group = f.group(layout.matrix, layout.partial)
     made = f.node(producer(f.graph, node_id(node)))
     what = "its contracted dimension" if made is not None and "MatMul" in made.op else "the dimension it reduces"
-    e.headline = (f"{node.op} {over}: {e.producer} cuts {what} {e.parts} ways, so each rank holds a partial sum; "
-                  f"{e.consumer or 'its consumer'} needs the whole sum")
+    held = "a partial sum" if combine == "sum" else f"the {combine} of its part only"
+    whole = "the whole sum" if combine == "sum" else f"the {combine} over every part"
+    e.headline = (f"{node.op} {over}: {e.producer} cuts {what} {e.parts} ways, so each rank holds {held}; "
+                  f"{e.consumer or 'its consumer'} needs {whole}")
+    if combine != "sum":
+        told = node.primitive_attrs.get("op")
+        if told is not None and told != combine:
+            e.cannot_tell.append(f"the AllReduce's op is {told!r}, not the {combine!r} {made.op} needs: "
+                                 "the reconstruction is off here")
+    rule = output_layout(made, f.strategy_of(node_id(made)), f.devices) if made is not None else None
+    if node.op == "ReduceScatter" and rule is not None and len(rule.factors) == len(layout.factors):
+        # the sum leaves cut where the out_strategy cuts further than the in_strategy's rule
+        e.dims = tuple(i for i, (a, b) in enumerate(zip(rule.factors, layout.factors)) if b > a)
+        if e.dims:
+            cuts = ", ".join(f"dimension {i} {layout.factors[i] // rule.factors[i]} ways" for i in e.dims)
+            e.headline = (f"{node.op} {over}: {e.producer} cuts {what} {e.parts} ways, so each rank holds a partial "
+                          f"sum; the ranks add them and each keeps its part of the sum ({cuts}: its out_strategy "
+                          f"{_shape_text(layout.factors)})")
     _compare_group(e, layout)
     return e
 

@@ -7,7 +7,7 @@ say how its output is cut) gets None: "cannot tell", never a guess.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import product as cartesian
 from math import prod
 
@@ -78,3 +78,19 @@ def ranks_along(matrix: tuple[int, ...], axes, local_rank: int, stage_ranks: tup
                      for js in cartesian(*(range(matrix[i]) for i in axes)))
     ordered = sorted(stage_ranks)
     return tuple(ordered[i] for i in locals_)
+
+
+#: Reductions that do not sum, and the AllReduce ``op`` that combines each rank's part of one:
+#: the max of the ranks' maxima is the max (``reduce_method_info.cc``, ReduceMaxInfo ...).
+COMBINED_BY = {"ReduceMax": "max", "ReduceMin": "min", "ReduceProd": "prod"}
+
+
+def reduced_parts(node: Node, in_strategy, devices: int | None) -> OutputLayout | None:
+    """A reduction of :data:`COMBINED_BY`'s output layout with ``partial`` the matrix axes of its
+    cut reduced dimensions, over which each rank holds its part's max (min, product): the axes a
+    sum over the same dimensions leaves partial. None for any other operator, or no layout."""
+    op = node.op.removeprefix("PrimFunc_")
+    if op not in COMBINED_BY or not in_strategy or any(ints(s) is None and s != () for s in in_strategy):
+        return None
+    found = _output(layout_of(replace(call_of(node, in_strategy), op="ReduceSum"), devices))
+    return replace(found, rule=found.rule.replace("ReduceSum", op)) if found is not None else None

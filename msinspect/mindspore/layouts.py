@@ -60,11 +60,18 @@ RULE_ATTRS = ("transpose_a", "transpose_b", "transpose_x1", "transpose_x2", "kee
               "manual_split_with_offset")
 
 
+#: Reductions whose ``dim`` written ``None`` reduces every dimension (``ops.sum(x)``, ``ops.mean(x)``).
+_NONE_IS_EVERY_DIM = frozenset({"SumExt", "MeanExt"})
+
+
 def call_of(node, in_strategy=()) -> Call:
     """The :class:`Call` of an IR node (:class:`msinspect.model.Node`) with this strategy."""
     attrs = node.primitive_attrs
-    return Call(node.op.removeprefix("PrimFunc_"), tuple(_dims(s) for s in in_strategy or ()),
-                tuple(v if _constant(v) else None for v in node.inputs),
+    op = node.op.removeprefix("PrimFunc_")
+    operands = tuple(v if _constant(v) else None for v in node.inputs)
+    if op in _NONE_IS_EVERY_DIM and len(node.inputs) > 1 and node.inputs[1] is None:
+        operands = (operands[0], (), *operands[2:])  # the IR's literal None: an empty axis tuple
+    return Call(op, tuple(_dims(s) for s in in_strategy or ()), operands,
                 tuple((k, attrs[k]) for k in RULE_ATTRS if k in attrs))
 
 

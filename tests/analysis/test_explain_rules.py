@@ -79,3 +79,75 @@ def test_mirror_at_validate_is_named_after_its_weight(zoo10_validate, weight, re
     assert tuple(e.group_ranks) == replicas
     assert tuple(e.predicted_group) == replicas
     assert not e.cannot_tell
+
+
+# ------------------------------------------------------------------ (b) partial results of a producer
+@pytest.fixture(scope="module")
+def zoo12():
+    """Zoo 12 (fixtures/zoo/nets/12_mf_llama_tp8.py): MindFormers Llama, dp 2 x mp 4 on 8 ranks,
+    rank = dp * 4 + mp; every Linear is MatMul(transpose_b=True) named ``matmul``; rows 4 x 64 =
+    256, hidden 512, FFN 1536, vocabulary 1024."""
+    return _zoo("12_mf_llama_tp8", "step_parallel_end")
+
+
+def test_row_parallel_matmul_with_out_strategy_sums_over_tp_group(zoo12):
+    # wo and w2 are ((2, 4), (1, 4)) with out_strategy ((2, 1),): x (rows, in) cut (2, 4) times
+    # the weight (out, in) transposed, cut (1, 4) on `in`: device matrix (dp 2, in 4, out 1), the
+    # contracted `in` cut 4 ways leaves partial sums on the middle axis (stride 1): rank 0 sums
+    # with 0-3. The out_strategy (2, 1) asks for whole rows per dp part, which is what the sum
+    # gives: an AllReduce (not a ReduceScatter), and the residual add ((2, 1, 1), (2, 1, 1))
+    # after a Reshape takes it. w2 has no out_strategy: the same sum by the rule alone. Two
+    # answers (wo's facts name its out_strategy), each for the two layers.
+    found = [e for e in explain(zoo12, "type:AllReduce", rank=0) if e.producer == "matmul" and e.consumer == "add"]
+    assert len(found) == 2
+    assert sum(any("out_strategy ((2, 1),)" in t for t in e.facts) for e in found) == 1
+    for e in found:
+        assert len(e.lines) == 2
+        assert (e.kind, e.action, e.parts) == ("forward", "sum", 4)
+        assert e.producer_layout == (2, 1)
+        assert tuple(e.group_ranks) == (0, 1, 2, 3)
+        assert tuple(e.predicted_group) == (0, 1, 2, 3)
+        assert not e.cannot_tell
+
+
+def test_reduce_max_over_cut_vocabulary_takes_the_max(zoo12):
+    # The loss's ReduceMax ((2, 4),) over the vocabulary (dimension 1, cut 4 ways by mp): each
+    # rank holds the max of its 256 classes only; the max over all 1024 is the max of the four
+    # ranks' maxima: AllReduce(max). The device matrix is the strategy (2, 4) itself (8
+    # devices, no repeat), the vocabulary's axis has stride 1: ranks 0-3. A sum would be wrong.
+    e = _one(explain(zoo12, "type:AllReduce", rank=0), producer="max")
+    assert (e.action, e.parts) == ("max", 4)
+    assert "max of its part" in e.headline and "partial sum" not in e.headline
+    assert tuple(e.group_ranks) == (0, 1, 2, 3)
+    assert tuple(e.predicted_group) == (0, 1, 2, 3)
+
+
+def test_sequence_parallel_reduce_scatter_keeps_a_part_of_the_sum():
+    # Zoo 14 (14_mf_llama_seq_parallel.py: dp 1 x mp 4 with use_seq_parallel on 4 ranks): wo and
+    # w2 are ((1, 4), (1, 4)) with out_strategy ((4, 1),): the contracted `in` is cut 4 ways
+    # (partial sums over ranks 0-3) and the out_strategy cuts the rows 4 ways where the in_strategy
+    # leaves them whole (x's rows cut 1): a ReduceScatter that sums and leaves each rank a quarter
+    # of the rows, dimension 0. Two layers x (wo, w2): 4 operators.
+    e = _one(explain(_zoo("14_mf_llama_seq_parallel", "step_parallel_end"), "type:ReduceScatter", rank=0),
+             producer="matmul")
+    assert len(e.lines) == 4
+    assert (e.action, e.parts, e.dims) == ("sum", 4, (0,))
+    assert "needs the whole sum" not in e.headline
+    assert tuple(e.group_ranks) == (0, 1, 2, 3)
+    assert tuple(e.predicted_group) == (0, 1, 2, 3)
+
+
+def test_sum_ext_with_dim_none_sums_every_dimension():
+    # Zoo 19 (19_doc_optimizer_parallel.py: no shard(), semi-auto, 8 ranks, 32 rows each): the
+    # loss's mean is SumExt(x, None, False) with the default strategy ((8,),): dim None reduces
+    # every dimension, so the output is a scalar, and each rank holds the sum of its 32 rows; the
+    # AllReduce(sum) over the world (matrix (8,), ranks 0-7) makes the whole. Two such SumExts
+    # (the loss and its smoothing term) a loss, ((8,),) and ((8, 1),).
+    found = explain(_zoo("19_doc_optimizer_parallel", "step_parallel_end"), "type:AllReduce", rank=0)
+    summed = [e for e in found if e.action == "sum"]
+    assert len(summed) == len(found) == 4
+    for e in summed:
+        assert e.producer_layout == ()
+        assert e.parts == 8
+        assert tuple(e.predicted_group) == tuple(range(8))
+        assert not e.cannot_tell
