@@ -49,11 +49,46 @@ def memory_cell(result) -> str:
     return _spread([per.get("total") for per in result.memory.values()], _size)
 
 
+def activations_cell(result) -> str:
+    """The activation estimate per rank (an estimate: :mod:`msinspect.analysis.activations`)."""
+    if result.activations is None:
+        return "cannot tell" if result.activations_why else "-"
+    return _spread(list(result.activations.values()), _size)
+
+
+def fits_cell(result, device_memory: int) -> str:
+    """Whether every rank's static memory plus its activations fits ``device_memory``: ``fits``,
+    ``does not fit: ranks 4-7``, ``cannot tell``; a rank that does not fit is said before one that
+    cannot be told."""
+    from msinspect.analysis.activations import fit_of
+
+    if result.memory is None:
+        return "cannot tell"
+    verdicts = {rank: fit_of(part.get("total"), (result.activations or {}).get(rank), device_memory)["fits"]
+                for rank, part in result.memory.items()}
+    short = [r for r, v in verdicts.items() if v.startswith("does not fit") and r is not None]
+    if short:
+        return f"does not fit: {ranks_text(sorted(short), word=True)}"
+    if any(v.startswith("cannot tell") for v in verdicts.values()) or not verdicts:
+        return "cannot tell"
+    return "fits"
+
+
+def columns_of(report) -> list[str]:
+    """The table's columns: :data:`COLUMNS`, and a fit column where a device memory was stated."""
+    if report.device_memory is None:
+        return COLUMNS
+    return COLUMNS[:-1] + [f"fits {_size(report.device_memory)}", COLUMNS[-1]]
+
+
 def sweep_rows(report) -> list[dict]:
     """One row per setting, as the table shows it."""
     rows = []
     for s in report.settings:
         compiled = s.status in ("ok", "failed") and bool(s.ranks_ok)
+        analysed = compiled and not s.analysis_error
+        fit = {} if report.device_memory is None else {
+            f"fits {_size(report.device_memory)}": fits_cell(s, report.device_memory) if analysed else "-"}
         rows.append({
             "setting": s.label,
             "result": s.status if s.status != "failed" else ("failed" if not s.ranks_ok else "some failed"),
@@ -61,12 +96,15 @@ def sweep_rows(report) -> list[dict]:
             "collectives": _spread(list(s.collectives.values()), str) if s.collectives else "-",
             "bytes / step by axis": (axis_cell(s) if compiled and not s.analysis_error else "-"),
             "memory / rank": (memory_cell(s) if compiled and not s.analysis_error else "-"),
+            "activations / rank": activations_cell(s) if analysed else "-",
+            **fit,
             "wall s": f"{s.wall_seconds:.0f}",
         })
     return rows
 
 
-COLUMNS = ["setting", "result", "ranks ok", "collectives", "bytes / step by axis", "memory / rank", "wall s"]
+COLUMNS = ["setting", "result", "ranks ok", "collectives", "bytes / step by axis", "memory / rank",
+           "activations / rank", "wall s"]
 
 
 def _what(report) -> str:
@@ -84,7 +122,7 @@ def _notes(report) -> list[str]:
                 lines.append(f"{s.label}: {ranks_text(f['ranks'], word=True)} {f['state']}: {f['reason']}")
         elif s.reason:
             lines.append(f"{s.label}: {s.reason}")
-        for what, why in (("bytes", s.cost_why), ("memory", s.memory_why)):
+        for what, why in (("bytes", s.cost_why), ("memory", s.memory_why), ("activations", s.activations_why)):
             if why and s.ranks_ok:
                 lines.append(f"{s.label}: {what} {why}")
         if s.analysis_error:
@@ -100,7 +138,7 @@ def write_page(report) -> Path:
 
     rows = [{**row, "status": s.status} for row, s in zip(sweep_rows(report), report.settings)]
     page = environment().get_template("sweep.html.j2").render(
-        title=f"msinspect sweep: {report.script.name}", what=_what(report), columns=COLUMNS, rows=rows,
+        title=f"msinspect sweep: {report.script.name}", what=_what(report), columns=columns_of(report), rows=rows,
         notes=_notes(report), folder=str(report.sweep_dir),
         made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     path = Path(report.sweep_dir) / "sweep.html"
@@ -116,10 +154,15 @@ def format_sweep(report, width: int = 120) -> str:
 
     from msinspect.cli.compare_cmd import plain_table
 
-    lines = [_what(report)] + plain_table(sweep_rows(report), COLUMNS)
+    from msinspect.analysis.activations import LEAVES_OUT
+
+    lines = [_what(report)] + plain_table(sweep_rows(report), columns_of(report))
+    fits = ("; fits: static memory plus activations against the device memory stated, every rank"
+            if report.device_memory is not None else "")
     lines += textwrap.wrap("(collectives: communication operators that move data, per rank; bytes: what each rank "
                            "sends on the wire per step; memory: weights, gradients and optimizer states per rank; "
-                           "a range: the ranks differ)", width=max(60, min(width, 120)))
+                           f"activations: {LEAVES_OUT}{fits}; a range: the ranks differ)",
+                           width=max(60, min(width, 120)))
     lines += _notes(report)
     lines.append(f"run folders: {report.sweep_dir}/<setting>/dryrun-*/ (sweep.json holds every field, "
                  "sweep.html the table for a browser)")
@@ -149,11 +192,16 @@ def format_sweep(report, width: int = 120) -> str:
 @click.option("--timeout", type=click.FloatRange(min=1), default=600, show_default=True,
               help="Seconds allowed per rank.")
 @click.option("--python", "python", default=None, metavar="PATH", help="Run the script with this interpreter.")
+@click.option("--device-memory", "device_memory", default=None, metavar="SIZE",
+              help="A device's memory (32GiB, 80GB): say per setting whether every rank's static memory plus "
+                   "its activation estimate fits.")
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep (every setting, every field) as JSON.")
-def sweep(script, script_args, ranks, grid, via, only, jobs, out_root, timeout, python, as_json) -> None:
+def sweep(script, script_args, ranks, grid, via, only, jobs, out_root, timeout, python, device_memory,
+          as_json) -> None:
     """Dry-run SCRIPT once per setting of a grid (MP=1,2,4,8), RANKS simulated ranks each, and
     tabulate per setting: compiled or MindSpore's reason why not, collectives per rank, bytes per
-    step by parallel axis and memory per rank.
+    step by parallel axis, memory and an activation estimate per rank, and with --device-memory
+    whether each setting fits.
 
     Each setting's dry-run folder is kept (compare two with msinspect compare); sweep.json holds
     the table. A setting that fails does not stop the sweep; Ctrl-C stops every process and says
@@ -163,6 +211,14 @@ def sweep(script, script_args, ranks, grid, via, only, jobs, out_root, timeout, 
     from msinspect.dryrun.progress import RankProgress
     from msinspect.dryrun.sweep import SweepInterrupted, parse_grid, run_sweep, settings_of
 
+    from msinspect.analysis.activations import parse_size
+
+    device_bytes = None
+    if device_memory is not None:
+        try:
+            device_bytes = parse_size(device_memory)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--device-memory")
     console = make_console(stderr=True)
     state = {"progress": None}
 
@@ -200,7 +256,7 @@ def sweep(script, script_args, ranks, grid, via, only, jobs, out_root, timeout, 
 
         report = run_sweep(script, ranks, parsed, via=via, only=only, out_root=out_root, jobs=jobs,
                            timeout=timeout, script_args=script_args, python=python,
-                           on_setting=on_setting, on_update=on_update)
+                           on_setting=on_setting, on_update=on_update, device_memory=device_bytes)
         write_page(report)
     if as_json:
         click.echo(to_json(report.to_dict()))

@@ -1,7 +1,8 @@
 """A what-if sweep: the dry run (:func:`msinspect.dryrun.run_dryrun`) once per setting of a grid
 of values a script reads, each run kept, and per setting what a person picks a configuration by:
 whether it compiled (else MindSpore's reason), the collectives per rank, the bytes each rank
-sends per step by parallel axis and its static memory.
+sends per step by parallel axis, its static memory and an estimate of its activations
+(:mod:`msinspect.analysis.activations`), and with a stated device memory whether they fit.
 
 A grid is one or more names, each with its values (``MP=1,2,4,8``); several names give every
 combination, the first name varying slowest. A setting reaches the script as environment
@@ -125,8 +126,12 @@ class SettingResult:
     """Per rank: bytes on the wire per step by parallel axis (None: :attr:`cost_why`)."""
     memory: dict[int, dict[str, int | None]] | None = None
     """Per rank: static memory by part, ``total`` included (None: :attr:`memory_why`)."""
+    activations: dict[int, int | None] | None = None
+    """Per rank: the activation estimate in bytes (None for a rank: :attr:`activations_why`;
+    None: the analysis could not run)."""
     cost_why: str = ""
     memory_why: str = ""
+    activations_why: str = ""
     analysis_error: str = ""
     """Why the compiled ranks' IR could not be analysed, if it could not."""
 
@@ -150,6 +155,8 @@ class SweepReport:
     started: str = ""
     wall_seconds: float = 0.0
     interrupted: bool = False
+    device_memory: int | None = None
+    """The device memory (bytes) the user stated: each setting's ranks are held against it."""
 
     @property
     def ok(self) -> bool:
@@ -161,7 +168,8 @@ class SweepReport:
         return {"script": str(self.script), "sweep_dir": str(self.sweep_dir), "ranks": self.ranks,
                 "only": self.only, "via": self.via, "grid": {n: list(v) for n, v in self.grid},
                 "started": self.started, "wall_seconds": round(self.wall_seconds, 1),
-                "interrupted": self.interrupted, "settings": [s.to_dict() for s in self.settings]}
+                "interrupted": self.interrupted, "device_memory": self.device_memory,
+                "settings": [s.to_dict() for s in self.settings]}
 
     def write(self) -> Path:
         """``sweep.json`` in the sweep folder (atomically)."""
@@ -191,14 +199,15 @@ def run_sweep(script: Path | str, ranks: int, grid: Sequence[tuple[str, Sequence
               jobs: int = 2, timeout: float = 600.0, script_args: Sequence[str] = (), keep_all_passes: bool = False,
               python: str | None = None, build_device: str = "cpu", environment=None,
               on_setting: SettingCallback | None = None, on_update=None, analyse_runs: bool = True,
-              allow_accelerator: bool = False) -> SweepReport:
+              allow_accelerator: bool = False, device_memory: int | None = None) -> SweepReport:
     """Dry-run ``script`` as ``ranks`` simulated ranks (``only``: those) once per setting of
     ``grid`` (``[("MP", ["1", "2"])]`` or ``["MP=1,2"]``: :func:`parse_grid`), the setting passed
     ``via`` environment variables (``"env"``) or script arguments (``"arg"``:
     :func:`script_args_for`); return the :class:`SweepReport` (also in ``sweep.json``).
 
     ``analyse_runs``: read each compiled run's IR for the collectives, bytes per axis and memory
-    per rank (:mod:`msinspect.analysis.jobdiff`'s readers of the cost analysis). Other arguments
+    per rank (:mod:`msinspect.analysis.jobdiff`'s readers of the cost analysis) and the activation
+    estimate; ``device_memory`` (bytes): recorded, each rank held against it. Other arguments
     go to :func:`~msinspect.dryrun.run_dryrun` as they are. Raises :class:`SweepError` for a grid
     that cannot be read, :class:`~msinspect.dryrun.DryRunError` when the dry run cannot start at
     all (no environment, a real accelerator), :class:`SweepInterrupted` on Ctrl-C / SIGTERM."""
@@ -225,7 +234,8 @@ def run_sweep(script: Path | str, ranks: int, grid: Sequence[tuple[str, Sequence
         results.append(SettingResult(setting=setting, label=label_of(setting), folder=folder))
     report = SweepReport(script=script, sweep_dir=sweep_dir, ranks=ranks,
                          only=only if only is None or isinstance(only, str) else ",".join(map(str, only)),
-                         via=via, grid=grid, settings=results, started=_dt.datetime.now().isoformat(timespec="seconds"))
+                         via=via, grid=grid, settings=results, started=_dt.datetime.now().isoformat(timespec="seconds"),
+                         device_memory=device_memory)
     report.write()
     start = time.monotonic()
     try:
@@ -308,7 +318,7 @@ def _mark(run: DryRunReport, report: SweepReport, result: SettingResult) -> None
 
 
 def _analyse(result: SettingResult, run: DryRunReport) -> None:
-    """Collectives, bytes per axis and memory of the ranks that compiled."""
+    """Collectives, bytes per axis, memory and activations of the ranks that compiled."""
     from msinspect.analysis.collect import analyse
     from msinspect.analysis.jobdiff import axis_bytes, rank_memory
     from msinspect.dumps import Dump, load_dump
@@ -321,5 +331,16 @@ def _analyse(result: SettingResult, run: DryRunReport) -> None:
                               for res in analysis.results}
         result.bytes_by_axis, result.cost_why = axis_bytes(analysis)
         result.memory, result.memory_why = rank_memory(analysis)
+        result.activations, result.activations_why = _activations(analysis)
     except (MsInspectError, OSError, ValueError) as error:
         result.analysis_error = f"{type(error).__name__}: {error}"
+
+
+def _activations(analysis) -> tuple[dict | None, str]:
+    """The activation estimate per rank (:func:`~msinspect.analysis.activations.activations_per_rank`)
+    as ``{rank: bytes or None}``, and why a rank's cannot be told (the first reason) or ""."""
+    from msinspect.analysis.activations import activations_per_rank
+
+    rows = activations_per_rank(analysis).to_dict("records")
+    why = next((row["why"] for row in rows if row["activations"] is None), "")
+    return {row["rank"]: row["activations"] for row in rows}, why
