@@ -48,3 +48,18 @@ def test_what_selects_nothing_is_bad_input(args, said):
     assert run.exit_code == 2
     assert said in run.stderr
     assert run.stdout == ""
+
+
+def test_the_backward_communication_is_read_from_validate():
+    # zoo 10: 2 forward AllReduces at step_parallel_end, 1 backward and 3 gradient ones (the
+    # mirrors of w1, w2, w3) in validate only: all 6, and stderr says which file gave which
+    # (tests/analysis/test_explain_rules.py derives each).
+    zoo10 = FIXTURES / "zoo" / "10_layout_api_8"
+    run = _invoke(zoo10, "type:AllReduce", "--rank", "0", "--json")
+    assert run.exit_code == 0, run.stderr
+    assert sum(len(e["lines"]) for e in json.loads(run.stdout)) == 6
+    assert "read rank 0 at step_parallel_end" in run.stderr
+    assert "read rank 0 at validate for the backward's communication" in run.stderr
+    run = _invoke(zoo10, "type:AllReduce", "--rank", "0", "--json", "--stage", "step_parallel_end")
+    assert sum(len(e["lines"]) for e in json.loads(run.stdout)) == 2
+    assert "validate" not in run.stderr

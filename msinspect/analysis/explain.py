@@ -763,43 +763,99 @@ def default_stage(dump, rank: int | None = None) -> str | None:
     return "step_parallel_end" if ranks and ranks[0].stage_files("step_parallel_end") else None
 
 
-def explain(source, selector: str, rank: int | None = None, stage: str | None = None) -> list[Explanation]:
+def backward_stage(dump, rank: int | None, stage: str | None) -> str | None:
+    """The stage whose file of ``rank`` holds the backward's communication, where ``stage`` (the
+    one read, None: :func:`default_stage`) is step_parallel_end: MindSpore builds the gradient
+    graph after it, so there its backward collectives are not yet there and a mirror is a
+    ``_MirrorOperator``, not yet the gradient's AllReduce. None where no such file is there."""
+    from msinspect.stages import WHOLE_STEP_STAGES
+
+    if (stage or default_stage(dump, rank)) != "step_parallel_end":
+        return None
+    ranks = [r for r in dump.ranks if rank is None or r.rank == rank][:1]
+    return next((s for s in WHOLE_STEP_STAGES if ranks and ranks[0].stage_files(s)), None)
+
+
+def _frame(result):
+    import pandas as pd
+
+    from msinspect.analysis.operators import OP_COLUMNS
+
+    return pd.DataFrame(result.ops, columns=OP_COLUMNS) if result.ops else pd.DataFrame(columns=OP_COLUMNS)
+
+
+def _selected(frame, chosen):
+    """The rows ``chosen`` selects, plumbing left out where anything else is selected."""
+    hits = frame[chosen.rows(frame)] if not frame.empty else frame
+    real = hits[~hits["plumbing"].astype(bool)] if not hits.empty else hits
+    return real if not real.empty else hits
+
+
+def explain(source, selector: str, rank: int | None = None, stage: str | None = None,
+            backward=None) -> list[Explanation]:
     """Why the operators ``selector`` selects (:mod:`msinspect.analysis.selector`: ``matmul``,
     ``MatMul-0``, ``type:``, ``scope:``, ``re:``; a collective by its instance name) are as they
     are, on ``rank`` (default: the first rank read). ``source``: an
     :class:`~msinspect.analysis.collect.Analysis`, a :class:`~msinspect.dumps.Dump` or a path
-    (read at ``stage``, default :func:`default_stage`, that rank only). Operators with the same
-    answer (one per block or micro-batch) are one :class:`Explanation` with every ``lines``.
-    :class:`~msinspect.errors.NoMatchError` when the selector selects nothing, with the close names."""
+    (read at ``stage``, default :func:`default_stage`, that rank only). ``backward``: an
+    Analysis of the same rank at :func:`backward_stage`, whose backward communication the
+    selector also selects from (read by itself when ``source`` is a dump or a path read at the
+    default stage): the forward's answers keep step_parallel_end's names, the backward's
+    collectives (and each mirror as the gradient's AllReduce) come from the file that has them.
+    Operators with the same answer (one per block or micro-batch) are one :class:`Explanation`
+    with every ``lines``. :class:`~msinspect.errors.NoMatchError` when the selector selects
+    nothing, with the close names."""
     from msinspect.analysis.select import close_names, listing, no_match
     from msinspect.analysis.selector import parse_selector
 
     analysis, rank = _analysis_of(source, rank, stage)
+    if backward is None and stage is None and not _is_analysis(source):
+        backward = _backward_analysis(source, rank)
     results = [r for r in analysis.results if rank is None or r.rank == rank]
     if rank is not None and not results:
         raise no_match(f"rank {rank} was not read", "ranks read",
                        ranks_text(r.rank for r in analysis.results if r.rank is not None))
     results = results[:1]
     chosen = parse_selector(selector)
+    later = [r for r in (backward.results if backward is not None else ()) if rank is None or r.rank == rank][:1]
     out: list[Explanation] = []
     for result in results:
-        import pandas as pd
-
-        from msinspect.analysis.operators import OP_COLUMNS
-
-        frame = pd.DataFrame(result.ops, columns=OP_COLUMNS) if result.ops else pd.DataFrame(columns=OP_COLUMNS)
-        hits = frame[chosen.rows(frame)] if not frame.empty else frame
-        real = hits[~hits["plumbing"].astype(bool)] if not hits.empty else hits
-        hits = real if not real.empty else hits
-        if hits.empty:
+        frame = _frame(result)
+        hits = _selected(frame, chosen)
+        extra = []
+        for other in later:
+            found = _selected(_frame(other), chosen)
+            if not found.empty:
+                found = found[found["backward"].astype(bool) & found["comm"].astype(bool)]
+            extra += [(other, sorted(found["line"]))] if not found.empty else []
+        if hits.empty and not extra:
             names = [n for n in frame["name"] if isinstance(n, str)]
             ops = sorted({o for o in frame["op"] if isinstance(o, str)})
             wanted = selector.split(":", 1)[-1].strip("/").split("/")[-1]
             where = f" on rank {result.rank}" if result.rank is not None else ""
             raise no_match(f"no operator matches {selector!r}{where}", "op types", listing(ops),
                            close_names(wanted, [*names, *ops]))
-        out.extend(_answers(analysis, result, sorted(hits["line"])))
+        out.extend(_answers(analysis, result, sorted(hits["line"])) if not hits.empty else [])
+        for other, lines in extra:
+            out.extend(_answers(backward, other, lines))
     return out
+
+
+def _is_analysis(source) -> bool:
+    from msinspect.analysis.collect import Analysis
+
+    return isinstance(source, Analysis)
+
+
+def _backward_analysis(source, rank: int | None):
+    """The rank's :func:`backward_stage` read, for :func:`explain` of a dump or path; None where
+    there is none."""
+    from msinspect.analysis.collect import analyse
+    from msinspect.dumps import Dump, load_dump
+
+    dump = source if isinstance(source, Dump) else load_dump(source)
+    later = backward_stage(dump, rank, None)
+    return analyse(dump, later, only=[rank] if rank is not None else None) if later else None
 
 
 def _answers(analysis, result, lines) -> list[Explanation]:

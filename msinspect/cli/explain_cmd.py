@@ -79,10 +79,13 @@ def explain(dump, op, rank, stage, as_json, world, lenient):
     reconstruction: the IR does not record it), MindSpore's default, or chosen by the planner's
     search. For a collective or redistribution step: the layout its producer gives, the layout
     its consumer needs, which dimension is summed, gathered, split or exchanged, over which ranks.
-    Reads step_parallel_end by default (at validate instances are renamed); operators with the
-    same answer (one per block) are one block. A selector that selects nothing exits 2.
+    Reads step_parallel_end by default (at validate instances are renamed), and the backward's
+    communication (each mirror as the gradient's AllReduce) from validate where the rank has it
+    (--stage: that file only);
+    operators with the same answer (one per block) are one block. A selector that selects
+    nothing exits 2.
     """
-    from msinspect.analysis.explain import default_stage
+    from msinspect.analysis.explain import backward_stage, default_stage
     from msinspect.analysis.explain import explain as run_explain
     from msinspect.analysis.select import check_ranks
     from msinspect.cli.output import warn_skipped
@@ -97,11 +100,15 @@ def explain(dump, op, rank, stage, as_json, world, lenient):
             rank = min(present)
         analysis = loaded.analyse(stage or default_stage(loaded, rank), lenient=lenient, world=world,
                                   only=[rank] if rank is not None else None)
-        found = run_explain(analysis, op, rank=rank)
+        later = backward_stage(loaded, rank, stage) if stage is None else None  # --stage: that file only
+        backward = loaded.analyse(later, lenient=lenient, world=world,
+                                  only=[rank] if rank is not None else None) if later else None
+        found = run_explain(analysis, op, rank=rank, backward=backward)
     warn_skipped(analysis.skipped)
-    for result in analysis.results[:1]:
-        label = f"rank {result.rank}" if result.rank is not None else result.label
-        click.echo(f"read {label} at {result.stage}: {result.file}", err=True)
+    for read, what in ((analysis, ""), (backward, " for the backward's communication")):
+        for result in (read.results[:1] if read is not None else ()):
+            label = f"rank {result.rank}" if result.rank is not None else result.label
+            click.echo(f"read {label} at {result.stage}{what}: {result.file}", err=True)
     if as_json:
         click.echo(to_json([e.to_dict() for e in found]))
         return

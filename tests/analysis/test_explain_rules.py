@@ -151,3 +151,25 @@ def test_sum_ext_with_dim_none_sums_every_dimension():
         assert e.parts == 8
         assert tuple(e.predicted_group) == tuple(range(8))
         assert not e.cannot_tell
+
+
+# ------------------------------------------------------------------ (e) every AllReduce comm lists
+def test_explain_of_a_dump_answers_for_every_allreduce_of_the_step():
+    # Zoo 10 (docstring above) has, per rank, 6 AllReduces in the whole step (what `comm` lists at
+    # validate): forward, row_matmul's partial sums over tp (0-3) and loss_mean's over all 8;
+    # backward, one: flat_matmul wants rows cut 8 where row_matmul's AllReduce leaves them cut 2
+    # (a local StridedSlice), whose gradient is padded back (StridedSliceGrad) and summed by the
+    # forward AllReduce's own gradient, an AllReduce over the same 0-3; gradient, one mirror per
+    # weight: w1 and w2 over 0, 4, w3 over 0-7. step_parallel_end, explain's default, holds the
+    # forward two only (the gradient graph is built after it); the rest come from validate.
+    found = explain(ZOO / "10_layout_api_8", "type:AllReduce", rank=0)
+    assert sum(len(e.lines) for e in found) == 6
+    kinds = sorted((e.kind, tuple(e.group_ranks)) for e in found)
+    assert kinds == sorted([("forward", (0, 1, 2, 3)), ("forward", tuple(range(8))), ("backward", (0, 1, 2, 3)),
+                            ("gradient", (0, 4)), ("gradient", (0, 4)), ("gradient", tuple(range(8)))])
+    forward = [e for e in found if e.kind == "forward"]
+    assert {e.file.split("/")[-1].split("_0")[0] for e in forward} == {"step_parallel_end"}
+    assert {e.producer for e in forward} == {"row_matmul", "loss_mean"}  # the forward's own names
+    # read at a stage named: that file only
+    assert sum(len(e.lines) for e in explain(ZOO / "10_layout_api_8", "type:AllReduce", rank=0,
+                                             stage="step_parallel_end")) == 2
