@@ -29,12 +29,15 @@ from msinspect.cli.reads import tell_plan
 @click.option("--compare", "other", type=click.Path(), default=None, metavar="RUN",
               help="Also compare DUMP with another run of the same model (another parallel configuration "
                    "or MindSpore release) at --rank (default: the lowest rank both hold), as msinspect compare does.")
+@click.option("--device-memory", "device_memory", default=None, metavar="SIZE",
+              help="A device's memory (32GiB, 80GB): the cost section says whether each rank's static memory "
+                   "plus its activation estimate fits.")
 @stage_option
 @jobs_option
 @scheduler_option
 @lenient_option
 @world_option
-def report(dump, out, spec, ops, rank, overwrite, other, stage, jobs, scheduler, lenient, world):
+def report(dump, out, spec, ops, rank, overwrite, other, device_memory, stage, jobs, scheduler, lenient, world):
     """Write one HTML file (CSS, JavaScript and pictures inline; it fetches nothing) that shows DUMP:
     the run and the ranks read, a sortable, filterable table of strategies with repeats collapsed,
     communication per kind and per group with a bar chart of bytes, each weight's device grid, the
@@ -46,6 +49,12 @@ def report(dump, out, spec, ops, rank, overwrite, other, stage, jobs, scheduler,
     from msinspect.report.files import check_writable, free_name, write_new
     from msinspect.report.html import default_output, report_html
 
+    from msinspect.analysis.activations import parse_size
+
+    try:
+        device_bytes = parse_size(device_memory) if device_memory is not None else None
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--device-memory")
     with errors():
         path = check_writable(out, overwrite=overwrite) if out else free_name(default_output(dump), ".html")
         loaded_spec = None
@@ -71,7 +80,7 @@ def report(dump, out, spec, ops, rank, overwrite, other, stage, jobs, scheduler,
         if analysis.plan is not None:
             tell_plan(analysis.plan)
         written = write_new(path, report_html(analysis, outcome, ops=ops, lenient=lenient, rank=rank,
-                                              compared=compared), overwrite=overwrite)
+                                              compared=compared, device_memory=device_bytes), overwrite=overwrite)
     size = written.stat().st_size
     click.echo(f"wrote {written} ({size / 1024:,.0f} KiB); open it in a browser: file://{written.resolve()}")
     if outcome is not None:

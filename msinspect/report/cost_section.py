@@ -1,7 +1,8 @@
 """The report's "Cost per step" section: each rank's wire bytes per step by parallel axis and
-phase, the rank-to-rank matrix as a heat map, and static memory per rank
-(:mod:`msinspect.analysis.cost`, :mod:`msinspect.analysis.memory`); ranks whose numbers agree
-share one row."""
+phase, the rank-to-rank matrix as a heat map, static memory per rank, the activation estimate
+per rank and, with a device memory stated, whether each rank fits (:mod:`msinspect.analysis.cost`,
+:mod:`msinspect.analysis.memory`, :mod:`msinspect.analysis.activations`); ranks whose numbers
+agree share one row."""
 from __future__ import annotations
 
 from msinspect.analysis.cost import AXES, MATRIX_ASSUMPTION, PHASES
@@ -18,11 +19,40 @@ def _ranks_text(ranks) -> str:
     return ", ".join(filter(None, [ranks_text(known) if known else "", "-" if len(known) < len(ranks) else ""]))
 
 
-def cost_section(rolled) -> dict | None:
+def _merged(rows: list[dict], keys: list[str]) -> list[dict]:
+    """Rows whose ``keys`` agree as one, with their ranks in words (``ranks``), lowest rank first."""
+    merged: dict = {}
+    for row in rows:
+        merged.setdefault(tuple(row[k] for k in keys), ([], row))[0].append(row["rank"])
+    return [{**{k: row[k] for k in keys}, "ranks": _ranks_text(ranks)} for ranks, row in merged.values()]
+
+
+def memory_fit(analysis, memory_rows: list[dict], device_memory: int | None) -> dict:
+    """The activation estimate per rank (:func:`~msinspect.analysis.activations.activations_per_rank`)
+    and, with ``device_memory``, each rank's static ``total`` (``memory_rows``: one per rank) plus
+    its activations against it, ranks that agree merged; what the estimate leaves out."""
+    from msinspect.analysis.activations import LEAVES_OUT, activations_per_rank, fit_of
+
+    active = activations_per_rank(analysis).to_dict("records")
+    fits = []
+    if device_memory is not None:
+        mine = {row["rank"]: row for row in active}
+        for row in memory_rows:
+            act = mine.get(row["rank"], {})
+            fits.append({"rank": row["rank"], "static": row["total"], "activations": act.get("activations"),
+                         **fit_of(row["total"], act.get("activations"), device_memory, act.get("why") or "")})
+    return {"activations": _merged(active, ["stage", "micro_batches", "in_flight", "per_micro", "shared", "inputs",
+                                            "activations", "why"]),
+            "leaves_out": LEAVES_OUT, "device_memory": device_memory,
+            "fits": _merged(fits, ["static", "activations", "total", "headroom", "fits"])}
+
+
+def cost_section(rolled, analysis=None, device_memory: int | None = None) -> dict | None:
     """What the template shows, from every rank's rows folded once
     (:func:`msinspect.report.rollup.roll_up`: as :func:`~msinspect.analysis.cost.comm_costs`,
     ``bytes_by``, ``rank_matrix`` and :func:`~msinspect.analysis.memory.memory_per_rank` count);
-    None where the files hold no communication and no weight."""
+    with the ``analysis``, the activation estimate, and with ``device_memory`` (bytes) whether
+    each rank fits (:func:`memory_fit`). None where the files hold no communication and no weight."""
     from msinspect.report.matrix_svg import matrix_svg
 
     cost = rolled.cost
@@ -46,4 +76,6 @@ def cost_section(rolled) -> dict | None:
         "matrix_svg": matrix_svg(cost.matrix()) if cost.count else "",
         "assumption": MATRIX_ASSUMPTION,
         "memory": [{**first, "ranks": _ranks_text(ranks)} for first, ranks in rolled.memory.values()],
+        "fit": memory_fit(analysis, [{**first, "rank": r} for first, ranks in rolled.memory.values() for r in ranks],
+                          device_memory) if analysis is not None else None,
     }

@@ -206,12 +206,13 @@ def why_section(analysis, rank: int | None = None) -> dict | None:
 
 
 def report_html(analysis, check_report=None, *, title: str | None = None, ops=(), lenient: bool = False,
-                rank: int | None = None, compared=None) -> str:
+                rank: int | None = None, compared=None, device_memory: int | None = None) -> str:
     """The page for an :class:`~msinspect.analysis.collect.Analysis` (and a
     :class:`~msinspect.check.CheckReport`); ``ops``: the selectors to draw the graph around (default:
     see :func:`msinspect.report.around.choose`), from ``rank``'s file when given. The run section
     shows the rank groups (:func:`group_rows`). ``compared``: a job-to-job diff of this run and
-    another (:func:`msinspect.analysis.jobdiff.compare_runs`), shown as its own section."""
+    another (:func:`msinspect.analysis.jobdiff.compare_runs`), shown as its own section.
+    ``device_memory`` (bytes): the cost section says whether each rank fits it."""
     from msinspect.check import evidence_lines
     from msinspect.report.around import choose, draw, selectors
     from msinspect.report.compare_section import compare_section
@@ -231,7 +232,7 @@ def report_html(analysis, check_report=None, *, title: str | None = None, ops=()
         strategy_columns=STRATEGY_SHOWN, strategy_blocks=blocks(strategy_rows), strategy_count=len(strategy_rows),
         comm_columns=COMM_SHOWN, comm_blocks=blocks(comm_rows), comm_count=len(comm_rows),
         comm=_comm_summary(rolled.comm) if rolled.comm.count else None, groups_by_shape=many,
-        cost=cost_section(rolled),
+        cost=cost_section(rolled, analysis, device_memory),
         why=why_section(analysis, rank),
         compare=compare_section(compared) if compared is not None else None,
         params=_params(rolled.weights),
