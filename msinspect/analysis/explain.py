@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 
 from msinspect.analysis.explain_layouts import (COMBINED_BY, OutputLayout, input_layout, output_layout, ranks_along,
                                                 reduced_parts)
-from msinspect.analysis.flow import (consumers, first_input, is_data_edge, label, passes_through, path_between,
-                                     producer)
+from msinspect.analysis.flow import (consumers, first_input, is_data_edge, is_source, label, passes_through,
+                                     path_between, producer)
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
 from msinspect.graph import node_id
 from msinspect.mindspore.layouts import call_of, layout_of
@@ -436,7 +436,9 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
                                                                else "over ranks the file does not tell")
     if group is None and row.get("moves_data"):
         e.cannot_tell.append("the group's ranks: the file names the group by a name it gives no ranks for")
-    source = _producer(f, key)
+    # a Receive's data comes from another rank's Send: its input only orders it (a parameter or
+    # the monad MindSpore hangs it on), never its producer
+    source = None if is_source(node) else _producer(f, key)
     users = consumers(f.graph, key)
     forward = [u for u in users if not is_backward(f.node(u) or node)] if not is_backward(node) else users
     users = forward or users
@@ -730,6 +732,8 @@ def _pipeline(f: _File, node: Node, row: dict, e: Explanation) -> Explanation:
         e.action = "receive"
         e.headline = (f"Receive from rank {peer if peer is not None else '?'}: {_shape_text(shape)} from "
                       f"{stage} for {e.consumer}")
+        e.facts.append(f"the data is what rank {peer if peer is not None else '?'}'s matching Send sends: "
+                       "which operator produced it is in that rank's file, not this one")
     e.facts.append("pipeline parallel: the network is cut into stages where the user's pipeline_stage settings "
                    "say; each boundary crossing is a Send and a Receive")
     if peer is None:

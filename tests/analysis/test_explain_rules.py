@@ -173,3 +173,23 @@ def test_explain_of_a_dump_answers_for_every_allreduce_of_the_step():
     # read at a stage named: that file only
     assert sum(len(e.lines) for e in explain(ZOO / "10_layout_api_8", "type:AllReduce", rank=0,
                                              stage="step_parallel_end")) == 2
+
+
+# ------------------------------------------------------------------ (f) a Receive's producer
+def test_pipeline_receive_has_no_producer_in_its_own_file():
+    # Zoo 04 (04_pipeline_hsdp_recompute.py): 2 stages of 4 ranks, blocks 0-1 on stage 0 (ranks
+    # 0-3), blocks 2-3 and the head on stage 1 (ranks 4-7), 4 micro-batches. Rank 4 (stage 1, place
+    # 0) receives block 1's output from rank 0 once per micro-batch, for blocks.2's ln1 (and the
+    # residual attn_add). The data comes from rank 0's Send: no operator of rank 4's file produced
+    # it; MindSpore hangs the Receive on a parameter (blocks.2.ln1_gamma) only to order it.
+    found = explain(ZOO / "04_pipeline_hsdp_recompute", "type:Receive", rank=4)
+    forward = [e for e in found if "step_parallel_end" in e.file]
+    assert len(forward) == 1
+    e = forward[0]
+    assert len(e.lines) == 4  # one per micro-batch
+    assert e.action == "receive"
+    assert e.producer is None
+    assert e.consumer == "ln1"
+    assert e.chain == ("Receive",)
+    assert not any("ln1_gamma" in t for t in [e.headline, *e.facts])
+    assert "Receive from rank 0" in e.headline and "previous pipeline stage" in e.headline
