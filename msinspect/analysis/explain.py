@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 #: The flag ``StepAutoParallel`` sets on the graph once the strategy search ran (auto_parallel
 #: only): its absence in a file the parallel pass ran in means semi_auto_parallel.
 AUTO_FLAG = "auto_parallel_run_once_only"
+#: One-input operators that, given no strategy by the parallel pass, pass their input's layout on.
+_LAYOUT_KEEPING = frozenset({"Cast"})
 #: Operators a propagation path never goes through: they join values that do not share a layout.
 _NOT_A_LINK = frozenset({"MakeTuple", "UpdateState", "Depend", "Return", "make_tuple"})
 
@@ -400,6 +402,13 @@ def _producer_layout(f: _File, key: str | None) -> tuple[OutputLayout | None, st
             return replace(found, rule=f"{found.rule}; its out_strategy the same"), said
         return OutputLayout(first, found.matrix if found else (), tuple(None for _ in first),
                             found.partial if found else (), rule="its out_strategy"), said
+    if strategy is None and node.op.removeprefix("PrimFunc_") in _LAYOUT_KEEPING:
+        # the parallel pass gave it no operator info: redistribution takes the layout of the
+        # nearest operator before it that has one (step_parallel.cc, FindPrevLayout)
+        before, said = _producer_layout(f, _producer(f, key))
+        if before is not None:
+            return before, f"{said}, through {node.name} ({node.op}, no strategy: its input's layout)"
+        return None, f"{node.name} ({node.op}) carries no strategy and passes its input's layout on: {said}"
     if strategy is None:
         return None, f"{node.name} ({node.op}) carries no strategy"
     if found is None:
@@ -563,6 +572,10 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
     have = e.producer_layout
     if have is not None and wanted is not None and set(have) == {1}:
         have = e.producer_layout = tuple(1 for _ in wanted)  # whole stays whole through any Reshape
+    elif have is not None and wanted is not None and set(wanted) == {1} and len(have) != len(wanted):
+        # the consumer takes it whole after a Reshape: every cut dimension is gathered, in the
+        # producer's terms (the collective runs before the Reshape)
+        wanted = tuple(1 for _ in have)
     if node.op == "StridedSlice":
         e.kept = _kept(node)
         if e.kept:
@@ -588,7 +601,9 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
     cut = 1
     for i in split:
         cut *= wanted[i] // max(have[i], 1)
-    between = f"{e.producer} gives {_shape_text(have)}, {e.consumer} needs {_shape_text(wanted)}"
+    taken = e.consumer_layout if e.consumer_layout is not None else wanted
+    between = (f"{e.producer} gives {_shape_text(have)}, {e.consumer} needs {_shape_text(taken)}"
+               + (" (whole, after a Reshape)" if len(taken) != len(wanted) else ""))
     moves = [f"dimension {i} is gathered ({have[i]} parts -> {_parts(wanted[i])})" for i in gathered]
     moves += [f"dimension {i} is cut {'further ' if have[i] > 1 else ''}({_parts(have[i])} -> {wanted[i]} parts)"
               for i in split]

@@ -193,3 +193,42 @@ def test_pipeline_receive_has_no_producer_in_its_own_file():
     assert e.chain == ("Receive",)
     assert not any("ln1_gamma" in t for t in [e.headline, *e.facts])
     assert "Receive from rank 0" in e.headline and "previous pipeline stage" in e.headline
+
+
+# ------------------------------------------------------------------ (c) an AllGather's dimension
+@pytest.fixture(scope="module")
+def zoo14():
+    """Zoo 14 (14_mf_llama_seq_parallel.py): MindFormers Llama, dp 1 x mp 4 with use_seq_parallel
+    on 4 ranks; between layers the activation (2, 64, 512) is cut along the sequence in 4 (the
+    RMSNorms (1, 4, 1)); wq / wk / wv / w1 / w3 ((1, 1), (4, 1)) take x (128, 512) whole."""
+    return _zoo("14_mf_llama_seq_parallel", "step_parallel_end")
+
+
+def test_sequence_parallel_allgather_names_the_sequence_dimension(zoo14):
+    # The RMSNorm's last Mul (mul2, (1, 4, 1)) gives (2, 64, 512) cut (1, 4, 1); wq's MatMul
+    # reads it reshaped to (128, 512) and cut (1, 1): whole. The collective runs before the
+    # Reshape, on the 3-d tensor: the sequence, dimension 1, is gathered from 4 parts, over the
+    # axis of mul2's device matrix (1, 4, 1) that cuts it, stride 1: ranks 0-3. MindSpore's
+    # AllGather concatenates on dimension 0; its Split and Concat move the parts to dimension 1.
+    # Once before the attention's and once before the FFN's column MatMuls of each of 2 layers.
+    found = [e for e in explain(zoo14, "type:AllGather", rank=0) if e.producer == "mul2" and e.consumer == "matmul"]
+    assert len(found) == 1
+    e = found[0]
+    assert (e.action, e.dims, e.parts) == ("gather", (1,), 4)
+    assert e.producer_layout == (1, 4, 1) and e.consumer_layout == (1, 1)
+    assert tuple(e.group_ranks) == (0, 1, 2, 3)
+    assert tuple(e.predicted_group) == (0, 1, 2, 3)
+    assert not e.cannot_tell
+
+
+def test_allgather_after_a_cast_without_strategy_reads_the_cast_input(zoo14):
+    # The Cast of the last residual add carries no strategy (the parallel pass gave it no operator
+    # info), so the redistribution after it starts from the layout before it: the add's
+    # sequence-cut (1, 4, 1). The final norm's Mul and Square take the (2, 64, 512) whole:
+    # dimension 1 gathered from 4 parts over 0-3.
+    found = [e for e in explain(zoo14, "type:AllGather", rank=0) if e.producer == "cast"]
+    assert {e.consumer for e in found} == {"mul", "square"}
+    for e in found:
+        assert (e.action, e.dims, e.parts) == ("gather", (1,), 4)
+        assert tuple(e.group_ranks) == (0, 1, 2, 3)
+        assert not e.cannot_tell
