@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from msinspect.analysis import comm_groups, vocabulary
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.flow import answer, consumers, data_view, first_input, keeps_answers, label, producer
-from msinspect.mindspore.layouts import divided
+from msinspect.mindspore.layouts import call_of, divided, layout_of
 from msinspect.analysis.ops import (DTYPE_BYTES, PIPELINE_OPS, WORLD_GROUPS, as_shape, as_shapes, int_attr,
                                     is_backward, is_comm, is_plumbing, nbytes, scope_of)
 from msinspect.analysis.vocabulary import KINDS
@@ -361,11 +361,29 @@ class RankShapes:
             found = self.rank_output(source)
             if found is not None:
                 return found
+        if upstream is not None and printed:
+            found = self._from_producer(upstream, first.shape)
+            if found is not None:
+                return found, first.dtype
         out = self._from_consumers(key, node, first.shape if printed else None)
         if out is None:
             return None
         shape = vocabulary.input_of(node, out, self.group_size(node))
         return (shape, first.dtype if printed else None) if shape is not None else None
+
+    def _from_producer(self, upstream: Node, whole: tuple[int, ...]) -> tuple[int, ...] | None:
+        """The output at the rank of an operator with a strategy whose global output (``whole``,
+        as this file prints it before the parallel pass re-infers shapes) the collective takes:
+        ``whole`` cut by the output's tensor map in the layout MindSpore derives for the
+        operator's strategy (:mod:`msinspect.mindspore.layouts`; a partial sum keeps its
+        shape). The loss's AllGather at step_parallel_end prints ``-> (<null>)``: this tells it."""
+        strategy = upstream.strategy
+        if strategy is None or not strategy.in_strategy:
+            return None
+        layout = layout_of(call_of(upstream, strategy.in_strategy), self.ctx.stage_devices)
+        if layout is None or layout.output_map is None or len(layout.output_map) != len(whole):
+            return None
+        return divided(whole, tuple(layout.parts(entry) for entry in layout.output_map))
 
     def _from_consumers(self, key: str, node: Node, printed: tuple[int, ...] | None) -> tuple[int, ...] | None:
         """The operator's output at the rank as its consumers' strategies cut it (see the class)."""

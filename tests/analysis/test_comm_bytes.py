@@ -91,14 +91,17 @@ def test_zoo01_forward_allreduces(zoo01_spe, rank):
                                                            (dp, 4, 4): 1})
 
 
-def test_zoo01_head_gather_cannot_be_told_at_step_parallel_end(zoo01_spe):
-    """The AllGather giving loss_ce the whole vocabulary gathers lm_matmul's output through a
-    Split / Concat redistribution, not into an operator with a strategy: its size at the rank
-    cannot be told from this file (validate shows it): None, never 0."""
-    gathers = zoo01_spe[zoo01_spe["op"] == "AllGather"]
-    assert len(gathers) == 8
-    assert gathers["wire_bytes"].isna().all()
-    assert gathers["tensor_bytes"].isna().all()
+@pytest.mark.parametrize("rank", [0, 5])
+def test_zoo01_head_gather_is_told_by_its_producers_strategy(zoo01_spe, rank):
+    """The AllGather giving loss_ce the whole vocabulary prints ``-> (<null>)`` at
+    step_parallel_end and feeds a Split / Concat redistribution (no consumer with a strategy), but
+    its producer tells it (issue 39, item 4): lm_matmul ((2, 1), (1, 4)) of x (512, 512) by
+    lm_head (512, 1024) gives (512, 1024) cut (2, 4) by MatMul's output rule (rows by the first
+    input's rows, columns by the weight's columns): (256, 256) float32 = 262,144 bytes at the
+    rank, gathered over its tp group of 4 into (1024, 256): a rank sends 3 / 4 of the gathered
+    1,048,576 bytes, 786,432 (validate prints the same (256, 256) -> (1024, 256))."""
+    tp = tuple(range(rank // 4 * 4, rank // 4 * 4 + 4))
+    assert _rows(zoo01_spe, rank, "AllGather") == Counter({(tp, 256 * 256 * F32, 3 * 1024 * 256 * F32 // 4): 1})
 
 
 def test_zoo09_transformer():
@@ -143,21 +146,28 @@ def test_zoo05_expert_alltoalls(rank):
       (16, 4, 512); expert_bmm ((16, 1, 1), ...) wants the experts axis cut: the AlltoAll takes
       (16, 4, 512) = 131072 bytes;
     - wa (512, 512) is held whole by all 16 (proj_a does not cut it): its mirror moves 1 MB;
-    - the loss is a float32 scalar summed over 16: S = 4, 2 * 15 / 16 * 4 = 7 (bytes, rounded down).
+    - the loss is a float32 scalar summed over 16: S = 4, 2 * 15 / 16 * 4 = 7 (bytes, rounded down);
+    - proj_b's output goes into a Reshape (no strategy) but proj_b tells it: it contracts the
+      dimension cut 16, so its (1024, 512) output is a partial sum, whole at each rank: 2 MiB summed
+      over 16, 2 * 15 / 16 of it on the wire;
+    - the way back (combine AlltoAll, into a Reshape) is told by expert_bmm2 ((16, 1, 1), ...):
+      (16, 64, 512) cut on the experts axis, (1, 64, 512) = 131072 bytes at the rank, 15 / 16 sent.
 
-    The way back (combine AlltoAll, into a Reshape), proj_b's AllReduce (into a Reshape) and the
-    Gather's ReduceScatter (its input printed ``<null>``: no element type) cannot be told here."""
+    Only the Gather's ReduceScatter (its input printed ``<null>``: no element type) cannot be told
+    here."""
     comm = msinspect.load_dump(ZOO / "05_expert_alltoall_16").analyse("step_parallel_end").comm()
     world = tuple(range(16))
     rows = comm[(comm["rank"] == rank) & comm["moves_data"]]
     known = Counter((r["op"], tuple(r["group_ranks"]), r["tensor_bytes"], r["wire_bytes"])
                     for r in rows.to_dict("records") if pd.notna(r["wire_bytes"]))
     tokens = 64 * 512 * F32
-    assert known == Counter({("AlltoAll", world, tokens, 15 * tokens // 16): 2,
+    rows_b = 1024 * 512 * F32
+    assert known == Counter({("AlltoAll", world, tokens, 15 * tokens // 16): 3,
                              ("_MirrorOperator", world, 512 * 512 * F32, allreduce(16, 512 * 512 * F32)): 1,
+                             ("AllReduce", world, rows_b, allreduce(16, rows_b)): 1,
                              ("AllReduce", world, 4, 7): 1})
     unknown = rows[rows["wire_bytes"].isna()]
-    assert sorted(unknown["op"]) == ["AllReduce", "AlltoAll", "ReduceScatter"]
+    assert sorted(unknown["op"]) == ["ReduceScatter"]
 
 
 @pytest.mark.parametrize("rank", [0, 5])
