@@ -158,6 +158,12 @@ def _broken(rank: RankDump, stage: str) -> str:
     return f"no '{stage}' IR file (stages present: {', '.join(rank.stages()) or 'none'})"
 
 
+def most_held(dump: Dump, stages: tuple[str, ...]) -> str | None:
+    """The first of ``stages`` held by more than half of the dump's ranks; None where none is."""
+    held = Counter(s for r in dump.ranks for s in set(r.stages()) if s in stages)
+    return next((s for s in stages if held[s] * 2 > len(dump.ranks)), None)
+
+
 def plan_reads(dump: Dump, stage: str | None = None) -> ReadPlan:
     """Choose the file of every rank (see the module docstring). :class:`DumpNotFoundError` when
     no rank can be read at all."""

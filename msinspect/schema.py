@@ -51,7 +51,8 @@ FIELDS: tuple[Field, ...] = (
     Field("other_stage", "bool", "the rank was read at another stage than the rest (see `note`)",
           "summary, strategies, comm, shapes, shapes --params, check (`ranks_read`), diff"),
     Field("note", "str|null", "why a rank was read at another stage, or not read; summary: also why its "
-          "pipeline stage cannot be told; dryrun: that nothing was computed", "summary, check (`ranks_read`), dryrun"),
+          "pipeline stage cannot be told; dryrun: that nothing was computed; cost: that the rank's backward is not "
+          "in the file read (its totals then null)", "summary, check (`ranks_read`), dryrun, cost"),
     # operators
     Field("name", "str", "the operator's instance name (`matmul`)", "strategies, comm, shapes, diff"),
     Field("op", "str|null", "the operator's type (`MatMul`); shapes --params: the consumer's, null for a graph "

@@ -23,6 +23,9 @@ PARALLEL_STAGES = ("step_parallel_begin", "step_parallel_end")
 #: Stages tried, in order, when the user names none: ``validate`` has both the strategies and the
 #: per-rank shapes in 2.10; ``execute`` has them in 2.2.
 PREFERRED_STAGES = ("validate", "step_parallel_end", "execute", "step_parallel_begin")
+#: Stages that hold the whole step (the gradient graph expanded), best first: ``cost`` reads the
+#: first most ranks hold by default (step_parallel_end holds the forward and the mirrors only).
+WHOLE_STEP_STAGES = ("validate", "execute")
 #: Pre-parallel stages whose abstracts give the global shapes, best first.
 REFERENCE_STAGES = ("step_parallel_begin", "step_parallel_end")
 #: Stages written before the parallel pass has cut the shapes: their abstracts are global.

@@ -32,8 +32,19 @@ control flow (``Switch``, ``Partial``) is counted once: at most once per step (`
   sub-grid, a group the IR does not name). Sequence parallelism runs on the tensor group and the
   IR does not name it: its collectives count under ``tensor``.
 
-**The phase**: ``backward`` in the gradient graph (scope ``Gradients/``), ``optimizer`` in the
-optimizer's cell (``optimizer-`` in the scope), else ``forward``.
+**The phase**: ``backward`` for a mirror operator (kind ``gradient``: the sum of a weight's
+gradient, which stands in the forward graph until MindSpore expands the backward, ``grad_mirror``
+under ``Gradients/`` after) and in the gradient graph (scope ``Gradients/``), ``optimizer`` in
+the optimizer's cell (``optimizer-`` in the scope), else ``forward``.
+
+**A file without its backward.** MindSpore's parallel pass runs before automatic differentiation
+is expanded: a file that still holds a ``J`` node (``step_parallel_begin``, ``step_parallel_end``)
+holds the forward and the mirrors but not the gradient graph, whose collectives (the tensor
+group's bprops, the pipeline's backward Send / Receive, the gradient ReduceScatters) are in no
+line of it. Its rank's backward is then "cannot tell" (:func:`backward_missing`), never absent or
+0: :func:`bytes_by` adds a backward row that says so and leaves the totals it touches
+"cannot tell"; the rank matrix marks the rank (``note``). ``cost`` reads, by default, the pass that
+holds the whole step (:data:`~msinspect.stages.WHOLE_STEP_STAGES`).
 
 **The rank-to-rank matrix** (:func:`rank_matrix`) is an assumption, labelled so: ring
 AllReduce / AllGather / ReduceScatter (each rank sends all its wire bytes to its successor in
@@ -58,6 +69,13 @@ MATRIX_ASSUMPTION = ("assumed: ring AllReduce / AllGather / ReduceScatter (all o
                      "successor in the group's sorted rank list), pairwise AlltoAll (an equal share to each "
                      "other rank), Send to its peer")
 ESTIMATE_NOTE = "an estimate: bytes / stated link speed, links used one at a time, no latency or overlap"
+
+#: Why a rank's backward cannot be told (:func:`backward_missing`).
+NO_BACKWARD = ("the file read ({stage}) holds no gradient graph: MindSpore expands the backward after the "
+               "parallel pass (validate and later passes hold it)")
+
+#: The note on a row of :func:`bytes_by` the missing backward leaves "cannot tell".
+SHORT = "the backward is not in the file read"
 
 COST_COLUMNS = ["rank", "line", "name", "op", "kind", "group_ranks", "wire_bytes", "runs", "count_basis",
                 "step_bytes", "axis", "axis_from", "phase", "micro", "graph", "file"]
@@ -107,6 +125,7 @@ def _stage_axes(analysis) -> dict[tuple[int, ...], tuple[tuple, bool]]:
     """Stage ranks -> (the weights' device matrices covering the stage, most dimensions first, each
     with a name per dimension; whether a dimension cuts an expert weight), from their layouts."""
     slices = analysis.slices()
+    slices = slices[slices["kind"] == "weight"]  # a graph input's batch cut is no tensor axis
     out: dict = {}
     if slices.empty:
         return out
@@ -163,13 +182,32 @@ def spanned(ranks, position: dict[int, int], matrix: tuple[int, ...], names: tup
     return "+".join(dict.fromkeys(names[d] for d in varying))
 
 
-def _phase_of(scope) -> str:
+def phase_of(kind, scope) -> str:
+    """The phase of a communication operator of ``kind`` in ``scope`` (see the module)."""
     scope = scope if isinstance(scope, str) else ""
-    if scope.startswith("Gradients/"):
+    if kind == "gradient" or scope.startswith("Gradients/"):
         return "backward"
     if any(part.startswith("optimizer-") for part in scope.split("/")[:3]):
         return "optimizer"
     return "forward"
+
+
+def gradient_pending(ops: Iterable[dict]) -> bool:
+    """Whether a file's operator rows hold a ``J`` node: automatic differentiation not yet
+    expanded, so no gradient graph in the file."""
+    return any(row["op"] == "J" for row in ops)
+
+
+def why_no_backward(result) -> str | None:
+    """Why a rank's backward cannot be told (:data:`NO_BACKWARD`) where its file (a
+    :class:`~msinspect.analysis.result.RankResult`) holds no gradient graph
+    (:func:`gradient_pending`); None where it holds one, or where the network has none."""
+    return NO_BACKWARD.format(stage=result.stage or "?") if gradient_pending(result.ops) else None
+
+
+def backward_missing(analysis) -> dict:
+    """Rank -> :func:`why_no_backward`, for each rank read whose file holds no gradient graph."""
+    return {r.rank: why for r in analysis.results if (why := why_no_backward(r)) is not None}
 
 
 def comm_costs(analysis) -> pd.DataFrame:
@@ -231,7 +269,7 @@ def comm_costs(analysis) -> pd.DataFrame:
             "group_ranks": tuple(ranks) if ranks is not None else None,
             "wire_bytes": None if _missing(wire) else int(wire), "runs": count, "count_basis": basis,
             "step_bytes": None if _missing(wire) else int(wire) * count, "axis": axis, "axis_from": why,
-            "phase": _phase_of(row.get("scope")), "micro": row.get("micro"), "graph": row["graph"],
+            "phase": phase_of(row["kind"], row.get("scope")), "micro": row.get("micro"), "graph": row["graph"],
             "file": row["file"],
         })
     frame = pd.DataFrame(rows, columns=COST_COLUMNS)
@@ -252,15 +290,56 @@ def bytes_by(analysis, by=("axis",), costs: pd.DataFrame | None = None) -> pd.Da
 
     keys = ["rank", *by]
     costs = comm_costs(analysis) if costs is None else costs
-    columns = keys + ["operators", "step_bytes", "unknown"]
-    if costs.empty:
+    columns = keys + ["operators", "step_bytes", "unknown", "note"]
+    missing = backward_missing(analysis)
+    if costs.empty and not missing:
         return pd.DataFrame(columns=columns)
     out = (costs.groupby(keys, sort=True, dropna=False)
            .agg(operators=("op", "size"), step_bytes=("step_bytes", _total),
                 unknown=("step_bytes", lambda s: int(s.map(_missing).sum())))
-           .reset_index())
+           .reset_index()) if not costs.empty else pd.DataFrame(columns=columns)
     out["step_bytes"] = out["step_bytes"].astype(object)
+    out["note"] = None
+    if missing:
+        out = _without_backward(out, by, missing)
     return out[columns]
+
+
+def _without_backward(out: pd.DataFrame, by: tuple, missing: dict) -> pd.DataFrame:
+    """:func:`bytes_by`'s rows with, for each rank whose file holds no gradient graph, its backward
+    said "cannot tell" (:func:`backward_missing`): by axis and phase, a backward row of axis
+    "cannot tell" that says so (the mirrors the file holds keep their rows, noted as part of the
+    backward); by phase, the backward row's bytes; by axis, every axis's bytes per step (the
+    backward's share of each is not in the file). The bytes the file does hold stay in the note."""
+    import pandas as pd
+
+    out = out.astype({"operators": object, "unknown": object, "step_bytes": object})
+    mine = out["rank"].isin(list(missing))
+    if "phase" in by:
+        part = mine & (out["phase"] == "backward")
+    else:
+        part = mine
+    if by == ("axis", "phase"):
+        out.loc[part, "note"] = "mirrors only: the rest of the backward is not in the file"
+        had = set()
+    else:
+        out.loc[part, "note"] = [f"{int(v):,} bytes in the file; {SHORT}" if not _missing(v) else SHORT
+                                 for v in out.loc[part, "step_bytes"]]
+        out.loc[part, "step_bytes"] = None
+        had = set(out.loc[part, "rank"])
+    added = [{"rank": rank, **{k: "cannot tell" if k == "axis" else "backward" for k in by}, "operators": None,
+              "step_bytes": None, "unknown": None, "note": SHORT}
+             for rank in missing if rank not in had]
+    if added:
+        out = pd.concat([out, pd.DataFrame(added, columns=out.columns)], ignore_index=True)
+    out["step_bytes"] = pd.Series([None if _missing(v) else int(v) for v in out["step_bytes"]], dtype=object)
+
+    def order(i):
+        row = out.iloc[i]
+        rank = row["rank"]
+        return (_missing(rank), rank if not _missing(rank) else 0, *(str(row[k]) for k in by))
+
+    return out.iloc[sorted(range(len(out)), key=order)].reset_index(drop=True)
 
 
 def bytes_by_axis(analysis, costs: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -276,12 +355,21 @@ def bytes_by_phase(analysis, costs: pd.DataFrame | None = None) -> pd.DataFrame:
 def rank_matrix(analysis, costs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Who sends how many bytes to whom per step: one row per (``src``, ``dst``) pair with
     ``bytes`` > 0, summed over the operators, under :data:`MATRIX_ASSUMPTION`; ``unknown``: the
-    operators of ``src`` whose bytes or peers cannot be told (not in ``bytes``)."""
+    operators of ``src`` whose bytes or peers cannot be told (not in ``bytes``); ``note``:
+    :data:`SHORT` where ``src``'s file holds no gradient graph (its backward's bytes are in no
+    cell: :func:`backward_missing`)."""
     import pandas as pd
 
     costs = comm_costs(analysis) if costs is None else costs
-    columns = ["src", "dst", "bytes", "unknown"]
-    if costs.empty:
+    return matrix_rows(costs, backward_missing(analysis))
+
+
+def matrix_rows(costs: pd.DataFrame, missing: dict) -> pd.DataFrame:
+    """:func:`rank_matrix` of :func:`comm_costs` and :func:`backward_missing`."""
+    import pandas as pd
+
+    columns = ["src", "dst", "bytes", "unknown", "note"]
+    if costs.empty and not missing:
         return pd.DataFrame(columns=columns)
     read = {r for r in costs["rank"] if r is not None}
     cells: dict[tuple[int, int], float] = {}
@@ -308,11 +396,20 @@ def rank_matrix(analysis, costs: pd.DataFrame | None = None) -> pd.DataFrame:
             pairs = []
         for src, dst, amount in pairs:
             cells[(src, dst)] = cells.get((src, dst), 0) + amount
-    rows = [{"src": s, "dst": d, "bytes": int(round(b)), "unknown": unknown.get(s, 0)}
+    return matrix_frame(cells, unknown, missing)
+
+
+def matrix_frame(cells: dict, unknown: dict, missing: dict) -> pd.DataFrame:
+    """The rank matrix's rows from its cells (``(src, dst) -> bytes``), each sender's unknown
+    operators and the ranks whose backward is not in the file read (see :func:`rank_matrix`)."""
+    import pandas as pd
+
+    note = {rank: SHORT for rank in missing if rank is not None}
+    rows = [{"src": s, "dst": d, "bytes": int(round(b)), "unknown": unknown.get(s, 0), "note": note.get(s)}
             for (s, d), b in sorted(cells.items()) if b > 0]
-    for rank in sorted(set(unknown) - {s for s, _ in cells}):
-        rows.append({"src": rank, "dst": None, "bytes": 0, "unknown": unknown[rank]})
-    return pd.DataFrame(rows, columns=columns)
+    for rank in sorted((set(unknown) | set(note)) - {s for s, _ in cells}):
+        rows.append({"src": rank, "dst": None, "bytes": 0, "unknown": unknown.get(rank, 0), "note": note.get(rank)})
+    return pd.DataFrame(rows, columns=["src", "dst", "bytes", "unknown", "note"])
 
 
 def matrix_table(matrix: pd.DataFrame) -> pd.DataFrame:
@@ -390,7 +487,8 @@ def link_time(matrix: pd.DataFrame, speeds: dict[str, float], ranks_per_node: in
         for amount, key in ((intra, "intra"), (inter, "inter")):
             if amount:
                 seconds = None if seconds is None or key not in speeds else seconds + amount / (speeds[key] * 1e9)
-        unknown = int(matrix.loc[matrix["src"] == src, "unknown"].max() or 0)
+        mine = matrix.loc[matrix["src"] == src]
+        unknown = int(mine["unknown"].max() or 0) or mine["note"].map(lambda v: isinstance(v, str)).any()
         rows.append({"rank": src, "intra_bytes": intra, "inter_bytes": inter,
                      "seconds": None if unknown else seconds, "estimate": ESTIMATE_NOTE})
     return pd.DataFrame(rows, columns=columns)

@@ -20,6 +20,17 @@ def _count(value) -> str:
     return "cannot tell" if is_missing(value) else f"{int(value):,}"
 
 
+def _by_reason(missing: dict) -> dict[str, str]:
+    """Reason -> the ranks it holds for, in words (``ranks 0-7``)."""
+    from msinspect.ranks_text import ranks_text
+
+    grouped: dict[str, list] = {}
+    for rank, why in missing.items():
+        grouped.setdefault(why, []).append(rank)
+    return {why: ranks_text([r for r in ranks if r is not None], word=True) or "the file read"
+            for why, ranks in grouped.items()}
+
+
 @click.command()
 @click.argument("dump", type=click.Path())
 @click.option("--by", "by", type=click.Choice(BY_CHOICES), default="axis", show_default=True,
@@ -53,7 +64,11 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
     whom; with --memory weights, gradients and optimizer states per rank and an estimate of its
     activations (the forward outputs the backward reads, recompute and the micro-batches 1F1B
     keeps in flight counted); with --device-memory whether they fit; with --link an estimated
-    time; with --rank those ranks only. --json: every number."""
+    time; with --rank those ranks only. --json: every number.
+
+    By default it reads the pass that holds the whole step (validate, else execute); a file
+    written before MindSpore expands the backward (step_parallel_end) holds the forward and the
+    mirrors only, and its backward is said "cannot tell", never left out."""
     from msinspect.analysis import cost as costs_
     from msinspect.analysis import activations as activations_
     from msinspect.analysis.memory import memory_per_rank
@@ -80,6 +95,12 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
             from msinspect.report.files import check_writable
 
             check_writable(Path(svg_path), overwrite=True)
+        from msinspect.dumps import load_dump
+        from msinspect.ranks_read import most_held
+        from msinspect.stages import WHOLE_STEP_STAGES
+
+        whole = most_held(load_dump(dump), WHOLE_STEP_STAGES)
+        stage = stage or whole
         analysis = analysed(dump, stage, jobs, quiet=as_json, lenient=lenient, world=world, scheduler=scheduler,
                             ranks=ranks)
         costs = costs_.comm_costs(analysis)
@@ -115,9 +136,15 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
             "link_time": rows(times), "link_estimate": costs_.ESTIMATE_NOTE if times is not None else None,
         }), indent=2, ensure_ascii=False))
         return
-    shown = split.assign(step_bytes=[_count(v) for v in split["step_bytes"]])
+    shown = split.assign(**{c: [_count(v) for v in split[c]] for c in ("operators", "step_bytes", "unknown")})
+    if split["note"].map(lambda v: v is None).all():
+        shown = shown.drop(columns="note")
     emit(split, as_json=False, as_csv=False, title=f"wire bytes per rank and step, by {by}", shown=shown,
          merge=True)
+    missing = {r: why for r, why in costs_.backward_missing(analysis).items() if not ranks or r in ranks}
+    for why, ranks in _by_reason(missing).items():
+        stdout().print(f"backward cannot tell on {ranks}: {why}; " + (f"--stage {whole} reads it" if whole else
+                                                                      "no pass of the dump read holds it"))
     counts = sorted(set(costs["count_basis"])) if not costs.empty else []
     if counts:
         stdout().print("counted: " + "; ".join({
@@ -140,6 +167,8 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
                 stdout().print(f"{len(table)} blocks of consecutive ranks, their bytes summed (--json: every pair)")
             emit(rows, as_json=False, as_csv=False, title="bytes per step, sender (row) to receiver (column)")
             stdout().print(costs_.MATRIX_ASSUMPTION)
+            for ranks in _by_reason(missing).values():
+                stdout().print(f"{ranks}: the forward and the mirrors only (the backward cannot tell, above)")
     if held is not None:
         shown = held.assign(**{c: [_count(v) for v in held[c]]
                                for c in ("weights", "gradients", "states", "states_expected", "other", "total")})

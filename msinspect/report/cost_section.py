@@ -47,6 +47,14 @@ def memory_fit(analysis, memory_rows: list[dict], device_memory: int | None) -> 
             "fits": _merged(fits, ["static", "activations", "total", "headroom", "fits"])}
 
 
+def _grouped(missing: dict) -> dict[str, list]:
+    """Reason -> the ranks it holds for (``Cost.missing``: rank -> why its backward is not in its file)."""
+    out: dict[str, list] = {}
+    for rank, why in missing.items():
+        out.setdefault(why, []).append(rank)
+    return out
+
+
 def cost_section(rolled, analysis=None, device_memory: int | None = None) -> dict | None:
     """What the template shows, from every rank's rows folded once
     (:func:`msinspect.report.rollup.roll_up`: as :func:`~msinspect.analysis.cost.comm_costs`,
@@ -73,6 +81,8 @@ def cost_section(rolled, analysis=None, device_memory: int | None = None) -> dic
         "rows": rows,
         "basis": [_BASIS.get(b, b) for b in sorted(cost.basis)],
         "undecided": [f"{n} operator(s): {why}" for why, n in sorted(cost.undecided.items())],
+        "missing": [f"{ranks_text(sorted(r for r in ranks if r is not None)) or 'the file read'}: {why}"
+                    for why, ranks in _grouped(cost.missing).items()],
         "matrix_svg": matrix_svg(cost.matrix()) if cost.count else "",
         "assumption": MATRIX_ASSUMPTION,
         "memory": [{**first, "ranks": _ranks_text(ranks)} for first, ranks in rolled.memory.values()],

@@ -30,7 +30,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.cost import _ALLTOALL, _phase_of, graph_runs, spanned, stage_axes
+from msinspect.analysis.cost import (_ALLTOALL, graph_runs, matrix_frame, phase_of, spanned, stage_axes,
+                                     why_no_backward)
 from msinspect.analysis.gradsync import verdict_of
 from msinspect.mindspore.layouts import Layout
 from msinspect.analysis.memory import memory_of_rank, shards_of_rank
@@ -258,9 +259,10 @@ class CommSummary:
                  "kinds": ", ".join(total.kinds), **total.summary()} for key, total in self.groups.items()]
 
 
-def wire_of_rank(rows: list[dict]) -> tuple[tuple, dict]:
-    """One rank's comm rows: ``(wire bytes known, operators without, bytes by kind)`` (the key the
-    glance merges ranks by) and ``{why, operators}``."""
+def wire_of_rank(rows: list[dict], no_backward: str | None = None) -> tuple[tuple, dict]:
+    """One rank's comm rows: ``(wire bytes known, operators without, bytes by kind, why its
+    backward is not in its file)`` (the key the glance merges ranks by; ``no_backward``:
+    :func:`~msinspect.analysis.cost.why_no_backward`) and ``{why, operators, no_backward}``."""
     known, missing_count, kinds, reasons = 0, 0, {}, Counter()
     for row in rows:
         value = row["wire_bytes"]
@@ -272,8 +274,8 @@ def wire_of_rank(rows: list[dict]) -> tuple[tuple, dict]:
             known += value
             kinds[row["kind"]] += value
     by_kind = tuple((kind, int(n)) for kind, n in kinds.items() if n > 0)
-    return (int(known), missing_count, by_kind), {"why": why_text(reasons) if missing_count else "",
-                                                   "operators": len(rows)}
+    return (int(known), missing_count, by_kind, no_backward), {"why": why_text(reasons) if missing_count else "",
+                                                                "operators": len(rows), "no_backward": no_backward}
 
 
 # ------------------------------------------------------------------ cost per step
@@ -326,6 +328,7 @@ class Cost:
         self.cells: dict[tuple[int, int], float] = {}
         self.unknown: dict[int, int] = {}
         self.received: dict[tuple[int, int], float] = {}  # Receive: counted where its sender was not read
+        self.missing: dict = {}  # rank -> why its backward is not in its file (cost.backward_missing)
         self.read: set = set()
         self._spans: dict = {}
 
@@ -362,12 +365,18 @@ class Cost:
                 self._spans[key] = (found[0], f"group along device matrix {found[1]}")
         return self._spans[key]
 
-    def add_rank(self, rank, ctx, comm: list[dict], ops: list[dict] | None) -> None:
+    def add_rank(self, rank, ctx, comm: list[dict], ops: list[dict] | None, no_backward: str | None = None) -> None:
         """One rank's comm rows (those that move data count), ``ops``: its operator rows (None:
-        it has no call operator to count)."""
+        it has no call operator to count); ``no_backward``: why its backward is not in its file
+        (:func:`~msinspect.analysis.cost.why_no_backward`), None where it is."""
         runs = runs_per_graph(ops) if ops else {}
         forward_axis: dict[str, tuple[str, str]] = {}
         cells: dict[tuple[str, str], list] = {}
+        if no_backward is not None:  # its backward is not in the file: cannot tell, never 0
+            self.missing[rank] = no_backward
+            cells[("cannot tell", "backward")] = [0, True]
+            self.seen_axes.add("cannot tell")
+            self.seen_phases.add("backward")
         number = rank_number(rank)
         for row in comm:
             if not _true(row["moves_data"]):
@@ -385,7 +394,7 @@ class Cost:
                 self.undecided[why] += 1
             wire = row["wire_bytes"]
             sent = None if missing(wire) else int(wire) * count
-            phase = _phase_of(row.get("scope"))
+            phase = phase_of(row["kind"], row.get("scope"))
             self.seen_axes.add(axis)
             self.seen_phases.add(phase)
             cell = cells.setdefault((axis, phase), [0, False])
@@ -427,17 +436,11 @@ class Cost:
 
     def matrix(self):
         """The rank-to-rank matrix as :func:`~msinspect.analysis.cost.rank_matrix` gives it."""
-        import pandas as pd
-
         cells = dict(self.cells)
         for (src, dst), amount in self.received.items():
             if src not in self.read:
                 cells[(src, dst)] = cells.get((src, dst), 0) + amount
-        rows = [{"src": s, "dst": d, "bytes": int(round(b)), "unknown": self.unknown.get(s, 0)}
-                for (s, d), b in sorted(cells.items()) if b > 0]
-        for rank in sorted(set(self.unknown) - {s for s, _ in cells}):
-            rows.append({"src": rank, "dst": None, "bytes": 0, "unknown": self.unknown[rank]})
-        return pd.DataFrame(rows, columns=["src", "dst", "bytes", "unknown"])
+        return matrix_frame(cells, self.unknown, self.missing)
 
 
 # ------------------------------------------------------------------ gradient synchronisation
@@ -703,7 +706,8 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
                 out.busiest.add(row)
         if mine and ops is not None and out.located.todo:
             out.located.add(ops)
-        out.cost.add_rank(result.rank, ctx, comm, ops)
+        no_backward = why_no_backward(result)
+        out.cost.add_rank(result.rank, ctx, comm, ops, no_backward)
         slices = with_slices(weights_of(params), ctx)
         out.weights.add_rank(slices, ctx)
         out.sync.add_rank(held, slices, ctx)
@@ -712,7 +716,7 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
         out.memory.setdefault(key, [memory, []])[1].append(result.rank)
         if number is None:
             continue
-        key, details = wire_of_rank(comm)
+        key, details = wire_of_rank(comm, no_backward)
         out.wire.setdefault(key, []).append(number)
         out.wire_details.setdefault(key, details)
         with_layout = {row["param"] for row in slices}
