@@ -317,5 +317,6 @@ class FastReader:
         if len(holes) != len(self.refs.findall(operands)):
             return _BAD
         inputs = node.inputs if operands.strip(" \t") else None
-        fresh = tuple(i for i, v in enumerate(node.inputs) if i not in holes and _holds_mutable(v))
+        holed = set(holes)  # a set: a line of 250,000 operands tested against a tuple is quadratic
+        fresh = tuple(i for i, v in enumerate(node.inputs) if i not in holed and _holds_mutable(v))
         return callee, inputs, holes, fresh
