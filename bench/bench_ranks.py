@@ -3,7 +3,17 @@ ranks differ, then ``msinspect --no-cache summary --json --jobs 1`` over them in
 against a gunzip + regex line scan of the same files measured in the same run.
 
 Usage: python bench/bench_ranks.py [--source FILE] [--ranks 8 64 ...] [--10k] [--keep DIR] [--jobs J]
-       [--repeat R] [--also CHECKOUT]
+       [--repeat R] [--also CHECKOUT] [--world W] [--contradict]
+
+``--contradict`` (issue 40, item 11): per size, ranks whose group names hash to no rank list and
+whose lists are the source rank's (:func:`vary`'s ``contradict``: ranks 1-3 state a data-parallel
+list 0-4 that does not hold them, ranks 4 on every list) against the same ranks made as usual,
+both read with ``--world W``; the ratio is the cost of searching for those names' lists. 2026-11-29,
+2 busy cores, ``--ranks 32 --world 2048 --repeat 2 --also`` a checkout of 0d091cb (before):
+before 1.23 s usual, 21.91 s contradicting (17.8x: each rank's rows searched the 2,048-rank
+world's strided lists again, some 4,000 hashed a row); after 1.31 s and 1.52 s (1.2x: a name is
+searched once, by the first rank that cannot use its stated list, and what it found, a list or
+"cannot tell", is every rank's: ``comm_groups.StridedSearch``).
 
 The source (default: ``fixtures/zoo/01_semi_auto_tp4dp2`` rank 0's ``step_parallel_end``, a
 TP4 x DP2 transformer, 0.39 MB of text) is written gzipped as rank 0 .. N-1 of a temporary dump
@@ -104,13 +114,20 @@ def shaped_like(source: list[int], of: int, rank: int, world: int) -> list[int]:
     return sorted((m - of + rank) % world for m in source)
 
 
-def vary(text: str, of: int, rank: int, world: int) -> str:
-    """The text of rank ``of`` made rank ``rank``'s of a ``world``-rank job (see the docstring)."""
+def vary(text: str, of: int, rank: int, world: int, contradict: bool = False) -> str:
+    """The text of rank ``of`` made rank ``rank``'s of a ``world``-rank job (see the docstring).
+    ``contradict``: each group keeps the rank list of rank ``of`` (which need not hold ``rank``)
+    under a name of the MindSpore form that is the hash of no rank list (the hash of its own list
+    plus one): names that contradict their stated ranks, the search of issue 40's item 11."""
     groups = {name: [int(m) for m in ranks.split("-")] for name, ranks in _GROUP.findall(text)}
     names, lists = {}, {}
     for name, members in groups.items():
         mine = shaped_like(members, of, rank, world)
         names[name] = mindspore_name(mine)
+        if contradict:
+            size, _, hashed = names[name].partition("-")
+            names[name] = f"{size}-{(int(hashed) + 1) % (1 << 64)}"
+            mine = members
         lists["-".join(map(str, members))] = "-".join(map(str, mine))
     rng = hashlib.sha256(f"rank {rank}".encode()).digest()
 
@@ -129,9 +146,12 @@ def vary(text: str, of: int, rank: int, world: int) -> str:
     return _WORLD_DEVICES.sub(lambda m: f"{m[1]}{world}{m[3]}", text)
 
 
-def make_dump(source: Path, of: int, ranks: int, into: Path) -> Path:
+def make_dump(source: Path, of: int, ranks: int, into: Path, world: int | None = None,
+              contradict: bool = False) -> Path:
     """``into``: ``rank_0`` .. ``rank_{ranks-1}``, each holding the source file made its own
-    (:func:`vary`), gzipped; kept as it is when a finished one is there already."""
+    (:func:`vary`, a job of ``world`` ranks, by default ``ranks``), gzipped; kept as it is when a
+    finished one is there already."""
+    world = world or ranks
     done = into / ".complete"
     if done.exists():
         return into
@@ -142,7 +162,7 @@ def make_dump(source: Path, of: int, ranks: int, into: Path) -> Path:
         folder = into / f"rank_{r}"
         folder.mkdir(parents=True, exist_ok=True)
         with gzip.open(folder / name, "wt", encoding="utf-8", compresslevel=6) as out:
-            out.write(vary(text, of, r, ranks))
+            out.write(vary(text, of, r, world, contradict))
     done.touch()
     return into
 
@@ -171,11 +191,12 @@ run()
 """
 
 
-def measure(root: Path, jobs: int, env: dict, scratch: Path, code_root: Path = ROOT) -> dict:
+def measure(root: Path, jobs: int, env: dict, scratch: Path, code_root: Path = ROOT, world: int | None = None) -> dict:
     """``msinspect --no-cache summary --json --jobs J ROOT`` in a fresh process (msinspect imported
-    from ``code_root``): wall and CPU seconds, its own peak RSS in MB, the ranks its JSON holds."""
+    from ``code_root``; ``--world`` where given): wall and CPU seconds, its own peak RSS in MB, the
+    ranks its JSON holds."""
     peak = scratch / "peak"
-    args = ["--no-cache", "summary", "--json", "--jobs", str(jobs), str(root)]
+    args = ["--no-cache", "summary", "--json", "--jobs", str(jobs), str(root)] + (["--world", str(world)] if world else [])
     code = _CHILD.format(bench=str(ROOT / "bench"), peak=str(peak), args=args)
     start = time.perf_counter()
     with open(scratch / "stderr", "wb") as err:
@@ -213,7 +234,14 @@ def main() -> None:
     ap.add_argument("--also", type=Path, default=None, metavar="CHECKOUT",
                     help="also measure the msinspect of this other checkout (an older commit: git archive "
                          "COMMIT msinspect | tar -x -C DIR), each size back to back with this one")
+    ap.add_argument("--world", type=int, default=None, help="the job's size (default: the ranks made); "
+                                                             "given to msinspect as --world")
+    ap.add_argument("--contradict", action="store_true",
+                    help="per size, ranks whose group names hash to no list and whose lists are rank 0's "
+                         "(vary's contradict) against the same ranks made as usual, in the same run")
     args = ap.parse_args()
+    if args.contradict:
+        return contradicting(args)
     sizes = args.ranks + ([10_000] if args.ten_k and 10_000 not in args.ranks else [])
     env = dict(os.environ)
     env.pop("MSINSPECT_SCHEDULER", None)
@@ -250,6 +278,32 @@ def main() -> None:
                 print(f"{code:>5} {n:>6} {got['seconds']:>8.1f} {got['seconds'] / n:>7.3f} {scan_wall:>7.2f} "
                       f"{got['seconds'] / scan_wall:>6.1f}x {got['cpu'] / scan_cpu:>9.1f}x {got['peak_mb']:>8.0f} "
                       f"{vs} {got['groups']:>6}", flush=True)
+
+
+def contradicting(args) -> None:
+    """``--contradict``: per size and code, the seconds of the ranks whose group names contradict
+    their lists, and their ratio to the same ranks made as usual (the baseline), measured in turn."""
+    env = dict(os.environ)
+    env.pop("MSINSPECT_SCHEDULER", None)
+    codes = [("this", ROOT)] + ([("also", args.also.resolve())] if args.also else [])
+    print(f"msinspect --no-cache summary --json --jobs {args.jobs} --world {args.world or 'RANKS'}")
+    print(f"{'code':>5} {'ranks':>6} {'usual s':>8} {'contra s':>9} {'ratio':>6}")
+    with tempfile.TemporaryDirectory(prefix="bench-ranks-") as tmp:
+        tmp = Path(tmp)
+        env["MSINSPECT_PARSE_CACHE_DIR"] = str(tmp / "cache")
+        dumps = args.keep or tmp
+        for n in args.ranks:
+            world = args.world or n
+            usual = make_dump(args.source, args.of, n, dumps / f"dump{n}w{world}", world)
+            contra = make_dump(args.source, args.of, n, dumps / f"dump{n}w{world}c", world, contradict=True)
+            runs = {(code, kind): [] for code, _ in codes for kind in ("usual", "contra")}
+            for _ in range(args.repeat):
+                for code, code_root in codes:
+                    for kind, root in (("usual", usual), ("contra", contra)):
+                        runs[code, kind].append(measure(root, args.jobs, env, tmp, code_root, world)["seconds"])
+            for code, _ in codes:
+                a, b = min(runs[code, "usual"]), min(runs[code, "contra"])
+                print(f"{code:>5} {n:>6} {a:>8.2f} {b:>9.2f} {b / a:>5.1f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -771,8 +771,10 @@ class SharedGroups:
         self._others: set = set()  # the lists written under other names (compact)
         self._world_names: set = set()  # names of world-group rows waiting for the world
         self._log, self._logged, self._waiting = log, [], []  # with log: its values' indexes; the seen to put
+        self._matching: dict[tuple, set] = {}  # (name, size) -> the lists of _every() it hashes to
 
     def _add_list(self, name: str, ranks: tuple[int, ...] | range) -> None:
+        self._matching.clear()
         found = self._lists.get(name)
         if found is None:
             self._lists[name] = ranks
@@ -840,6 +842,7 @@ class SharedGroups:
         self._learnt()
         world = compact(tuple(world))
         self._others.add(world)
+        self._matching.clear()
         for name in self._world_names:
             if _hash_named(name):
                 self._add_list(name, world)
@@ -873,11 +876,15 @@ class SharedGroups:
                 found = next(iter(found)) if len(found) == 1 else None
             ranks = tuple(found) if found is not None else None
             if ranks is None or not comm_groups.fits(ranks, size=size, rank=rank, name=name):
-                candidates = {tuple(ranks) for ranks in self._every()}
+                # the lists the ranks write, hashed once per name; else the world's strided
+                # lists, searched once per name (comm_groups.StridedSearch)
+                key = (name, size)
+                if key not in self._matching:
+                    self._matching[key] = comm_groups.matching(name, (tuple(r) for r in self._every()), size=size)
+                ranks = comm_groups.resolve(name, self._matching[key], size=size, rank=rank)
                 wanted = size or comm_groups.stated_size(name)
-                if rank is not None and world and wanted:
-                    candidates.update(comm_groups.strided_candidates(rank, wanted, world))
-                ranks = comm_groups.resolve(name, candidates, size=size, rank=rank)
+                if ranks is None and rank is not None and world and wanted:
+                    ranks = comm_groups.resolve_strided(name, wanted, rank, tuple(world))
             if ranks is None:
                 continue
             row["group_ranks"] = tuple(ranks)

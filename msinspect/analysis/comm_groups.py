@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from functools import lru_cache
 from typing import Iterable
 
 _MASK = (1 << 64) - 1
@@ -132,20 +131,89 @@ def strided_candidates(rank: int, size: int, world: tuple[int, ...]) -> Iterable
                 yield ranks
 
 
+def matching(name, candidates: Iterable[tuple[int, ...]], *, size: int | None = None) -> set[tuple[int, ...]]:
+    """The candidate rank lists the group's name is made from that can be the group's (its size
+    where stated, no repeats: :func:`fits`, whatever rank asks); empty when the name is of no
+    checkable form."""
+    if names_ranks(name, (0,)) is None:
+        return set()
+    size = size if size is not None else stated_size(name)
+    return {tuple(c) for c in candidates if fits(tuple(c), size=size, name=name) and names_ranks(name, tuple(c))}
+
+
 def resolve(name, candidates: Iterable[tuple[int, ...]], *, size: int | None = None,
             rank: int | None = None) -> tuple[int, ...] | None:
     """The one candidate rank list the group's name hashes to and that fits (:func:`fits`); None
     when the name is of no checkable form, or no candidate (or more than one) matches."""
-    if names_ranks(name, (0,)) is None:
-        return None
-    size = size if size is not None else stated_size(name)
-    found = {tuple(c) for c in candidates if fits(tuple(c), size=size, rank=rank, name=name)
-             and names_ranks(name, tuple(c))}
+    found = {c for c in matching(name, candidates, size=size) if rank is None or rank in c}
     return found.pop() if len(found) == 1 else None
 
 
-@lru_cache(maxsize=4096)
+#: How many names :class:`StridedSearch` keeps what it learnt of (past that it starts again).
+LEARNT = 1 << 14
+
+
+class StridedSearch:
+    """The strided rank list a group's name hashes to, searched once per name.
+
+    A rank is in every group it communicates in, so the list a name stands for holds every rank
+    that uses it: where a search among the strided lists holding one such rank finds none, the
+    name's list is not strided and no other rank's search would find it; where it finds one, it
+    is every rank's. What a name's search found (a list, or None: "cannot tell") is therefore
+    kept for the name, not per rank: at ``--world 2048`` a search hashes some 4,000 lists, and a
+    job names each of its groups on every rank of it (issue 40, item 11: 0.4 s a rank whose names
+    contradict their lists). What is learnt of a name holds for any job of that world: the name
+    is the hash of one list."""
+
+    def __init__(self) -> None:
+        self.learnt: dict[tuple, tuple[int, ...] | None] = {}
+        self.searches = 0
+        """How many names were searched (a name's later ranks read what was learnt)."""
+
+    def find(self, name: str, size: int, rank: int, world: tuple[int, ...]) -> tuple[int, ...] | None:
+        """:func:`resolve` of ``name`` against the strided lists of ``world`` holding ``rank``
+        (:func:`strided_candidates`), from what was learnt of the name where it was searched."""
+        if names_ranks(name, (0,)) is None:
+            return None
+        key = (name, size, world)
+        if key in self.learnt:
+            found = self.learnt[key]
+        else:
+            self.searches += 1
+            found = _search(name, size, rank, world)
+            if len(self.learnt) >= LEARNT:
+                self.learnt.clear()
+            self.learnt[key] = found
+        return found if found is not None and fits(found, size=size, rank=rank, name=name) else None
+
+
+def _search(name: str, size: int, rank: int, world: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The one strided list of ``size`` ranks of ``world`` holding ``rank`` that ``name`` is made
+    from (None: none, or several). The lists come in ascending order (a positive stride), so the
+    name's hash is compared with each list's text's, made once; no list is built as a name."""
+    sha = _SHA256_NAME.match(name)
+    if sha is not None:
+        target = sha.group(1)
+
+        def made(text: str) -> bool:
+            return hashlib.sha256(text.encode()).hexdigest()[:48] == target
+    else:
+        match = _MINDSPORE_NAME.match(name)
+        if int(match.group(1)) != size:
+            return None
+        target_hash = int(match.group(2))
+
+        def made(text: str) -> bool:
+            return std_hash(text) == target_hash
+    found = [ranks for ranks in strided_candidates(rank, size, world) if made("-".join(map(str, ranks)))]
+    return found[0] if len(found) == 1 else None
+
+
+#: The search of this process (each worker learns on its own).
+_STRIDED = StridedSearch()
+
+
 def resolve_strided(name: str, size: int, rank: int, world: tuple[int, ...]) -> tuple[int, ...] | None:
     """:func:`resolve` against the strided lists of ``world`` holding ``rank``
-    (:func:`strided_candidates`), kept per name: a dump names each group on many operators."""
-    return resolve(name, strided_candidates(rank, size, world), size=size, rank=rank)
+    (:func:`strided_candidates`), searched once per name (:class:`StridedSearch`)."""
+    return _STRIDED.find(name, size, rank, world)
