@@ -476,7 +476,8 @@ class IRTransformer(Transformer):
 
     def symbol_atom(self, c):
         text = str(c[0]) + (c[1] if len(c) > 1 else "")
-        return (text, int(text) if len(c) == 1 and text.lstrip("-").isdigit() else None)
+        digits = len(c) == 1 and text.lstrip("-").isdigit() and text.isascii()
+        return (text, _index(c[0], text) if digits else None)  # guarded: 5,000 digits are no dimension
 
     def symbol_range(self, c):
         return "<[" + f"{c[0]},{c[1]}]" + "".join(str(t) for t in c[2:]) + ">"
