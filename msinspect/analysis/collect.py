@@ -669,7 +669,8 @@ class Analysis:
 
     def strategies(self) -> pd.DataFrame:
         """One row per operator with a strategy, per rank."""
-        return self._flag(_frame([row for r in self.results for row in r.strategies], STRATEGY_COLUMNS))
+        frame = _frame([row for r in self.results for row in r.strategies], STRATEGY_COLUMNS)
+        return self._flag(frame.drop(columns="call", errors="ignore"))  # the layout rules' input, not a column
 
     def comm(self) -> pd.DataFrame:
         """One row per communication or redistribution operator, per rank."""

@@ -28,6 +28,13 @@ control flow (``Switch``, ``Partial``) is counted once: at most once per step (`
   where the group is a whole sub-grid, the dimensions along which the group's ranks vary
   (the group must be a whole sub-grid), each named ``tensor`` when a weight is cut along it,
   else ``data``; a gradient operator ``grad<name>`` takes the axis of the forward ``<name>``;
+- else the group's ranks against the device matrix of the operator with a strategy it takes from
+  (its producer) or gives to (its consumers), as MindSpore derives it from that strategy
+  (:mod:`msinspect.mindspore.layouts`): an axis is ``data`` where it cuts nothing but the batch
+  (the first dimension of the operator's first input, of a Gather's indices), else ``tensor``
+  (a partial-sum AllReduce after a row-parallel MatMul runs along the contracted dimension's
+  axis: tensor; after a mean over the batch: data). It names the groups no weight's matrix
+  holds: 2-D tensor parallelism at validate, a group of part of an axis;
 - ``cannot tell`` with the reason where none of these says (no layout, a group that is no
   sub-grid, a group the IR does not name). Sequence parallelism runs on the tensor group and the
   IR does not name it: its collectives count under ``tensor``.
@@ -54,10 +61,12 @@ rank only when the sender's file was not read).
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING, Iterable
 
 from msinspect.analysis.ops import PIPELINE_OPS
+from msinspect.mindspore.layouts import layout_of, map_axes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -163,6 +172,77 @@ def stage_axes(full: list[tuple]) -> tuple[tuple, bool]:
     return tuple(candidates), expert
 
 
+#: The input whose first dimension is the batch, where it is not the first (a Gather reads its
+#: table first, its indices second).
+_BATCH_INPUT = {"Gather": 1, "GatherV2": 1, "SparseGatherV2": 1, "EmbeddingLookup": 1}
+
+
+def operator_calls(strategies: Iterable[dict]) -> dict:
+    """Instance name -> the :class:`~msinspect.mindspore.layouts.Call` of the operator of that
+    name, from one file's strategy rows; a name several operators print with other strategies
+    (later passes rename) is left out: it names no one operator."""
+    calls: dict = {}
+    for row in strategies:
+        call = row.get("call")
+        if call is None:
+            continue
+        calls[row["name"]] = call if calls.get(row["name"], call) == call else False
+    return {name: call for name, call in calls.items() if call is not False}
+
+
+def axis_names(layout, op: str) -> tuple[str, ...]:
+    """A name per device-matrix axis of an operator's layout (from the left): ``data`` where the
+    axis cuts no dimension but the batch (:data:`_BATCH_INPUT`), else ``tensor``."""
+    batch = (_BATCH_INPUT.get(op, 0), 0)
+    width = len(layout.device_matrix)
+    names = []
+    for d in range(width):
+        axis = width - 1 - d  # tensor maps count axes from the right
+        cuts = {(i, j) for i, tensor_map in enumerate(layout.tensor_maps) for j, entry in enumerate(tensor_map)
+                if axis in map_axes(entry)}
+        names.append("data" if cuts <= {batch} else "tensor")
+    return tuple(names)
+
+
+def by_operators(ranks, names: Iterable, calls: dict, position: dict[int, int], devices: int | None):
+    """(axis, rule) of a group by the layouts of the operators ``names`` (its producer, then its
+    consumers) with a strategy (``calls``: :func:`operator_calls`); None where none spans it."""
+    if not ranks:
+        return None
+    for name in names:
+        call = calls.get(name) if isinstance(name, str) else None
+        laid = _operator_axes(call, devices) if call is not None else None
+        if laid is None:
+            continue
+        found = spanned(tuple(ranks), position, *laid)
+        if found is not None:
+            return found, f"group along {name}'s device matrix {laid[0]}"
+    return None
+
+
+def _no_axis(candidates) -> str:
+    """Why a group's axis cannot be told, given the weights' device matrices of its stage."""
+    if not candidates:
+        return "no weight layout gives the stage's device matrix, nor does an operator next to it"
+    shown = ", ".join(str(m) for m, _ in candidates)
+    return f"the group is no sub-grid of the weights' device matrices ({shown}), nor of its operators'"
+
+
+def _operator_axes(call, devices: int | None) -> tuple[tuple[int, ...], tuple[str, ...]] | None:
+    """(device matrix, :func:`axis_names`) of ``call``'s layout on ``devices``; None: no rule.
+    One per distinct call (a rank repeats its operators' few strategies many times)."""
+    try:
+        return _cached_axes(call, devices)
+    except TypeError:  # an attribute MindSpore printed as a list: not hashable, not cached
+        return _cached_axes.__wrapped__(call, devices)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_axes(call, devices):
+    layout = layout_of(call, devices)
+    return None if layout is None else (layout.device_matrix, axis_names(layout, call.op))
+
+
 def spanned(ranks, position: dict[int, int], matrix: tuple[int, ...], names: tuple[str, ...]) -> str | None:
     """The axis the group's ranks vary along in a stage's device matrix (row-major, the last
     dimension fastest, as MindSpore numbers devices; ``position``: each rank's place in the
@@ -226,10 +306,12 @@ def comm_costs(analysis) -> pd.DataFrame:
     experts = any(expert for _, expert in axes.values())
     forward_axis: dict[tuple, tuple[str, str]] = {}
     positions: dict[tuple, dict[int, int]] = {}  # stage -> each rank's place in it
+    calls = {r.file: operator_calls(r.strategies) for r in analysis.results}
     rows = []
     for row in comm.to_dict("records"):
         ctx = analysis.context(row["rank"])
         stage = tuple(ctx.stage_ranks or ctx.world or ())
+        position = positions.get(stage) or positions.setdefault(stage, {r: i for i, r in enumerate(stage)})
         ranks = row["group_ranks"] if isinstance(row["group_ranks"], (tuple, list)) else None
         shape = row["shape"] if isinstance(row["shape"], (tuple, list)) else None
         name = row["name"] or ""
@@ -246,18 +328,18 @@ def comm_costs(analysis) -> pd.DataFrame:
             why = f"the forward operator's: {why}"
         elif ranks is None:
             axis, why = "cannot tell", "the IR does not say the group's ranks"
-        elif stage not in axes:
-            axis, why = "cannot tell", "no weight layout gives the stage's device matrix"
         else:
-            candidates, _ = axes[stage]
-            position = positions.get(stage) or positions.setdefault(stage, {r: i for i, r in enumerate(stage)})
+            candidates = axes[stage][0] if stage in axes else ()
             found = next(((a, m) for m, names in candidates
                           if (a := spanned(tuple(ranks), position, m, names)) is not None), None)
-            if found is None:
-                shown = ", ".join(str(m) for m, _ in candidates)
-                axis, why = "cannot tell", f"the group is no sub-grid of the weights' device matrices ({shown})"
-            else:
+            told = by_operators(ranks, (row["producer"], *(row["consumers"] or ())), calls.get(row["file"], {}),
+                                position, len(stage)) if found is None else None
+            if found is not None:
                 axis, why = found[0], f"group along device matrix {found[1]}"
+            elif told is not None:
+                axis, why = told
+            else:
+                axis, why = "cannot tell", _no_axis(candidates)
         if not name.startswith("grad") and axis != "cannot tell":
             forward_axis.setdefault((row["file"], name), (axis, why))
         count, basis = runs.get((row["file"], row["graph"]), (1, "once"))

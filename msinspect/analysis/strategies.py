@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Collection
 
 from msinspect.analysis.align import align
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.mindspore.layouts import divided
+from msinspect.mindspore.layouts import call_of, divided
 from msinspect.analysis.ops import as_shape, as_shapes, scope_of, tensor_inputs
 from msinspect.graph import node_id, to_networkx
 from msinspect.model import (IRFile, Node, Strategy, carries_user_attribute,  # noqa: F401
@@ -143,5 +143,6 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
             "rank_inputs": r_in, "rank_output": r_out, "expected_rank_inputs": expected,
             "shapes_ok": ok, "micro": node.cnode_primal_attrs.get("micro"), "graph": node.graph,
             "reference_line": ref.line if ref is not None else None,
+            "call": call_of(node, strategy.in_strategy),  # not a column: the layout rules' input
         })
     return rows

@@ -30,8 +30,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.cost import (_ALLTOALL, graph_runs, matrix_frame, phase_of, spanned, stage_axes,
-                                     why_no_backward)
+from msinspect.analysis.cost import (_ALLTOALL, _no_axis, by_operators, graph_runs, matrix_frame, operator_calls, phase_of,
+                                     spanned, stage_axes, why_no_backward)
 from msinspect.analysis.gradsync import verdict_of
 from msinspect.mindspore.layouts import Layout
 from msinspect.analysis.memory import memory_of_rank, shards_of_rank
@@ -332,7 +332,7 @@ class Cost:
         self.read: set = set()
         self._spans: dict = {}
 
-    def _axis(self, row, ctx, forward_axis) -> tuple[str, str]:
+    def _axis(self, row, ctx, forward_axis, calls: dict) -> tuple[str, str]:
         name = row["name"] or ""
         ranks = row["group_ranks"] if isinstance(row["group_ranks"], (tuple, list)) else None
         shape = row["shape"] if isinstance(row["shape"], (tuple, list)) else None
@@ -350,26 +350,31 @@ class Cost:
             return axis, f"the forward operator's: {why}"
         if ranks is None:
             return "cannot tell", "the IR does not say the group's ranks"
-        if not stage or id(stage) not in self.axes.by_stage:
-            return "cannot tell", "no weight layout gives the stage's device matrix"
+        if not stage:
+            return "cannot tell", _no_axis(())
         key = (id(stage), id(ranks))  # each list one object per content (GroupLists.one)
         if key not in self._spans:
-            candidates, _ = self.axes.by_stage[id(stage)]
+            candidates = self.axes.by_stage[id(stage)][0] if id(stage) in self.axes.by_stage else ()
             position = self.stages.position(stage)
             found = next(((a, m) for m, names in candidates
                           if (a := spanned(tuple(ranks), position, m, names)) is not None), None)
-            if found is None:
-                shown = ", ".join(str(m) for m, _ in candidates)
-                self._spans[key] = ("cannot tell", f"the group is no sub-grid of the weights' device matrices ({shown})")
-            else:
-                self._spans[key] = (found[0], f"group along device matrix {found[1]}")
+            self._spans[key] = ((found[0], f"group along device matrix {found[1]}") if found is not None else
+                                ("cannot tell", _no_axis(candidates)))
+        if self._spans[key][0] == "cannot tell" and calls:
+            told = by_operators(ranks, (row["producer"], *(row["consumers"] or ())), calls,
+                                self.stages.position(stage), len(stage))
+            if told is not None:
+                return told
         return self._spans[key]
 
-    def add_rank(self, rank, ctx, comm: list[dict], ops: list[dict] | None, no_backward: str | None = None) -> None:
+    def add_rank(self, rank, ctx, comm: list[dict], ops: list[dict] | None, no_backward: str | None = None,
+                 strategies: list[dict] = ()) -> None:
         """One rank's comm rows (those that move data count), ``ops``: its operator rows (None:
         it has no call operator to count); ``no_backward``: why its backward is not in its file
-        (:func:`~msinspect.analysis.cost.why_no_backward`), None where it is."""
+        (:func:`~msinspect.analysis.cost.why_no_backward`), None where it is; ``strategies``: its
+        strategy rows (the operators' layouts name a group's axis)."""
         runs = runs_per_graph(ops) if ops else {}
+        calls = operator_calls(strategies)
         forward_axis: dict[str, tuple[str, str]] = {}
         cells: dict[tuple[str, str], list] = {}
         if no_backward is not None:  # its backward is not in the file: cannot tell, never 0
@@ -382,7 +387,7 @@ class Cost:
             if not _true(row["moves_data"]):
                 continue
             self.count += 1
-            axis, why = self._axis(row, ctx, forward_axis)
+            axis, why = self._axis(row, ctx, forward_axis, calls)
             name = row["name"] or ""
             if not name.startswith("grad") and axis != "cannot tell":
                 forward_axis.setdefault(name, (axis, why))
@@ -707,7 +712,7 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
         if mine and ops is not None and out.located.todo:
             out.located.add(ops)
         no_backward = why_no_backward(result)
-        out.cost.add_rank(result.rank, ctx, comm, ops, no_backward)
+        out.cost.add_rank(result.rank, ctx, comm, ops, no_backward, strategies)
         slices = with_slices(weights_of(params), ctx)
         out.weights.add_rank(slices, ctx)
         out.sync.add_rank(held, slices, ctx)
