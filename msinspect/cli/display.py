@@ -2,14 +2,16 @@
 text, and a table laid out for a terminal's width.
 
 A table for a person (:func:`lay_out`) shows the columns that fit the width, most telling first
-(each command says which those are), each at least as wide as its longest word, so that a file
-name, a shape or a number is never cut across lines; a column name breaks at its ``_``. The
+(each command says which those are), each at least as wide as its longest word and its longest
+tuple (:func:`unbroken`), so that a file name, a number, a shape or a strategy is never cut
+across lines: text wraps between words, a tuple never; a column name breaks at its ``_``. The
 columns left out are named under the table (``--wide``, ``--columns``, ``--json`` / ``--csv``
 show them). Rows equal in every shown column but the rank are one row with the ranks
 (``0-7``: :mod:`msinspect.rank_merge`, as the report merges them). Nothing is printed as
 ``NaN`` or ``None``: a missing value is ``-``."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -77,6 +79,19 @@ def _len(text: str) -> int:
     from rich.cells import cell_len
 
     return max((cell_len(line) for line in text.split("\n")), default=0)
+
+
+#: A cell that is a tuple as :func:`cell` writes it (a shape, a strategy, a group's ranks; ``-1``
+#: for a dynamic dimension): shown whole, never broken at its spaces.
+TUPLE_TEXT = re.compile(r"[(\[][-\d\s,()\[\]]*[)\]]")
+
+
+def unbroken(text: str) -> int:
+    """The width ``text`` cannot be wrapped below: its own for a tuple (``((2, 1), (1, 4))``:
+    :data:`TUPLE_TEXT`), else its longest word's."""
+    if TUPLE_TEXT.fullmatch(text):
+        return _len(text)
+    return _words(text)
 
 
 def _words(text: str) -> int:
@@ -193,15 +208,15 @@ def _choose(order: Sequence[str], priority: Sequence[str], need: dict[str, int],
 
 
 def _measure(texts: dict[str, list[str]], columns: Sequence[str]) -> tuple[dict[str, int], ...]:
-    """Each column's least width (its longest word, its name's longest ``_`` piece, and
-    :data:`WRAP_AT` or its longest cell, if less), the width of its longest cell (at least the
-    least) and its full width (its name too)."""
+    """Each column's least width (its longest word or tuple: :func:`unbroken`, its name's longest
+    ``_`` piece, and :data:`WRAP_AT` or its longest cell, if less), the width of its longest cell
+    (at least the least) and its full width (its name too)."""
     need, cells, full = {}, {}, {}
     for c in columns:
         longest = max((_len(t) for t in texts[c]), default=0)
         piece = max(_len(p) for p in header_text(c, 1).split("\n"))
         full[c] = max(_len(c), longest)
-        need[c] = min(full[c], max(piece, max((_words(t) for t in texts[c]), default=0), min(longest, WRAP_AT)))
+        need[c] = min(full[c], max(piece, max((unbroken(t) for t in texts[c]), default=0), min(longest, WRAP_AT)))
         cells[c] = max(need[c], longest)
     return need, cells, full
 
