@@ -19,7 +19,8 @@ identity when a strategy changes its per-rank shapes. What is said:
   from the cost analysis (:mod:`msinspect.analysis.cost` / ``memory``); where it is not there,
   "cannot tell" with why, never 0;
 * ``settings``: what the two run records (``config.json``) say differently: the script's
-  arguments, the environment variables the run set (a sweep's setting), MindSpore's version,
+  arguments, the environment variables the run set (a sweep's setting, ``dryrun --env``) or that
+  MindSpore reads (``MS_*``, ``HCCL*`` ... from the caller's environment), MindSpore's version,
   the world;
 * ``ranks``: the rank diff itself (operators on one side only, shapes, strategies, groups,
   slices: :class:`~msinspect.analysis.diff.RankDiff`) and how many operators of each side could
@@ -220,14 +221,23 @@ def _label(rank: RankDump, record: dict | None) -> str:
 
 
 def _environment(record: dict | None) -> dict:
-    env = ((record or {}).get("environment") or {}).get("all_processes") or {}
-    return {k: v for k, v in env.items() if not _RUN_NOISE.match(k)} if isinstance(env, dict) else {}
+    """The variables a run's processes got that tell it apart: those MindSpore reads whatever set them
+    (``read``), those the run set (``all_processes``) and those given with ``--env`` (``options``),
+    less :data:`_RUN_NOISE`."""
+    recorded = (record or {}).get("environment")
+    recorded = recorded if isinstance(recorded, dict) else {}
+    env: dict = {}
+    for part in ("read", "all_processes", "options"):
+        values = recorded.get(part)
+        if isinstance(values, dict):
+            env.update(values)
+    return {k: v for k, v in env.items() if not _RUN_NOISE.match(k)}
 
 
 def record_differences(left: dict | None, right: dict | None) -> list[dict]:
     """What two run records say differently, as ``{"name", "left", "right"}`` rows: the fields of
-    :data:`_RECORD_FIELDS` (``script`` by file name) and the environment variables each run set
-    (less those any two runs differ in: the run's tag, paths)."""
+    :data:`_RECORD_FIELDS` (``script`` by file name) and the environment variables of each run
+    (:func:`_environment`: less those any two runs differ in, the run's tag, paths)."""
     rows = []
     for name in _RECORD_FIELDS:
         a, b = (left or {}).get(name), (right or {}).get(name)

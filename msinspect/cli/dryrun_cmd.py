@@ -29,9 +29,12 @@ from msinspect.cli.output import console as make_console, styled, to_json
 @click.option("--build-device", type=click.Choice(["cpu", "gpu"]), default="cpu", show_default=True,
               help="Where operations the script runs eagerly while building its network (after init(), before "
                    "the first compile) execute; the dry run's GPU is a stand-in that executes nothing.")
+@click.option("--env", "env_items", multiple=True, metavar="NAME=VALUE",
+              help="Set an environment variable in every rank's processes (repeatable); recorded in the run's "
+                   "config.json, so that `msinspect compare` shows two runs that differ in it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of a table.")
 def dryrun(script, script_args, ranks, only, jobs, out_root, keep_all_passes, timeout, force, python, build_device,
-           as_json) -> None:
+           env_items, as_json) -> None:
     """Run SCRIPT as RANKS simulated ranks through MindSpore's real parallel planner, on CPU.
 
     Nothing is computed: each rank compiles its graph and writes the IR the analyses read
@@ -57,13 +60,14 @@ def dryrun(script, script_args, ranks, only, jobs, out_root, keep_all_passes, ti
         console.print("interrupted: every scheduler and worker process was stopped", style="yellow")
 
     with launcher_errors(interrupted):
-        from msinspect.dryrun.launcher import select_ranks
+        from msinspect.dryrun.launcher import parse_env_options, select_ranks
         total = len(select_ranks(only, ranks))
+        env_options = parse_env_options(env_items)
         with RankProgress(total, console=console) as progress:
             report = run_dryrun(script, ranks, out_root=out_root, only=only, jobs=jobs,
                                 script_args=script_args, keep_all_passes=keep_all_passes,
                                 timeout=timeout, on_update=progress.update, allow_accelerator=force,
-                                python=python, build_device=build_device)
+                                python=python, build_device=build_device, env_options=env_options)
     if as_json:
         click.echo(to_json(report.to_dict()))
     else:

@@ -60,6 +60,9 @@ _SCRUBBED = re.compile(
     r"RANK_ID|RANK_SIZE|RANK_TABLE_FILE|MINDSPORE_HCCL_CONFIG_PATH|DEVICE_ID|OMPI_.*|PMIX_.*|"
     r"MS_DEV_SAVE_GRAPHS.*|MS_DEV_DUMP_IR_PASSES|MSINSPECT_DRYRUN_TAG)$")
 
+#: What ``--env NAME=VALUE`` may name: an environment variable's name.
+VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
 _SCHEDULER_PROGRAM = "from mindspore.communication import init; init()"
 #: The worker's program, run by path by the worker's interpreter (see its docstring).
 BOOTSTRAP = Path(__file__).resolve().with_name("bootstrap.py")
@@ -182,6 +185,26 @@ def new_run_dir(out_root: Path | str, script: Path | str) -> Path:
     """Create and return a new folder ``<out_root>/dryrun-<script>-<timestamp>[-n]``; never reuse one."""
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(script).stem) or "script"
     return processes.new_run_dir(out_root, f"dryrun-{stem}", error=DryRunError)
+
+
+def parse_env_options(items: Iterable[str]) -> dict[str, str]:
+    """``["MP=2", "MS_DEV_X=a=b"]`` -> ``{"MP": "2", "MS_DEV_X": "a=b"}`` (the value is all after the
+    first ``=``, possibly empty). :class:`DryRunError` for an item without ``=``, a name that cannot
+    be a variable's, a name given twice, or one the dry run sets itself per process (the simulated
+    cluster's: ``RANK_ID``, ``MS_ROLE``, ``MS_DEV_SAVE_GRAPHS`` ...)."""
+    found: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not VARIABLE_NAME.match(name):
+            raise DryRunError(f"--env {item!r}: expected NAME=VALUE, NAME a variable's name (letters, digits, _; "
+                              "not starting with a digit)")
+        if name in found:
+            raise DryRunError(f"--env {name} is given twice ({name}={found[name]}, {item})")
+        if _SCRUBBED.match(name):
+            raise DryRunError(f"--env {name}: the dry run sets {name} itself for each simulated rank; "
+                              "it cannot be set from outside")
+        found[name] = value
+    return found
 
 
 def _clean_env(base: dict[str, str]) -> dict[str, str]:
@@ -399,8 +422,9 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
                only: Iterable[int] | str | None = None, jobs: int = 2, script_args: Sequence[str] = (),
                keep_all_passes: bool = False, timeout: float = 600.0, cwd: Path | str | None = None,
                python: str | None = None, environment: DryRunEnvironment | None = None,
-               extra_env: dict[str, str] | None = None, on_update: UpdateCallback | None = None,
-               allow_accelerator: bool = False, build_device: str = "cpu") -> DryRunReport:
+               extra_env: dict[str, str] | None = None, env_options: dict[str, str] | None = None,
+               on_update: UpdateCallback | None = None, allow_accelerator: bool = False,
+               build_device: str = "cpu") -> DryRunReport:
     """Dry-run ``script`` as ``ranks`` simulated ranks; return what each rank wrote.
 
     Every run writes into a new folder ``<out_root>/dryrun-<script>-<timestamp>/`` with one
@@ -409,6 +433,11 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
     parallel stages and ``validate``, :data:`~msinspect.stages.DRYRUN_PASSES`) and anything else
     is removed from the new rank folders; ``keep_all_passes`` keeps them all. The run's settings
     and how it ended go to ``config.json`` in the run folder (:mod:`msinspect.dryrun.record`).
+
+    ``env_options`` (``--env NAME=VALUE``, read by :func:`parse_env_options`) are set in every
+    scheduler and worker and recorded as the run's own settings (``msinspect compare`` shows two
+    runs that differ in one); ``extra_env`` is a caller's (``msinspect train``, a sweep) set the same
+    way without being part of the command line.
 
     ``only`` picks a subset of ranks (``[0, 4]`` or ``"0,4-5"``); ``jobs`` ranks run at once;
     ``timeout`` bounds each rank (seconds). A rank is ok when every step_parallel_end file it
@@ -438,6 +467,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
     if build_device not in BUILD_DEVICES:
         raise DryRunError(f"build_device must be one of {BUILD_DEVICES}, not {build_device!r}")
     selected = select_ranks(only, ranks)
+    env_options = parse_env_options(f"{k}={v}" for k, v in (env_options or {}).items())
     mindspore = check_interpreter(python) if python is not None else record.version_of("mindspore")
     if not allow_accelerator:
         accel = detect_real_accelerator()
@@ -455,6 +485,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
     tag = f"{run_dir.name}-{uuid.uuid4().hex[:8]}"
     env = _clean_env(env_obj.env())
     env.update(extra_env or {})
+    env.update(env_options)
     env[TAG_VARIABLE] = tag
     env["MSINSPECT_DEVICE_TARGET"] = "GPU"
     dumped = env.get("MS_DEV_DUMP_IR_PASSES")  # a caller's own choice (msinspect train's), kept whole
@@ -465,7 +496,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
         script=script, script_args=script_args, cwd=Path(cwd).resolve() if cwd else Path.cwd(), ranks=ranks,
         selected=selected, jobs=jobs, timeout=timeout, keep_all_passes=keep_all_passes, kept_stages=kept,
         build_device=build_device, python=python, mindspore=mindspore, env=env, worker=worker,
-        removed=[k for k in os.environ if _SCRUBBED.match(k)], tag=tag)
+        env_options=env_options, removed=[k for k in os.environ if _SCRUBBED.match(k)], tag=tag)
     record_path = processes.update_run_record(run_dir, settings)
     cancel = threading.Event()
     watchdog = _Watchdog(sys.executable, tag)  # the launcher's own: it has msinspect and psutil
@@ -544,4 +575,4 @@ def _sweep(tag: str) -> None:
 
 
 __all__ = ["run_dryrun", "DryRunError", "DryRunInterrupted", "DryRunSetupError", "Problem", "free_port",
-           "new_run_dir", "tagged_processes", "TAG_VARIABLE"]
+           "new_run_dir", "parse_env_options", "tagged_processes", "TAG_VARIABLE"]

@@ -14,6 +14,10 @@ completed when it ends. Its fields:
 * ``environment``: the variables msinspect set, ``all_processes`` (every scheduler and worker:
   the dry run's CUDA home, its tag ...; a path put before the caller's value reads ``DIR:$PATH``)
   and ``workers`` (per rank: ``<rank>`` stands for the rank, ``<port>`` for its scheduler's port);
+  ``options``: the variables set with ``--env NAME=VALUE`` (``{}`` when none); ``read``: every
+  variable MindSpore reads that the ranks got (:data:`READ_BY_MINDSPORE`: ``MS_*``, ``MINDSPORE*``,
+  ``HCCL*`` ...), whether from the caller's environment, ``--env`` or the dry run itself, as
+  ``name -> value`` (two runs that differ only in one of these differ in their records);
   ``environment_removed``: the caller's variables taken out (they would confuse the simulated
   cluster);
 * ``tag``, ``started``, ``status`` (``running``, ``ok``, ``failed``, ``interrupted``);
@@ -34,11 +38,17 @@ from __future__ import annotations
 import datetime as _dt
 import importlib.metadata
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from .report import NOTHING_COMPUTED, DryRunReport, parallel_modes, record_notes
+
+
+#: Variables MindSpore (or its communication libraries) reads, recorded with their values whatever
+#: set them: a run that differs in one is another run (``msinspect compare`` shows it).
+READ_BY_MINDSPORE = re.compile(r"^(MS_|MINDSPORE|HCCL|GLOG_|ASCEND_|MSINSPECT_)")
 
 
 def _now() -> str:
@@ -66,7 +76,7 @@ def version_of(package: str) -> str | None:
 
 def command_line(script: Path, ranks: int, selected: Sequence[int], *, jobs: int, timeout: float,
                  keep_all_passes: bool, python: str | None, build_device: str,
-                 script_args: Sequence[str]) -> list[str]:
+                 script_args: Sequence[str], env_options: Mapping[str, str] | None = None) -> list[str]:
     """The ``msinspect dryrun`` command that makes the same run (``--out`` left to the caller)."""
     from msinspect.ranks_text import ranks_text
 
@@ -80,6 +90,8 @@ def command_line(script: Path, ranks: int, selected: Sequence[int], *, jobs: int
         argv += ["--python", python]
     if build_device != "cpu":
         argv += ["--build-device", build_device]
+    for name, value in (env_options or {}).items():
+        argv += ["--env", f"{name}={value}"]
     if script_args:
         argv += ["--", *script_args]
     return argv
@@ -88,19 +100,22 @@ def command_line(script: Path, ranks: int, selected: Sequence[int], *, jobs: int
 def settings(*, script: Path, script_args: Sequence[str], cwd: Path, ranks: int, selected: Sequence[int],
              jobs: int, timeout: float, keep_all_passes: bool, kept_stages: Sequence[str] | None,
              build_device: str, python: str | None, mindspore: str | None, env: Mapping[str, str],
-             worker: Mapping[str, str], removed: Sequence[str], tag: str) -> dict:
+             worker: Mapping[str, str], removed: Sequence[str], tag: str,
+             env_options: Mapping[str, str] | None = None) -> dict:
     """The record written when the run starts (see the module's docstring)."""
     return {
         "run": "dry_run", "device": "CPU (compile-only dry run)", "note": NOTHING_COMPUTED,
         "script": str(script), "script_args": list(script_args), "cwd": str(cwd),
         "command": command_line(script, ranks, selected, jobs=jobs, timeout=timeout,
                                 keep_all_passes=keep_all_passes, python=python, build_device=build_device,
-                                script_args=script_args),
+                                script_args=script_args, env_options=env_options),
         "ranks": ranks, "run_ranks": list(selected), "jobs": jobs, "timeout": timeout, "build_device": build_device,
         "python": python or sys.executable, "mindspore": mindspore,
         "msinspect": version_of("msinspect"),
         "all_passes": kept_stages is None, "kept_stages": list(kept_stages) if kept_stages is not None else None,
-        "environment": {"all_processes": variables_set(env, os.environ), "workers": dict(worker)},
+        "environment": {"all_processes": variables_set(env, os.environ), "workers": dict(worker),
+                        "options": dict(env_options or {}),
+                        "read": {k: v for k, v in sorted({**env, **worker}.items()) if READ_BY_MINDSPORE.match(k)}},
         "environment_removed": sorted(removed),
         "tag": tag, "started": _now(), "status": "running",
     }
