@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup dot browser demo test check bench fixtures zoo sweep-demo
+.PHONY: setup prepared dot browser demo test check bench fixtures zoo sweep-demo
 
 # The virtual environment, with msinspect and its train, dry-run, cluster (Dask, for --scheduler
 # and its test) and dev extras; re-made when the package metadata changes. Idempotent.
@@ -32,15 +32,20 @@ browser:
 	      || echo "note: could not install chromium; the report's browser tests will skip (fail under CI)"; \
 	  else echo "note: chromium / chromedriver missing (apt-get install chromium chromium-driver); the report's browser tests will skip"; fi; }
 
+# `make setup` alone ends with the set-up's `next: msinspect dryrun ...` hint; demo and test need the
+# same set-up (prepared) without that line in the middle of their own output.
 setup: $(VENV)/.installed dot browser
 	$(BIN)/msinspect setup-dryrun
+
+prepared: $(VENV)/.installed dot browser
+	@out=$$($(BIN)/msinspect setup-dryrun) || status=$$?; printf '%s\n' "$$out" | grep -v '^next: '; exit $${status:-0}
 
 # The main job on the embedded default data: train-then-verify the three parallel modes on the
 # MNIST subset (manual parallel for real on 8 CPU processes, the automatic modes as planner dry
 # runs where no GPU is present); each run lands in a new folder under runs/.
 # It ends by writing an HTML report (msinspect report, with the job's spec) into each new run
 # folder and printing its path; the exit status is the training's.
-demo: setup
+demo: prepared
 	@status=0; $(BIN)/msinspect train all --out runs || status=$$?; reports=""; \
 	for mode in manual_parallel sharding_propagation recursive_pipeline; do \
 	  run=$$(ls -dt runs/train-$$mode-* runs/dryrun-$$mode-* 2>/dev/null | head -1); \
@@ -54,7 +59,7 @@ demo: setup
 
 # One pytest worker a core (pytest-xdist), each test file whole on one worker: a file's module and
 # session fixtures (the seeds' dry runs, the train jobs' runs) are made once.
-test: setup
+test: prepared
 	$(BIN)/python -m pytest -n auto --dist loadfile
 
 # The quick subset for daily work (about a minute on two cores): every parser construct's golden
@@ -66,24 +71,24 @@ CHECK_TESTS = tests/parser/test_golden.py tests/parser/test_values.py tests/pars
 	tests/analysis/test_mindformers_weights.py tests/zoo/test_zoo_specs.py tests/test_graph.py \
 	tests/test_spec_validation.py tests/test_errors_pickle.py tests/test_stages.py tests/test_cli_bad_inputs.py \
 	tests/test_docs.py tests/test_selectors.py tests/test_expectation_language.py
-check: setup
+check: prepared
 	$(BIN)/python -m pytest -q $(CHECK_TESTS)
 	MSINSPECT_PARSER=reference $(BIN)/python -m pytest -q tests/parser/test_golden.py tests/parser/test_value_depth.py
 
-bench: setup
+bench: prepared
 	$(BIN)/python bench/bench_parse.py
 	$(BIN)/python bench/bench_analyses.py
 
 # Regenerate the 2.10 fixtures of fixtures/ from the training jobs (see fixtures/README.md):
 # a few minutes. Refuses while fixtures/ has uncommitted changes (make fixtures ARGS=--force).
-fixtures: setup
+fixtures: prepared
 	$(BIN)/python tools/regen_fixtures.py $(ARGS)
 
 # A what-if sweep, unattended (docs/sweep.md): zoo 01 dry-run with tensor parallel 1, 2, 4 and 8 (DP
 # 2, 8 ranks, ranks 0 and 5 run; MP 8 needs 16 devices and fails with MindSpore's reason), then the
 # MP 4 and MP 1 runs compared (docs/compare.md). A few minutes on two cores; the sweep exits 1
 # because one setting does not compile, which is what it shows: the compare runs all the same.
-sweep-demo: setup
+sweep-demo: prepared
 	@$(BIN)/msinspect sweep fixtures/zoo/nets/01_semi_auto_tp4dp2.py --ranks 8 --only 0,5 --grid MP=1,2,4,8 \
 	  --out runs; status=$$?; [ $$status -le 1 ] || exit $$status; \
 	sweep=$$(ls -dt runs/sweep-01_semi_auto_tp4dp2-* | head -1); \
@@ -94,5 +99,5 @@ sweep-demo: setup
 # of minutes on two cores); never part of CI. FULL=DIR also keeps every file MindSpore wrote in
 # DIR/<name>/ (outside git), e.g. `make zoo FULL=/tmp/zoo_full`; ARGS passes more options
 # (--only NAME, --force, --keep-runs).
-zoo: setup
+zoo: prepared
 	$(BIN)/python tools/regen_zoo.py $(if $(FULL),--full $(FULL)) $(ARGS)

@@ -126,6 +126,18 @@ def _depth(value: Any, limit: int) -> int:
     return 1 + max((_depth(v, limit - 1) for v in items), default=0)
 
 
+def unknown_keys(unknown, allowed) -> str:
+    """``unknown key(s) in_stratgy (did you mean in_strategy?) (allowed: ...)``: each unknown key
+    with the allowed one it is closest to, where one is close."""
+    import difflib
+
+    named = []
+    for key in sorted(unknown, key=str):
+        close = difflib.get_close_matches(str(key), sorted(allowed), n=1, cutoff=0.6)
+        named.append(f"{key} (did you mean {close[0]}?)" if close else str(key))
+    return f"unknown key(s) {', '.join(named)} (allowed: {', '.join(sorted(allowed))})"
+
+
 def expectation_from(kind: str, index: int, raw: dict, where: str = "") -> Expectation:
     """One validated entry of ``kind`` from its TOML table; ValueError says what is wrong."""
     if not isinstance(raw, dict):
@@ -134,11 +146,10 @@ def expectation_from(kind: str, index: int, raw: dict, where: str = "") -> Expec
     required, optional = kind_of.required, kind_of.optional
     missing = required - raw.keys()
     unknown = raw.keys() - required - optional - COMMON_KEYS
+    if unknown:  # before what is missing: a misspelt key is both, and the typo is what to fix
+        raise ValueError(unknown_keys(unknown, required | optional | COMMON_KEYS))
     if missing:
         raise ValueError(f"missing key(s) {', '.join(sorted(missing))}")
-    if unknown:
-        allowed = ", ".join(sorted(required | optional | COMMON_KEYS))
-        raise ValueError(f"unknown key(s) {', '.join(sorted(unknown))} (allowed: {allowed})")
     for key in (*kind_of.text_keys, "stage", "basis", "note"):
         _text(raw, key)
     values = kind_of.validate({k: v for k, v in raw.items() if k not in COMMON_KEYS})
@@ -188,8 +199,7 @@ def _job(path: Path, job: Any) -> tuple[str | None, int | None, str | None]:
         raise SpecError(f"{path}: job must be a table ([job]), not {type(job).__name__}")
     unknown = job.keys() - JOB_KEYS
     if unknown:
-        raise SpecError(f"{path}: job: unknown key(s) {', '.join(sorted(unknown))} "
-                        f"(allowed: {', '.join(sorted(JOB_KEYS))})")
+        raise SpecError(f"{path}: job: {unknown_keys(unknown, JOB_KEYS)}")
     for key in ("name", "stage"):
         try:
             _text(job, key)

@@ -106,7 +106,8 @@ def not_on_ranks(thing: str, ranks: Iterable[int], its_ranks: Iterable[int]) -> 
 def no_operator(selector: str, frame: pd.DataFrame, what: str, column: str = "name") -> NoMatchError:
     """``no strategies match --op 'matmull' (op types: MatMul, ReLU); did you mean matmul?``:
     ``frame`` the rows the selector was tried on (``column``, ``op``, ``scope``); the close names
-    are its instance names, op types and scope parts."""
+    are its instance names and op types, else (none close: a scope misspelt) its scope parts
+    (``Grad_AllReduce`` is a scope, no operator: not offered for ``AllReduc``)."""
     if frame.empty:
         return NoMatchError(f"no {what} match --op {selector!r}: the ranks read have no {what}")
     names = [n for n in frame[column] if isinstance(n, str)]
@@ -114,4 +115,4 @@ def no_operator(selector: str, frame: pd.DataFrame, what: str, column: str = "na
     parts = {p for s in frame["scope"] if isinstance(s, str) for p in s.split("/") if p}
     wanted = selector.strip("/").split("/")[-1] or selector
     return no_match(f"no {what} match --op {selector!r}", "op types", listing(ops),
-                    close_names(wanted, [*names, *ops, *sorted(parts)]))
+                    close_names(wanted, [*names, *ops]) or close_names(wanted, sorted(parts)))
