@@ -60,7 +60,8 @@ class Explanation:
     subject: str
     """``strategy``, ``communication`` or ``other`` (neither: nothing the planner decided)."""
     verdict: str
-    """A strategy: ``user``, ``propagated``, ``planner``, ``default`` or ``cannot tell``; a
+    """A strategy: ``user``, or how the planner set it (``set_by`` ``planner``, docs/cli.md's
+    vocabulary): ``propagated``, ``planner`` (its search), ``default``; or ``cannot tell``; a
     communication operator: its kind (:mod:`msinspect.analysis.vocabulary`)."""
     headline: str
     facts: list[str] = field(default_factory=list)
@@ -246,12 +247,12 @@ def _explain_strategy(f: _File, node: Node, row: dict) -> Explanation:
         return e
     if node.op.startswith("_Virtual"):
         e.verdict = "planner"
-        e.headline = f"{node.name}: {_strategy_text(strategy)}, the parallel pass's own operator"
+        e.headline = f"{node.name}: {_strategy_text(strategy)}, set by the planner: the parallel pass's own operator"
         return e
     if not f.auto:
         e.verdict = "default"
-        e.headline = (f"{node.name}: {_strategy_text(strategy)}, no shard() on it: semi_auto_parallel's default "
-                      "for such an operator")
+        e.headline = (f"{node.name}: {_strategy_text(strategy)}, set by the planner: no shard() on it, so "
+                      "semi_auto_parallel's default for such an operator")
         e.reconstruction.append("under semi_auto_parallel MindSpore gives an operator without shard() a strategy of "
                                 "its own (step_parallel.cc, GenerateBatchParallelStrategy: the batch dimension cut "
                                 "over the devices where it divides, or the operator's own rule)")
@@ -260,12 +261,12 @@ def _explain_strategy(f: _File, node: Node, row: dict) -> Explanation:
     origin = _origin(f, key)
     if origin is None:
         if f.user_keys:
-            e.headline = f"{node.name}: {_strategy_text(strategy)}, chosen by the planner's search"
+            e.headline = f"{node.name}: {_strategy_text(strategy)}, set by the planner: chosen by its search"
             e.cannot_tell.append("no user-set operator reaches it without a redistribution on the way: which "
                                  "cost drove the choice is not in the IR")
         else:
-            e.headline = (f"{node.name}: {_strategy_text(strategy)}, chosen by the planner's search (no shard() in "
-                          "the graph: the recursive search or sharding propagation's cost model)")
+            e.headline = (f"{node.name}: {_strategy_text(strategy)}, set by the planner: chosen by its search (no "
+                          "shard() in the graph: the recursive search or sharding propagation's cost model)")
             e.cannot_tell.append("which cost drove it: the IR records the result only")
         return e
     user, path, also = origin
@@ -273,7 +274,7 @@ def _explain_strategy(f: _File, node: Node, row: dict) -> Explanation:
     e.origin = f.name(user)
     e.path = tuple(_path_name(f, k) for k in path)
     user_node = f.node(user)
-    e.headline = (f"{node.name}: {_strategy_text(strategy)}, reached from the user's {e.origin} "
+    e.headline = (f"{node.name}: {_strategy_text(strategy)}, set by the planner: reached from the user's {e.origin} "
                   f"{_strategy_text(f.strategy_of(user))} by sharding propagation (reconstruction)")
     e.reconstruction.append(f"path {' -> '.join(e.path)}: no communication and no change of cut on the way (a "
                             "per-rank Reshape at most), so each operator takes its input as its neighbour gives it")
