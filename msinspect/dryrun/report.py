@@ -185,10 +185,23 @@ class Failure:
 
 
 def kept_note(report: DryRunReport) -> str:
-    """What a run kept of MindSpore's IR and how to get the rest, or ``""`` when it kept it all."""
+    """What a run kept of MindSpore's IR and how to get the rest: the passes of
+    ``report.kept_stages`` some rank folder holds (a pass the network's mode never writes, e.g.
+    ``step_auto_parallel_begin`` under semi-auto parallel, is not named), with the ranks that hold
+    them when not every rank does; ``""`` when the run kept every pass or no rank wrote one."""
+    from msinspect.ranks_text import ranks_text
+    from msinspect.stages import files_of_stage, stage_of
+
     if report.kept_stages is None:
         return ""
-    return (f"kept per rank: {', '.join(report.kept_stages)} (what msinspect's analyses read); MindSpore's other "
+    held = {r.rank: {stage_of(p.name) for p in files_of_stage(r.ir_dir, tuple(report.kept_stages))}
+            for r in report.ranks if r.ir_dir is not None}
+    held = {rank: stages for rank, stages in held.items() if stages}
+    if not held:
+        return ""
+    stages = [s for s in report.kept_stages if any(s in h for h in held.values())]
+    which = "per rank" if len(held) == len(report.ranks) else f"in the folders of {ranks_text(sorted(held), word=True)}"
+    return (f"kept {which}: {', '.join(stages)} (what msinspect's analyses read); MindSpore's other "
             "passes (about 90 IR files a rank) were not written: --keep-all-passes keeps every pass")
 
 
@@ -286,6 +299,11 @@ _HINTS = (
      "a BatchMatMul broadcasts its batch dimensions, which the dry run's GPU target refuses (Ascend "
      "accepts it); MindFormers' rotary embedding does so unless LlamaConfig(use_rope_slice=True), and so "
      "do the experts of its MoEV2 FFN (MoEConfig(use_gmm=True) builds MoEV3, which compiles)"),
+    (re.compile(r"The pointer\[grad_accu\] is null"),
+     "a pipeline-parallel network (pipeline_stages > 1) is wrapped in TrainOneStepCell without PipelineCell "
+     "(MindSpore: \"The pointer[grad_accu] is null.\"): wrap the network with its loss in "
+     "nn.PipelineCell(net_with_loss, micro_size) (or mindspore.parallel.nn.Pipeline) and "
+     "give that to TrainOneStepCell / Model; it splits the batch into micro-batches and accumulates their gradients"),
     (re.compile(r"Address already in use|bind.*failed", re.I),
      "the scheduler port was taken by another process; re-run"),
 )

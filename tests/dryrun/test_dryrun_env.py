@@ -53,6 +53,10 @@ def test_two_runs_that_differ_in_one_variable_differ_in_compare(dryrun_xdg, tmp_
                                            "--out", str(out), "--env", f"MATMUL_STRATEGY={strategy}"],
                                     env={"COLUMNS": "120", "HCCL_BUFFSIZE": buffsize})
         assert result.exit_code == 0, result.output
+        # Semi-auto parallel has no strategy search, so MindSpore writes no step_auto_parallel_begin;
+        # only the passes written are named.
+        assert ("kept per rank: step_parallel_begin, step_parallel_end, validate (what msinspect's analyses read)"
+                in " ".join(result.output.split()))
         (run,) = out.iterdir()
         record = json.loads((run / "config.json").read_text())
         assert record["environment"]["options"] == {"MATMUL_STRATEGY": strategy}

@@ -110,6 +110,20 @@ def test_a_hint_is_not_lengthened_by_mindspores_records(tmp_path):
     assert "device target to CPU" in rank.reason and "MindSpore's log" not in rank.reason
 
 
+def test_a_pipeline_without_pipelinecell_gets_the_hint(tmp_path):
+    """MindSpore's words when a pipeline network (pipeline_stages > 1) goes to TrainOneStepCell without
+    PipelineCell (issue 40, reported by a user; the message as MindSpore raises it): the reason says
+    what to wrap, once for all ranks that failed so."""
+    text = "RuntimeError: The pointer[grad_accu] is null.\n"
+    report = _failed_run(tmp_path, 2, text)
+    for rank in report.ranks:
+        assert rank.reason.startswith("a pipeline-parallel network (pipeline_stages > 1) is wrapped in "
+                                      "TrainOneStepCell without PipelineCell"), rank.reason
+        assert "nn.PipelineCell(net_with_loss, micro_size)" in rank.reason
+    (failure,) = report.failures()
+    assert failure.ranks == [0, 1]
+
+
 def test_a_strategy_that_needs_more_devices_fails_with_mindspores_reason(dryrun_xdg, tmp_path):
     """A real dry run: ((2, 2), (2, 1)) needs 4 devices, the job has 2."""
     result = CliRunner().invoke(main, ["dryrun", str(NETS / "matmul_strategy.py"), "--ranks", "2",
@@ -118,6 +132,9 @@ def test_a_strategy_that_needs_more_devices_fails_with_mindspores_reason(dryrun_
     why = "The strategy is ((2, 2), (2, 1)), it requires 4 devices, but the device number of this stage is 2"
     assert result.output.count(why) == 1, result.output
     assert "ranks 0-1 failed: RuntimeError: Failure:operator MatMul init failed" in result.output
+    # The strategy is refused inside the parallel pass, after MindSpore dumped step_parallel_begin
+    # and before step_parallel_end: only the pass written is named as kept (issue 40).
+    assert "kept per rank: step_parallel_begin (" in result.output
     (run,) = tmp_path.iterdir()
     record = json.loads((run / "config.json").read_text())
     assert record["status"] == "failed" and record["ranks_ok"] == []
