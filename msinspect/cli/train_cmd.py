@@ -69,7 +69,7 @@ def train(mode, ranks, epochs, batch_size, data, num_samples, out_root, jobs, ti
             with launcher_errors(interrupted):  # the one table: the same error exits alike in every command
                 result = run_job(m, ranks=ranks, epochs=epochs, batch_size=batch_size, data=data,
                                  num_samples=num_samples, out_root=out_root, timeout=timeout,
-                                 jobs=jobs, on_progress=on_progress)
+                                 jobs=jobs, on_progress=on_progress, on_line=progress.console.print)
         status = ("ok", "green") if result.ok else ("failed", "red")
         err.print(styled(f"{m}: ", status, f" in {result.wall_seconds:.1f} s: {result.message}"))
         err.print(f"  run folder: {result.run_dir}")

@@ -54,6 +54,9 @@ _STOP_GRACE = 5.0
 
 ProgressCallback = Callable[[str, float, float], None]
 """Called with (description, completed, total) as a run goes on."""
+LineCallback = Callable[[str], None]
+"""Called with a line to keep, as training tools print them: the run starting, each epoch's mean
+loss (a real run only: a dry run computes nothing, its zeros are never said)."""
 
 
 class TrainError(MsInspectError, RuntimeError):
@@ -205,6 +208,14 @@ def parse_losses(log: Path) -> tuple[list[tuple[int, int, str]], list[str]]:
     return steps, means
 
 
+def epoch_lines(mode: str, log: Path, said: int, epochs: int, seconds: float) -> list[str]:
+    """The epochs of ``log`` (rank 0's worker log) past the first ``said``, one line each:
+    ``manual_parallel: epoch 3/10: mean loss 0.4123 (rank 0), 41 s``."""
+    _, means = parse_losses(log)
+    return [f"{mode}: epoch {i}/{epochs}: mean loss {float(mean):.4f} (rank 0), {seconds:.0f} s"
+            for i, mean in enumerate(means[said:], start=said + 1)]
+
+
 # --------------------------------------------------------------------------- the entry point
 def check_arguments(job: Job, ranks: int, batch_size: int, num_samples: int | None) -> None:
     """What the job's script would refuse (or train nothing with), said before any process starts:
@@ -222,7 +233,7 @@ def run_job(mode: str, *, ranks: int = 8, epochs: int | None = None, batch_size:
             data: Path | str | None = None, out_root: Path | str = "runs",
             script_args: Sequence[str] = (), num_samples: int | None = None,
             real: bool | None = None, timeout: float = 1800.0, jobs: int = 2,
-            on_progress: ProgressCallback | None = None) -> JobResult:
+            on_progress: ProgressCallback | None = None, on_line: LineCallback | None = None) -> JobResult:
     """Run training job *mode* on *ranks* devices into a new folder under *out_root*.
 
     ``epochs``/``batch_size`` default to the seed's values. ``data`` (or ``DATA_PATH``) names an
@@ -231,6 +242,8 @@ def run_job(mode: str, *, ranks: int = 8, epochs: int | None = None, batch_size:
     :class:`msinspect.data.DataError`). ``real=None`` chooses: manual parallel always for real;
     the automatic modes for real only where a GPU/Ascend is present, else as a dry run.
     Raises :class:`TrainInterrupted` after stopping every process on Ctrl-C / SIGTERM.
+    ``on_progress`` follows the run (a bar); ``on_line`` gets the lines to keep: the run starting,
+    then a real run's mean loss of each epoch as rank 0 ends it (:func:`epoch_lines`).
     """
     if mode not in JOBS:
         raise TrainError(f"unknown mode {mode!r}; choose from {', '.join(JOBS)}")
@@ -264,7 +277,9 @@ def run_job(mode: str, *, ranks: int = 8, epochs: int | None = None, batch_size:
     }
     if real:
         return _run_real(job, ranks, args, config, out_root, timeout, on_progress,
-                         steps_per_epoch=_steps_per_epoch(info, num_samples, batch_size))
+                         steps_per_epoch=_steps_per_epoch(info, num_samples, batch_size), on_line=on_line)
+    if on_line:
+        on_line(f"{mode}: dry run: MindSpore's planner compiles {ranks} ranks; nothing is computed, so no losses")
     return _run_dry(job, ranks, args, config, out_root, timeout, jobs, on_progress)
 
 
@@ -288,7 +303,8 @@ def _finish_config(result: JobResult, config: dict) -> None:
 
 
 def _run_real(job: Job, ranks: int, args: list[str], config: dict, out_root, timeout: float,
-              on_progress: ProgressCallback | None, *, steps_per_epoch: int | None) -> JobResult:
+              on_progress: ProgressCallback | None, *, steps_per_epoch: int | None,
+              on_line: LineCallback | None = None) -> JobResult:
     msrun = find_msrun()
     if msrun is None:
         raise TrainError("msrun (MindSpore's launcher) was not found beside this Python nor on PATH")
@@ -311,6 +327,9 @@ def _run_real(job: Job, ranks: int, args: list[str], config: dict, out_root, tim
     total = float(epochs * steps_per_epoch) if steps_per_epoch else 0.0
     start = time.monotonic()
     proc = None
+    said = 0  # epochs whose mean loss on_line was given
+    if on_line:
+        on_line(f"{job.mode}: training for real: {ranks} processes under msrun, {epochs} epochs; logs in {logs}")
     try:
         with signals_as_interrupt((signal.SIGTERM,)), open(logs / "msrun.log", "w") as out:
             proc = subprocess.Popen(cmd, env=env, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
@@ -320,6 +339,10 @@ def _run_real(job: Job, ranks: int, args: list[str], config: dict, out_root, tim
                     stop_msrun(proc, tag)
                     raise TrainError(f"{job.mode}: timed out after {timeout:.0f} s; logs in {logs}",
                                      run_dir)
+                if on_line:
+                    for line in epoch_lines(job.mode, logs / "worker_0.log", said, epochs, time.monotonic() - start):
+                        on_line(line)
+                        said += 1
                 if on_progress:
                     steps, _ = parse_losses(logs / "worker_0.log")
                     if steps and steps_per_epoch:
@@ -340,6 +363,9 @@ def _run_real(job: Job, ranks: int, args: list[str], config: dict, out_root, tim
         raise
     kill_tagged(TAG_VARIABLE, tag)  # nothing of a finished run may linger
     result.wall_seconds = time.monotonic() - start
+    if on_line:  # the epochs that ended after the last look
+        for line in epoch_lines(job.mode, logs / "worker_0.log", said, epochs, result.wall_seconds):
+            on_line(line)
     per_rank = [parse_losses(logs / f"worker_{r}.log") for r in range(ranks)]
     result.ranks_ok = sum(1 for steps, means in per_rank if means)
     steps0, means0 = per_rank[0]
@@ -418,5 +444,5 @@ def _run_dry(job: Job, ranks: int, args: list[str], config: dict, out_root, time
     return result
 
 
-__all__ = ["JobResult", "TrainError", "TrainInterrupted", "run_job", "parse_losses", "tagged_processes",
-           "TAG_VARIABLE", "NOTHING_COMPUTED", "DataError"]
+__all__ = ["JobResult", "TrainError", "TrainInterrupted", "run_job", "parse_losses", "epoch_lines",
+           "tagged_processes", "TAG_VARIABLE", "NOTHING_COMPUTED", "DataError"]
