@@ -22,6 +22,9 @@ from msinspect.cli.output import console as make_console, styled, to_json
                    "(the parallel stages and validate).")
 @click.option("--timeout", type=click.FloatRange(min=1), default=600, show_default=True,
               help="Seconds allowed per rank.")
+@click.option("--keep-going", is_flag=True,
+              help="Compile every rank even after two failed alike for a reason that does not depend on the rank "
+                   "(by default the others are then cancelled).")
 @click.option("--force", is_flag=True, help="Dry-run even where a real GPU / Ascend is present.")
 @click.option("--python", "python", default=None, metavar="PATH",
               help="Run the script with this interpreter (another environment's, e.g. MindSpore 2.7 - 2.9); "
@@ -34,7 +37,7 @@ from msinspect.cli.output import console as make_console, styled, to_json
                    "config.json, so that `msinspect compare` shows two runs that differ in it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of a table.")
 def dryrun(script, script_args, ranks, only, jobs, out_root, keep_all_passes, timeout, force, python, build_device,
-           env_items, as_json) -> None:
+           env_items, keep_going, as_json) -> None:
     """Run SCRIPT as RANKS simulated ranks through MindSpore's real parallel planner, on CPU.
 
     Nothing is computed: each rank compiles its graph and writes the IR the analyses read
@@ -67,7 +70,8 @@ def dryrun(script, script_args, ranks, only, jobs, out_root, keep_all_passes, ti
             report = run_dryrun(script, ranks, out_root=out_root, only=only, jobs=jobs,
                                 script_args=script_args, keep_all_passes=keep_all_passes,
                                 timeout=timeout, on_update=progress.update, allow_accelerator=force,
-                                python=python, build_device=build_device, env_options=env_options)
+                                python=python, build_device=build_device, env_options=env_options,
+                                keep_going=keep_going)
     if as_json:
         click.echo(to_json(report.to_dict()))
     else:
@@ -82,12 +86,14 @@ def _print_summary(console, report, Table, note) -> None:
     table = Table(title=f"{report.script.name}: {len(report.ranks)} of {report.rank_size} ranks")
     for col in ("rank", "result", "wall s", "peak MB", "step_parallel_end / reason"):
         table.add_column(col, overflow="fold")
-    # Ranks that failed alike are explained once, below the table (8 ranks, one reason).
-    failures = report.failures()
+    # Ranks that failed alike are explained once, below the table (8 ranks, one reason); so are
+    # ranks cancelled alike, after them.
+    failures = report.failures() + report.cancelled()
     which = {rank: i for i, f in enumerate(failures, 1) for rank in f.ranks}
     for r in report.ranks:
-        style = "green" if r.state.value == "ok" else "yellow" if r.ok else "red"
-        log = styled((f"(log: {r.log.relative_to(report.run_dir) if r.log else '-'})", "dim"))
+        style = "green" if r.state.value == "ok" else "yellow" if r.ok or r.state.value == "cancelled" else "red"
+        written = r.log is not None and r.log.is_file()
+        log = styled((f"(log: {r.log.relative_to(report.run_dir)})" if written else "(no log)", "dim"))
         if r.state.value == "ok":
             detail = styled(str(r.step_parallel_end[0].relative_to(report.run_dir)) + (
                 f" (+{len(r.step_parallel_end) - 1})" if len(r.step_parallel_end) > 1 else ""))
@@ -100,7 +106,8 @@ def _print_summary(console, report, Table, note) -> None:
     console.print(table)
     for i, failure in enumerate(failures, 1):
         first, *rest = failure.lines(relative_to=report.run_dir)
-        console.print(styled(((f"{i}. " if len(failures) > 1 else "") + first, "red")))
+        colour = "yellow" if failure.state == "cancelled" else "red"
+        console.print(styled(((f"{i}. " if len(failures) > 1 else "") + first, colour)))
         for line in rest:
             console.print(styled(line))
     whole = sum(r.ir_complete for r in report.ranks)  # a rank cancelled after writing it counts

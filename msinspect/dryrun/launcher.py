@@ -44,8 +44,9 @@ from typing import Callable, Iterable, Sequence
 
 from . import record
 from .environment import DryRunEnvironment, DryRunSetupError, Problem, detect_real_accelerator, load_environment
-from .report import (NOTHING_COMPUTED, UNREADABLE, DryRunReport, RankResult, RankState, failed_at, failure_reason,
-                     find_pass_files, ir_verdict, mindspore_errors, stand_in_gpu_reason, with_mindspore_error)
+from .report import (NOTHING_COMPUTED, UNREADABLE, DryRunReport, RankResult, RankState, failed_alike, failed_at,
+                     failure_reason, find_pass_files, ir_verdict, mindspore_errors, stand_in_gpu_reason,
+                     with_mindspore_error)
 from msinspect import processes
 from msinspect.errors import MsInspectError
 from msinspect.processes import free_port, kill_group, kill_tagged, signals_as_interrupt
@@ -244,6 +245,13 @@ def _exit_code(status: int) -> int:
 
 
 # --------------------------------------------------------------------------- one rank
+class Cancel(threading.Event):
+    """Set when the ranks still queued or running are to stop; ``why`` says why (the run was
+    interrupted, or ranks failed alike for a reason that holds for every rank)."""
+
+    why = "run interrupted"
+
+
 class _RankRunner:
     def __init__(self, *, rank: int, rank_size: int, script: Path, script_args: Sequence[str], run_dir: Path,
                  python: str, cwd: Path, env: dict[str, str], keep_all_passes: bool, timeout: float,
@@ -293,7 +301,8 @@ class _RankRunner:
     def run(self) -> RankResult:
         r = self.result
         if self.cancel.is_set():
-            r.state, r.reason = RankState.CANCELLED, "not started: run interrupted"
+            r.state, r.reason = RankState.CANCELLED, f"not started: {getattr(self.cancel, 'why', Cancel.why)}"
+            r.log = r.scheduler_log = None  # never written
             self._update()
             return r
         start = time.monotonic()
@@ -365,7 +374,8 @@ class _RankRunner:
             return
         if cancelled:
             r.state = RankState.CANCELLED
-            r.reason = "stopped: run interrupted" + (" after writing a complete step_parallel_end" if complete else "")
+            r.reason = (f"stopped: {getattr(self.cancel, 'why', Cancel.why)}"
+                        + (" (after writing a complete step_parallel_end)" if complete else ""))
             return
         r.mindspore_errors, r.failed_at = mindspore_errors(r.log), failed_at(r.log)
         if timed_out:
@@ -424,7 +434,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
                python: str | None = None, environment: DryRunEnvironment | None = None,
                extra_env: dict[str, str] | None = None, env_options: dict[str, str] | None = None,
                on_update: UpdateCallback | None = None, allow_accelerator: bool = False,
-               build_device: str = "cpu") -> DryRunReport:
+               build_device: str = "cpu", keep_going: bool = False) -> DryRunReport:
     """Dry-run ``script`` as ``ranks`` simulated ranks; return what each rank wrote.
 
     Every run writes into a new folder ``<out_root>/dryrun-<script>-<timestamp>/`` with one
@@ -438,6 +448,11 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
     scheduler and worker and recorded as the run's own settings (``msinspect compare`` shows two
     runs that differ in one); ``extra_env`` is a caller's (``msinspect train``, a sweep) set the same
     way without being part of the command line.
+
+    Once two ranks have failed alike for a reason that does not depend on the rank
+    (:func:`~msinspect.dryrun.report.failed_alike`: a strategy that needs more devices than the
+    job has fails so on every rank), the ranks still queued or running are cancelled, saying why;
+    ``keep_going`` compiles every rank whatever fails.
 
     ``only`` picks a subset of ranks (``[0, 4]`` or ``"0,4-5"``); ``jobs`` ranks run at once;
     ``timeout`` bounds each rank (seconds). A rank is ok when every step_parallel_end file it
@@ -496,9 +511,9 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
         script=script, script_args=script_args, cwd=Path(cwd).resolve() if cwd else Path.cwd(), ranks=ranks,
         selected=selected, jobs=jobs, timeout=timeout, keep_all_passes=keep_all_passes, kept_stages=kept,
         build_device=build_device, python=python, mindspore=mindspore, env=env, worker=worker,
-        env_options=env_options, removed=[k for k in os.environ if _SCRUBBED.match(k)], tag=tag)
+        env_options=env_options, keep_going=keep_going, removed=[k for k in os.environ if _SCRUBBED.match(k)], tag=tag)
     record_path = processes.update_run_record(run_dir, settings)
-    cancel = threading.Event()
+    cancel = Cancel()
     watchdog = _Watchdog(sys.executable, tag)  # the launcher's own: it has msinspect and psutil
     runners = [_RankRunner(rank=r, rank_size=ranks, script=script, script_args=script_args, run_dir=run_dir,
                            python=python or sys.executable, cwd=Path(cwd) if cwd else Path.cwd(), env=env,
@@ -509,11 +524,21 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
                           tag=tag, kept_stages=kept, record=record_path)
     for runner in runners:
         runner._update()
+    judging = threading.Lock()
+
+    def run_rank(runner: _RankRunner) -> RankResult:
+        result = runner.run()
+        # Judged in the rank's own thread, before it takes the next rank from the queue.
+        if not keep_going and result.state is RankState.FAILED and not cancel.is_set():
+            with judging:
+                _stop_if_failed_alike(report, cancel)
+        return result
+
     start = time.monotonic()
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="dryrun-rank")
     try:
         with signals_as_interrupt((signal.SIGTERM, signal.SIGHUP)):
-            futures = [pool.submit(runner.run) for runner in runners]
+            futures = [pool.submit(run_rank, runner) for runner in runners]
             pending = set(futures)
             while pending:
                 _, pending = concurrent.futures.wait(pending, timeout=0.5)
@@ -538,6 +563,20 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
     report.wall_seconds = time.monotonic() - start
     _finish_record(report)
     return report
+
+
+def _stop_if_failed_alike(report: DryRunReport, cancel: Cancel) -> None:
+    """Cancel the ranks still to finish once two have failed alike (a reason that holds for all)."""
+    from msinspect.ranks_text import ranks_text
+
+    done = [r for r in report.ranks if r.state is RankState.FAILED]
+    for i, a in enumerate(done):
+        for b in done[i + 1:]:
+            if failed_alike(a, b):
+                cancel.why = (f"{ranks_text((a.rank, b.rank), word=True)} failed alike, for a reason that does not "
+                              "depend on the rank; --keep-going compiles every rank")
+                cancel.set()
+                return
 
 
 def _finish_record(report: DryRunReport) -> None:

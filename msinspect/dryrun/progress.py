@@ -47,8 +47,10 @@ class RankProgress:
                 self._started[result.rank] = time.monotonic()
             self._rows[result.rank] = (result, n_files)
             done = [r for r, _ in self._rows.values() if r.state in _DONE]
-            failed = sum(1 for r in done if not r.ok)
-            self._bar.update(self._task, completed=len(done), failed=f"[red]{failed} failed" if failed else "")
+            failed = sum(1 for r in done if r.state in (RankState.FAILED, RankState.TIMED_OUT))
+            cancelled = sum(1 for r in done if r.state is RankState.CANCELLED)
+            said = [f"[red]{failed} failed" if failed else "", f"[yellow]{cancelled} cancelled" if cancelled else ""]
+            self._bar.update(self._task, completed=len(done), failed=" ".join(x for x in said if x))
 
     def _render(self):
         table = Table(box=None, show_header=True, header_style="bold")

@@ -9,7 +9,7 @@ completed when it ends. Its fields:
 * ``run`` (``dry_run``), ``device``, ``note`` (nothing was computed);
 * ``script``, ``script_args``, ``cwd``, ``command`` (the ``msinspect dryrun`` command line that
   makes the same run), ``ranks`` (simulated device count), ``run_ranks`` (the ranks run),
-  ``jobs``, ``timeout``, ``build_device``, ``python``, ``mindspore``, ``msinspect``;
+  ``jobs``, ``timeout``, ``keep_going``, ``build_device``, ``python``, ``mindspore``, ``msinspect``;
 * ``all_passes`` and ``kept_stages`` (the passes kept in each rank folder; null: all);
 * ``environment``: the variables msinspect set, ``all_processes`` (every scheduler and worker:
   the dry run's CUDA home, its tag ...; a path put before the caller's value reads ``DIR:$PATH``)
@@ -24,7 +24,10 @@ completed when it ends. Its fields:
 * at the end: ``finished``, ``wall_seconds``, ``parallel_mode`` (as the ranks' first compile saw
   it; a list when they saw several, a ``{rank: mode}`` object when ranks disagree, null when no
   graph was compiled), ``ranks_ok``, ``failures`` (``ranks``, ``state``, ``reason``,
-  ``mindspore_errors``, ``failed_at``: ranks that failed alike together);
+  ``mindspore_errors``, ``failed_at``, ``logs``: ranks that failed or timed out alike together),
+  ``cancelled`` (``ranks``, ``reason``, ``logs``: ranks stopped or never started because the run
+  was interrupted, or because ranks failed alike and ``keep_going`` was off; logs only where
+  written);
 * at the end, MindSpore's records of its layouts (:mod:`msinspect.dryrun.bootstrap` writes them,
   :mod:`msinspect.mindspore.records` reads them): ``records`` (``{rank: [file names]}``, the
   record files in each rank folder: ``parameter_layout_K.json``, ``strategy_K.ckpt``,
@@ -76,7 +79,8 @@ def version_of(package: str) -> str | None:
 
 def command_line(script: Path, ranks: int, selected: Sequence[int], *, jobs: int, timeout: float,
                  keep_all_passes: bool, python: str | None, build_device: str,
-                 script_args: Sequence[str], env_options: Mapping[str, str] | None = None) -> list[str]:
+                 script_args: Sequence[str], env_options: Mapping[str, str] | None = None,
+                 keep_going: bool = False) -> list[str]:
     """The ``msinspect dryrun`` command that makes the same run (``--out`` left to the caller)."""
     from msinspect.ranks_text import ranks_text
 
@@ -86,6 +90,8 @@ def command_line(script: Path, ranks: int, selected: Sequence[int], *, jobs: int
     argv += ["--jobs", str(jobs), "--timeout", f"{timeout:g}"]
     if keep_all_passes:
         argv.append("--keep-all-passes")
+    if keep_going:
+        argv.append("--keep-going")
     if python:
         argv += ["--python", python]
     if build_device != "cpu":
@@ -101,15 +107,16 @@ def settings(*, script: Path, script_args: Sequence[str], cwd: Path, ranks: int,
              jobs: int, timeout: float, keep_all_passes: bool, kept_stages: Sequence[str] | None,
              build_device: str, python: str | None, mindspore: str | None, env: Mapping[str, str],
              worker: Mapping[str, str], removed: Sequence[str], tag: str,
-             env_options: Mapping[str, str] | None = None) -> dict:
+             env_options: Mapping[str, str] | None = None, keep_going: bool = False) -> dict:
     """The record written when the run starts (see the module's docstring)."""
     return {
         "run": "dry_run", "device": "CPU (compile-only dry run)", "note": NOTHING_COMPUTED,
         "script": str(script), "script_args": list(script_args), "cwd": str(cwd),
         "command": command_line(script, ranks, selected, jobs=jobs, timeout=timeout,
                                 keep_all_passes=keep_all_passes, python=python, build_device=build_device,
-                                script_args=script_args, env_options=env_options),
-        "ranks": ranks, "run_ranks": list(selected), "jobs": jobs, "timeout": timeout, "build_device": build_device,
+                                script_args=script_args, env_options=env_options, keep_going=keep_going),
+        "ranks": ranks, "run_ranks": list(selected), "jobs": jobs, "timeout": timeout, "keep_going": keep_going,
+        "build_device": build_device,
         "python": python or sys.executable, "mindspore": mindspore,
         "msinspect": version_of("msinspect"),
         "all_passes": kept_stages is None, "kept_stages": list(kept_stages) if kept_stages is not None else None,
@@ -165,5 +172,7 @@ def outcome(report: DryRunReport) -> dict:
         "failures": [{"ranks": f.ranks, "state": f.state, "reason": f.reason,
                       "mindspore_errors": f.mindspore_errors, "failed_at": f.failed_at,
                       "logs": [plain(p) for p in f.logs]} for f in report.failures()],
+        "cancelled": [{"ranks": f.ranks, "reason": f.reason, "logs": [plain(p) for p in f.logs]}
+                      for f in report.cancelled()],
         **records(report),
     }

@@ -120,18 +120,15 @@ class DryRunReport:
         return [r for r in self.ranks if r.state is RankState.COMPILED]
 
     def failures(self) -> list["Failure"]:
-        """The ranks that did not compile, those that failed alike (same state, reason, MindSpore
-        errors and place in the network) together, in rank order of their first rank."""
-        groups: dict[tuple, Failure] = {}
-        for r in self.failed:
-            key = (r.state.value, r.reason, tuple(r.mindspore_errors), r.failed_at)
-            if key not in groups:
-                groups[key] = Failure(ranks=[], state=r.state.value, reason=r.reason,
-                                      mindspore_errors=list(r.mindspore_errors), failed_at=r.failed_at, logs=[])
-            groups[key].ranks.append(r.rank)
-            if r.log is not None:
-                groups[key].logs.append(r.log)
-        return list(groups.values())
+        """The ranks that failed or timed out (not those cancelled: :meth:`cancelled`), those that
+        failed alike (same state, reason, MindSpore errors and place in the network) together, in
+        rank order of their first rank."""
+        return _grouped(r for r in self.failed if r.state is not RankState.CANCELLED)
+
+    def cancelled(self) -> list["Failure"]:
+        """The ranks cancelled (the run was interrupted, or stopped after ranks failed alike), by
+        reason; their logs only where they were written (a rank never started has none)."""
+        return _grouped(r for r in self.ranks if r.state is RankState.CANCELLED)
 
     def rank(self, rank: int) -> RankResult:
         for result in self.ranks:
@@ -149,7 +146,46 @@ class DryRunReport:
             "note": NOTHING_COMPUTED, "kept_stages": self.kept_stages, "record": conv(self.record),
             "ranks": [{f.name: conv(getattr(r, f.name)) for f in dataclasses.fields(r)} for r in self.ranks],
             "failures": [{f.name: conv(getattr(x, f.name)) for f in dataclasses.fields(x)} for x in self.failures()],
+            "cancelled": [{f.name: conv(getattr(x, f.name)) for f in dataclasses.fields(x)} for x in self.cancelled()],
         }
+
+
+def _grouped(results) -> list["Failure"]:
+    groups: dict[tuple, Failure] = {}
+    for r in results:
+        key = (r.state.value, r.reason, tuple(r.mindspore_errors), r.failed_at)
+        if key not in groups:
+            groups[key] = Failure(ranks=[], state=r.state.value, reason=r.reason,
+                                  mindspore_errors=list(r.mindspore_errors), failed_at=r.failed_at, logs=[])
+        groups[key].ranks.append(r.rank)
+        if r.log is not None and r.log.is_file():
+            groups[key].logs.append(r.log)
+    return list(groups.values())
+
+
+def _rank_free(text: str, ranks: tuple[int, ...]) -> str:
+    """``text`` with each of ``ranks`` standing alone as a number (``rank 3``, ``rank_3``) read as
+    ``<rank>``."""
+    numbers = "|".join(str(r) for r in sorted(set(ranks), reverse=True))
+    return re.sub(rf"(?<![\d.])(?:{numbers})(?!\d|\.\d)", "<rank>", text)
+
+
+def failed_alike(a: RankResult, b: RankResult) -> bool:
+    """Whether two ranks failed for a reason that does not depend on the rank: both ended by an
+    error of the script or of MindSpore (not a timeout, nor a signal such as the kernel's OOM
+    killer), with the same reason, MindSpore errors and place in the network once their rank
+    numbers are left out. Such a failure holds for every rank of the job (a strategy that needs
+    more devices than there are), so compiling the others would say it again."""
+    if a.state is not RankState.FAILED or b.state is not RankState.FAILED:
+        return False
+    if (a.exit_code is not None and a.exit_code < 0) or (b.exit_code is not None and b.exit_code < 0):
+        return False
+    ranks = (a.rank, b.rank)
+
+    def said(r: RankResult) -> tuple:
+        return tuple(_rank_free(t, ranks) for t in (r.reason, *r.mindspore_errors, r.failed_at))
+
+    return bool(a.reason) and said(a) == said(b)
 
 
 @dataclasses.dataclass
@@ -180,7 +216,8 @@ class Failure:
         logs = [str(p.relative_to(relative_to)) if relative_to and p.is_relative_to(relative_to) else str(p)
                 for p in self.logs]
         if logs:
-            lines.append("  log: " + (logs[0] if len(logs) == 1 else f"{logs[0]} ... {logs[-1]}"))
+            many = f"{logs[0]} ... {logs[-1]}" if len(logs) == len(self.ranks) else ", ".join(logs)
+            lines.append("  log: " + (logs[0] if len(logs) == 1 else many))
         return lines
 
 
@@ -488,8 +525,9 @@ def format_summary(report: DryRunReport) -> str:
             lines.append(f"  rank {r.rank}: compiled, but msinspect cannot read {len(r.unreadable)} of its "
                          f"{len(r.step_parallel_end)} step_parallel_end file(s): " + "; ".join(r.unreadable))
         else:
-            lines.append(f"  rank {r.rank}: {r.state.value:<8}(reason below; log: {r.log})")
-    for failure in report.failures():  # ranks that failed alike: said once
+            log = f"; log: {r.log}" if r.log is not None and r.log.is_file() else ""
+            lines.append(f"  rank {r.rank}: {r.state.value:<8}(reason below{log})")
+    for failure in report.failures() + report.cancelled():  # ranks that failed alike: said once
         lines += failure.lines()
     if report.interrupted:
         lines.append("interrupted by the user; all dry-run processes were stopped")
