@@ -8,7 +8,11 @@ and graph kept while the batch lasts):
 
 1. The follower's text, line by line, against the exemplar's: the same number of lines, and every
    line that differs differs only in *values* (:data:`VALUE`: a quoted string, an ``I64(n)``, a
-   scalar tensor's ``value=n``, a pointer, a ``group`` hash name; the ``compile_phase`` header).
+   scalar tensor's ``value=n``, a pointer, a ``group`` hash name; the ``compile_phase`` header;
+   the node count a file states, :data:`_STATED_NODES`), or in the order of the ``$``-joined parts
+   of a node's debug name (:func:`unordered`: MindSpore prints them in no fixed order, so ranks of
+   one MindFormers job write ``CNode_3645$overflow$flag_sum$cond$overflow`` and
+   ``CNode_3645$overflow$overflow$flag_sum$cond``).
    Any other difference (an operator, a strategy, a shape, a reference) is a *departure*: the rank
    is read in full and flagged (:class:`Departure`), never read by a rule that does not hold.
 2. Each node item holding a differing line is read again from the follower's text by the parser's
@@ -51,6 +55,12 @@ _LINES_KEPT = 4096
 
 #: The header line that holds when the rank's process built its network.
 _PHASE = "compile_phase: "
+#: The node count a 2.10 file states: ranks of one program may count a few more nodes than they
+#: print (zoo 16's ranks state 2219, 2222 and 2221 for files of the same lines); no analysis reads it.
+_STATED_NODES = "Total number of nodes: "
+#: A node line's debug name of ``$``-joined parts (``%141(CNode_3630$overflow$flag_sum$cond) = ``):
+#: its first part, and the parts after it.
+_DOLLAR_NAME = re.compile(r"(?<=\()([^()$\s]+)((?:\$[^()$\s]+)+)(?=\) = )")
 #: The fields of a node a follower's item gives it; the rest (its graph, line, cached strategy)
 #: stay the exemplar's.
 _COPIED = tuple(f.name for f in fields(Node) if f.name not in ("graph", "line", "_strategy"))
@@ -101,10 +111,31 @@ _ANNOTATION = re.compile(r"[ \t]+[:#]")
 
 
 def only_pointers(a: str, b: str) -> bool:
-    """Whether ``b`` is ``a`` with other pointers, or both are the ``compile_phase`` header."""
+    """Whether ``b`` is ``a`` with other pointers, or both are the ``compile_phase`` header, or
+    both the node count the file states."""
     if a.startswith(_PHASE) and b.startswith(_PHASE):
         return True
+    if _stated_nodes(a) is not None and _stated_nodes(b) is not None:
+        return True
     return _POINTER.split(a) == _POINTER.split(b)
+
+
+def _stated_nodes(line: str) -> int | None:
+    """The count of a ``Total number of nodes: N`` line; None for any other line."""
+    if line.startswith(_STATED_NODES):
+        count = line[len(_STATED_NODES):].strip()
+        if count.isdigit():
+            return int(count)
+    return None
+
+
+def unordered(text: str) -> str:
+    """``text`` with the ``$``-parts of a node line's debug name sorted (``CNode_3$b$a`` ->
+    ``CNode_3$a$b``): two ranks' names alike but for the order MindSpore printed the parts in
+    read the same. The first part (``CNode_3``) stays first; no operand is touched."""
+    if "$" not in text:
+        return text
+    return _DOLLAR_NAME.sub(lambda m: m[1] + "$" + "$".join(sorted(m[2][1:].split("$"))), text)
 
 
 def _what_differs(a: str, b: str, label: str, width: int = 40) -> str:
@@ -148,6 +179,16 @@ class Exemplar:
         #: exemplar's text around them: before the first, between each two, after the last
         self._known: tuple[int, ...] = ()
         self._pieces: list[str] | None = None
+        self._read: tuple[int, set[str]] | None = None  # names_read() and the answers' count it read
+
+    def names_read(self) -> set[str]:
+        """:func:`_names_read` of the exemplar's graph, found again when it keeps more answers."""
+        from msinspect.analysis import flow
+
+        size = len(self.graph.graph.get(flow._MEMO) or ())  # noqa: SLF001
+        if self._read is None or self._read[0] != size:
+            self._read = (size, _names_read(self.graph))
+        return self._read[1]
 
     def item_of(self, line: int) -> int | None:
         """The first line of the node item holding ``line`` (1-based); None for a line before
@@ -239,10 +280,12 @@ class Exemplar:
         mine = self.lines[i - 1]
         if mine.startswith(_PHASE) and line.startswith(_PHASE):
             return True
+        if _stated_nodes(mine) is not None and _stated_nodes(line) is not None:
+            return True
         split = self._splits.get(i)
         if split is None:
-            split = self._splits[i] = VALUE.split(_ELIDED.sub("", mine))
-        if VALUE.split(_ELIDED.sub("", line)) != split:
+            split = self._splits[i] = VALUE.split(_ELIDED.sub("", unordered(mine)))
+        if VALUE.split(_ELIDED.sub("", unordered(line))) != split:
             return False
         if len(self._alike) >= _LINES_KEPT:
             self._alike.clear()
@@ -294,12 +337,54 @@ def _reread(exemplar: Exemplar, lines: list[str], starts: list[int]) -> dict[int
     return read
 
 
-def _in_place(graph, node: Node, new: Node) -> bool:
-    """Whether ``new``'s values give the graph's data of the exemplar's ``node`` (its name,
-    strategy, shapes ...: what the graph was built from; its subgraph and the node itself stay
-    the exemplar's, :data:`_COPIED`)."""
+#: The graph's data of a node that a follower may give in another order of its ``$``-parts
+#: (:func:`unordered`): put in while the follower is read (:func:`patched`).
+_NAMES = ("name", "debug_name")
+
+
+def _in_place(graph, node: Node, new: Node) -> dict | None:
+    """The graph's data of the exemplar's ``node`` that ``new`` gives otherwise, where its other
+    values give the same (its strategy, shapes ...: what the graph was built from; its subgraph
+    and the node itself stay the exemplar's, :data:`_COPIED`): its names, each differing only in
+    the order of its ``$``-parts (:func:`unordered`); None where any other data differs."""
     data = graph.nodes[node_id(node)]
-    return all(data.get(k) == v for k, v in _attrs(new).items() if k not in ("node", "graph"))
+    renamed = {}
+    for k, v in _attrs(new).items():
+        if k in ("node", "graph") or data.get(k) == v:
+            continue
+        if k not in _NAMES or not isinstance(v, str) or unordered_name(data.get(k)) != unordered_name(v):
+            return None
+        renamed[k] = v
+    return renamed
+
+
+def unordered_name(name) -> str | None:
+    """A debug name with its ``$``-parts after the first sorted (:func:`unordered`)."""
+    if not isinstance(name, str):
+        return None
+    first, *parts = name.split("$")
+    return "$".join([first, *sorted(parts)])
+
+
+def _names_read(graph) -> set[str]:
+    """The names some answer the graph keeps holds (:func:`msinspect.analysis.flow.remember`: a
+    communication row's producer and consumers, by name): every string in the kept answers'
+    tuples and lists. A node so named cannot be renamed in place: the answer would keep the name
+    of the rank that asked first."""
+    from msinspect.analysis import flow
+
+    kept = graph.graph.get(flow._MEMO)  # noqa: SLF001 (what remember() keeps, read only)
+    if not kept:
+        return set()
+    found: set[str] = set()
+    todo = list(kept.values())
+    while todo:
+        value = todo.pop()
+        if isinstance(value, str):
+            found.add(value)
+        elif isinstance(value, (tuple, list)):
+            todo.extend(value)
+    return found
 
 
 def _names(node: Node) -> tuple:
@@ -329,8 +414,9 @@ def patched(exemplar: Exemplar, lines: list[str], differ: list[int], path: str,
         yield read
         return
     saved: list[tuple[Node, dict]] = []
+    renamed: list[tuple[dict, dict]] = []  # the graph's data of renamed nodes, and its names before
     ir, graph = exemplar.ir, exemplar.graph  # graph: None for a reference file (no graph is made)
-    before = (ir.path, ir.attrs)
+    before = (ir.path, ir.attrs, ir.stated_nodes)
     exemplar.changed = set(read)
     exemplar.names_kept = True
     exemplar.keeps = dict.fromkeys(readers, True)
@@ -341,12 +427,20 @@ def patched(exemplar: Exemplar, lines: list[str], differ: list[int], path: str,
             if facts is None or not readers.keys() <= facts[1].keys():
                 facts = exemplar.facts[key] = (_names(node) == _names(new),
                                                {name: reads(node) == reads(new) for name, reads in readers.items()},
-                                               graph is None or _in_place(graph, node, new),
+                                               {} if graph is None else _in_place(graph, node, new),
                                                tuple(name for name in _COPIED if getattr(node, name) != getattr(new, name)))
             names, reads_same, in_place, differs = facts
-            if not in_place:
+            if in_place is None:
                 yield Departure(start, "the node's name, strategy or shapes differ")
                 return
+            if in_place:
+                data = graph.nodes[node_id(node)]
+                if data.get("name") in exemplar.names_read():
+                    yield Departure(start, "a renamed node's name is read by an answer kept for the graph",
+                                    departs=False)
+                    return
+                renamed.append((data, {k: data[k] for k in in_place}))
+                data.update(in_place)
             exemplar.names_kept &= names
             for name in readers:
                 exemplar.keeps[name] = exemplar.keeps[name] and reads_same[name]
@@ -360,10 +454,16 @@ def patched(exemplar: Exemplar, lines: list[str], differ: list[int], path: str,
         phase = next((line for line in lines if line.startswith(_PHASE)), None)
         if phase is not None and "compile_phase" in ir.attrs:
             ir.attrs = {**ir.attrs, "compile_phase": phase[len(_PHASE):].strip()}
+        for line in differ:
+            stated = _stated_nodes(lines[line - 1])
+            if stated is not None and ir.stated_nodes is not None:
+                ir.stated_nodes = stated
         yield ir
     finally:
         for node, values, strategy in saved:
             for name, value in values:
                 setattr(node, name, value)
             node._strategy = strategy
-        ir.path, ir.attrs = before
+        for data, names in renamed:
+            data.update(names)
+        ir.path, ir.attrs, ir.stated_nodes = before
