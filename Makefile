@@ -59,6 +59,8 @@ demo: prepared
 
 # One pytest worker a core (pytest-xdist), each test file whole on one worker: a file's module and
 # session fixtures (the seeds' dry runs, the train jobs' runs) are made once.
+# Each file says when it ends, with the files and tests done and about how long is left
+# (tests/progress.py).
 test: prepared
 	$(BIN)/python -m pytest -n auto --dist loadfile
 

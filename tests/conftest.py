@@ -18,6 +18,13 @@ if "MSINSPECT_PARSE_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["MSINSPECT_PARSE_CACHE_DIR"], ignore_errors=True)
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config):
+    """A line per test file as it ends, with the time left (tests/progress.py)."""
+    from tests.progress import register
+
+    register(config)
 FIXTURES = ROOT / "fixtures"
 
 
