@@ -68,3 +68,28 @@ def test_ranks_that_fail_alike_cancel_the_rest(dryrun_xdg, tmp_path):
     text = " ".join(result.output.split())
     assert f"rank 3 cancelled: not started: {why}" in text
     assert "4/4 ranks 2 failed 2 cancelled" in text  # the progress bar's last word: cancelled is not failed
+
+
+def test_ranks_never_started_after_ctrl_c_are_cancelled_without_a_log(tmp_path):
+    """A rank whose turn comes after Ctrl-C starts nothing: it is cancelled (not failed), and the
+    summary points to no log of it (none was written)."""
+    from msinspect.dryrun.launcher import Cancel, _RankRunner
+    from msinspect.dryrun.report import DryRunReport, RankState, format_summary
+
+    run_dir = tmp_path / "run"
+    (run_dir / "logs").mkdir(parents=True)
+    cancel = Cancel()
+    cancel.set()  # the run was interrupted before these ranks' turn
+    runners = [_RankRunner(rank=rank, rank_size=2, script=tmp_path / "net.py", script_args=(), run_dir=run_dir,
+                           python="python", cwd=tmp_path, env={}, keep_all_passes=False, timeout=60, cancel=cancel,
+                           on_update=None) for rank in (0, 1)]
+    results = [runner.run() for runner in runners]
+    assert all(r.state is RankState.CANCELLED and r.log is None and r.pids == [] for r in results)
+    report = DryRunReport(script=tmp_path / "net.py", run_dir=run_dir, rank_size=2, ranks=results, interrupted=True)
+    assert report.failures() == []
+    (cancelled,) = report.cancelled()
+    assert cancelled.ranks == [0, 1] and cancelled.reason == "not started: run interrupted" and cancelled.logs == []
+    summary = format_summary(report)
+    assert "ranks 0-1 cancelled: not started: run interrupted" in summary
+    assert "log:" not in summary and "rank_0.log" not in summary  # no log named for a rank that wrote none
+    assert not list((run_dir / "logs").iterdir())
