@@ -42,7 +42,9 @@ def test_a_rank_the_dump_lacks_is_refused_with_json_too():
 def test_a_weight_no_rank_holds_is_named_as_render_names_it():
     run = msinspect("shapes", SP, "--params", "--param", "ww")
     assert run.returncode == 2 and run.stdout == ""
-    said = "no weight named 'ww' with a strategy (weights: w, w2); did you mean w?"
+    # the job's two weights, then its two graph inputs (the dataset's data and label), which
+    # --param names too
+    said = "no weight named 'ww' with a strategy (weights: w, w2; graph inputs: inputs0, inputs1); did you mean w?"
     assert said in run.stderr
     drawn = msinspect("render", SP, "--param", "ww")  # one wording, one place
     assert drawn.returncode == 2 and said in drawn.stderr

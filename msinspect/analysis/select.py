@@ -90,10 +90,14 @@ def check_ranks(wanted: Iterable[int], present: Iterable[int]) -> None:
         raise no_match(f"no {ranks_text(missing, word=True)}", "ranks", ranks_text(present))
 
 
-def no_weight(param: str, names: Iterable[str]) -> NoMatchError:
-    """``no weight named 'ww' with a strategy (weights: w, w2); did you mean w?``."""
+def no_weight(param: str, names: Iterable[str], inputs: Iterable[str] = ()) -> NoMatchError:
+    """``no weight named 'ww' with a strategy (weights: w, w2); did you mean w?``; ``inputs``: the
+    graph inputs, which ``--param`` names too (listed after the weights)."""
     names = sorted({n for n in names if isinstance(n, str)})
-    return no_match(f"no weight named {param!r} with a strategy", "weights", listing(names), close_names(param, names))
+    inputs = sorted({n for n in inputs if isinstance(n, str)} - set(names))
+    listed = listing(names) + (f"; graph inputs: {listing(inputs)}" if inputs else "")
+    return no_match(f"no weight named {param!r} with a strategy", "weights", listed,
+                    close_names(param, names + inputs))
 
 
 def not_on_ranks(thing: str, ranks: Iterable[int], its_ranks: Iterable[int]) -> NoMatchError:

@@ -155,7 +155,8 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
         frame = analysis.slices() if params or param else analysis.shapes()
         if param:  # a weight no rank holds, or none of those asked for, is bad input: say which there are
             if not (frame["param"] == param).any():
-                raise no_weight(param, frame["param"] if not frame.empty else [])
+                raise no_weight(param, frame.loc[frame["kind"] != "input", "param"] if not frame.empty else [],
+                                frame.loc[frame["kind"] == "input", "param"] if not frame.empty else [])
             held = frame[frame["param"] == param]
             if ranks and not held["rank"].isin(ranks).any():
                 raise not_on_ranks(param, ranks, [r for r in map(rank_number, held["rank"]) if r is not None])

@@ -202,7 +202,9 @@ def grids_of(analysis, param: str, rows: list[dict] | None = None) -> list[Devic
     if rows is None:
         rows = weight_rows(analysis.slices())
         if param not in rows:
-            raise no_weight(param, rows)  # a NoMatchError, a KeyError too
+            kinds = {name: r[0].get("kind") for name, r in rows.items()}
+            raise no_weight(param, [n for n, k in kinds.items() if k != "input"],  # a NoMatchError, a KeyError too
+                            [n for n, k in kinds.items() if k == "input"])
         rows = rows[param]
     grids, seen = [], set()
     for row in rows:
