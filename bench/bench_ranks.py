@@ -3,7 +3,19 @@ ranks differ, then ``msinspect --no-cache summary --json --jobs 1`` over them in
 against a gunzip + regex line scan of the same files measured in the same run.
 
 Usage: python bench/bench_ranks.py [--source FILE] [--ranks 8 64 ...] [--10k] [--keep DIR] [--jobs J]
-       [--repeat R] [--also CHECKOUT] [--world W] [--contradict]
+       [--repeat R] [--also CHECKOUT] [--world W] [--contradict] [--shuffle]
+
+``--shuffle`` (issue 40, item 12): per size, ranks made from a MindFormers LLaMA rank (default zoo
+12's rank 0 ``step_parallel_end``, 2.0 MB) that vary as its real ranks do (:func:`shuffled_names`:
+the ``$``-parts of every debug name in the rank's own order, as zoo 12's rank 5 and 16's ranks
+print them, and a node count stated 0 - 3 higher, as zoo 16's do) against the same ranks varied in
+values only, each against a line scan of its own files, in the same run. 2026-11-29, 2 cores
+shared with three other sessions (load 6: read the CPU column), ``--jobs 1``:
+``--ranks 64 --also`` a checkout of 05852d6 (before): shuffled names 16.6x the scan's CPU before
+(each rank read in full, 0.57 s a rank), 2.4x after (values only: 2.5x before, 2.3x after);
+``--ranks 512`` (after only: before, each shuffled rank is read in full, some 4.5 minutes): 1.2x the
+scan's CPU shuffled, 0.7x in values only (the exemplar's full read spread over more ranks; the scan,
+one regex a line, costs 24 ms a rank), peak 78 MB (73 MB at 64 ranks: flat).
 
 ``--contradict`` (issue 40, item 11): per size, ranks whose group names hash to no rank list and
 whose lists are the source rank's (:func:`vary`'s ``contradict``: ranks 1-3 state a data-parallel
@@ -91,6 +103,8 @@ sys.path.insert(0, str(ROOT))
 from msinspect.analysis.comm_groups import mindspore_name  # noqa: E402 (the same names MindSpore gives)
 
 SOURCE = ROOT / "fixtures" / "zoo" / "01_semi_auto_tp4dp2" / "rank_0" / "step_parallel_end_0020.ir.gz"
+#: ``--shuffle``'s default source: a MindFormers LLaMA rank (TP8), 2.0 MB of text.
+MF_SOURCE = ROOT / "fixtures" / "zoo" / "12_mf_llama_tp8" / "rank_0" / "step_parallel_end_0020.ir.gz"
 NODE = re.compile(r"^\s+(?:%\d+\(|Return\()")  # bench_parse.py's line scan
 
 #: What names a rank in the text: a group's name (``2-16453000547691086251``, in ``group: "..."``
@@ -114,11 +128,14 @@ def shaped_like(source: list[int], of: int, rank: int, world: int) -> list[int]:
     return sorted((m - of + rank) % world for m in source)
 
 
-def vary(text: str, of: int, rank: int, world: int, contradict: bool = False) -> str:
+def vary(text: str, of: int, rank: int, world: int, contradict: bool = False, shuffle: bool = False) -> str:
     """The text of rank ``of`` made rank ``rank``'s of a ``world``-rank job (see the docstring).
     ``contradict``: each group keeps the rank list of rank ``of`` (which need not hold ``rank``)
     under a name of the MindSpore form that is the hash of no rank list (the hash of its own list
-    plus one): names that contradict their stated ranks, the search of issue 40's item 11."""
+    plus one): names that contradict their stated ranks, the search of issue 40's item 11.
+    ``shuffle``: also as ranks of one MindFormers job differ (issue 40, item 12; zoo 12 and 16):
+    the ``$``-joined parts of each node's debug name in an order of the rank's own
+    (:func:`shuffled_names`), and a node count stated a few nodes off the source's."""
     groups = {name: [int(m) for m in ranks.split("-")] for name, ranks in _GROUP.findall(text)}
     names, lists = {}, {}
     for name, members in groups.items():
@@ -143,11 +160,37 @@ def vary(text: str, of: int, rank: int, world: int, contradict: bool = False) ->
         return f"compile_phase: {head}.{int.from_bytes(rng[4:12], 'big') >> 1}.{int.from_bytes(rng[12:18], 'big')}.0"
 
     text = _VARYING.sub(swap, text)
+    if shuffle:
+        text = shuffled_names(text, rank)
     return _WORLD_DEVICES.sub(lambda m: f"{m[1]}{world}{m[3]}", text)
 
 
+#: A node's debug name of ``$``-joined parts (``%141(CNode_3630$overflow$flag_sum$overflow$cond)``),
+#: and the node count a 2.10 file states (``Total number of nodes: 2219``).
+_DOLLAR_NAME = re.compile(r"(?<=\()([^()$\s]+)((?:\$[^()$\s]+)+)(?=\) = )")
+_STATED_NODES = re.compile(r"^(Total number of nodes: )(\d+)$", re.M)
+
+
+def shuffled_names(text: str, rank: int) -> str:
+    """``text`` with the ``$``-parts of each node's debug name in an order drawn for ``rank`` (as
+    MindSpore prints them: ``CNode_3645$overflow$flag_sum$cond$overflow`` on one rank,
+    ``CNode_3645$overflow$overflow$flag_sum$cond`` on another), and its ``Total number of nodes``
+    0 - 3 more (zoo 16's ranks state 2219, 2222 and 2221 for files of the same lines)."""
+    import random
+
+    rng = random.Random(f"names of rank {rank}")
+
+    def shuffle(m: re.Match) -> str:
+        parts = m[2].split("$")[1:]
+        rng.shuffle(parts)
+        return m[1] + "".join("$" + p for p in parts)
+
+    text = _DOLLAR_NAME.sub(shuffle, text)
+    return _STATED_NODES.sub(lambda m: f"{m[1]}{int(m[2]) + rng.randrange(4)}", text)
+
+
 def make_dump(source: Path, of: int, ranks: int, into: Path, world: int | None = None,
-              contradict: bool = False) -> Path:
+              contradict: bool = False, shuffle: bool = False) -> Path:
     """``into``: ``rank_0`` .. ``rank_{ranks-1}``, each holding the source file made its own
     (:func:`vary`, a job of ``world`` ranks, by default ``ranks``), gzipped; kept as it is when a
     finished one is there already."""
@@ -162,7 +205,7 @@ def make_dump(source: Path, of: int, ranks: int, into: Path, world: int | None =
         folder = into / f"rank_{r}"
         folder.mkdir(parents=True, exist_ok=True)
         with gzip.open(folder / name, "wt", encoding="utf-8", compresslevel=6) as out:
-            out.write(vary(text, of, r, world, contradict))
+            out.write(vary(text, of, r, world, contradict, shuffle))
     done.touch()
     return into
 
@@ -223,7 +266,8 @@ def measure(root: Path, jobs: int, env: dict, scratch: Path, code_root: Path = R
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--source", type=Path, default=SOURCE, help="the rank's IR file (.ir or .ir.gz)")
+    ap.add_argument("--source", type=Path, default=None,
+                    help="the rank's IR file (.ir or .ir.gz; default zoo 01's rank 0, with --shuffle zoo 12's)")
     ap.add_argument("--of", type=int, default=0, help="the source file's rank (default 0)")
     ap.add_argument("--ranks", type=int, nargs="+", default=[8, 64, 256, 1024, 2048])
     ap.add_argument("--10k", dest="ten_k", action="store_true", help="also 10,000 ranks")
@@ -239,9 +283,16 @@ def main() -> None:
     ap.add_argument("--contradict", action="store_true",
                     help="per size, ranks whose group names hash to no list and whose lists are rank 0's "
                          "(vary's contradict) against the same ranks made as usual, in the same run")
+    ap.add_argument("--shuffle", action="store_true",
+                    help="per size, ranks whose debug names' $-parts are in an order of their own and whose "
+                         "node counts differ (vary's shuffle) against the same ranks made as usual, each "
+                         "against its line scan, in the same run")
     args = ap.parse_args()
+    args.source = args.source or (MF_SOURCE if args.shuffle else SOURCE)
     if args.contradict:
         return contradicting(args)
+    if args.shuffle:
+        return shuffling(args)
     sizes = args.ranks + ([10_000] if args.ten_k and 10_000 not in args.ranks else [])
     env = dict(os.environ)
     env.pop("MSINSPECT_SCHEDULER", None)
@@ -304,6 +355,44 @@ def contradicting(args) -> None:
             for code, _ in codes:
                 a, b = min(runs[code, "usual"]), min(runs[code, "contra"])
                 print(f"{code:>5} {n:>6} {a:>8.2f} {b:>9.2f} {b / a:>5.1f}x", flush=True)
+
+
+def shuffling(args) -> None:
+    """``--shuffle``: per size, the seconds of ranks that differ as real MindFormers ranks do (the
+    ``$``-parts of names in their own order, a few more nodes stated) and of the same ranks made
+    as usual (values only), each against a line scan of its own files, measured in turn."""
+    env = dict(os.environ)
+    env.pop("MSINSPECT_SCHEDULER", None)
+    codes = [("this", ROOT)] + ([("also", args.also.resolve())] if args.also else [])
+    print(f"source: {args.source.relative_to(ROOT) if args.source.is_relative_to(ROOT) else args.source}; "
+          f"msinspect --no-cache summary --json --jobs {args.jobs}")
+    print(f"{'code':>5} {'ranks':>6} {'ranks vary in':>14} {'seconds':>8} {'s/rank':>7} {'scan s':>7} "
+          f"{'x scan':>7} {'x scan CPU':>10} {'peak MB':>8}")
+    with tempfile.TemporaryDirectory(prefix="bench-ranks-") as tmp:
+        tmp = Path(tmp)
+        env["MSINSPECT_PARSE_CACHE_DIR"] = str(tmp / "cache")
+        dumps = args.keep or tmp
+        for n in args.ranks:
+            made = {kind: make_dump(args.source, args.of, n, dumps / f"mf{n}{kind[0]}", shuffle=kind == "names")
+                    for kind in ("values", "names")}
+            scans = {kind: [] for kind in made}
+            runs = {(code, kind): [] for code, _ in codes for kind in made}
+            for _ in range(args.repeat):
+                for kind, root in made.items():
+                    scans[kind].append(line_scan(root))
+                    for code, code_root in codes:
+                        runs[code, kind].append(measure(root, args.jobs, env, tmp, code_root))
+            for code, _ in codes:
+                for kind in made:
+                    got = runs[code, kind]
+                    wall, cpu = min(r["seconds"] for r in got), min(r["cpu"] for r in got)
+                    scan_wall, scan_cpu = min(s[0] for s in scans[kind]), min(s[1] for s in scans[kind])
+                    if got[0]["ranks"] != n:
+                        raise SystemExit(f"{n} ranks made, {got[0]['ranks']} in the summary")
+                    label = "values" if kind == "values" else "values, names"
+                    print(f"{code:>5} {n:>6} {label:>14} {wall:>8.1f} {wall / n:>7.3f} {scan_wall:>7.2f} "
+                          f"{wall / scan_wall:>6.1f}x {cpu / scan_cpu:>9.1f}x "
+                          f"{max(r['peak_mb'] for r in got):>8.0f}", flush=True)
 
 
 if __name__ == "__main__":
