@@ -89,8 +89,6 @@ SHORT = "the backward is not in the file read"
 COST_COLUMNS = ["rank", "line", "name", "op", "kind", "group_ranks", "wire_bytes", "runs", "count_basis",
                 "step_bytes", "axis", "axis_from", "phase", "micro", "graph", "file"]
 _ALLTOALL = frozenset({"AlltoAll", "AllToAll", "AlltoAllV", "AllToAllV", "NeighborExchange", "NeighborExchangeV2"})
-_RING = frozenset({"AllReduce", "AllGather", "ReduceScatter", "_MicroStepAllGather", "_MiniStepAllGather",
-                   "_HostAllGather", "_HostReduceScatter"})
 
 
 def _missing(value) -> bool:
@@ -290,6 +288,63 @@ def backward_missing(analysis) -> dict:
     return {r.rank: why for r in analysis.results if (why := why_no_backward(r)) is not None}
 
 
+class AxisRules:
+    """The parallel axis of a communication operator and the rule that gave it (see the module),
+    asked row by row: :func:`comm_costs` and the report's cost fold
+    (:class:`msinspect.report.rollup.Cost`) both ask it, so the two never differ."""
+
+    def __init__(self, experts: bool):
+        self.experts = experts
+        """Whether the job has expert weights (:func:`stage_axes`)."""
+        self._by_weights: dict = {}
+
+    def of(self, row: dict, *, candidates, position: dict[int, int], devices: int, forward: dict, calls: dict,
+           key=None) -> tuple[str, str]:
+        """(axis, rule) of one comm row: ``candidates`` the weights' device matrices of its stage
+        (:func:`stage_axes`), ``position`` each rank's place in the stage, ``devices`` the stage's
+        size, ``forward`` the axes of its file's forward operators by name (a gradient operator
+        takes its forward operator's; filled here), ``calls`` its file's
+        :func:`operator_calls`; ``key``: a key for the group on its stage under which the
+        weights' answer is kept (None: not kept)."""
+        name = row["name"] or ""
+        ranks = row["group_ranks"] if isinstance(row["group_ranks"], (tuple, list)) else None
+        shape = row["shape"] if isinstance(row["shape"], (tuple, list)) else None
+        twin = name[len("grad"):].lstrip("_") if name.startswith("grad") else None
+        if row["op"] in PIPELINE_OPS:
+            axis, why = "pipeline", "Send / Receive"
+        elif row["kind"] == "optimizer":
+            axis, why = "optimizer shard", "kind optimizer (optimizer-parallel gather or its gradient's scatter)"
+        elif row["kind"] == "gradient":
+            axis, why = "data", "kind gradient (a weight's gradient summed over its replicas)"
+        elif row["op"] in _ALLTOALL and self.experts and shape is not None and len(shape) >= 3:
+            axis, why = "expert", "AlltoAll of a 3-D tensor in a job with expert weights"
+        elif twin is not None and twin in forward:
+            axis, why = forward[twin]
+            why = f"the forward operator's: {why}"
+        elif ranks is None:
+            axis, why = "cannot tell", "the IR does not say the group's ranks"
+        else:
+            axis, why = self._weights(ranks, candidates, position, key)
+            if axis == "cannot tell" and calls:
+                axis, why = by_operators(ranks, (row["producer"], *(row["consumers"] or ())), calls, position,
+                                         devices) or (axis, why)
+        if twin is None and axis != "cannot tell":
+            forward.setdefault(name, (axis, why))
+        return axis, why
+
+    def _weights(self, ranks, candidates, position, key) -> tuple[str, str]:
+        """The axis of a group by the weights' device matrices of its stage (the first it spans)."""
+        if key is not None and key in self._by_weights:
+            return self._by_weights[key]
+        found = next(((a, m) for m, names in candidates
+                      if (a := spanned(tuple(ranks), position, m, names)) is not None), None)
+        told = (found[0], f"group along device matrix {found[1]}") if found is not None else \
+            ("cannot tell", _no_axis(candidates))
+        if key is not None:
+            self._by_weights[key] = told
+        return told
+
+
 def comm_costs(analysis) -> pd.DataFrame:
     """One row per communication operator that moves data, per rank read
     (:data:`COST_COLUMNS`): its ``wire_bytes`` (the comm rows'), how often it runs per step
@@ -303,8 +358,8 @@ def comm_costs(analysis) -> pd.DataFrame:
     comm = comm[comm["moves_data"].fillna(False).astype(bool)]
     runs = _runs_per_graph(analysis.operators())
     axes = _stage_axes(analysis)
-    experts = any(expert for _, expert in axes.values())
-    forward_axis: dict[tuple, tuple[str, str]] = {}
+    rules = AxisRules(any(expert for _, expert in axes.values()))
+    forward: dict[str, dict] = {}  # file -> its forward operators' axes by name
     positions: dict[tuple, dict[int, int]] = {}  # stage -> each rank's place in it
     calls = {r.file: operator_calls(r.strategies) for r in analysis.results}
     rows = []
@@ -313,35 +368,9 @@ def comm_costs(analysis) -> pd.DataFrame:
         stage = tuple(ctx.stage_ranks or ctx.world or ())
         position = positions.get(stage) or positions.setdefault(stage, {r: i for i, r in enumerate(stage)})
         ranks = row["group_ranks"] if isinstance(row["group_ranks"], (tuple, list)) else None
-        shape = row["shape"] if isinstance(row["shape"], (tuple, list)) else None
-        name = row["name"] or ""
-        if row["op"] in PIPELINE_OPS:
-            axis, why = "pipeline", "Send / Receive"
-        elif row["kind"] == "optimizer":
-            axis, why = "optimizer shard", "kind optimizer (optimizer-parallel gather or its gradient's scatter)"
-        elif row["kind"] == "gradient":
-            axis, why = "data", "kind gradient (a weight's gradient summed over its replicas)"
-        elif row["op"] in _ALLTOALL and experts and shape is not None and len(shape) >= 3:
-            axis, why = "expert", "AlltoAll of a 3-D tensor in a job with expert weights"
-        elif name.startswith("grad") and (row["file"], name[len("grad"):].lstrip("_")) in forward_axis:
-            axis, why = forward_axis[(row["file"], name[len("grad"):].lstrip("_"))]
-            why = f"the forward operator's: {why}"
-        elif ranks is None:
-            axis, why = "cannot tell", "the IR does not say the group's ranks"
-        else:
-            candidates = axes[stage][0] if stage in axes else ()
-            found = next(((a, m) for m, names in candidates
-                          if (a := spanned(tuple(ranks), position, m, names)) is not None), None)
-            told = by_operators(ranks, (row["producer"], *(row["consumers"] or ())), calls.get(row["file"], {}),
-                                position, len(stage)) if found is None else None
-            if found is not None:
-                axis, why = found[0], f"group along device matrix {found[1]}"
-            elif told is not None:
-                axis, why = told
-            else:
-                axis, why = "cannot tell", _no_axis(candidates)
-        if not name.startswith("grad") and axis != "cannot tell":
-            forward_axis.setdefault((row["file"], name), (axis, why))
+        candidates = axes[stage][0] if stage in axes else ()
+        axis, why = rules.of(row, candidates=candidates, position=position, devices=len(stage),
+                             forward=forward.setdefault(row["file"], {}), calls=calls.get(row["file"], {}))
         count, basis = runs.get((row["file"], row["graph"]), (1, "once"))
         if not _missing(row.get("micro")):
             basis = "unrolled" if basis == "once" else basis
@@ -464,21 +493,27 @@ def matrix_rows(costs: pd.DataFrame, missing: dict) -> pd.DataFrame:
             unknown[rank] = unknown.get(rank, 0) + 1
             continue
         group = sorted(ranks)
-        if row["op"] == "Send":
-            pairs = [(rank, r, sent) for r in group if r != rank]
-        elif row["op"] == "Receive":
-            peers = [r for r in group if r != rank]
-            pairs = [(p, rank, sent) for p in peers if p not in read]
-        elif row["op"] in _ALLTOALL:
-            others = [r for r in group if r != rank]
-            pairs = [(rank, r, sent / len(others)) for r in others] if others else []
-        elif len(group) > 1:
-            pairs = [(rank, group[(group.index(rank) + 1) % len(group)], sent)]
+        if row["op"] == "Receive":
+            pairs = [(p, rank, sent) for p in group if p != rank and p not in read]
         else:
-            pairs = []
+            pairs = sends(row["op"], rank, group, group.index(rank), sent)
         for src, dst, amount in pairs:
             cells[(src, dst)] = cells.get((src, dst), 0) + amount
     return matrix_frame(cells, unknown, missing)
+
+
+def sends(op: str, rank: int, group: list[int], index: int, sent) -> list[tuple[int, int, float]]:
+    """``(src, dst, bytes)`` of what ``rank`` (at ``index`` in its ``group``'s sorted ranks)
+    sends per step for one operator of ``sent`` bytes, under :data:`MATRIX_ASSUMPTION`; a
+    Receive is its peer's Send, counted by its caller."""
+    if op == "Send":
+        return [(rank, r, sent) for r in group if r != rank]
+    if op in _ALLTOALL:
+        others = [r for r in group if r != rank]
+        return [(rank, r, sent / len(others)) for r in others]
+    if len(group) > 1:
+        return [(rank, group[(index + 1) % len(group)], sent)]
+    return []
 
 
 def matrix_frame(cells: dict, unknown: dict, missing: dict) -> pd.DataFrame:

@@ -30,12 +30,12 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.cost import (_ALLTOALL, _no_axis, by_operators, graph_runs, matrix_frame, operator_calls, phase_of,
-                                     spanned, stage_axes, why_no_backward)
+from msinspect.analysis.cost import (AxisRules, graph_runs, matrix_frame, operator_calls, phase_of,
+                                     sends, stage_axes, why_no_backward)
 from msinspect.analysis.gradsync import verdict_of
 from msinspect.mindspore.layouts import Layout
 from msinspect.analysis.memory import memory_of_rank, shards_of_rank
-from msinspect.analysis.ops import PIPELINE_OPS, selector_matches
+from msinspect.analysis.ops import selector_matches
 from msinspect.analysis.params import weights_of, with_slices
 from msinspect.analysis.vocabulary import KINDS
 from msinspect.rank_merge import rank_number
@@ -330,42 +330,16 @@ class Cost:
         self.received: dict[tuple[int, int], float] = {}  # Receive: counted where its sender was not read
         self.missing: dict = {}  # rank -> why its backward is not in its file (cost.backward_missing)
         self.read: set = set()
-        self._spans: dict = {}
+        self.rules = AxisRules(axes.experts)
 
     def _axis(self, row, ctx, forward_axis, calls: dict) -> tuple[str, str]:
-        name = row["name"] or ""
-        ranks = row["group_ranks"] if isinstance(row["group_ranks"], (tuple, list)) else None
-        shape = row["shape"] if isinstance(row["shape"], (tuple, list)) else None
+        """:class:`~msinspect.analysis.cost.AxisRules` of one row, the weights' answer kept per
+        group and stage (each list one object per content: ``GroupLists.one``)."""
         stage = ctx.stage_ranks or ctx.world or ()
-        if row["op"] in PIPELINE_OPS:
-            return "pipeline", "Send / Receive"
-        if row["kind"] == "optimizer":
-            return "optimizer shard", "kind optimizer (optimizer-parallel gather or its gradient's scatter)"
-        if row["kind"] == "gradient":
-            return "data", "kind gradient (a weight's gradient summed over its replicas)"
-        if row["op"] in _ALLTOALL and self.axes.experts and shape is not None and len(shape) >= 3:
-            return "expert", "AlltoAll of a 3-D tensor in a job with expert weights"
-        if name.startswith("grad") and name[len("grad"):].lstrip("_") in forward_axis:
-            axis, why = forward_axis[name[len("grad"):].lstrip("_")]
-            return axis, f"the forward operator's: {why}"
-        if ranks is None:
-            return "cannot tell", "the IR does not say the group's ranks"
-        if not stage:
-            return "cannot tell", _no_axis(())
-        key = (id(stage), id(ranks))  # each list one object per content (GroupLists.one)
-        if key not in self._spans:
-            candidates = self.axes.by_stage[id(stage)][0] if id(stage) in self.axes.by_stage else ()
-            position = self.stages.position(stage)
-            found = next(((a, m) for m, names in candidates
-                          if (a := spanned(tuple(ranks), position, m, names)) is not None), None)
-            self._spans[key] = ((found[0], f"group along device matrix {found[1]}") if found is not None else
-                                ("cannot tell", _no_axis(candidates)))
-        if self._spans[key][0] == "cannot tell" and calls:
-            told = by_operators(ranks, (row["producer"], *(row["consumers"] or ())), calls,
-                                self.stages.position(stage), len(stage))
-            if told is not None:
-                return told
-        return self._spans[key]
+        ranks = row["group_ranks"]
+        by_stage = self.axes.by_stage.get(id(stage))
+        return self.rules.of(row, candidates=by_stage[0] if by_stage else (), position=self.stages.position(stage),
+                             devices=len(stage), forward=forward_axis, calls=calls, key=(id(stage), id(ranks)))
 
     def add_rank(self, rank, ctx, comm: list[dict], ops: list[dict] | None, no_backward: str | None = None,
                  strategies: list[dict] = ()) -> None:
@@ -422,21 +396,12 @@ class Cost:
             self.unknown[rank] = self.unknown.get(rank, 0) + 1
             return
         group = self.lists.ordered(ranks)
-        if row["op"] == "Send":
-            pairs = [(rank, r, sent) for r in group if r != rank]
-        elif row["op"] == "Receive":
+        if row["op"] == "Receive":  # its peer's Send: counted where the peer was not read (matrix())
             for peer in group:
                 if peer != rank:
                     self.received[(peer, rank)] = self.received.get((peer, rank), 0) + sent
             return
-        elif row["op"] in _ALLTOALL:
-            others = [r for r in group if r != rank]
-            pairs = [(rank, r, sent / len(others)) for r in others] if others else []
-        elif len(group) > 1:
-            pairs = [(rank, group[(position[rank] + 1) % len(group)], sent)]
-        else:
-            pairs = []
-        for src, dst, amount in pairs:
+        for src, dst, amount in sends(row["op"], rank, group, position[rank], sent):
             self.cells[(src, dst)] = self.cells.get((src, dst), 0) + amount
 
     def matrix(self):
