@@ -66,6 +66,7 @@ import math
 from typing import TYPE_CHECKING, Iterable
 
 from msinspect.analysis.ops import PIPELINE_OPS
+from msinspect.schema import is_missing
 from msinspect.mindspore.layouts import layout_of, map_axes
 
 if TYPE_CHECKING:
@@ -89,10 +90,6 @@ SHORT = "the backward is not in the file read"
 COST_COLUMNS = ["rank", "line", "name", "op", "kind", "group_ranks", "wire_bytes", "runs", "count_basis",
                 "step_bytes", "axis", "axis_from", "phase", "micro", "graph", "file"]
 _ALLTOALL = frozenset({"AlltoAll", "AllToAll", "AlltoAllV", "AllToAllV", "NeighborExchange", "NeighborExchangeV2"})
-
-
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 # ------------------------------------------------------------------ how often an operator runs
@@ -372,14 +369,14 @@ def comm_costs(analysis) -> pd.DataFrame:
         axis, why = rules.of(row, candidates=candidates, position=position, devices=len(stage),
                              forward=forward.setdefault(row["file"], {}), calls=calls.get(row["file"], {}))
         count, basis = runs.get((row["file"], row["graph"]), (1, "once"))
-        if not _missing(row.get("micro")):
+        if not is_missing(row.get("micro")):
             basis = "unrolled" if basis == "once" else basis
         wire = row["wire_bytes"]
         rows.append({
             "rank": row["rank"], "line": row["line"], "name": row["name"], "op": row["op"], "kind": row["kind"],
             "group_ranks": tuple(ranks) if ranks is not None else None,
-            "wire_bytes": None if _missing(wire) else int(wire), "runs": count, "count_basis": basis,
-            "step_bytes": None if _missing(wire) else int(wire) * count, "axis": axis, "axis_from": why,
+            "wire_bytes": None if is_missing(wire) else int(wire), "runs": count, "count_basis": basis,
+            "step_bytes": None if is_missing(wire) else int(wire) * count, "axis": axis, "axis_from": why,
             "phase": phase_of(row["kind"], row.get("scope")), "micro": row.get("micro"), "graph": row["graph"],
             "file": row["file"],
         })
@@ -390,7 +387,7 @@ def comm_costs(analysis) -> pd.DataFrame:
 
 
 def _total(values: pd.Series):
-    return None if values.map(_missing).any() else int(values.sum())
+    return None if values.map(is_missing).any() else int(values.sum())
 
 
 def bytes_by(analysis, by=("axis",), costs: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -407,7 +404,7 @@ def bytes_by(analysis, by=("axis",), costs: pd.DataFrame | None = None) -> pd.Da
         return pd.DataFrame(columns=columns)
     out = (costs.groupby(keys, sort=True, dropna=False)
            .agg(operators=("op", "size"), step_bytes=("step_bytes", _total),
-                unknown=("step_bytes", lambda s: int(s.map(_missing).sum())))
+                unknown=("step_bytes", lambda s: int(s.map(is_missing).sum())))
            .reset_index()) if not costs.empty else pd.DataFrame(columns=columns)
     out["step_bytes"] = out["step_bytes"].astype(object)
     out["note"] = None
@@ -434,7 +431,7 @@ def _without_backward(out: pd.DataFrame, by: tuple, missing: dict) -> pd.DataFra
         out.loc[part, "note"] = "mirrors only: the rest of the backward is not in the file"
         had = set()
     else:
-        out.loc[part, "note"] = [f"{int(v):,} bytes in the file; {SHORT}" if not _missing(v) else SHORT
+        out.loc[part, "note"] = [f"{int(v):,} bytes in the file; {SHORT}" if not is_missing(v) else SHORT
                                  for v in out.loc[part, "step_bytes"]]
         out.loc[part, "step_bytes"] = None
         had = set(out.loc[part, "rank"])
@@ -443,12 +440,12 @@ def _without_backward(out: pd.DataFrame, by: tuple, missing: dict) -> pd.DataFra
              for rank in missing if rank not in had]
     if added:
         out = pd.concat([out, pd.DataFrame(added, columns=out.columns)], ignore_index=True)
-    out["step_bytes"] = pd.Series([None if _missing(v) else int(v) for v in out["step_bytes"]], dtype=object)
+    out["step_bytes"] = pd.Series([None if is_missing(v) else int(v) for v in out["step_bytes"]], dtype=object)
 
     def order(i):
         row = out.iloc[i]
         rank = row["rank"]
-        return (_missing(rank), rank if not _missing(rank) else 0, *(str(row[k]) for k in by))
+        return (is_missing(rank), rank if not is_missing(rank) else 0, *(str(row[k]) for k in by))
 
     return out.iloc[sorted(range(len(out)), key=order)].reset_index(drop=True)
 
@@ -469,8 +466,6 @@ def rank_matrix(analysis, costs: pd.DataFrame | None = None) -> pd.DataFrame:
     operators of ``src`` whose bytes or peers cannot be told (not in ``bytes``); ``note``:
     :data:`SHORT` where ``src``'s file holds no gradient graph (its backward's bytes are in no
     cell: :func:`backward_missing`)."""
-    import pandas as pd
-
     costs = comm_costs(analysis) if costs is None else costs
     return matrix_rows(costs, backward_missing(analysis))
 
@@ -489,7 +484,7 @@ def matrix_rows(costs: pd.DataFrame, missing: dict) -> pd.DataFrame:
         rank, ranks, sent = row["rank"], row["group_ranks"], row["step_bytes"]
         if rank is None:
             continue
-        if _missing(sent) or not ranks or rank not in ranks:
+        if is_missing(sent) or not ranks or rank not in ranks:
             unknown[rank] = unknown.get(rank, 0) + 1
             continue
         group = sorted(ranks)

@@ -7,17 +7,13 @@ held by several ranks whose gradient no collective sums over them
 (:mod:`msinspect.analysis.gradsync`)."""
 from __future__ import annotations
 
-import math
 from msinspect.errors import shown_path
 from msinspect.ranks_text import ranks_text
 from msinspect.report.tables import compressed_names, text
+from msinspect.schema import is_missing
 
 #: Rank lists shown per kind of communication before "... N more".
 GROUPS_SHOWN = 8
-
-
-def _known(value) -> bool:
-    return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
 def stage_of(analysis, rank) -> tuple[int, ...] | None:
@@ -92,7 +88,7 @@ def _weights(rolled) -> list[dict]:
             by_shape.setdefault(shape, []).append(param)
         sizes = [b for _, _, b in held]
         out.append({"ranks": ranks_text(ranks), "count": len(held),
-                    "bytes": sum(sizes) if all(_known(b) for b in sizes) else None,
+                    "bytes": sum(sizes) if not any(is_missing(b) for b in sizes) else None,
                     "shapes": [(text(shape), ", ".join(compressed_names(names))) for shape, names in by_shape.items()]})
     return out
 

@@ -41,16 +41,12 @@ from msinspect.analysis.vocabulary import KINDS
 from msinspect.rank_merge import rank_number
 from msinspect.ranks_text import ranks_text
 from msinspect.report.tables import Row, text
-
-
-def missing(value) -> bool:
-    """None or NaN: a value the analysis could not tell."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
+from msinspect.schema import is_missing
 
 
 def _true(value) -> bool:
     """A flag as ``fillna(False).astype(bool)`` reads it."""
-    return not missing(value) and bool(value)
+    return not is_missing(value) and bool(value)
 
 
 class Stages:
@@ -147,10 +143,10 @@ def unknown_reason(row: dict) -> str:
     """Why a comm row's wire bytes cannot be told, in words."""
     from msinspect.stages import stage_of
 
-    if missing(row["tensor_bytes"]):
+    if is_missing(row["tensor_bytes"]):
         return (f"the file shows global shapes ({stage_of(row['file'])}), not the tensor at the rank"
                 if shapes_are_global(str(row["file"])) else "the tensor at the rank cannot be told")
-    if missing(row.get("group_size")):
+    if is_missing(row.get("group_size")):
         return "its group's size cannot be told"
     return "no ring formula is known for it"
 
@@ -183,7 +179,7 @@ class Total:
             self.ranks.add(rank)
         for name in ("tensor", "wire"):
             value = row[f"{name}_bytes"]
-            if missing(value):
+            if is_missing(value):
                 setattr(self, f"{name}_missing", getattr(self, f"{name}_missing") + 1)
             else:
                 setattr(self, name, getattr(self, name) + value)
@@ -220,7 +216,7 @@ class CommSummary:
 
     def add(self, row: dict) -> None:
         self.count += 1
-        reason = unknown_reason(row) if missing(row["wire_bytes"]) else None
+        reason = unknown_reason(row) if is_missing(row["wire_bytes"]) else None
         self.kinds.setdefault(row["kind"], Total()).add(row, reason)
         if not (bool(row["moves_data"]) if row["moves_data"] is not None else False):
             self.local += 1
@@ -239,7 +235,7 @@ class CommSummary:
             return
         total = self.groups.setdefault(lists, Total())
         total.add(row, reason)
-        if not missing(row.get("group")):
+        if not is_missing(row.get("group")):
             total.names[str(row["group"])] = None
 
     def kind_rows(self) -> list[dict]:
@@ -267,7 +263,7 @@ def wire_of_rank(rows: list[dict], no_backward: str | None = None) -> tuple[tupl
     for row in rows:
         value = row["wire_bytes"]
         kinds.setdefault(row["kind"], 0)
-        if missing(value):
+        if is_missing(value):
             missing_count += 1
             reasons[(row["op"], unknown_reason(row))] += 1
         else:
@@ -366,13 +362,13 @@ class Cost:
             if not name.startswith("grad") and axis != "cannot tell":
                 forward_axis.setdefault(name, (axis, why))
             count, basis = runs.get(row["graph"], (1, "once"))
-            if not missing(row.get("micro")):
+            if not is_missing(row.get("micro")):
                 basis = "unrolled" if basis == "once" else basis
             self.basis.add(basis)
             if axis == "cannot tell":
                 self.undecided[why] += 1
             wire = row["wire_bytes"]
-            sent = None if missing(wire) else int(wire) * count
+            sent = None if is_missing(wire) else int(wire) * count
             phase = phase_of(row["kind"], row.get("scope"))
             self.seen_axes.add(axis)
             self.seen_phases.add(phase)
@@ -593,7 +589,7 @@ class Busiest:
         if found is None:
             found = self.kinds[row["kind"]] = [0, None, keep]
         found[0] += 1
-        if not missing(row["wire_bytes"]) and (found[1] is None or float(row["wire_bytes"]) > float(found[1]["wire_bytes"])):
+        if not is_missing(row["wire_bytes"]) and (found[1] is None or float(row["wire_bytes"]) > float(found[1]["wire_bytes"])):
             found[1] = keep
 
 
@@ -698,4 +694,4 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
 
 
 def _bytes_text(value) -> str:
-    return "cannot tell" if missing(value) else f"{int(value):,}"
+    return "cannot tell" if is_missing(value) else f"{int(value):,}"
