@@ -199,9 +199,11 @@ def axis_names(layout, op: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def by_operators(ranks, names: Iterable, calls: dict, position: dict[int, int], devices: int | None):
+def by_operators(ranks, names: Iterable, calls: dict, position: dict[int, int], devices: int | None,
+                 part: bool = False):
     """(axis, rule) of a group by the layouts of the operators ``names`` (its producer, then its
-    consumers) with a strategy (``calls``: :func:`operator_calls`); None where none spans it."""
+    consumers) with a strategy (``calls``: :func:`operator_calls`); None where none spans it
+    (``part``: along part of one axis, :func:`spanned`)."""
     if not ranks:
         return None
     for name in names:
@@ -209,9 +211,9 @@ def by_operators(ranks, names: Iterable, calls: dict, position: dict[int, int], 
         laid = _operator_axes(call, devices) if call is not None else None
         if laid is None:
             continue
-        found = spanned(tuple(ranks), position, *laid)
+        found = spanned(tuple(ranks), position, *laid, part)
         if found is not None:
-            return found, f"group along {name}'s device matrix {laid[0]}"
+            return found, f"group along {'part of one axis of ' if part else ''}{name}'s device matrix {laid[0]}"
     return None
 
 
@@ -238,10 +240,15 @@ def _cached_axes(call, devices):
     return None if layout is None else (layout.device_matrix, axis_names(layout, call.op))
 
 
-def spanned(ranks, position: dict[int, int], matrix: tuple[int, ...], names: tuple[str, ...]) -> str | None:
+def spanned(ranks, position: dict[int, int], matrix: tuple[int, ...], names: tuple[str, ...],
+            part: bool = False) -> str | None:
     """The axis the group's ranks vary along in a stage's device matrix (row-major, the last
     dimension fastest, as MindSpore numbers devices; ``position``: each rank's place in the
-    stage); None where the group is not a whole sub-grid of the stage."""
+    stage); None where the group is not a whole sub-grid of the stage. ``part``: also a group
+    along part of one ``tensor`` axis, as a redistribution factors an axis that cuts a tensor into
+    sub-axes (its ranks differ in that axis only, their coordinates evenly spaced, their count
+    dividing the axis); never part of a ``data`` axis, whose replicas a user's own collective may
+    cut otherwise (zoo 15's AlltoAllV over 4 of 8 replicas is expert parallel, not data)."""
     if not ranks or any(r not in position for r in ranks):
         return None
     coords = []
@@ -252,9 +259,21 @@ def spanned(ranks, position: dict[int, int], matrix: tuple[int, ...], names: tup
             index //= size
         coords.append(tuple(reversed(coord)))
     varying = [d for d in range(len(matrix)) if len({c[d] for c in coords}) > 1]
-    if not varying or len(set(coords)) != len(ranks) or len(ranks) != math.prod(matrix[d] for d in varying):
+    if not varying or len(set(coords)) != len(ranks):
         return None
+    if len(ranks) != math.prod(matrix[d] for d in varying):
+        if not (part and len(varying) == 1 and names[varying[0]] == "tensor"
+                and _sub_axis(sorted(c[varying[0]] for c in coords), matrix[varying[0]])):
+            return None
     return "+".join(dict.fromkeys(names[d] for d in varying))
+
+
+def _sub_axis(values: list[int], size: int) -> bool:
+    """Whether coordinates along one axis of ``size`` are one group of a factor of it: evenly
+    spaced, as many as divide the axis, within one block of spacing x count."""
+    n, step = len(values), values[1] - values[0]
+    return (size % n == 0 and all(b - a == step for a, b in zip(values, values[1:]))
+            and (size // n) % step == 0 and values[0] // (step * n) == values[-1] // (step * n))
 
 
 def phase_of(kind, scope) -> str:
@@ -322,21 +341,26 @@ class AxisRules:
             axis, why = "cannot tell", "the IR does not say the group's ranks"
         else:
             axis, why = self._weights(ranks, candidates, position, key)
+            around = (row["producer"], *(row["consumers"] or ()))
             if axis == "cannot tell" and calls:
-                axis, why = by_operators(ranks, (row["producer"], *(row["consumers"] or ())), calls, position,
-                                         devices) or (axis, why)
+                axis, why = by_operators(ranks, around, calls, position, devices) or (axis, why)
+            if axis == "cannot tell":
+                axis, why = self._weights(ranks, candidates, position, key and (key, "part"), part=True)
+                if axis == "cannot tell" and calls:
+                    axis, why = by_operators(ranks, around, calls, position, devices, part=True) or (axis, why)
         if twin is None and axis != "cannot tell":
             forward.setdefault(name, (axis, why))
         return axis, why
 
-    def _weights(self, ranks, candidates, position, key) -> tuple[str, str]:
-        """The axis of a group by the weights' device matrices of its stage (the first it spans)."""
+    def _weights(self, ranks, candidates, position, key, part: bool = False) -> tuple[str, str]:
+        """The axis of a group by the weights' device matrices of its stage (the first it spans;
+        ``part``: along part of one axis, :func:`spanned`)."""
         if key is not None and key in self._by_weights:
             return self._by_weights[key]
         found = next(((a, m) for m, names in candidates
-                      if (a := spanned(tuple(ranks), position, m, names)) is not None), None)
-        told = (found[0], f"group along device matrix {found[1]}") if found is not None else \
-            ("cannot tell", _no_axis(candidates))
+                      if (a := spanned(tuple(ranks), position, m, names, part)) is not None), None)
+        told = (found[0], f"group along {'part of one axis of ' if part else ''}device matrix {found[1]}") \
+            if found is not None else ("cannot tell", _no_axis(candidates))
         if key is not None:
             self._by_weights[key] = told
         return told

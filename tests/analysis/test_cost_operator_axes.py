@@ -53,3 +53,22 @@ def test_axis_names_by_what_each_axis_cuts():
     indices = layout_of(Call("Gather", ((1, 1), (8,)), (None, None, 0)), 8)
     assert axis_names(table, "Gather")[0] == "tensor"
     assert indices.device_matrix[0] == 8 and axis_names(indices, "Gather")[0] == "data"
+
+
+@pytest.mark.parametrize("rank", [0, 3])
+def test_a_redistribution_along_part_of_the_tensor_axis_is_tensor(rank):
+    """Zoo 14 (``fixtures/zoo/nets/14_mf_llama_seq_parallel.py``): data_parallel 1, model_parallel
+    4 with sequence parallel on 4 ranks: the one axis of 4 is the tensor axis (every cut weight is
+    cut along it). Between wo's ReduceScatter and the residual add ((1, 4, 1), (1, 4, 1)) MindSpore
+    redistributes through two AllGathers over pairs, the axis of 4 factored as 2 x 2: ranks that
+    differ in the fast factor ({0, 1}, {2, 3}) and in the slow one ({0, 2}, {1, 3}), each part of
+    the tensor axis: tensor, never "cannot tell"."""
+    analysis = msinspect.load_dump(FIXTURES / "zoo" / "14_mf_llama_seq_parallel").analyse("validate")
+    costs = comm_costs(analysis)
+    pairs = costs[(costs["rank"] == rank) & (costs["op"] == "AllGather")
+                  & costs["group_ranks"].map(lambda g: g is not None and len(g) == 2)]
+    fast = tuple(sorted({rank, rank ^ 1}))
+    slow = tuple(sorted({rank, rank ^ 2}))
+    assert set(pairs["group_ranks"]) == {fast, slow}
+    assert set(pairs["axis"]) == {"tensor"} and pairs["axis_from"].str.contains("part of one axis").all()
+    assert "cannot tell" not in set(costs[costs["rank"] == rank]["axis"])
