@@ -52,13 +52,7 @@ def _alone(node: Node) -> bool:
 
 def _size_of(node: Node) -> int | None:
     """The size the operator states of its group (``rank_size``, mirrors: ``dev_num``)."""
-    if _alone(node):
-        return 1
-    for key in ("rank_size", "dev_num"):
-        value = int_attr(node, key)
-        if value is not None and value > 0:
-            return value
-    return None
+    return 1 if _alone(node) else vocabulary.stated_size(node)
 
 
 def _listed(node: Node, ctx: RankContext) -> tuple[int, ...] | None:
@@ -277,7 +271,7 @@ class RankShapes:
         return self.graph.nodes[key].get("node") if key is not None else None
 
     def group_size(self, node: Node) -> int | None:
-        return _size_of(node) if _alone(node) else vocabulary.group_size(node, _group_list(node, self.ctx, self.known))
+        return _group_size(node, _group_list(node, self.ctx, self.known))
 
     def _source(self, key: str) -> str | None:
         """The node whose value the operator's first input is, past ``Load`` / ``Depend`` and

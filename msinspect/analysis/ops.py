@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from msinspect.analysis.vocabulary import (MIRROR_OPS, PIPELINE_OPS, REDISTRIBUTION_PREFIX,  # noqa: F401
-                                          VOCABULARY, is_listed, is_redistribution_step)
+                                          VOCABULARY, int_attr, is_listed, is_redistribution_step)
 from msinspect.model import Abstract, GraphRef, Node, NodeKind, Shape
 
 #: MindSpore's ordinal in the names of operators without an instance name (``MatMul-op3``): it
@@ -153,12 +153,6 @@ def nbytes(shape: Shape | None, dtype: str | None) -> int | None:
     for d in shape:
         count *= d
     return count * size
-
-
-def int_attr(node: Node, key: str) -> int | None:
-    """An integer primitive attribute, or None."""
-    value = node.primitive_attrs.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def validator_type(node: Node) -> str:

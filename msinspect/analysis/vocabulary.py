@@ -265,14 +265,8 @@ def kind_of(node: Node, backward: bool, planner: bool | None = None) -> str:
 
 
 def group_size(node: Node, ranks: tuple[int, ...] | None) -> int | None:
-    """How many ranks take part: the group's rank list, else ``rank_size`` / ``dev_num``."""
-    if ranks:
-        return len(ranks)
-    for key in ("rank_size", "dev_num"):
-        value = node.primitive_attrs.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-    return None
+    """How many ranks take part: the group's rank list, else :func:`stated_size`."""
+    return len(ranks) if ranks else stated_size(node)
 
 
 def wire_bytes(node: Node, tensor_bytes: int | None, n: int | None) -> int | None:
@@ -329,13 +323,23 @@ SHAPE_RULES = {
 }
 
 
-def _int_attr(node: Node, key: str) -> int | None:
+def int_attr(node: Node, key: str) -> int | None:
+    """An integer primitive attribute, or None."""
     value = node.primitive_attrs.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def stated_size(node: Node) -> int | None:
+    """The size the operator states of its group: ``rank_size`` (mirrors: ``dev_num``), or None."""
+    for key in ("rank_size", "dev_num"):
+        value = int_attr(node, key)
+        if value is not None and value > 0:
+            return value
+    return None
+
+
 def _alltoall_args(node: Node, rank: int) -> tuple[int, int, int] | None:
-    count, split, concat = (_int_attr(node, k) for k in ("split_count", "split_dim", "concat_dim"))
+    count, split, concat = (int_attr(node, k) for k in ("split_count", "split_dim", "concat_dim"))
     if count is None or split is None or concat is None or count < 1:
         return None
     split, concat = split % rank if rank else split, concat % rank if rank else concat  # negative axes
@@ -364,7 +368,7 @@ def _by_rule(node: Node, shape: tuple[int, ...] | None, n: int | None, forward: 
     if rule == "same":
         return tuple(shape)
     if rule in ("gather", "scatter"):
-        n = _int_attr(node, "rank_size") or n
+        n = int_attr(node, "rank_size") or n
         if not shape or not n or n < 1:
             return None
         if (rule == "gather") == forward:
