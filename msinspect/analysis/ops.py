@@ -7,7 +7,7 @@ prefixes it gives them (``forward_op_``, ``redistribution_op_``, ``grad_mirror_`
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Hashable, Iterable
 
 from msinspect.analysis.vocabulary import (MIRROR_OPS, PIPELINE_OPS, REDISTRIBUTION_PREFIX,  # noqa: F401
                                           VOCABULARY, int_attr, is_listed, is_redistribution_step)
@@ -153,6 +153,22 @@ def nbytes(shape: Shape | None, dtype: str | None) -> int | None:
     for d in shape:
         count *= d
     return count * size
+
+
+def type_ordinals(keys: Iterable[Hashable]) -> list[int]:
+    """The N of each ``Type-N`` name, for operators in file order keyed by (where they are
+    counted, what they count as): each one's count among those of its key before it.
+    MindSpore's ``ParallelValidator`` counts per graph (the key holds the graph, the rank's file
+    and :func:`validator_type`); the one definition of the numbering, for a parsed file
+    (:class:`msinspect.expectations.irnodes.FileNodes`) and for operator rows
+    (:func:`msinspect.analysis.selector.type_numbers`)."""
+    counts: dict = {}
+    out = []
+    for key in keys:
+        n = counts.get(key, 0)
+        out.append(n)
+        counts[key] = n + 1
+    return out
 
 
 def validator_type(node: Node) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.ops import selector_matches
+from msinspect.analysis.ops import selector_matches, type_ordinals
 
 if TYPE_CHECKING:  # the frames come from the analysis: reading a spec loads no pandas
     import pandas as pd
@@ -89,11 +89,13 @@ def parse_selector(text: str) -> Selector:
 def type_numbers(frame: pd.DataFrame, by: str = "type") -> pd.Series:
     """Each operator's N of ``Type-N``: its count among the operators of its primitive (a call:
     of its subgraph; ``by="op"``: among the calls) in its graph, in file order (per rank and file)."""
+    import pandas as pd
+
     keys = [c for c in ("rank", "file", "graph") if c in frame.columns]
     ordered = frame.sort_values([*keys, "line"], kind="stable") if "line" in frame.columns else frame
     kinds = ordered[by] if by in ordered.columns else ordered["op"]
-    grouped = ordered.groupby([*(ordered[k].astype(str) for k in keys), kinds.astype(str)], sort=False)
-    return grouped.cumcount().reindex(frame.index)
+    where = zip(*(ordered[k].astype(str) for k in keys), kinds.astype(str))
+    return pd.Series(type_ordinals(where), index=ordered.index).reindex(frame.index)
 
 
 def _types(frame: pd.DataFrame) -> pd.Series:

@@ -8,7 +8,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from msinspect.analysis.ops import validator_type
+from msinspect.analysis.ops import type_ordinals, validator_type
 from msinspect.model import FreeVarRef, Node, NodeRef, ParamRef
 
 if TYPE_CHECKING:
@@ -28,16 +28,12 @@ class FileNodes:
         self.by_line: dict[int, Node] = {}
         self.by_index: dict[tuple[str | None, int], Node] = {}
         self.validator: dict[tuple[str | None, int], str] = {}
-        for graph in ir.subgraphs:
-            counts: dict[str, int] = {}
-            for node in graph.nodes:
-                if node.index is None:
-                    continue
-                self.by_line[node.line] = node
-                self.by_index[(graph.name, node.index)] = node
-                op = validator_type(node)
-                self.validator[(graph.name, node.index)] = f"{op}-{counts.get(op, 0)}"
-                counts[op] = counts.get(op, 0) + 1
+        nodes = [(graph.name, node) for graph in ir.subgraphs for node in graph.nodes if node.index is not None]
+        types = [validator_type(node) for _, node in nodes]
+        for (graph, node), op, n in zip(nodes, types, type_ordinals(zip((g for g, _ in nodes), types))):
+            self.by_line[node.line] = node
+            self.by_index[(graph, node.index)] = node
+            self.validator[(graph, node.index)] = f"{op}-{n}"
         self._graph = None
 
     def name(self, node: Node) -> str:
