@@ -405,6 +405,35 @@ def _blank(run: str) -> bool:
     return "\r" not in head[:-1] and (not head.endswith("\r") or "\n" in run)
 
 
+#: Line ends at one place: a regex anchored at line starts (``_CUT``, ``CANDIDATE``) tries each of a
+#: run of blank lines in turn, ten times its cost per character of real text; :func:`search_lines`
+#: passes over such a run at once.
+_LINE_ENDS = re.compile(r"\n+")
+#: Characters :func:`search_lines` searches at a time (then up to the end of the line).
+_STEP = 1 << 13
+
+
+def search_lines(pattern: re.Pattern, text: str, at: int, end: int):
+    """``pattern.search(text, at, end)``, for a pattern that matches at line starts and never
+    matches a line end: searched a step of about :data:`_STEP` characters at a time, each step
+    ending at a line end (no match reaches over one) and beginning past the line ends there (no
+    match begins on one), so a run of megabytes of blank lines costs one pass of ``\n+``, not one
+    attempt of the pattern per line."""
+    search, find, skip = pattern.search, text.find, _LINE_ENDS.match
+    while at < end:
+        blank = skip(text, at, end)
+        if blank is not None:
+            at = blank.end()
+            continue
+        stop = find("\n", min(at + _STEP, end), end)
+        stop = end if stop < 0 else stop
+        found = search(text, at, stop)
+        if found is not None:
+            return found
+        at = stop
+    return None
+
+
 def _fast() -> FastReader:
     """The fast reader of the parser in use (made with it, so a new parser never meets an old
     reader's transformer or caches)."""
@@ -427,10 +456,10 @@ def _read_range(path: str, text: str, a: int, b: int, line_offset: int, fast: bo
     run_lines = line_offset  # lines before ``run``
     line, counted = line_offset + 1, a  # the line of offset ``counted``
     scanned = b
-    search, count, read_node, read_param = CANDIDATE.search, text.count, reader.node, reader.param
+    count, read_node, read_param = text.count, reader.node, reader.param
     try:
         while True:
-            found = search(text, at, b)
+            found = search_lines(CANDIDATE, text, at, b)
             if found is None:
                 break
             q = found.start()
@@ -489,7 +518,7 @@ def _windows(pieces: Iterable[str]) -> Iterator[tuple[str, int, int, int]]:
     text, start, lines, resume, ended = "", 0, 0, 0, False
     while True:
         at = max(start + _WINDOW_CHARS, resume)
-        found = _CUT.search(text, at) if at < len(text) else None
+        found = search_lines(_CUT, text, at, len(text)) if at < len(text) else None
         if found is None and not ended:
             resume = max(text.rfind("\n") + 1, start) - start  # a cut begins a line: none before the last
             read, count = [text[start:]], 0
