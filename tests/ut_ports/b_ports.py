@@ -6,10 +6,9 @@ hold on MindSpore 2.10).
 
 :func:`check_port` checks a port's dump against its spec with ``msinspect.check_dump`` (once per
 port and session) and fails with every entry that does not hold, its evidence and the IR line.
-Entries that fail on a known gap of msinspect are listed in :data:`KNOWN_GAPS`, with the gap; a
-spec that uses a key of docs/spec-language.md the spec reader does not know yet
-(:data:`WAITING_KEYS`) makes its port an expected failure that says so. Both go away as the
-language lands: the gaps' own tests (``test_known_gap_*``) then pass (XPASS), a sign to drop them."""
+Entries that fail on a known gap of msinspect are listed in :data:`KNOWN_GAPS`, with the gap;
+the gaps' own tests (``test_known_gap_*``) pass (XPASS) once a gap closes, a sign to drop it. A
+spec the reader refuses fails its port: the language has every key the ports use."""
 from __future__ import annotations
 
 import gzip
@@ -20,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import msinspect
-from msinspect.spec import SpecError, load_spec
+from msinspect.spec import load_spec
 
 try:
     import tomllib
@@ -29,10 +28,6 @@ except ModuleNotFoundError:  # Python 3.10
 
 UT = Path(__file__).resolve().parents[2] / "fixtures" / "ut"
 MANIFEST = UT / "ut_b.toml"
-
-#: Keys of docs/spec-language.md that the spec reader may not know yet: a spec refused for one of
-#: them waits for the language (an expected failure), any other refusal is a broken spec.
-WAITING_KEYS = ("graph",)
 
 #: (port, entry) -> the gap in msinspect that makes the entry fail; each entry was checked by hand
 #: against the IR line named here.
@@ -63,14 +58,9 @@ def _report(name: str):
     return msinspect.check_dump(UT / f"{name}.toml", UT / name)
 
 
-def _spec_or_xfail(name: str) -> None:
-    try:
-        load_spec(UT / f"{name}.toml")
-    except SpecError as exc:
-        text = str(exc)
-        if any(f"unknown key(s) {key}" in text for key in WAITING_KEYS):
-            pytest.xfail(f"waits for the language of docs/spec-language.md: {text}")
-        raise
+def _spec(name: str) -> None:
+    """The port's spec reads: an error of the reader fails the port, never an expected failure."""
+    load_spec(UT / f"{name}.toml")
 
 
 def _describe(o) -> str:
@@ -81,7 +71,7 @@ def _describe(o) -> str:
 
 def check_port(name: str) -> None:
     """The port's dump passes its spec, but for the entries of :data:`KNOWN_GAPS`."""
-    _spec_or_xfail(name)
+    _spec(name)
     failed = [o for o in _report(name).outcomes
               if not o.passed and (name, o.expectation.label) not in KNOWN_GAPS]
     assert not failed, f"{name}: {len(failed)} entr(ies) fail\n" + "\n".join(map(_describe, failed))
