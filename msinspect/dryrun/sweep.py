@@ -32,11 +32,9 @@ from typing import Callable, Sequence
 from msinspect import processes
 from msinspect.errors import MsInspectError
 
-from .launcher import DryRunError, DryRunInterrupted, run_dryrun
+from .launcher import VARIABLE_NAME, DryRunError, DryRunInterrupted, run_dryrun
 from .report import DryRunReport
 
-#: A name a setting may have: an environment variable's.
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 VIA = ("env", "arg")
 SWEEP_RECORD = "sweep.json"
 
@@ -54,7 +52,7 @@ def parse_grid(items: Sequence[str]) -> list[tuple[str, list[str]]]:
     for item in items:
         name, sep, values = item.partition("=")
         name = name.strip()
-        if not sep or not _NAME.match(name):
+        if not sep or not VARIABLE_NAME.match(name):  # a setting is named as an environment variable
             raise SweepError(f"--grid {item!r}: expected NAME=v1,v2 with NAME a variable's name (letters, digits, _)")
         if any(name == n for n, _ in grid):
             raise SweepError(f"--grid {name} is given twice: give all its values in one --grid")
