@@ -280,6 +280,8 @@ FIELDS: tuple[Field, ...] = (
           "log does not say", "dryrun"),
     Field("failures", "list[dict]", "the ranks that did not compile, those that failed alike together: `ranks`, "
           "`state`, `reason`, `mindspore_errors`, `failed_at`, `logs`", "dryrun"),
+    Field("cancelled", "list[dict]", "the ranks stopped or never started (two ranks failed alike, or Ctrl-C), as "
+          "`failures` lists them; never counted as failed", "dryrun"),
     Field("kept_stages", "list[str]|null", "the passes kept in each rank folder (default: the parallel stages "
           "and `validate`); null: every pass (`--keep-all-passes`)", "dryrun"),
     Field("record", "str|null", "the run record, `config.json` in the run folder: the run's settings and how it "
