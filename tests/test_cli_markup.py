@@ -113,13 +113,13 @@ def test_dryrun_summary_prints_a_reason_as_it_is(tmp_path):
 
     from msinspect.cli.dryrun_cmd import _print_summary
     from msinspect.cli.output import console
-    from msinspect.dryrun.report import DryRunReport, RankResult, RankState
+    from msinspect.dryrun.report import DryRunReport, RankState, SimulatedRank
 
     reason = "IR not readable by msinspect: rank_0/step_parallel_end_0001.ir:100:19: unexpected '[/x]'"
     log = tmp_path / "logs" / "rank_0.log"  # a rank that ran wrote its log (one never written is not named)
     log.parent.mkdir()
     log.write_text("the rank's output\n")
-    ranks = [RankResult(rank=0, state=RankState.FAILED, reason=reason, log=log)]
+    ranks = [SimulatedRank(rank=0, state=RankState.FAILED, reason=reason, log=log)]
     report = DryRunReport(script=tmp_path / "net.py", run_dir=tmp_path, rank_size=1, ranks=ranks)
     out = console()
     out.width = 400  # one line per row

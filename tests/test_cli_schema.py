@@ -185,14 +185,14 @@ def test_dryrun_json_follows_the_schema(tmp_path):
     """``dryrun --json`` prints ``DryRunReport.to_dict()`` through the schema's converter: paths as
     text, the rank's state as its word, ints as ints (a report of one failed and one finished rank,
     as run_dryrun makes them; running it needs MindSpore, in tests/dryrun)."""
-    from msinspect.dryrun.report import DryRunReport, RankResult, RankState
+    from msinspect.dryrun.report import DryRunReport, RankState, SimulatedRank
     from msinspect.schema import to_json
 
     end = tmp_path / "rank_0" / "step_parallel_end_0133.ir"
-    ranks = [RankResult(rank=0, state=RankState.OK, ir_dir=tmp_path / "rank_0", log=tmp_path / "rank_0.log",
+    ranks = [SimulatedRank(rank=0, state=RankState.OK, ir_dir=tmp_path / "rank_0", log=tmp_path / "rank_0.log",
                         step_parallel_end=[end], exit_code=0, wall_seconds=12.5, peak_rss_bytes=700 * 2**20,
                         pids=[4242]),
-             RankResult(rank=1, state=RankState.TIMED_OUT, reason="no IR after 600 s", wall_seconds=600.0)]
+             SimulatedRank(rank=1, state=RankState.TIMED_OUT, reason="no IR after 600 s", wall_seconds=600.0)]
     data = json.loads(to_json(DryRunReport(script=tmp_path / "net.py", run_dir=tmp_path, rank_size=2,
                                            ranks=ranks, wall_seconds=612.0).to_dict()))
     assert data["ok"] is False and data["rank_size"] == 2

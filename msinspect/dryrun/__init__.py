@@ -13,11 +13,11 @@ from .environment import (DryRunEnvironment, DryRunSetupError, Problem, SetupRes
                           default_cuda_home, detect_real_accelerator, environment_problems, load_environment,
                           setup_environment)
 from .launcher import DryRunError, DryRunInterrupted, run_dryrun, tagged_processes
-from .report import NOTHING_COMPUTED, DryRunReport, RankResult, RankState, find_pass_files, format_summary
+from .report import NOTHING_COMPUTED, DryRunReport, RankState, SimulatedRank, find_pass_files, format_summary
 
 __all__ = [
     "DryRunEnvironment", "DryRunError", "DryRunInterrupted", "DryRunReport", "DryRunSetupError",
-    "NOTHING_COMPUTED", "Problem", "RankResult", "RankState", "SetupResult", "check_prerequisites",
+    "NOTHING_COMPUTED", "Problem", "RankState", "SetupResult", "SimulatedRank", "check_prerequisites",
     "default_cuda_home", "detect_real_accelerator", "environment_problems", "find_pass_files", "format_summary",
     "load_environment", "run_dryrun", "setup_environment", "tagged_processes",
 ]

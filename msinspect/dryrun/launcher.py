@@ -44,7 +44,7 @@ from typing import Callable, Iterable, Sequence
 
 from . import record
 from .environment import DryRunEnvironment, DryRunSetupError, Problem, detect_real_accelerator, load_environment
-from .report import (NOTHING_COMPUTED, UNREADABLE, DryRunReport, RankResult, RankState, failed_alike, failed_at,
+from .report import (NOTHING_COMPUTED, UNREADABLE, DryRunReport, RankState, SimulatedRank, failed_alike, failed_at,
                      failure_reason, find_pass_files, ir_verdict, mindspore_errors, stand_in_gpu_reason,
                      with_mindspore_error)
 from msinspect import processes
@@ -72,7 +72,7 @@ _STOP_GRACE_SECONDS = 3.0
 _SCHEDULER_EXIT_WAIT = 10.0
 _POLL = 0.2
 
-UpdateCallback = Callable[[RankResult, int], None]
+UpdateCallback = Callable[[SimulatedRank, int], None]
 """Called with a rank's result (state so far) and the number of IR files it has written."""
 
 
@@ -264,7 +264,7 @@ class _RankRunner:
         self.cancel, self.on_update, self.watchdog = cancel, on_update, watchdog
         self.build_device = build_device
         logs = run_dir / "logs"
-        self.result = RankResult(rank=rank, ir_dir=run_dir / f"rank_{rank}", log=logs / f"rank_{rank}.log",
+        self.result = SimulatedRank(rank=rank, ir_dir=run_dir / f"rank_{rank}", log=logs / f"rank_{rank}.log",
                                  scheduler_log=logs / f"rank_{rank}.scheduler.log")
 
     def _update(self) -> None:
@@ -298,7 +298,7 @@ class _RankRunner:
         self.result.pids.append(proc.pid)
         return proc
 
-    def run(self) -> RankResult:
+    def run(self) -> SimulatedRank:
         r = self.result
         if self.cancel.is_set():
             r.state, r.reason = RankState.CANCELLED, f"not started: {getattr(self.cancel, 'why', Cancel.why)}"
@@ -526,7 +526,7 @@ def run_dryrun(script: Path | str, ranks: int, *, out_root: Path | str = "runs",
         runner._update()
     judging = threading.Lock()
 
-    def run_rank(runner: _RankRunner) -> RankResult:
+    def run_rank(runner: _RankRunner) -> SimulatedRank:
         result = runner.run()
         # Judged in the rank's own thread, before it takes the next rank from the queue.
         if not keep_going and result.state is RankState.FAILED and not cancel.is_set():

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from .report import RankResult, RankState
+from .report import RankState, SimulatedRank
 
 _STYLE = {RankState.OK: "green", RankState.COMPILED: "yellow", RankState.FAILED: "red", RankState.TIMED_OUT: "red",
           RankState.CANCELLED: "yellow", RankState.RUNNING: "cyan", RankState.QUEUED: "dim"}
@@ -27,7 +27,7 @@ class RankProgress:
     def __init__(self, total: int, console: Console | None = None):
         self.console = console or Console(stderr=True)
         self._lock = threading.Lock()
-        self._rows: dict[int, tuple[RankResult, int]] = {}
+        self._rows: dict[int, tuple[SimulatedRank, int]] = {}
         self._started: dict[int, float] = {}
         self._bar = Progress(TextColumn("[bold]dry run"), BarColumn(), MofNCompleteColumn(),
                              TextColumn("ranks  {task.fields[failed]}"), TimeElapsedColumn(), console=self.console)
@@ -41,7 +41,7 @@ class RankProgress:
     def __exit__(self, *exc) -> None:
         self._live.__exit__(*exc)
 
-    def update(self, result: RankResult, n_files: int) -> None:
+    def update(self, result: SimulatedRank, n_files: int) -> None:
         with self._lock:
             if result.state is RankState.RUNNING and result.rank not in self._started:
                 self._started[result.rank] = time.monotonic()

@@ -36,8 +36,11 @@ class RankState(str, enum.Enum):
 
 
 @dataclasses.dataclass
-class RankResult:
-    """One simulated rank of a dry run."""
+class SimulatedRank:
+    """One simulated rank of a dry run: how its processes ended and what IR they wrote.
+
+    Not :class:`msinspect.analysis.result.RankResult`, the rows analysing one rank's IR file
+    gives: this is the run of a rank's processes, before any file is analysed."""
 
     rank: int
     """The simulated rank id (RANK_ID)."""
@@ -92,7 +95,7 @@ class DryRunReport:
     """The new folder of this run: ``rank_N/`` IR folders and ``logs/``."""
     rank_size: int
     """The number of simulated ranks (RANK_SIZE)."""
-    ranks: list[RankResult]
+    ranks: list[SimulatedRank]
     """The ranks that were run (all of them, or those of ``only``)."""
     wall_seconds: float = 0.0
     """Wall time of the whole run."""
@@ -111,26 +114,26 @@ class DryRunReport:
         return not self.interrupted and all(r.ok for r in self.ranks)
 
     @property
-    def failed(self) -> list[RankResult]:
+    def failed(self) -> list[SimulatedRank]:
         return [r for r in self.ranks if not r.ok]
 
     @property
-    def unreadable(self) -> list[RankResult]:
+    def unreadable(self) -> list[SimulatedRank]:
         """The ranks that compiled but wrote IR msinspect cannot read (state ``compiled``)."""
         return [r for r in self.ranks if r.state is RankState.COMPILED]
 
-    def failures(self) -> list["Failure"]:
+    def failures(self) -> list["FailedRanks"]:
         """The ranks that failed or timed out (not those cancelled: :meth:`cancelled`), those that
         failed alike (same state, reason, MindSpore errors and place in the network) together, in
         rank order of their first rank."""
         return _grouped(r for r in self.failed if r.state is not RankState.CANCELLED)
 
-    def cancelled(self) -> list["Failure"]:
+    def cancelled(self) -> list["FailedRanks"]:
         """The ranks cancelled (the run was interrupted, or stopped after ranks failed alike), by
         reason; their logs only where they were written (a rank never started has none)."""
         return _grouped(r for r in self.ranks if r.state is RankState.CANCELLED)
 
-    def rank(self, rank: int) -> RankResult:
+    def rank(self, rank: int) -> SimulatedRank:
         for result in self.ranks:
             if result.rank == rank:
                 return result
@@ -150,12 +153,12 @@ class DryRunReport:
         }
 
 
-def _grouped(results) -> list["Failure"]:
-    groups: dict[tuple, Failure] = {}
+def _grouped(results) -> list["FailedRanks"]:
+    groups: dict[tuple, FailedRanks] = {}
     for r in results:
         key = (r.state.value, r.reason, tuple(r.mindspore_errors), r.failed_at)
         if key not in groups:
-            groups[key] = Failure(ranks=[], state=r.state.value, reason=r.reason,
+            groups[key] = FailedRanks(ranks=[], state=r.state.value, reason=r.reason,
                                   mindspore_errors=list(r.mindspore_errors), failed_at=r.failed_at, logs=[])
         groups[key].ranks.append(r.rank)
         if r.log is not None and r.log.is_file():
@@ -170,7 +173,7 @@ def _rank_free(text: str, ranks: tuple[int, ...]) -> str:
     return re.sub(rf"(?<![\d.])(?:{numbers})(?!\d|\.\d)", "<rank>", text)
 
 
-def failed_alike(a: RankResult, b: RankResult) -> bool:
+def failed_alike(a: SimulatedRank, b: SimulatedRank) -> bool:
     """Whether two ranks failed for a reason that does not depend on the rank: both ended by an
     error of the script or of MindSpore (not a timeout, nor a signal such as the kernel's OOM
     killer), with the same reason, MindSpore errors and place in the network once their rank
@@ -182,15 +185,18 @@ def failed_alike(a: RankResult, b: RankResult) -> bool:
         return False
     ranks = (a.rank, b.rank)
 
-    def said(r: RankResult) -> tuple:
+    def said(r: SimulatedRank) -> tuple:
         return tuple(_rank_free(t, ranks) for t in (r.reason, *r.mindspore_errors, r.failed_at))
 
     return bool(a.reason) and said(a) == said(b)
 
 
 @dataclasses.dataclass
-class Failure:
-    """Ranks of a dry run that did not compile, for one reason (:meth:`DryRunReport.failures`)."""
+class FailedRanks:
+    """Ranks of a dry run that did not compile, for one reason (:meth:`DryRunReport.failures`).
+
+    Not :class:`msinspect.analysis.failure.Failure`, what an ``analyze_fail.ir`` file records of
+    an exception MindSpore caught: this groups simulated ranks whose processes failed alike."""
 
     ranks: list[int]
     state: str

@@ -312,7 +312,7 @@ def test_the_run_record_lists_each_ranks_records(tmp_path):
 
     from msinspect.dryrun.bootstrap import OWN_RECORD_MARK, RECORD_FAILED_MARK, RECORD_MARK
     from msinspect.dryrun.record import records as run_records
-    from msinspect.dryrun.report import RankResult
+    from msinspect.dryrun.report import SimulatedRank
 
     ranks = []
     for rank, lines in ((0, [f"{RECORD_MARK} parameter_layout_0.json strategy_0.ckpt group_info_0.pb"]),
@@ -327,7 +327,7 @@ def test_the_run_record_lists_each_ranks_records(tmp_path):
         (folder / "step_parallel_end_0132.ir").write_text("x")
         log = tmp_path / f"rank_{rank}.log"
         log.write_text("\n".join(["[WARNING] something", *lines]) + "\n")
-        ranks.append(RankResult(rank=rank, ir_dir=folder, log=log))
+        ranks.append(SimulatedRank(rank=rank, ir_dir=folder, log=log))
     out = run_records(SimpleNamespace(ranks=ranks))
     assert out == {
         "records": {"0": ["group_info_0.pb", "parameter_layout_0.json", "strategy_0.ckpt"],
