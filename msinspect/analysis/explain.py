@@ -13,7 +13,9 @@ through MindSpore's rule for the operator: :mod:`msinspect.analysis.explain_layo
 its consumer needs (the consumer's in_strategy for that input), the step between them (which
 dimension is summed, gathered, split or exchanged, in how many parts) and over which ranks (the
 group the comm rows resolved); the ranks the producer's device matrix predicts are set beside
-them. A mirror operator: the replicas of its weight. What the IR does not say is labelled
+them. A mirror operator: the replicas of its weight. A collective of the gradient graph: the
+forward collective whose bprop it is (MindSpore records its ``unique_id`` on it), and what that
+bprop does to the gradient (:data:`BPROP`). What the IR does not say is labelled
 ``reconstruction`` or ``cannot tell: <reason>``.
 """
 from __future__ import annotations
@@ -29,8 +31,9 @@ from msinspect.analysis.explain_layouts import (COMBINED_BY, OutputLayout, input
 from msinspect.analysis.flow import (consumers, first_input, is_data_edge, is_source, label, passes_through,
                                      path_between, producer)
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
+from msinspect.analysis.vocabulary import MIRROR_OPS, int_attr, moves_data
 from msinspect.graph import node_id
-from msinspect.mindspore.layouts import call_of, layout_of
+from msinspect.mindspore.layouts import BATCH_MATMUL_OPS, MATMUL_OPS, call_of, layout_of
 from msinspect.model import Node, NodeKind
 from msinspect.ranks_text import ranks_text
 
@@ -105,6 +108,14 @@ class Explanation:
     """The file lines of ``chain``."""
     chain_groups: tuple = ()
     """The ranks of each collective of ``chain`` that moves data, in order."""
+    forward: str | None = None
+    """A collective of the gradient graph: the forward collective whose bprop it is, in words
+    (``the AllReduce after out_matmul, line 1990``), from the ``forward_unique_id`` MindSpore
+    records on it."""
+    readers: tuple[str, ...] = ()
+    """The gradient's AllReduce of a forward sum: the nearest forward matrix products reading the
+    sum with their weight cut along its output dimension, whose input gradients it adds up
+    (reconstruction)."""
 
     def to_dict(self) -> dict:
         """Plain values only (lists, not tuples), for JSON and the report."""
@@ -148,6 +159,10 @@ class _File:
                           if row.get("set_by") == "user" and line in self.by_line
                           and not is_backward(self.by_line[line])}
         self._links = None
+        #: The file's collectives by the ``unique_id`` MindSpore gives a forward node: a gradient
+        #: collective names its forward one by it (``forward_unique_id``).
+        self.by_unique_id = {str(n.cnode_primal_attrs["unique_id"]): n for n in self.by_line.values()
+                             if "unique_id" in n.cnode_primal_attrs and is_comm(n) and not is_backward(n)}
 
     # the ranks of the stage, where they can be told
     @property
@@ -469,8 +484,11 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
                        f"{e.consumer or 'no consumer found'}")
     if node.op in PIPELINE_OPS:
         return _pipeline(f, node, row, e)
-    if kind == "gradient":
+    if kind == "gradient" or _mirror_gradient(node):
         return _mirror(f, node, row, e, target)
+    ahead = _forward_of(f, node) if kind not in ("optimizer", "virtual") else None
+    if ahead is not None:
+        return _bprop(f, node, e, ahead, over)
     if kind == "optimizer":
         e.action = "gather" if "Gather" in node.op else None
         e.headline = (f"{node.op} {over}: optimizer parallel: the weight {e.producer} is kept cut over these ranks "
@@ -730,6 +748,183 @@ def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None)
             said += f", not the {ranks_text(e.group_ranks, word=True)} MindSpore wrote: the reconstruction is off here"
         e.reconstruction.append(said)
     return e
+
+
+# ------------------------------------------------------------------ a collective's gradient
+#: MindSpore's bprop of each collective (``mindspore/ops/_grad_experimental/grad_comm_ops.py``):
+#: the collective the gradient graph runs for it over the same group, and what that does.
+#: AllReduce(sum) -> AllReduce(sum) of the output's gradient (``get_bprop_all_reduce``; max and
+#: min mask it with ``x == out`` after); AllGather -> ReduceScatter(sum) (``get_bprop_all_gather``);
+#: ReduceScatter -> AllGather; AlltoAll -> AlltoAll with split_dim and concat_dim swapped;
+#: AlltoAllV -> AlltoAllV with the send and receive counts swapped.
+BPROP = {"AllReduce": ("AllReduce", "sum"), "AllGather": ("ReduceScatter", "sum"),
+         "ReduceScatter": ("AllGather", "gather"), "AlltoAll": ("AlltoAll", "exchange"),
+         "AllToAll": ("AllToAll", "exchange"), "AlltoAllV": ("AlltoAllV", "exchange")}
+#: Matrix products, whose input gradient dX = dY . W^T a column cut of W leaves partial.
+_PRODUCTS = MATMUL_OPS | BATCH_MATMUL_OPS
+
+
+def _forward_of(f: _File, node: Node) -> Node | None:
+    """The forward collective whose bprop ``node`` is: the one whose ``unique_id`` the gradient
+    collective carries as ``forward_unique_id``; None where it carries none or the file lacks it."""
+    found = node.cnode_primal_attrs.get("forward_unique_id") if is_backward(node) else None
+    return f.by_unique_id.get(str(found)) if found is not None else None
+
+
+def _dims_text(dims) -> str:
+    return ("dimension " if len(dims) == 1 else "dimensions ") + ", ".join(map(str, dims))
+
+
+def _bprop(f: _File, node: Node, e: Explanation, ahead: Node, over: str) -> Explanation:
+    """A collective of the gradient graph that is MindSpore's bprop of the forward collective
+    ``ahead`` (:data:`BPROP`): what it does to the gradient follows from what ``ahead`` did to
+    the data, explained as the forward is."""
+    op, fop = node.op.removeprefix("PrimFunc_"), ahead.op.removeprefix("PrimFunc_")
+    row = f.comm.get(ahead.line)
+    before = _explain_comm(f, ahead, row) if row is not None else None
+    after = f" after {before.producer}" if before is not None and before.producer else ""
+    e.forward = f"the {fop}{after} (line {ahead.line})"
+    e.facts.append(f"MindSpore records on it forward_unique_id {ahead.cnode_primal_attrs['unique_id']}: the "
+                   f"unique_id of {e.forward}, whose gradient it carries")
+    if before is not None:
+        e.facts.append(f"forward: {before.headline}")
+    expected, action = BPROP.get(fop, (None, None))
+    if expected != op:
+        e.headline = f"{op} {over}: in the gradient of {e.forward}; the step cannot be told"
+        e.cannot_tell.append(f"what it does: MindSpore's bprop of {fop} is {expected or 'not one msinspect knows'}"
+                             f", not {op}")
+        return e
+    e.action = action
+    if before is not None:
+        e.dims, e.parts = before.dims, before.parts
+    dims = e.dims
+    if fop == "AllReduce":
+        combine = ahead.primitive_attrs.get("op", "sum")
+        e.headline = (f"{op} {over}: the backward of {e.forward}: the gradient of a sum over ranks is summed over "
+                      "the same ranks, so each rank's partial result gets the whole gradient")
+        if combine in ("max", "min"):
+            e.headline = (f"{op} {over}: the backward of {e.forward}, a {combine} over ranks: the gradient is summed "
+                          f"over the same ranks and kept where the rank's own part gave the {combine} (x == out)")
+        elif combine == "prod":
+            e.headline = (f"{op} {over}: the backward of {e.forward}, a product over ranks: the gradient times the "
+                          "product is summed over the same ranks, then divided by the rank's own part")
+        e.parts = e.parts or (len(e.group_ranks) if e.group_ranks else None)
+        _column_cut_readers(f, ahead, e)
+    elif fop == "AllGather":
+        keeps = f" of {_dims_text(dims)}" if dims else ""
+        e.headline = (f"{op} {over}: the backward of {e.forward}{', which gathered ' + _dims_text(dims) if dims else ''}"
+                      f": the gradient of the whole is summed over the same ranks and each keeps its own part{keeps}")
+        if dims and dims != (0,):
+            e.facts.append(f"ReduceScatter scatters dimension 0: the bprops of the Split and Concat after the "
+                           f"AllGather move the parts from {_dims_text(dims)}")
+        if ahead.primitive_attrs.get("mean_flag") is True:
+            e.facts.append("the AllGather's mean_flag: the bprop scales the gradient by 1 / the group's size")
+    elif fop == "ReduceScatter":
+        e.headline = (f"{op} {over}: the backward of {e.forward}: each rank's part of the gradient"
+                      f"{' (' + _dims_text(dims) + ')' if dims else ''} is gathered whole over the same ranks")
+    elif fop == "AlltoAllV":
+        counts = [_operand(f, node_id(n), i) for n in (node, ahead) for i in (1, 2)]
+        swapped = None not in counts and counts[:2] == counts[:1:-1]
+        e.headline = (f"{op} {over}: the backward of {e.forward}: the gradient goes back the way the data came, "
+                      "each rank sending back what it received")
+        if swapped:
+            e.facts.append("its send and receive counts are the forward's, swapped")
+        else:
+            e.cannot_tell.append("whether its send and receive counts are the forward's swapped: the file does not "
+                                 "show them coming from the same values")
+    else:  # AlltoAll
+        a, b = ahead.primitive_attrs, node.primitive_attrs
+        e.headline = (f"{op} {over}: the backward of {e.forward}: the gradient goes back the way the data came, "
+                      "split where the forward concatenated and concatenated where it split")
+        if "split_dim" in a and "split_dim" in b:
+            said = (f"forward split_dim {a['split_dim']}, concat_dim {a.get('concat_dim')}; this one split_dim "
+                    f"{b['split_dim']}, concat_dim {b.get('concat_dim')}")
+            if (b["split_dim"], b.get("concat_dim")) == (a.get("concat_dim"), a["split_dim"]):
+                e.facts.append(said + ": swapped")
+            else:
+                e.cannot_tell.append(said + ": not swapped, the reconstruction is off here")
+            if not dims and isinstance(b["split_dim"], int) and isinstance(b.get("concat_dim"), int):
+                # the forward's step in its producer's terms is not told: the AlltoAll's own
+                # attributes say it in the terms of the tensor it exchanges
+                dims = e.dims = tuple(dict.fromkeys((b["concat_dim"], b["split_dim"])))
+                e.parts = e.parts or int_attr(node, "split_count")
+    if fop not in ("AllReduce", "AlltoAllV") and not dims:  # an AlltoAllV moves blocks, not a dimension
+        e.cannot_tell.append(f"which dimension: the forward {fop}'s own explanation does not tell it")
+    _same_group(f, e, ahead)
+    return e
+
+
+def _mirror_gradient(node: Node) -> bool:
+    """A gradient collective that is a mirror operator's bprop though its instance name does not
+    say so (zoo 19's ``gradforward_op_...`` for ``layer1.bias``, renamed by comm reuse): its
+    ``forward_node_name`` names the mirror."""
+    return is_backward(node) and str(node.cnode_primal_attrs.get("forward_node_name", "")).startswith(
+        tuple(f"{op}_" for op in MIRROR_OPS))
+
+
+def _operand(f: _File, key: str, position: int) -> str | None:
+    """The graph key of the value at input ``position`` of ``key``, followed through subgraph
+    parameters to the argument bound at their one call; None where the file does not tell."""
+    found = [source for source, edges in f.graph.pred[key].items()
+             if any(d.get("position") == position for d in edges.values())]
+    current, seen = (found[0] if len(found) == 1 else None), set()
+    while current is not None and current not in seen and f.graph.nodes[current].get("bound") \
+            and f.graph.nodes[current].get("kind") == NodeKind.PARAMETER:
+        seen.add(current)
+        current = first_input(f.graph, current)
+    return current
+
+
+def _same_group(f: _File, e: Explanation, ahead: Node) -> None:
+    """The bprop runs over the forward collective's group: its ranks beside those of this one."""
+    row = f.comm.get(ahead.line) or {}
+    forward = tuple(row["group_ranks"]) if row.get("group_ranks") else None
+    e.predicted_group = forward
+    if forward is None or e.group_ranks is None:
+        e.cannot_tell.append("whether it runs over the forward's ranks: the file names a group it gives no ranks for")
+    elif tuple(e.group_ranks) == forward:
+        e.reconstruction.append(f"the bprop runs over the forward's group, {ranks_text(forward, word=True)}, "
+                                "as MindSpore wrote")
+    else:
+        e.reconstruction.append(f"the bprop runs over the forward's group, {ranks_text(forward, word=True)}, not "
+                                f"the {ranks_text(e.group_ranks, word=True)} MindSpore wrote: the reconstruction "
+                                "is off here")
+
+
+def _column_cut_readers(f: _File, ahead: Node, e: Explanation) -> None:
+    """The nearest forward matrix products reading the sum ``ahead`` makes with their weight cut
+    along its output dimension: the input gradient dX = dY . W^T of each is a partial sum over the
+    ranks holding the other columns, part of what the backward AllReduce adds up."""
+    from collections import deque
+
+    from msinspect.analysis.flow import data_view
+
+    data, start = data_view(f.graph), node_id(ahead)
+    hops, todo, found = {start: 0}, deque([start]), []
+    while todo:
+        key = todo.popleft()
+        for user in data.successors(key):
+            node = f.node(user)
+            if user in hops or node is not None and (is_backward(node) or moves_data(node)):
+                continue
+            real = node is not None and not passes_through(f.graph, user)
+            hops[user] = hops[key] + (1 if real else 0)
+            if node is not None and node.op.removeprefix("PrimFunc_") in _PRODUCTS:
+                cut = output_layout(node, f.strategy_of(user), f.devices)
+                if cut is not None and cut.factors and cut.factors[-1] > 1 and not cut.partial:
+                    found.append((hops[user], node.line, user, cut.factors[-1]))
+                continue
+            todo.append(user)
+    if not found:
+        return
+    nearest = [item for item in sorted(found) if item[0] == min(found)[0]]
+    e.readers = tuple(f.name(k) for _, _, k, _ in nearest)
+    names = ", ".join(f"{f.name(k)} {_strategy_text(f.strategy_of(k))}" for _, _, k, _ in nearest)
+    ways = " or ".join(str(n) for n in sorted({n for *_, n in nearest}))
+    e.reconstruction.append(
+        f"the nearest matrix products reading the sum cut their weight along its output dimension: {names}; each "
+        f"one's input gradient dX = dY . W^T over the rank's own columns of W is a partial sum over the {ways} "
+        "ranks holding the others: this AllReduce is where they are added up")
 
 
 def _pipeline(f: _File, node: Node, row: dict, e: Explanation) -> Explanation:

@@ -1,0 +1,137 @@
+"""``explain`` of the gradient graph's collectives, read at ``validate`` (issue 39, item 5): each is
+MindSpore's bprop of a forward collective, which it names by ``forward_unique_id``. The bprops
+are those of ``mindspore/ops/_grad_experimental/grad_comm_ops.py``: AllReduce(sum) -> AllReduce(sum)
+of the output's gradient over the same group; AllGather -> ReduceScatter(sum); ReduceScatter ->
+AllGather; AlltoAll -> AlltoAll with split_dim and concat_dim swapped. Each expectation is worked
+out by hand from the network script named in the fixture's docstring, in the comment above it.
+"""
+from __future__ import annotations
+
+import pytest
+
+import msinspect
+from msinspect.analysis import analyse
+from msinspect.analysis.explain import explain
+
+from tests.conftest import FIXTURES
+
+ZOO = FIXTURES / "zoo"
+
+
+def _backward(found):
+    return [e for e in found if e.kind == "backward"]
+
+
+@pytest.fixture(scope="module")
+def zoo01_validate():
+    """Zoo 01 (fixtures/zoo/nets/01_semi_auto_tp4dp2.py, gpt.py plan "all"): 4 blocks, TP 4 x DP 2
+    on 8 ranks, rank = dp * 4 + tp, so rank 0's tensor group is ranks 0-3. Per block:
+    q/k/v_matmul and ffn_in_matmul ((2, 1), (1, 4)) (column parallel: the weight's output
+    dimension cut 4 ways), out_matmul and ffn_out_matmul ((2, 4), (4, 1)) (row parallel: the
+    contracted dimension cut, an AllReduce over the tensor group after each); then ln_f and
+    lm_matmul ((2, 1), (1, 4)), an AllGather of the vocabulary for loss_ce ((2, 1), (2, 1))."""
+    return analyse(msinspect.load_dump(ZOO / "01_semi_auto_tp4dp2"), "validate", only=[0])
+
+
+def test_each_forward_allreduce_has_its_gradient_allreduce(zoo01_validate):
+    # 4 blocks x (out_matmul, ffn_out_matmul) = 8 forward AllReduces(sum) over ranks 0-3; the
+    # bprop of each is an AllReduce(sum) of its output's gradient over the same group: 8 backward
+    # AllReduces, each summing (action "sum") over the 4 ranks of the tensor group, 4 parts.
+    found = _backward(explain(zoo01_validate, "type:AllReduce", rank=0))
+    assert len(found) == 8
+    for e in found:
+        assert (e.action, e.parts) == ("sum", 4)
+        assert tuple(e.group_ranks) == (0, 1, 2, 3)
+        assert tuple(e.predicted_group) == (0, 1, 2, 3)
+        assert not e.cannot_tell
+    made = sorted(e.forward.split(" after ")[1].split(" (")[0] for e in found)
+    assert made == ["ffn_out_matmul"] * 4 + ["out_matmul"] * 4
+
+
+@pytest.mark.parametrize("after, readers, count", [
+    # attention's sum (out_matmul's AllReduce) -> attn_add -> ln2 -> ffn_in_matmul, column
+    # parallel: dX = dY . W^T over the rank's 512 of 2048 output columns is a partial sum over the
+    # 4 tensor ranks; one per block.
+    ("out_matmul", ("ffn_in_matmul",), 4),
+    # blocks 0-2's ffn sum -> ffn_add -> the next block's ln1 -> q, k, v_matmul, each column
+    # parallel; block 3's -> ln_f -> lm_matmul ((2, 1), (1, 4)), the vocabulary cut 4 ways.
+    ("ffn_out_matmul", ("q_matmul", "k_matmul", "v_matmul"), 3),
+    ("ffn_out_matmul", ("lm_matmul",), 1),
+])
+def test_gradient_allreduce_adds_column_parallel_input_gradients(zoo01_validate, after, readers, count):
+    found = [e for e in _backward(explain(zoo01_validate, "type:AllReduce", rank=0))
+             if e.forward.startswith(f"the AllReduce after {after} ")]
+    hits = [e for e in found if e.readers == readers]
+    assert len(hits) == count
+    for e in hits:
+        assert "is a partial sum over the 4 ranks holding the others" in " ".join(e.reconstruction)
+
+
+def test_gradient_of_vocabulary_allgather_is_a_reduce_scatter(zoo01_validate):
+    # lm_matmul ((2, 1), (1, 4)) gives logits cut (2, 4); loss_ce ((2, 1), (2, 1)) needs the
+    # vocabulary whole: the forward AllGather over ranks 0-3 gathers dimension 1 from 4 parts. Its
+    # bprop, ReduceScatter(sum) over the same ranks: the gradient of the whole logits is summed and
+    # each rank keeps its quarter of dimension 1 (action "sum", dims (1,), 4 parts).
+    found = _backward(explain(zoo01_validate, "type:ReduceScatter", rank=0))
+    assert len(found) == 1
+    e = found[0]
+    assert e.forward.startswith("the AllGather after lm_matmul ")
+    assert (e.action, e.dims, e.parts) == ("sum", (1,), 4)
+    assert tuple(e.group_ranks) == tuple(e.predicted_group) == (0, 1, 2, 3)
+    assert not e.cannot_tell
+
+
+def test_rank_of_the_other_data_replica(zoo01_validate):
+    # rank 5 = dp 1, tp 1: its tensor group is ranks 4-7; its bprops run over the same.
+    analysis = analyse(msinspect.load_dump(ZOO / "01_semi_auto_tp4dp2"), "validate", only=[5])
+    found = _backward(explain(analysis, "type:AllReduce", rank=5))
+    assert len(found) == 8
+    assert {tuple(e.group_ranks) for e in found} == {tuple(e.predicted_group) for e in found} == {(4, 5, 6, 7)}
+
+
+def test_gradient_alltoall_swaps_split_and_concat():
+    # Zoo 05 (fixtures/zoo/nets/05_expert_alltoall_16.py): proj_a ((16, 1), (1, 1)) gives rows cut
+    # 16 ways, proj_b ((1, 16), (16, 1)) needs columns cut 16 ways: the forward AlltoAll over the
+    # 16 ranks splits dimension 1 and concatenates dimension 0 (dims (0, 1): 0 gathered, 1 cut).
+    # Its bprop splits dimension 0 and concatenates dimension 1 over the same 16 ranks: "exchange"
+    # of the same dimensions, 16 parts.
+    analysis = analyse(msinspect.load_dump(ZOO / "05_expert_alltoall_16"), "validate", only=[0])
+    found = [e for e in _backward(explain(analysis, "type:AlltoAll", rank=0))
+             if e.forward.startswith("the AlltoAll after proj_a ")]
+    assert len(found) == 1
+    e = found[0]
+    assert (e.action, e.dims, e.parts) == ("exchange", (0, 1), 16)
+    assert "forward split_dim 1, concat_dim 0; this one split_dim 0, concat_dim 1: swapped" in e.facts
+    assert tuple(e.group_ranks) == tuple(range(16))
+
+
+def test_gradient_alltoallv_sends_back_what_it_received():
+    # Zoo 15 (fixtures/zoo/nets/15_mf_llama_moe_ep8.py): MoEV3 dispatches each layer's tokens to
+    # their experts and combines them back with user-called AlltoAllV: 2 layers x 2 = 4 forward
+    # AlltoAllV on rank 0. The bprop of each is an AlltoAllV over the same group with its send and
+    # receive counts swapped: 4 backward AlltoAllV, each an "exchange" whose count operands are the
+    # forward's, swapped (through the gradient graph's parameters bound to them).
+    analysis = analyse(msinspect.load_dump(ZOO / "15_mf_llama_moe_ep8"), "validate", only=[0])
+    found = _backward(explain(analysis, "type:AlltoAllV", rank=0))
+    assert len(found) == 4
+    for e in found:
+        assert e.action == "exchange"
+        assert "its send and receive counts are the forward's, swapped" in e.facts
+        assert tuple(e.predicted_group) == tuple(e.group_ranks)
+        assert not e.cannot_tell
+
+
+def test_mirror_gradient_renamed_by_comm_reuse_is_its_weights():
+    # Zoo 19 (fixtures/zoo/nets/19_doc_optimizer_parallel.py): no shard(), every weight and bias
+    # whole on the 8 ranks (batch strategy (8, 1)); layer1.bias (512,) is below the optimizer-shard
+    # threshold, so its gradient is summed by its mirror's AllReduce over ranks 0-7. At validate
+    # that AllReduce's instance name is gradforward_op_... (comm reuse), but MindSpore records
+    # forward_node_name _MirrorOperator_... and mirror_user_id layer1.bias on it: the replicas of
+    # layer1.bias, ranks 0-7, never "cannot tell".
+    analysis = analyse(msinspect.load_dump(ZOO / "19_doc_optimizer_parallel"), "validate", only=[0])
+    found = [e for e in explain(analysis, "type:AllReduce", rank=0) if "same slice of layer1.bias " in e.headline]
+    assert len(found) == 1
+    e = found[0]
+    assert e.name.startswith("gradforward_op_")
+    assert e.action == "replicas"
+    assert tuple(e.group_ranks) == tuple(e.predicted_group) == tuple(range(8))
