@@ -31,7 +31,7 @@ from msinspect.analysis.explain_layouts import (COMBINED_BY, OutputLayout, input
 from msinspect.analysis.flow import (consumers, first_input, is_data_edge, is_source, label, passes_through,
                                      path_between, producer)
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
-from msinspect.analysis.vocabulary import MIRROR_OPS, int_attr, moves_data
+from msinspect.analysis.vocabulary import MIRROR_OPS, int_attr, moves_data, stated_size
 from msinspect.graph import node_id
 from msinspect.mindspore.layouts import BATCH_MATMUL_OPS, MATMUL_OPS, call_of, layout_of
 from msinspect.model import Node, NodeKind
@@ -490,10 +490,7 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
     if ahead is not None:
         return _bprop(f, node, e, ahead, over)
     if kind == "optimizer":
-        e.action = "gather" if "Gather" in node.op else None
-        e.headline = (f"{node.op} {over}: optimizer parallel: the weight {e.producer} is kept cut over these ranks "
-                      "and gathered whole before use (its gradient scattered back)")
-        return e
+        return _optimizer(f, node, e, over)
     if kind in ("virtual", "user", "unknown"):
         e.headline = {"virtual": f"{node.op}: the parallel pass's bookkeeping operator; nothing on the wire",
                       "user": f"{node.op} {over}: the job's own collective (in the graph before the parallel pass)",
@@ -750,6 +747,34 @@ def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None)
     return e
 
 
+def _optimizer(f: _File, node: Node, e: Explanation, over: str) -> Explanation:
+    """Optimizer parallel: a weight kept cut along dimension 0 over the ranks holding the same
+    slice of it, gathered whole before use; its gradient's bprop, a ReduceScatter(sum) over the
+    same ranks, sums the gradient and leaves each rank the part it updates. The weight is the one
+    MindSpore records (``mirror_user_id``), else the producer (a gradient's is not the weight)."""
+    weight = (node.primitive_attrs.get("mirror_user_id") or node.cnode_primal_attrs.get("mirror_user_id")
+              or (None if is_backward(node) else e.producer))
+    called = weight or "whose weight the file does not tell"
+    e.parts = len(e.group_ranks) if e.group_ranks else stated_size(node)
+    if "Gather" in node.op:
+        e.action, e.dims = "gather", (0,)
+        e.headline = (f"{node.op} {over}: optimizer parallel: the weight {called} is kept cut along dimension 0 over "
+                      "these ranks and gathered whole before use (its gradient scattered back)")
+    elif node.op == "ReduceScatter" and is_backward(node):
+        e.action, e.dims = "sum", (0,)
+        e.headline = (f"{node.op} {over}: optimizer parallel: the gradient of the weight {called} is summed over "
+                      "the ranks that keep it cut, each keeping the part of dimension 0 it updates")
+    else:
+        e.headline = f"{node.op} {over}: optimizer parallel, for the weight {called}"
+        e.cannot_tell.append(f"what a {node.op} does for optimizer parallel: no rule here")
+    if weight is None:
+        e.cannot_tell.append("the weight: the gradient's collective records no mirror_user_id")
+    else:
+        e.facts.append("optimizer parallel cuts a weight's slice again along its first dimension over the ranks "
+                       "holding that slice")
+    return e
+
+
 # ------------------------------------------------------------------ a collective's gradient
 #: MindSpore's bprop of each collective (``mindspore/ops/_grad_experimental/grad_comm_ops.py``):
 #: the collective the gradient graph runs for it over the same group, and what that does.
@@ -812,8 +837,9 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node, over: str) -> Expl
         _column_cut_readers(f, ahead, e)
     elif fop == "AllGather":
         keeps = f" of {_dims_text(dims)}" if dims else ""
-        e.headline = (f"{op} {over}: the backward of {e.forward}{', which gathered ' + _dims_text(dims) if dims else ''}"
-                      f": the gradient of the whole is summed over the same ranks and each keeps its own part{keeps}")
+        which = f", which gathered {_dims_text(dims)}" if dims else ""
+        e.headline = (f"{op} {over}: the backward of {e.forward}{which}: the gradient of the whole is summed over "
+                      f"the same ranks and each keeps its own part{keeps}")
         if dims and dims != (0,):
             e.facts.append(f"ReduceScatter scatters dimension 0: the bprops of the Split and Concat after the "
                            f"AllGather move the parts from {_dims_text(dims)}")

@@ -135,3 +135,20 @@ def test_mirror_gradient_renamed_by_comm_reuse_is_its_weights():
     assert e.name.startswith("gradforward_op_")
     assert e.action == "replicas"
     assert tuple(e.group_ranks) == tuple(e.predicted_group) == tuple(range(8))
+
+
+def test_optimizer_shard_gradient_is_reduce_scattered_for_its_weight():
+    # Zoo 19 (fixtures/zoo/nets/19_doc_optimizer_parallel.py): every weight whole on the 8 ranks;
+    # optimizer parallel cuts layer1.weight (1568 KB) and layer2.weight (1024 KB) along dimension
+    # 0 in 8 over ranks 0-7 (above the 64 KB threshold), not layer3.weight (20 KB) nor the biases.
+    # The gradient of each cut weight is summed over ranks 0-7 and each rank keeps the 64 rows it
+    # updates: a ReduceScatter(sum), dims (0,), 8 parts, named after the weight (MindSpore's
+    # mirror_user_id), never after the gradient's MatMul that produces it.
+    analysis = analyse(msinspect.load_dump(ZOO / "19_doc_optimizer_parallel"), "validate", only=[0])
+    found = [e for e in explain(analysis, "type:ReduceScatter", rank=0) if e.kind == "optimizer"]
+    assert sorted(e.headline.split("the weight ")[1].split(" ")[0] for e in found) == ["layer1.weight",
+                                                                                      "layer2.weight"]
+    for e in found:
+        assert (e.action, e.dims, e.parts) == ("sum", (0,), 8)
+        assert tuple(e.group_ranks) == tuple(range(8))
+        assert "MatMul" not in e.headline
