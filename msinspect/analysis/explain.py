@@ -693,7 +693,16 @@ def _weight_user(f: _File, weight: str) -> tuple[str, int] | None:
     keys = [k for k, d in f.graph.nodes(data=True) if d.get("node") is None and d.get("name") == weight]
     for key in keys:
         for user in consumers(f.graph, key):
-            if f.strategy_of(user) is not None and not is_backward(f.node(user)):
+            node = f.node(user)
+            if node is None or is_backward(node):
+                continue
+            if f.strategy_of(user) is None and node.op.removeprefix("PrimFunc_") in _LAYOUT_KEEPING:
+                # a Cast the parallel pass gave no strategy (MindFormers' fp16 compute of a fp32
+                # weight) passes the weight's layout on: its reader with a strategy tells it
+                later = [u for u in consumers(f.graph, user) if f.strategy_of(u) is not None
+                         and not is_backward(f.node(u))]
+                user, key = (later[0], user) if later else (user, key)
+            if f.strategy_of(user) is not None:
                 position = _position(f, path_between(f.graph, key, user) or [], key, user)
                 if position is not None:
                     return user, position
