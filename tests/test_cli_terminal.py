@@ -166,11 +166,12 @@ def test_a_missing_value_reads_as_a_dash_at_any_depth():
 def test_only_rows_of_different_ranks_merge():
     """zoo 01 (``fixtures/zoo/nets/gpt.py``, 4 blocks, tp 4 x dp 2, one program on all 8 ranks):
     each block has 6 MatMuls (q, k, v, out, ffn_in, ffn_out) and the head one (lm_matmul), 25 a
-    rank. A block's q_matmul reads like the other blocks' once scope and line are left out: the
+    rank. A block's q_matmul reads like the other blocks' but for its block once scope and line are left out: the
     4 stay 4 rows, each merged over ranks 0-7, never one row standing for 32 operators."""
     lines, code = in_terminal("strategies", FIXTURES / "zoo" / "01_semi_auto_tp4dp2", "--op", "MatMul",
                               "--columns", "rank,name,in_strategy")
     assert code == 0
     rows = [row for row in body_rows(lines) if row[0]]
     assert len(rows) == 4 * 6 + 1 and {row[0] for row in rows} == {"0-7"}
-    assert sum(row[1] == "q_matmul" for row in rows) == 4
+    # each block's q_matmul is named by its block (0-Block/q_matmul ...), as --op takes it back
+    assert sorted(row[1] for row in rows if row[1].endswith("q_matmul")) == [f"{b}-Block/q_matmul" for b in range(4)]

@@ -87,9 +87,9 @@ def selector_matches(name: str | None, scope: str | None, selector: str, op: str
     """Whether ``selector`` names the operator ``name`` in ``scope`` (of type ``op``, if given).
 
     A selector is an instance name (``matmul``), an op type when ``op`` is given (``MatMul``), a
-    scope-qualified name whose scope ends with the given parts (``layer1-Dense/matmul``, or
-    ``layer1-Dense/MatMul``), or a scope alone (``loss-CrossEntropyLoss``: any operator in that
-    scope or below). ``fold``: compare without case (``Matmul``, ``AllToAll`` for ``AlltoAll``).
+    name (or op type) under the given scope parts, in a row (``layer1-Dense/matmul``,
+    ``layer1-Dense/MatMul``, ``0-Block/q_matmul`` for ``.../0-Block/attention-Attention``), or
+    a scope alone (``loss-CrossEntropyLoss``: any operator in that scope or below). ``fold``: compare without case (``Matmul``, ``AllToAll`` for ``AlltoAll``).
     """
     scope = scope if isinstance(scope, str) else ""  # None, or NaN from a DataFrame
     name = name if isinstance(name, str) else None
@@ -101,16 +101,9 @@ def selector_matches(name: str | None, scope: str | None, selector: str, op: str
     parts = selector.strip("/").split("/")
     if len(parts) == 1 and (name == selector or (op is not None and op == selector)):
         return True
-    if len(parts) > 1 and op is not None and op == parts[-1] and _scope_endswith(scope, parts[:-1]):
-        return True
-    if len(parts) > 1 and name == parts[-1] and _scope_endswith(scope, parts[:-1]):
+    if len(parts) > 1 and parts[-1] in (name, op) and _scope_contains(scope, parts[:-1]):
         return True
     return _scope_contains(scope, parts)
-
-
-def _scope_endswith(scope: str, parts: list[str]) -> bool:
-    have = scope.split("/") if scope else []
-    return len(have) >= len(parts) and have[len(have) - len(parts):] == parts
 
 
 def _scope_contains(scope: str, parts: list[str]) -> bool:

@@ -42,6 +42,36 @@ def short_scope(scope, parts: int = 2) -> str:
     return ".../" + "/".join(scope.split("/")[-parts:])
 
 
+def named_apart(names: Sequence, scopes: Sequence) -> list:
+    """Names for a person's table: an instance name that stands in several scopes (three Dense
+    cells each with a ``matmul``; four blocks each with a ``q_matmul``) is prefixed with the part
+    of its scope nearest to it that tells those scopes apart (``fc2-Dense/matmul``,
+    ``0-Block/q_matmul``: a name under a scope, the form ``--op`` takes); else with as many last
+    parts as tell them apart. A name in one scope stays as it is."""
+    scopes = [scope if isinstance(scope, str) else "" for scope in scopes]
+    seen: dict[Any, set[str]] = {}
+    for name, scope in zip(names, scopes):
+        seen.setdefault(name, set()).add(scope)
+    prefix = {name: _apart(found) for name, found in seen.items() if len(found) > 1}
+    return [f"{prefix[name][scope]}/{name}" if name in prefix and prefix[name][scope] else name
+            for name, scope in zip(names, scopes)]
+
+
+def _apart(scopes: set[str]) -> dict[str, str]:
+    """Each scope's shortest text that tells it from the others: its part nearest to the name
+    that differs across all of them, else its fewest last parts that do."""
+    split = {scope: scope.split("/") for scope in scopes}
+    deepest = max(map(len, split.values()))
+    for back in range(1, deepest + 1):
+        part = {scope: parts[-back] if len(parts) >= back else "" for scope, parts in split.items()}
+        if len(set(part.values())) == len(scopes) and all(part.values()):
+            return part
+    for back in range(1, deepest + 1):
+        if len({tuple(parts[-back:]) for parts in split.values()}) == len(scopes):
+            break
+    return {scope: "/".join(parts[-back:]) for scope, parts in split.items()}
+
+
 def _scalar(value: Any) -> Any:
     """A numpy scalar as the Python value it holds."""
     if type(value).__module__ == "numpy" and hasattr(value, "item"):
@@ -82,8 +112,8 @@ def _len(text: str) -> int:
 
 
 #: A cell that is a tuple as :func:`cell` writes it (a shape, a strategy, a group's ranks; ``-1``
-#: for a dynamic dimension): shown whole, never broken at its spaces.
-TUPLE_TEXT = re.compile(r"[(\[][-\d\s,()\[\]]*[)\]]")
+#: for a dynamic dimension) or a slice (``[0:256, 256:512]``): shown whole, never broken at its spaces.
+TUPLE_TEXT = re.compile(r"[(\[][-\d\s,:()\[\]]*[)\]]")
 
 
 def unbroken(text: str) -> int:

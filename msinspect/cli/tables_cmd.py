@@ -9,7 +9,7 @@ import click
 from msinspect.analysis.comm import KINDS, comm_totals
 from msinspect.analysis.second_opinion import with_records
 from msinspect.analysis.select import comm_of, no_match, no_operator, no_weight, not_on_ranks, rows_of
-from msinspect.cli.display import short_scope
+from msinspect.cli.display import named_apart, short_scope
 from msinspect.cli.output import (EXIT_FINDING, analysed, emit, errors, one_format, only_ranks, rank_option,
                                   stage_option, stderr, table_options, view_of)
 from msinspect.rank_merge import rank_number
@@ -51,6 +51,8 @@ def _selected(frame: pd.DataFrame, ranks: tuple[int, ...], selector: str | None,
 
 def _short(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.copy()
+    if "scope" in frame and "name" in frame:
+        frame["name"] = named_apart(frame["name"], frame["scope"])
     if "scope" in frame:
         frame["scope"] = [short_scope(v) for v in frame["scope"]]
     return frame
