@@ -32,7 +32,7 @@ def test_a_malformed_env_option_is_refused_with_why(items, says):
 
 
 def test_the_cli_refuses_a_malformed_env_option_without_a_traceback(tmp_path):
-    result = CliRunner().invoke(main, ["dryrun", str(NETS / "env_strategy.py"), "--ranks", "2", "--out",
+    result = CliRunner().invoke(main, ["dryrun", str(NETS / "matmul_strategy.py"), "--ranks", "2", "--out",
                                        str(tmp_path), "--env", "MATMUL_STRATEGY"])
     assert result.exit_code == 2, result.output
     assert "--env 'MATMUL_STRATEGY': expected NAME=VALUE" in result.output
@@ -40,7 +40,7 @@ def test_the_cli_refuses_a_malformed_env_option_without_a_traceback(tmp_path):
 
 
 def test_two_runs_that_differ_in_one_variable_differ_in_compare(dryrun_xdg, tmp_path):
-    """env_strategy.py reads its MatMul's strategy from MATMUL_STRATEGY (its docstring). On 2 ranks
+    """matmul_strategy.py reads its MatMul's strategy from MATMUL_STRATEGY (its docstring). On 2 ranks
     ((1, 2), (2, 1)) cuts the contracted dimension of x (16, 64) @ w (64, 32): each rank multiplies
     (16, 32) by (32, 32) and the partial products are summed by a forward AllReduce over ranks 0-1;
     ((2, 1), (1, 1)) splits the batch only: no forward AllReduce. That the strategy changes shows
@@ -49,7 +49,7 @@ def test_two_runs_that_differ_in_one_variable_differ_in_compare(dryrun_xdg, tmp_
     runs = []
     for strategy, buffsize in (("1,2/2,1", "100"), ("2,1/1,1", "200")):
         out = tmp_path / strategy.replace("/", "_")
-        result = CliRunner().invoke(main, ["dryrun", str(NETS / "env_strategy.py"), "--ranks", "2", "--only", "0",
+        result = CliRunner().invoke(main, ["dryrun", str(NETS / "matmul_strategy.py"), "--ranks", "2", "--only", "0",
                                            "--out", str(out), "--env", f"MATMUL_STRATEGY={strategy}"],
                                     env={"COLUMNS": "120", "HCCL_BUFFSIZE": buffsize})
         assert result.exit_code == 0, result.output

@@ -1,11 +1,10 @@
-"""One MatMul under semi-auto parallel whose strategy is the script's argument.
+"""One MatMul under semi-auto parallel; its strategy is the argument, else $MATMUL_STRATEGY.
 
-``python matmul_strategy.py 2,8/8,1`` shards ``x @ w`` as ((2, 8), (8, 1)). A strategy that needs
-more devices than the job has (that one, on 8 ranks) fails in MindSpore's planner, which says why
-in the rank's log only; one that fits (``1,2/2,1`` on 2 ranks) cuts the contracted dimension, so
-the planner inserts an AllReduce of the partial products. Compiled once with
-``_cell_graph_executor.compile``; nothing is trained.
+``2,8/8,1`` on 8 ranks needs 16 devices: the planner refuses it, saying why in the rank's log only.
+``1,2/2,1`` on 2 ranks cuts the contracted dimension (an AllReduce of the partial products);
+``2,1/1,1`` splits the batch and keeps ``w`` whole. (``dryrun --env`` sets the variable.)
 """
+import os
 import sys
 
 import numpy as np
@@ -15,7 +14,8 @@ from mindspore import Tensor, nn, ops
 from mindspore.common.api import _cell_graph_executor
 from mindspore.communication import init
 
-strategy = tuple(tuple(int(n) for n in part.split(",")) for part in sys.argv[1].split("/"))
+text = sys.argv[1] if len(sys.argv) > 1 else os.environ["MATMUL_STRATEGY"]
+strategy = tuple(tuple(int(n) for n in part.split(",")) for part in text.split("/"))
 ms.set_context(mode=ms.GRAPH_MODE)
 init()
 ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.SEMI_AUTO_PARALLEL, full_batch=True)
