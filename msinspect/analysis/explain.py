@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 #: only): its absence in a file the parallel pass ran in means semi_auto_parallel.
 AUTO_FLAG = "auto_parallel_run_once_only"
 #: One-input operators that, given no strategy by the parallel pass, pass their input's layout on.
-_LAYOUT_KEEPING = frozenset({"Cast"})
+_LAYOUT_KEEPING = frozenset({"Cast", "TensorMove"})
 #: Operators a propagation path never goes through: they join values that do not share a layout.
 _NOT_A_LINK = frozenset({"MakeTuple", "UpdateState", "Depend", "Return", "make_tuple"})
 

@@ -171,3 +171,18 @@ def test_mirror_of_a_weight_read_through_a_cast():
         assert tuple(e.predicted_group) == tuple(e.group_ranks)
     lm_head = [e for e in found if "same slice of lm_head.weight " in e.headline]
     assert len(lm_head) == 1 and "lm_head.weight is input 1 of matmul ((2, 1), (4, 1))" in lm_head[0].facts
+
+
+def test_mirror_of_a_weight_read_through_a_tensor_move():
+    # Zoo 18 (fixtures/zoo/nets/18_doc_pipeline_parallel.py): pipeline_stages 2, stage 0 = ranks
+    # 0-3, no shard(): the default batch strategy ((4, 1), (1, 1)) over the stage's 4 devices, so
+    # layer1.param, layer2.weight and layer2.bias are whole on every rank of stage 0 and each
+    # gradient is summed over ranks 0-3. At validate layer2's weight and bias reach their MatMul /
+    # BiasAdd through a TensorMove (a copy: the layout it is given), which carries no strategy.
+    analysis = analyse(msinspect.load_dump(ZOO / "18_doc_pipeline_parallel"), "validate", only=[0])
+    found = [e for e in explain(analysis, "type:AllReduce", rank=0) if e.kind == "gradient"]
+    named = sorted(e.headline.split("same slice of ")[1].split(" ")[0] for e in found)
+    assert named == ["layer1.param", "layer2.bias", "layer2.weight"]
+    for e in found:
+        assert not e.cannot_tell
+        assert tuple(e.group_ranks) == tuple(e.predicted_group) == (0, 1, 2, 3)
