@@ -164,6 +164,9 @@ NO_LOG = "no log written"
 # A Python exception line (``ValueError: ...``, ``mindspore.X.FooError``, ``KeyboardInterrupt``),
 # or a script's own ``error: ...`` line.
 _PY_EXCEPTION = re.compile(r"^(?:(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b:?\s*(.*)|error:.*)$")
+#: A line break written as ``\n`` inside a quoted message (a KeyError prints its message's repr:
+#: ``KeyError: "... : WithLoss(\n  (net): MLP(\n ..."``), with the indent after it.
+_ESCAPED_BREAK = re.compile(r"(?:\\n)+\s*")
 # MindSpore's log lines at error level; the message follows a ``----`` banner on the next lines.
 _MS_ERROR = re.compile(r"^\[(?:ERROR|CRITICAL)\]")
 
@@ -192,7 +195,7 @@ def failure_reason(log: Path | None, *, hints: Iterable[tuple[Pattern, str]] = (
     for line in lines:
         stripped = line.strip()
         if _PY_EXCEPTION.match(stripped) and not stripped.startswith("Traceback"):
-            exception = stripped
+            exception = _ESCAPED_BREAK.sub(" ", stripped)
     if exception and not (ignore and ignore.search(exception)):
         return exception[:max_len]
     for i, line in enumerate(lines):

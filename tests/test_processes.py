@@ -125,6 +125,17 @@ def test_failure_reason_is_the_last_exception_of_a_training_log(tmp_path):
     assert failure_reason(log) == "mindspore._c_expression.CommError: Init HCCL failed"
 
 
+def test_failure_reason_reads_a_quoted_message_on_one_line(tmp_path):
+    """MindSpore 2.10's PipelineCell raises a KeyError naming the network's cells; Python prints
+    the message's repr, its line breaks as ``\\n`` (line 107 of a rank's log, from a net whose
+    stage_config named ReLU primitives, which are no cells)."""
+    log = tmp_path / "rank_0.log"
+    log.write_text("""KeyError: "For 'PipelineCell', the argument 'stage_config' : {'net.act': 0} is not found in """
+                   """'network' : WithLoss(\\n  (net): MLP(\\n    (fc1): Dense()\\n  )\\n)"\n""")
+    assert failure_reason(log) == ("""KeyError: "For 'PipelineCell', the argument 'stage_config' : {'net.act': 0} is not """
+                                   """found in 'network' : WithLoss( (net): MLP( (fc1): Dense() ) )\"""")
+
+
 def test_failure_reason_reads_a_scripts_own_error_line(tmp_path):
     log = tmp_path / "worker_0.log"
     log.write_text("msinspect-job: loading data\nerror: no MNIST files under /data\n")
