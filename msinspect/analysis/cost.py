@@ -22,7 +22,16 @@ control flow (``Switch``, ``Partial``) is counted once: at most once per step (`
   holding the same slice, data parallelism whatever devices they sit on);
 - ``expert``: an ``AlltoAll`` of a tensor of three or more dimensions (experts, capacity,
   hidden) in a job one of whose weights of three or more dimensions is cut along its first (an
-  expert dimension); the gradient of such an ``AlltoAll`` too;
+  expert dimension); the gradient of such an ``AlltoAll`` too; and an ``AlltoAll`` /
+  ``AlltoAllV`` the user's code calls (or its bprop) among data-parallel replicas: ranks along
+  one ``data`` axis of the weights' device matrices, the whole axis or part of it. Data
+  parallelism never exchanges activations between replicas; expert parallelism dispatches
+  tokens so, over an expert group carved out of the data-parallel ranks (MindFormers' MoE:
+  ``FFN._get_ep_group_name``, zoo 15), whatever the shape of the tokens;
+- a group whose ranks lie in several pipeline stages (MindSpore splits the devices into stages
+  in order: stage s of n ranks is s * n .. s * n + n - 1) at the same places of each:
+  ``pipeline`` where it holds one place (the global norm summed between stages), else
+  ``pipeline+`` the axes of those places within a stage by the rules below (a world group);
 - else the group's ranks against the stage's device matrices (those of the weights' layouts
   covering the stage, most dimensions first, :mod:`msinspect.analysis.params`): in the first
   where the group is a whole sub-grid, the dimensions along which the group's ranks vary
@@ -65,7 +74,7 @@ import functools
 import math
 from typing import TYPE_CHECKING, Iterable
 
-from msinspect.analysis.ops import PIPELINE_OPS
+from msinspect.analysis.ops import PIPELINE_OPS, stable_name
 from msinspect.schema import is_missing
 from msinspect.mindspore.layouts import layout_of, map_axes
 
@@ -249,6 +258,21 @@ def spanned(ranks, position: dict[int, int], matrix: tuple[int, ...], names: tup
     sub-axes (its ranks differ in that axis only, their coordinates evenly spaced, their count
     dividing the axis); never part of a ``data`` axis, whose replicas a user's own collective may
     cut otherwise (zoo 15's AlltoAllV over 4 of 8 replicas is expert parallel, not data)."""
+    found = _varying(ranks, position, matrix)
+    if found is None:
+        return None
+    varying, coords = found
+    if len(ranks) != math.prod(matrix[d] for d in varying):
+        if not (part and len(varying) == 1 and names[varying[0]] == "tensor"
+                and _sub_axis(sorted(c[varying[0]] for c in coords), matrix[varying[0]])):
+            return None
+    return "+".join(dict.fromkeys(names[d] for d in varying))
+
+
+def _varying(ranks, position: dict[int, int], matrix: tuple[int, ...]) -> tuple[list[int], list[tuple]] | None:
+    """(the dimensions of ``matrix`` along which the group's ranks vary, each rank's coordinates:
+    row-major over its place in the stage, ``position``); None where a rank is not in the stage,
+    none varies or two share a place."""
     if not ranks or any(r not in position for r in ranks):
         return None
     coords = []
@@ -261,11 +285,44 @@ def spanned(ranks, position: dict[int, int], matrix: tuple[int, ...], names: tup
     varying = [d for d in range(len(matrix)) if len({c[d] for c in coords}) > 1]
     if not varying or len(set(coords)) != len(ranks):
         return None
-    if len(ranks) != math.prod(matrix[d] for d in varying):
-        if not (part and len(varying) == 1 and names[varying[0]] == "tensor"
-                and _sub_axis(sorted(c[varying[0]] for c in coords), matrix[varying[0]])):
-            return None
-    return "+".join(dict.fromkeys(names[d] for d in varying))
+    return varying, coords
+
+
+def among_replicas(ranks, position: dict[int, int], candidates) -> tuple[int, ...] | None:
+    """The first of the weights' device matrices (``candidates``: :func:`stage_axes`) along one
+    ``data`` axis of which the group's ranks lie, the whole axis or a part of it (evenly spaced,
+    a factor of it: :func:`_sub_axis`): ranks that hold the same slices of those weights, data-
+    parallel replicas; None where none."""
+    for matrix, names in candidates:
+        found = _varying(tuple(ranks), position, matrix)
+        if found is None or len(found[0]) != 1 or names[found[0][0]] != "data":
+            continue
+        (d,), coords = found
+        if len(ranks) == matrix[d] or _sub_axis(sorted(c[d] for c in coords), matrix[d]):
+            return matrix
+    return None
+
+
+def across_stages(ranks, position: dict[int, int]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(the pipeline stages, the ranks of this stage at the same places) of a group whose ranks lie
+    in other stages than this one (``position``: each rank's place in this stage). MindSpore splits
+    the devices into stages in order (stage s of n ranks: s * n .. s * n + n - 1), so rank r is at
+    place r % n of stage r // n. None where every rank is in this stage, where the stage is no such
+    block, or where the group does not hold the same places in every stage it reaches (it is then
+    no sub-grid of stages x places)."""
+    if all(r in position for r in ranks):
+        return None
+    stage = sorted(position)
+    n = len(stage)
+    if not n or stage != list(range(stage[0], stage[0] + n)) or stage[0] % n or len(set(ranks)) != len(ranks):
+        return None
+    places: dict[int, set[int]] = {}
+    for r in ranks:
+        places.setdefault(r // n, set()).add(r % n)
+    held = {frozenset(p) for p in places.values()}
+    if len(held) != 1 or len(places) < 2:
+        return None
+    return tuple(sorted(places)), tuple(stage[0] + p for p in sorted(held.pop()))
 
 
 def _sub_axis(values: list[int], size: int) -> bool:
@@ -274,6 +331,13 @@ def _sub_axis(values: list[int], size: int) -> bool:
     n, step = len(values), values[1] - values[0]
     return (size % n == 0 and all(b - a == step for a, b in zip(values, values[1:]))
             and (size // n) % step == 0 and values[0] // (step * n) == values[-1] // (step * n))
+
+
+def user_called(row: dict) -> bool:
+    """Whether a comm row is a collective the user's code calls (kind ``user``) or its bprop: of
+    kind ``backward`` with no instance name (``AlltoAllV-op0``: the parallel pass names every
+    operator it makes, ``grad_redistribution_op_*`` ...)."""
+    return row["kind"] == "user" or (row["kind"] == "backward" and stable_name(row["name"]) == row["op"])
 
 
 def phase_of(kind, scope) -> str:
@@ -339,17 +403,38 @@ class AxisRules:
             why = f"the forward operator's: {why}"
         elif ranks is None:
             axis, why = "cannot tell", "the IR does not say the group's ranks"
+        elif row["op"] in _ALLTOALL and user_called(row) and (matrix := among_replicas(ranks, position, candidates)):
+            whose = "the bprop of the user's" if row["kind"] == "backward" else "the user's"
+            axis, why = "expert", (f"{whose} {row['op']} among data-parallel replicas (along a data axis of device "
+                                   f"matrix {matrix}): tokens exchanged between replicas, expert parallelism's dispatch")
         else:
-            axis, why = self._weights(ranks, candidates, position, key)
             around = (row["producer"], *(row["consumers"] or ()))
-            if axis == "cannot tell" and calls:
-                axis, why = by_operators(ranks, around, calls, position, devices) or (axis, why)
-            if axis == "cannot tell":
-                axis, why = self._weights(ranks, candidates, position, key and (key, "part"), part=True)
-                if axis == "cannot tell" and calls:
-                    axis, why = by_operators(ranks, around, calls, position, devices, part=True) or (axis, why)
+            axis, why = self._group(tuple(ranks), around, candidates, position, devices, calls, key)
         if twin is None and axis != "cannot tell":
             forward.setdefault(name, (axis, why))
+        return axis, why
+
+    def _group(self, ranks, around, candidates, position, devices: int, calls: dict, key) -> tuple[str, str]:
+        """(axis, rule) of a group by the device matrices of its stage: the weights', then its
+        operators' (``around``: its producer, then its consumers), each the whole group, then
+        along part of one axis; a group across pipeline stages by its places in each
+        (:func:`across_stages`): ``pipeline``, then the axes of those places within a stage."""
+        across = across_stages(ranks, position)
+        if across is not None:
+            stages, places = across
+            where = f"the same {'place' if len(places) == 1 else 'places'} of pipeline stages {stages}"
+            if len(places) == 1:
+                return "pipeline", f"{where} (stage s of n ranks: s * n .. s * n + n - 1)"
+            axis, why = self._group(places, around, candidates, position, devices, calls, None)
+            return ("cannot tell", f"{where}: {why}") if axis == "cannot tell" else (f"pipeline+{axis}",
+                                                                                      f"{where}, within one: {why}")
+        axis, why = self._weights(ranks, candidates, position, key)
+        if axis == "cannot tell" and calls:
+            axis, why = by_operators(ranks, around, calls, position, devices) or (axis, why)
+        if axis == "cannot tell":
+            axis, why = self._weights(ranks, candidates, position, key and (key, "part"), part=True)
+            if axis == "cannot tell" and calls:
+                axis, why = by_operators(ranks, around, calls, position, devices, part=True) or (axis, why)
         return axis, why
 
     def _weights(self, ranks, candidates, position, key, part: bool = False) -> tuple[str, str]:

@@ -1,0 +1,122 @@
+"""The parallel axis of the collectives issue 39, item 3 left "cannot tell" although the plan tells
+it: groups that cross pipeline stages (zoo 13), the user's own AlltoAll / AlltoAllV of a mixture
+of experts (zoo 15), and 2-D tensor parallelism at validate (zoo 20). Each expectation below was
+derived by hand from the network script, its device count and MindSpore's definitions before the
+command was run on it.
+
+Zoo 13 (``fixtures/zoo/nets/13_mf_llama_pp_interleave.py``: MindFormers' LLaMA, dp 2 x mp 2 x pp 2
+on 8 ranks, optimizer parallel, MindFormers' pipeline wrapper with loss scale and gradient
+clipping). MindSpore splits the devices into stages in order: stage s is ranks 4s .. 4s + 3, and
+inside a stage rank = 4s + dp_index * 2 + mp_index (the stage's device matrix (2, 2): data, then
+tensor). The step has two AllReduces of a scalar whose groups cross the stages:
+
+- the global norm of the gradients (MindFormers' ``ClipGradNorm``, ``clip_grad.py``: the sum of
+  squares) is summed first over the stage (``PARALLEL_GLOBALNORM_IN_STAGES``: ranks 0-3, data and
+  tensor), then between the stages (``PARALLEL_GLOBALNORM_BETWEEN_STAGES``) over the ranks at the
+  same place of each stage: rank 0 with 4, rank 7 with 3. Those ranks differ in their stage only:
+  the pipeline axis.
+- the loss scale's overflow flag (MindSpore's ``loss_scale.py``,
+  ``_get_distributed_overflow_status_on_infnan_mode``) is summed over the world group, ranks 0-7:
+  every place of both stages, so the pipeline axis and, within a stage, the data and tensor axes:
+  ``pipeline+data+tensor`` (outermost first, as the device matrix lists them).
+
+Zoo 15 (``fixtures/zoo/nets/15_mf_llama_moe_ep8.py``: dp 4 x mp 2 on 8 ranks, MoEV3 with 4 experts,
+expert_parallel 4). MoEV3 treats all 8 ranks as data parallel for its tokens (``self.dp =
+data_parallel * model_parallel``; the router's Dense ``((8, 1), (1, 1))``, its weight held whole
+by every rank: one data axis of 8). The experts are cut over ``inner_dp`` = ep = 4, the fast part
+of that data axis (outer_dp 2 x inner_dp 4), and the function dispatches the tokens over the
+expert group ``FFN._get_ep_group_name`` makes: ranks rank // 4 * 4 .. + 3, {0, 1, 2, 3} for rank
+0 and {4, 5, 6, 7} for rank 5: 4 of the 8 data-parallel replicas. Data parallelism never exchanges
+activations between replicas; this exchange is expert parallelism's, its axis ``expert``. A
+layer's forward calls one AlltoAll (the counts) and three AlltoAllV (the tokens, their expert ids,
+the results back): 4 a layer, 8 for the 2 layers; the gradient graph holds the bprops of the two
+AlltoAllV that carry floating-point data (tokens and results; the expert ids are integers, no
+gradient): 2 a layer, 4. 12 a rank, 24 over ranks 0 and 5, all ``expert``.
+"""
+from __future__ import annotations
+
+import pytest
+
+import msinspect
+from msinspect.analysis.cost import comm_costs
+
+from tests.conftest import FIXTURES
+
+ZOO = FIXTURES / "zoo"
+
+
+@pytest.fixture(scope="module")
+def zoo13():
+    return comm_costs(msinspect.load_dump(ZOO / "13_mf_llama_pp_interleave").analyse("validate"))
+
+
+@pytest.fixture(scope="module")
+def zoo15():
+    return comm_costs(msinspect.load_dump(ZOO / "15_mf_llama_moe_ep8").analyse("validate"))
+
+
+@pytest.mark.parametrize("rank", [0, 7])
+def test_the_global_norm_between_stages_runs_along_the_pipeline_axis(zoo13, rank):
+    mine = zoo13[(zoo13["rank"] == rank) & (zoo13["name"] == "PARALLEL_GLOBALNORM_BETWEEN_STAGES")]
+    place = rank % 4  # the rank's place in its stage of 4
+    assert set(mine["group_ranks"]) == {(place, place + 4)}
+    assert set(mine["axis"]) == {"pipeline"}
+    assert mine["axis_from"].str.contains("stage").all()
+
+
+@pytest.mark.parametrize("rank", [0, 7])
+def test_the_global_norm_in_a_stage_runs_along_its_data_and_tensor_axes(zoo13, rank):
+    mine = zoo13[(zoo13["rank"] == rank) & (zoo13["name"] == "PARALLEL_GLOBALNORM_IN_STAGES")]
+    first = rank // 4 * 4
+    assert set(mine["group_ranks"]) == {tuple(range(first, first + 4))}
+    assert set(mine["axis"]) == {"data+tensor"}
+
+
+@pytest.mark.parametrize("rank", [0, 7])
+def test_the_overflow_flag_over_the_world_runs_along_every_axis(zoo13, rank):
+    world = zoo13[(zoo13["rank"] == rank) & (zoo13["op"] == "AllReduce")
+                  & (zoo13["group_ranks"] == tuple(range(8)))]
+    assert len(world) == 1
+    assert set(world["axis"]) == {"pipeline+data+tensor"}
+
+
+def test_zoo13_axes_all_told(zoo13):
+    assert "cannot tell" not in set(zoo13["axis"])
+
+
+@pytest.mark.parametrize("rank", [0, 5])
+def test_the_experts_token_exchange_is_the_expert_axis(zoo15, rank):
+    mine = zoo15[(zoo15["rank"] == rank) & zoo15["op"].isin(["AlltoAll", "AlltoAllV"])]
+    group = tuple(range(rank // 4 * 4, rank // 4 * 4 + 4))
+    assert set(mine["group_ranks"]) == {group}
+    forward = mine[mine["phase"] == "forward"]
+    backward = mine[mine["phase"] == "backward"]
+    assert (forward["op"] == "AlltoAll").sum() == 2 and (forward["op"] == "AlltoAllV").sum() == 6
+    assert len(backward) == 4 and set(backward["op"]) == {"AlltoAllV"}
+    assert set(mine["axis"]) == {"expert"}
+    assert mine["axis_from"].str.contains("replicas").all()
+
+
+def test_zoo15_axes_all_told(zoo15):
+    assert "cannot tell" not in set(zoo15["axis"])
+    assert (zoo15["axis"] == "expert").sum() == 24
+
+
+@pytest.mark.parametrize("name", ["13_mf_llama_pp_interleave", "15_mf_llama_moe_ep8"])
+def test_the_report_names_the_same_axes(name):
+    """The report's cost fold asks the same rules row by row (AxisRules): its bytes per (axis,
+    phase) and its "cannot tell"s are the CLI's."""
+    from msinspect.analysis import analyse
+    from msinspect.analysis.cost import bytes_by
+    from msinspect.report.rollup import roll_up
+
+    analysis = analyse(msinspect.load_dump(ZOO / name), stage="validate")
+    costs = comm_costs(analysis)
+    expected: dict = {}
+    for row in bytes_by(analysis, ("axis", "phase"), costs).to_dict("records"):
+        value = row["step_bytes"]
+        expected.setdefault(int(row["rank"]), {})[(row["axis"], row["phase"])] = \
+            None if value is None or value != value else value
+    rolled = roll_up(analysis, many=False)
+    assert {rank: dict(items) for items, ranks in rolled.cost.per_rank.items() for rank in ranks} == expected
+    assert not rolled.cost.undecided
