@@ -186,3 +186,19 @@ def test_mirror_of_a_weight_read_through_a_tensor_move():
     for e in found:
         assert not e.cannot_tell
         assert tuple(e.group_ranks) == tuple(e.predicted_group) == (0, 1, 2, 3)
+
+
+def test_gradient_of_sequence_parallel_reduce_scatter_is_an_allgather():
+    # Zoo 14 (fixtures/zoo/nets/14_mf_llama_seq_parallel.py): mp 4 on ranks 0-3 with sequence
+    # parallel: wo and w2 ((1, 4), (1, 4)) with out_strategy ((4, 1),) reduce their partial sums
+    # with a ReduceScatter over 0-3 that leaves the rows cut 4 ways (dimension 0); 2 layers x (wo,
+    # w2) = 4. The bprop of each is an AllGather over the same ranks: each rank's quarter of the
+    # rows of the gradient gathered whole (action "gather", dims (0,), 4 parts).
+    analysis = analyse(msinspect.load_dump(ZOO / "14_mf_llama_seq_parallel"), "validate", only=[0])
+    found = _backward(explain(analysis, "type:AllGather", rank=0))
+    assert len(found) == 4
+    for e in found:
+        assert e.forward.startswith("the ReduceScatter after matmul ")
+        assert (e.action, e.dims, e.parts) == ("gather", (0,), 4)
+        assert tuple(e.group_ranks) == tuple(e.predicted_group) == (0, 1, 2, 3)
+        assert not e.cannot_tell
