@@ -469,9 +469,15 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
     users = forward or users
     with_strategy = [u for u in users if f.strategy_of(u) is not None]
     target = (with_strategy or users or [None])[0]
+    reshape = _plain_reshape(f, target) if not is_backward(node) else None
+    if reshape is not None:  # a Reshape with no strategy: the operator beyond it says what it needs
+        target = reshape
+        reshape = (with_strategy or users)[0]
     e.producer, e.consumer = f.name(source), f.name(target)
     if len(users) > 1:
         e.facts.append(f"feeds {', '.join(f.name(u) for u in users)}")
+    if reshape is not None:
+        e.facts.append(f"reaches {e.consumer} through {f.name(reshape)} (a Reshape the file gives no strategy)")
     trail = path_between(f.graph, source, target) if source is not None and target is not None else None
     chain_keys = sorted((k for k in (trail or [key]) if _is(is_comm, f.node(k)) or k == key),
                         key=lambda k: f.node(k).line)
@@ -500,6 +506,8 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
         return e
     layout, said = _producer_layout(f, source)
     position = _position(f, trail or [], key, target) if target is not None else None
+    if reshape is not None:
+        position = _position(f, [], reshape, target)
     need = f.strategy_of(target)
     wanted = tuple(need[position]) if need is not None and position is not None and position < len(need) else None
     e.producer_layout = layout.factors if layout is not None else None
@@ -526,6 +534,17 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
         e.cannot_tell.append(f"which dimension: no rule here for {f.node(source).op if f.node(source) else '?'}")
         return e
     return _step(f, node, e, layout, wanted, over)
+
+
+def _plain_reshape(f: _File, key: str | None) -> str | None:
+    """The first forward operator with a strategy that reads the Reshape ``key`` the file gives
+    no strategy (at validate the parallel pass's per-rank Reshape is one such); None where ``key``
+    is not one, or nothing with a strategy reads it."""
+    node = f.node(key)
+    if node is None or node.op.removeprefix("PrimFunc_") != "Reshape" or f.strategy_of(key) is not None:
+        return None
+    beyond = [u for u in consumers(f.graph, key) if f.strategy_of(u) is not None and not _is(is_backward, f.node(u))]
+    return beyond[0] if beyond else None
 
 
 def _partial_sum(f: _File, node: Node, e: Explanation, layout: OutputLayout, over: str,

@@ -202,3 +202,25 @@ def test_gradient_of_sequence_parallel_reduce_scatter_is_an_allgather():
         assert (e.action, e.dims, e.parts) == ("gather", (0,), 4)
         assert tuple(e.group_ranks) == tuple(e.predicted_group) == (0, 1, 2, 3)
         assert not e.cannot_tell
+
+
+def test_sequence_parallel_allgather_at_validate_and_its_gradient():
+    # Zoo 14 at validate: mul2 (the RMSNorm's last Mul, (1, 4, 1)) gives (2, 64, 512) cut along the
+    # sequence in 4; wq's and w1's MatMul ((1, 1), (4, 1)) read it reshaped to (128, 512), whole.
+    # At validate the Reshape between is a plain Reshape with no strategy: the MatMul beyond it
+    # says what is needed, so dimension 1 is gathered from 4 parts over ranks 0-3, before the
+    # attention's and the FFN's column MatMuls of each of 2 layers: 4 AllGathers.
+    analysis = analyse(msinspect.load_dump(ZOO / "14_mf_llama_seq_parallel"), "validate", only=[0])
+    found = [e for e in explain(analysis, "type:AllGather", rank=0) if e.producer == "mul2"]
+    assert sum(len(e.lines) for e in found) == 4
+    for e in found:
+        assert (e.consumer, e.action, e.dims, e.parts) == ("matmul", "gather", (1,), 4)
+        assert tuple(e.group_ranks) == tuple(e.predicted_group) == (0, 1, 2, 3)
+    # Their bprops, ReduceScatter(sum) over 0-3: the gradient of the whole sequence summed, each
+    # rank keeping its quarter of dimension 1 (4 parts).
+    back = [e for e in _backward(explain(analysis, "type:ReduceScatter", rank=0))
+            if e.forward.startswith("the AllGather after mul2 ")]
+    assert len(back) == 4
+    for e in back:
+        assert (e.action, e.dims, e.parts) == ("sum", (1,), 4)
+        assert not e.cannot_tell
