@@ -43,7 +43,11 @@ control flow (``Switch``, ``Partial``) is counted once: at most once per step (`
   (the first dimension of the operator's first input, of a Gather's indices), else ``tensor``
   (a partial-sum AllReduce after a row-parallel MatMul runs along the contracted dimension's
   axis: tensor; after a mean over the batch: data). It names the groups no weight's matrix
-  holds: 2-D tensor parallelism at validate, a group of part of an axis;
+  holds: a group of part of an axis;
+- else, where the file read states no weight's layout for the stage (a later pass than the
+  parallel pass's, whose MatMuls under ``enable_nd_tp`` print no strategy: zoo 20 at validate),
+  the rules above against the weights' device matrices of the rank's step_parallel_end beside
+  it (:func:`layouts_at_end`): the parallel pass's output, whose layouts later passes keep;
 - ``cannot tell`` with the reason where none of these says (no layout, a group that is no
   sub-grid, a group the IR does not name). Sequence parallelism runs on the tensor group and the
   IR does not name it: its collectives count under ``tensor``.
@@ -72,10 +76,12 @@ from __future__ import annotations
 
 import functools
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from msinspect.analysis.ops import PIPELINE_OPS, stable_name
 from msinspect.schema import is_missing
+from msinspect.stages import files_of_stage, stage_of
 from msinspect.mindspore.layouts import layout_of, map_axes
 
 if TYPE_CHECKING:
@@ -147,13 +153,19 @@ def _stage_axes(analysis) -> dict[tuple[int, ...], tuple[tuple, bool]]:
         stage = tuple(ctx.stage_ranks or ctx.world or ())
         if not stage or stage in out:
             continue
-        full = [(tuple(m), tuple(t), g) for m, t, g in zip(rows["device_matrix"], rows["tensor_map"],
-                                                            rows["global_shape"])
-                if isinstance(m, (tuple, list)) and isinstance(t, (tuple, list)) and math.prod(m) == len(stage)]
+        full = laid_over(rows.to_dict("records"), len(stage))
         if not full:
             continue
         out[stage] = stage_axes(full)
     return out
+
+
+def laid_over(rows: Iterable[dict], devices: int) -> list[tuple]:
+    """``(device matrix, tensor map, global shape)`` of each weight row whose layout covers all
+    the ``devices`` of its stage (rows of :func:`~msinspect.analysis.params.with_slices`)."""
+    return [(tuple(r["device_matrix"]), tuple(r["tensor_map"]), r["global_shape"]) for r in rows
+            if isinstance(r["device_matrix"], (tuple, list)) and isinstance(r["tensor_map"], (tuple, list))
+            and math.prod(r["device_matrix"]) == devices]
 
 
 def stage_axes(full: list[tuple]) -> tuple[tuple, bool]:
@@ -368,6 +380,38 @@ def backward_missing(analysis) -> dict:
     return {r.rank: why for r in analysis.results if (why := why_no_backward(r)) is not None}
 
 
+#: The passes of the parallel pass itself: their own weights' layouts, or none yet.
+_PARALLEL_PASS = ("step_parallel_begin", "step_parallel_end")
+#: Why a later pass's weights are laid out as the rank's step_parallel_end states.
+LATER = "the file read states no weight's layout; later passes keep the parallel pass's"
+
+
+def layouts_at_end(path, rank, stage: tuple[int, ...]) -> tuple:
+    """The weights' device matrices of ``stage`` (:func:`stage_axes`) as the step_parallel_end file
+    beside ``path`` (the same rank's folder) states them, where ``path`` is a later pass (validate,
+    execute ...): () where there is none, it cannot be read, or it gives none. Its weights are laid
+    out against its step_parallel_begin, as the analysis of that pass reads them."""
+    from msinspect.analysis.context import RankContext
+    from msinspect.analysis.params import param_rows, weights_of, with_slices
+    from msinspect.errors import MsInspectError
+    from msinspect.parser import parse_file
+
+    if not isinstance(path, str) or rank is None or not stage or stage_of(path) in _PARALLEL_PASS:
+        return ()
+    folder = Path(path).parent
+    end, begin = files_of_stage(folder, "step_parallel_end"), files_of_stage(folder, "step_parallel_begin")
+    if len(end) != 1:
+        return ()
+    try:
+        ir = parse_file(end[0])
+        reference = parse_file(begin[0]) if len(begin) == 1 else None
+    except MsInspectError:
+        return ()
+    ctx = RankContext(rank, stage_ranks=tuple(stage))
+    full = laid_over(with_slices(weights_of(param_rows(ir, ctx, reference)), ctx), len(stage))
+    return stage_axes(full)[0] if full else ()
+
+
 class AxisRules:
     """The parallel axis of a communication operator and the rule that gave it (see the module),
     asked row by row: :func:`comm_costs` and the report's cost fold
@@ -377,6 +421,7 @@ class AxisRules:
         self.experts = experts
         """Whether the job has expert weights (:func:`stage_axes`)."""
         self._by_weights: dict = {}
+        self._ended: dict[tuple, tuple] = {}  # stage -> layouts_at_end
 
     def of(self, row: dict, *, candidates, position: dict[int, int], devices: int, forward: dict, calls: dict,
            key=None) -> tuple[str, str]:
@@ -405,14 +450,35 @@ class AxisRules:
             axis, why = "cannot tell", "the IR does not say the group's ranks"
         elif row["op"] in _ALLTOALL and user_called(row) and (matrix := among_replicas(ranks, position, candidates)):
             whose = "the bprop of the user's" if row["kind"] == "backward" else "the user's"
-            axis, why = "expert", (f"{whose} {row['op']} among data-parallel replicas (along a data axis of device "
-                                   f"matrix {matrix}): tokens exchanged between replicas, expert parallelism's dispatch")
+            axis, why = "expert", (f"{whose} {row['op']} among data-parallel replicas (along a data axis of "
+                                   f"device matrix {matrix}): tokens exchanged between replicas, expert "
+                                   "parallelism's dispatch")
         else:
             around = (row["producer"], *(row["consumers"] or ()))
             axis, why = self._group(tuple(ranks), around, candidates, position, devices, calls, key)
+            if axis == "cannot tell" and not candidates:
+                axis, why = self._at_end(row, tuple(ranks), around, position, devices, why)
         if twin is None and axis != "cannot tell":
             forward.setdefault(name, (axis, why))
         return axis, why
+
+    def _at_end(self, row: dict, ranks, around, position, devices: int, why: str) -> tuple[str, str]:
+        """(axis, rule) of a group whose file states no weight's layout for its stage, by the
+        weights' device matrices of the rank's step_parallel_end (:func:`layouts_at_end`, read
+        once a stage), where the file is of a later pass; else "cannot tell", ``why`` and what the
+        step_parallel_end did not tell."""
+        path = row.get("file")
+        if not isinstance(path, str) or stage_of(path) in _PARALLEL_PASS:
+            return "cannot tell", why
+        stage = tuple(position)
+        if stage not in self._ended:
+            self._ended[stage] = layouts_at_end(path, row.get("rank"), stage)
+        if not self._ended[stage]:
+            return "cannot tell", f"{why}; nor does a step_parallel_end beside the file read"
+        axis, rule = self._group(ranks, around, self._ended[stage], position, devices, {}, None)
+        if axis == "cannot tell":
+            return axis, f"{why}; at the rank's step_parallel_end: {rule}"
+        return axis, f"{rule} of the weights at the rank's step_parallel_end ({LATER})"
 
     def _group(self, ranks, around, candidates, position, devices: int, calls: dict, key) -> tuple[str, str]:
         """(axis, rule) of a group by the device matrices of its stage: the weights', then its

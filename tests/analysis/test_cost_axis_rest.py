@@ -102,7 +102,7 @@ def test_zoo15_axes_all_told(zoo15):
     assert (zoo15["axis"] == "expert").sum() == 24
 
 
-@pytest.mark.parametrize("name", ["13_mf_llama_pp_interleave", "15_mf_llama_moe_ep8"])
+@pytest.mark.parametrize("name", ["13_mf_llama_pp_interleave", "15_mf_llama_moe_ep8", "20_doc_high_dimension_tp"])
 def test_the_report_names_the_same_axes(name):
     """The report's cost fold asks the same rules row by row (AxisRules): its bytes per (axis,
     phase) and its "cannot tell"s are the CLI's."""
@@ -120,3 +120,43 @@ def test_the_report_names_the_same_axes(name):
     rolled = roll_up(analysis, many=False)
     assert {rank: dict(items) for items, ranks in rolled.cost.per_rank.items() for rank in ranks} == expected
     assert not rolled.cost.undecided
+
+
+# Zoo 20 (``fixtures/zoo/nets/20_doc_high_dimension_tp.py``, MindSpore's 2-D tensor-parallel
+# sample on 8 ranks): ``Layout((2, 4), ("x", "y"))``, rank r at x = r // 4, y = r % 4. Both axes cut
+# a weight (fc1_weight ("x", "y"), fc2_weight ("y", "x")): both are tensor axes, and no axis is a
+# repeated one (all 8 devices used). Every collective of the step runs along one of them: the
+# AllGather before matmul1 and the ReduceScatter after matmul2 over the "y" group (the 4 ranks of one
+# x: 0-3, 4-7), the ReduceScatter after matmul1 and the AllGather before matmul2 over the "x" group
+# (the 2 ranks of one y: {0, 4}, {3, 7}, {2, 6}), and the AlltoAlls that move the data-parallel
+# input into matmul1's layout and the output back, over the same groups. All 8 a rank: tensor, 24
+# over ranks 0, 3 and 6. With ``enable_nd_tp`` validate's MatMuls print no strategy (and one shared
+# name), so validate holds no weight layout; the rank's step_parallel_end, the parallel pass's own
+# output, holds them, and validate runs under the same layouts.
+def test_2d_tensor_parallel_at_validate_reads_the_layouts_of_step_parallel_end():
+    costs = comm_costs(msinspect.load_dump(ZOO / "20_doc_high_dimension_tp").analyse("validate"))
+    assert len(costs) == 24
+    for rank in (0, 3, 6):
+        mine = costs[costs["rank"] == rank]
+        y_group = tuple(range(rank // 4 * 4, rank // 4 * 4 + 4))
+        x_group = (rank % 4, rank % 4 + 4)
+        assert set(mine["group_ranks"]) == {y_group, x_group}
+        assert set(mine["axis"]) == {"tensor"}
+    read = costs[costs["axis_from"].str.contains("step_parallel_end")]
+    assert len(read) == 21 and read["axis_from"].str.contains(r"\(2, 4\)").all()
+
+
+def test_without_step_parallel_end_the_axis_cannot_tell_and_says_so(tmp_path):
+    """The same dump without its step_parallel_end files: validate alone states no weight's layout
+    (above), so the 21 collectives no operator next to them names stay "cannot tell", never a
+    guess, and the reason says that no step_parallel_end was beside the file."""
+    import shutil
+
+    root = tmp_path / "zoo20"
+    shutil.copytree(ZOO / "20_doc_high_dimension_tp", root)
+    for ir in root.glob("rank_*/step_parallel_end*"):
+        ir.unlink()
+    costs = comm_costs(msinspect.load_dump(root).analyse("validate"))
+    unknown = costs[costs["axis"] == "cannot tell"]
+    assert len(unknown) == 21
+    assert unknown["axis_from"].str.contains("nor does a step_parallel_end beside the file read").all()
