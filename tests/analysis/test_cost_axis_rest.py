@@ -38,7 +38,7 @@ from __future__ import annotations
 import pytest
 
 import msinspect
-from msinspect.analysis.cost import comm_costs
+from msinspect.analysis.cost import across_stages, comm_costs
 
 from tests.conftest import FIXTURES
 
@@ -160,3 +160,17 @@ def test_without_step_parallel_end_the_axis_cannot_tell_and_says_so(tmp_path):
     unknown = costs[costs["axis"] == "cannot tell"]
     assert len(unknown) == 21
     assert unknown["axis_from"].str.contains("nor does a step_parallel_end beside the file read").all()
+
+
+# MindSpore's stages of 8 ranks in 2: ranks 0-3 and 4-7, rank r at place r % 4 of stage r // 4.
+@pytest.mark.parametrize("stage, group, expected", [
+    ((0, 1, 2, 3), (0, 4), ((0, 1), (0,))),  # place 0 of both stages
+    ((4, 5, 6, 7), (3, 7), ((0, 1), (7,))),  # place 3 of both, seen from stage 1
+    ((0, 1, 2, 3), tuple(range(8)), ((0, 1), (0, 1, 2, 3))),  # every place of both
+    ((0, 1, 2, 3), (0, 1), None),  # inside the stage: the stage's own rules
+    ((0, 1, 2, 3), (0, 5), None),  # place 0 of one stage, 1 of the other: no sub-grid
+    ((0, 1, 2, 3), (0, 1, 4), None),  # two places of one stage, one of the other
+    ((0, 2, 4, 6), (0, 1), None),  # a stage that is no block of consecutive ranks
+])
+def test_a_group_across_stages_is_the_same_places_of_each(stage, group, expected):
+    assert across_stages(group, {r: i for i, r in enumerate(stage)}) == expected
