@@ -862,7 +862,8 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node, over: str) -> Expl
             e.headline = (f"{op} {over}: the backward of {e.forward}, a product over ranks: the gradient times the "
                           "product is summed over the same ranks, then divided by the rank's own part")
         e.parts = e.parts or (len(e.group_ranks) if e.group_ranks else None)
-        _column_cut_readers(f, ahead, e)
+        if combine == "sum":
+            _column_cut_readers(f, ahead, e)
     elif fop == "AllGather":
         keeps = f" of {_dims_text(dims)}" if dims else ""
         which = f", which gathered {_dims_text(dims)}" if dims else ""
@@ -965,7 +966,8 @@ def _column_cut_readers(f: _File, ahead: Node, e: Explanation) -> None:
             hops[user] = hops[key] + (1 if real else 0)
             if node is not None and node.op.removeprefix("PrimFunc_") in _PRODUCTS:
                 cut = output_layout(node, f.strategy_of(user), f.devices)
-                if cut is not None and cut.factors and cut.factors[-1] > 1 and not cut.partial:
+                as_x = _position(f, [], key, user) == 0  # the sum is its X, not its weight
+                if as_x and cut is not None and cut.factors and cut.factors[-1] > 1 and not cut.partial:
                     found.append((hops[user], node.line, user, cut.factors[-1]))
                 continue
             todo.append(user)
