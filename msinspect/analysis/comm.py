@@ -644,35 +644,13 @@ def mark_users(rows: list[dict], ir: IRFile, before: frozenset[tuple[str, str]])
 
 
 def comm_totals(frame: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Totals over the whole job (every rank read) per ``kind`` or per group (``group_ranks``, its
+    """Totals over the comm rows of ``frame`` per ``kind`` or per group (``group_ranks``, its
     rank list, with ``moves_data``: a None group is either operators that move nothing, or, with
-    ``moves_data`` true, a group that cannot be told): operator count, ``rank_count``, the op
-    types, and the sums of ``tensor_bytes`` and ``wire_bytes``; a sum is None ("cannot tell") when
-    any of its operators' bytes is unknown."""
-    import pandas as pd
+    ``moves_data`` true, a group that cannot be told): the table of
+    :meth:`CommTotals.frame <msinspect.analysis.comm_totals.CommTotals.frame>`."""
+    from msinspect.analysis.comm_totals import CommTotals
 
-    keys = ["kind"] if by == "kind" else ["group_ranks", "moves_data"]
-    columns = keys + ["operators", "rank_count", "ops", "tensor_bytes", "wire_bytes", "unknown_bytes"]
-    if frame.empty:
-        return pd.DataFrame(columns=columns)
-    data = frame.assign(group_ranks=[tuple(g) if isinstance(g, (tuple, list)) else None for g in frame["group_ranks"]],
-                        moves_data=frame["moves_data"].astype(bool))
-
-    def total(values: pd.Series):
-        return None if values.isna().any() else int(values.sum())
-
-    out = (data.groupby(keys, dropna=False, sort=False)
-           .agg(operators=("name", "size"), rank_count=("rank", "nunique"),
-                ops=("op", lambda s: tuple(sorted(set(s)))),
-                tensor_bytes=("tensor_bytes", total), wire_bytes=("wire_bytes", total),
-                unknown_bytes=("wire_bytes", lambda b: int(b.isna().sum())))
-           .reset_index())
-    if by == "kind":
-        order = {k: i for i, k in enumerate(KINDS)}
-        out = out.sort_values("kind", key=lambda s: s.map(lambda k: order.get(k, len(order)))).reset_index(drop=True)
-    for column in ("tensor_bytes", "wire_bytes"):
-        out[column] = out[column].astype(object)
-    return out[columns]
+    return CommTotals(by).add(frame.to_dict("records")).frame()
 
 
 def stated_world(ir: IRFile, graph: nx.MultiDiGraph | None = None) -> int | None:

@@ -11,22 +11,22 @@ A result without one (read from an older cache, or not read) is counted from its
 (:func:`tally`)."""
 from __future__ import annotations
 
-from collections import Counter
 from typing import NamedTuple
 
+from msinspect.analysis.comm_totals import CommTotals
 from msinspect.analysis.spool import column
-from msinspect.schema import is_missing
 
 
 class Tally(NamedTuple):
-    """A rank's counts over its rows (hashable: ranks that agree share one)."""
+    """A rank's counts over its rows (hashable: ranks that agree share one); its communication
+    counted by :class:`~msinspect.analysis.comm_totals.CommTotals`, as every comm total is."""
 
     strategies: int
     set_by_user: int
     """Strategy rows the user set (``set_by == "user"``)."""
     comm: int
     by_kind: tuple[tuple[str, int], ...]
-    """Communication operators per kind, in the kinds' order."""
+    """Communication operators per kind, sorted by the kind's name."""
     wire_bytes: int | None
     """What the rank's communication sends per step: None ("cannot tell") when any operator's
     bytes cannot be told; 0 without communication."""
@@ -39,10 +39,10 @@ class Tally(NamedTuple):
 
 
 def _comm_counts(comm: list[dict]) -> tuple:
-    wires = [row["wire_bytes"] for row in comm]
-    unknown = sum(1 for w in wires if is_missing(w))
-    return (len(comm), tuple(sorted(Counter(row["kind"] for row in comm).items())),
-            None if unknown else int(sum(wires)), unknown)
+    totals = CommTotals("kind").add(comm)
+    whole = totals.whole
+    return (whole.operators, tuple(sorted((kind, t.operators) for kind, t in totals.totals.items())),
+            whole.wire_bytes, whole.wire_missing)
 
 
 def tally_of(strategies: list[dict], comm: list[dict], params: list[dict]) -> Tally:

@@ -9,8 +9,9 @@ the page. Each fold computes what the DataFrame code computed, row by row:
 
 - the strategies and communication tables (:func:`msinspect.rank_merge.merge_ranks`, each merged
   row's ranks in a compact array);
-- the communication summary per kind and per group (as
-  :func:`~msinspect.analysis.comm.comm_totals`), the glance's facts and each rank's wire bytes;
+- the communication summary per kind and per group, and each rank's wire bytes: the folds of
+  :mod:`msinspect.analysis.comm_totals`, the one definition ``msinspect comm --by`` and
+  ``summary`` sum with too; the glance's groups per kind;
 - the cost section (as :func:`~msinspect.analysis.cost.comm_costs`, ``bytes_by``,
   ``rank_matrix`` and :func:`~msinspect.analysis.memory.memory_per_rank`), whose axes come from
   the lowest rank of each stage that has weight layouts (a first, short pass);
@@ -29,7 +30,8 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from msinspect.analysis.context import RankContext, shapes_are_global
+from msinspect.analysis.comm_totals import CommTotals, Total, group_of, moves, reason_of, why_text
+from msinspect.analysis.context import RankContext
 from msinspect.analysis.cost import (AxisRules, graph_runs, matrix_frame, operator_calls, phase_of,
                                      sends, stage_axes, why_no_backward)
 from msinspect.analysis.gradsync import verdict_of
@@ -37,7 +39,6 @@ from msinspect.mindspore.layouts import Layout
 from msinspect.analysis.memory import memory_of_rank, shards_of_rank
 from msinspect.analysis.ops import selector_matches
 from msinspect.analysis.params import weights_of, with_slices
-from msinspect.analysis.vocabulary import KINDS
 from msinspect.rank_merge import rank_number
 from msinspect.ranks_text import ranks_text
 from msinspect.report.tables import Row, text
@@ -139,139 +140,78 @@ class Merged:
 
 
 # ------------------------------------------------------------------ communication
-def unknown_reason(row: dict) -> str:
-    """Why a comm row's wire bytes cannot be told, in words."""
-    from msinspect.stages import stage_of
-
-    if is_missing(row["tensor_bytes"]):
-        return (f"the file shows global shapes ({stage_of(row['file'])}), not the tensor at the rank"
-                if shapes_are_global(str(row["file"])) else "the tensor at the rank cannot be told")
-    if is_missing(row.get("group_size")):
-        return "its group's size cannot be told"
-    return "no ring formula is known for it"
-
-
-def why_text(reasons: Counter) -> str:
-    """``8 AllGather: ...; 2 Send: ...`` from ``{(op, reason): count}``."""
-    return "; ".join(f"{n} {op}: {reason}" for (op, reason), n in reasons.items())
-
-
-@dataclass
-class Total:
-    """Comm rows summed (one kind, one group, one group shape): as
-    :func:`~msinspect.analysis.comm.comm_totals` and the report's summaries count them."""
-
-    ops: int = 0
-    ranks: set = field(default_factory=set)
-    tensor: int = 0
-    tensor_missing: int = 0
-    wire: int = 0
-    wire_missing: int = 0
-    why: Counter = field(default_factory=Counter)
-    names: dict = field(default_factory=dict)
-    kinds: dict = field(default_factory=dict)
-    groups: set = field(default_factory=set)
-
-    def add(self, row: dict, reason: str | None) -> None:
-        self.ops += 1
-        rank = rank_number(row.get("rank"))
-        if rank is not None:
-            self.ranks.add(rank)
-        for name in ("tensor", "wire"):
-            value = row[f"{name}_bytes"]
-            if is_missing(value):
-                setattr(self, f"{name}_missing", getattr(self, f"{name}_missing") + 1)
-            else:
-                setattr(self, name, getattr(self, name) + value)
-        if reason is not None:
-            self.why[(row["op"], reason)] += 1
-        self.kinds[row["kind"]] = None
-
-    def summary(self) -> dict:
-        return {"ops": self.ops, "ranks": ranks_text(self.ranks),
-                "tensor": None if self.tensor_missing else int(self.tensor), "tensor_missing": self.tensor_missing,
-                "wire": None if self.wire_missing else int(self.wire), "wire_missing": self.wire_missing,
-                "why": why_text(self.why)}
-
-
-def _ranks_key(value) -> tuple | None:
-    return tuple(value) if isinstance(value, (tuple, list)) else None
+def _summary(total: Total) -> dict:
+    """A :class:`~msinspect.analysis.comm_totals.Total` as the page's tables show it."""
+    return {"ops": total.operators, "ranks": total.ranks_text(), "tensor": total.tensor_bytes,
+            "tensor_missing": total.tensor_missing, "wire": total.wire_bytes, "wire_missing": total.wire_missing,
+            "why": why_text(total.why)}
 
 
 class CommSummary:
     """The communication section's totals per kind and per group (per group shape with ``many``)
-    and the glance's groups per kind, fed one comm row at a time."""
+    and the glance's groups per kind, fed one rank's comm rows at a time: the totals are
+    :class:`~msinspect.analysis.comm_totals.CommTotals`, as ``msinspect comm --by`` sums them."""
 
     def __init__(self, many: bool, lists=None):
         from msinspect.report.group_shapes import ShapeTotals
 
         self.many = many
         self.count = 0
-        self.kinds: dict = {}
-        self.groups: dict = {}
+        self.kinds = CommTotals("kind", why=True)
+        self.groups = CommTotals("group", why=True)  # the operators that move data, without many
         self.shapes = ShapeTotals(lists)
-        self.moving_why: Counter = Counter()
+        self.moving = Total()  # the operators that move data, with many: why their bytes cannot be told
         self.local = 0
         self.cut: dict = {}  # kind -> [group lists (by id: one object per content), operators without one, ops]
 
-    def add(self, row: dict) -> None:
-        self.count += 1
-        reason = unknown_reason(row) if is_missing(row["wire_bytes"]) else None
-        self.kinds.setdefault(row["kind"], Total()).add(row, reason)
-        if not (bool(row["moves_data"]) if row["moves_data"] is not None else False):
-            self.local += 1
-            return
-        lists = _ranks_key(row["group_ranks"])
-        cut = self.cut.setdefault(row["kind"], [{}, 0, set()])
-        if lists is None:
-            cut[1] += 1
-        else:
-            cut[0][id(lists)] = lists
-        cut[2].add(row["op"])
-        if self.many:
-            self.shapes.add(row)
-            if reason is not None:
-                self.moving_why[(row["op"], reason)] += 1
-            return
-        total = self.groups.setdefault(lists, Total())
-        total.add(row, reason)
-        if not is_missing(row.get("group")):
-            total.names[str(row["group"])] = None
+    def add_rank(self, rows: list[dict]) -> CommTotals:
+        """Fold one rank's comm rows; returns their totals per kind (the rank's wire bytes)."""
+        rank = CommTotals("kind", why=True).add(rows)
+        self.kinds.merge(rank)
+        self.count += rank.whole.operators
+        for row in rows:
+            if not moves(row):
+                self.local += 1
+                continue
+            lists = group_of(row)
+            cut = self.cut.setdefault(row["kind"], [{}, 0, set()])
+            if lists is None:
+                cut[1] += 1
+            else:
+                cut[0][id(lists)] = lists
+            cut[2].add(row["op"])
+            if self.many:
+                self.shapes.add(row)
+                self.moving.add(row, reason_of(row))
+            else:
+                self.groups.add((row,))
+        return rank
 
     def kind_rows(self) -> list[dict]:
-        order = {k: i for i, k in enumerate(KINDS)}
-        kinds = sorted(self.kinds, key=lambda k: order.get(k, len(order)))
-        return [{"kind": kind, **self.kinds[kind].summary()} for kind in kinds]
+        return [{"kind": kind, **_summary(total)} for kind, total in self.kinds.items()]
 
     def group_rows(self) -> list[dict]:
         if self.many:
-            why = why_text(self.moving_why)
+            why = why_text(self.moving.why)
             return [{"members": f"{t['groups']:,} groups of {t['shape']}" if t["groups"] > 1 else t["shape"],
                      "names": "one per group" if t["groups"] > 1 else "", "kinds": t["kinds"], "ops": t["ops"],
                      "ranks": t["ranks"], "tensor": t["tensor"], "tensor_missing": t["tensor_missing"],
                      "wire": t["wire"], "wire_missing": t["wire_missing"], "why": why}
                     for t in self.shapes.totals()]
-        return [{"members": ranks_text(key) if key else "cannot tell", "names": ", ".join(total.names),
-                 "kinds": ", ".join(total.kinds), **total.summary()} for key, total in self.groups.items()]
+        return [{"members": ranks_text(group) if group else "cannot tell", "names": ", ".join(total.names),
+                 "kinds": ", ".join(total.kinds), **_summary(total)} for (group, _), total in self.groups.items()]
 
 
-def wire_of_rank(rows: list[dict], no_backward: str | None = None) -> tuple[tuple, dict]:
-    """One rank's comm rows: ``(wire bytes known, operators without, bytes by kind, why its
-    backward is not in its file)`` (the key the glance merges ranks by; ``no_backward``:
-    :func:`~msinspect.analysis.cost.why_no_backward`) and ``{why, operators, no_backward}``."""
-    known, missing_count, kinds, reasons = 0, 0, {}, Counter()
-    for row in rows:
-        value = row["wire_bytes"]
-        kinds.setdefault(row["kind"], 0)
-        if is_missing(value):
-            missing_count += 1
-            reasons[(row["op"], unknown_reason(row))] += 1
-        else:
-            known += value
-            kinds[row["kind"]] += value
-    by_kind = tuple((kind, int(n)) for kind, n in kinds.items() if n > 0)
-    return (int(known), missing_count, by_kind, no_backward), {"why": why_text(reasons) if missing_count else "",
-                                                                "operators": len(rows), "no_backward": no_backward}
+def wire_of_rank(rank: CommTotals, no_backward: str | None = None) -> tuple[tuple, dict]:
+    """One rank's comm totals per kind (:meth:`CommSummary.add_rank`): ``(wire bytes known,
+    operators without, bytes by kind, why its backward is not in its file)`` (the key the glance
+    merges ranks by; ``no_backward``: :func:`~msinspect.analysis.cost.why_no_backward`) and
+    ``{why, operators, no_backward}``."""
+    whole = rank.whole
+    by_kind = tuple((kind, int(total.wire)) for kind, total in rank.totals.items() if total.wire > 0)
+    return (int(whole.wire), whole.wire_missing, by_kind, no_backward), {
+        "why": why_text(whole.why) if whole.wire_missing else "", "operators": whole.operators,
+        "no_backward": no_backward}
 
 
 # ------------------------------------------------------------------ cost per step
@@ -667,9 +607,9 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
                                                                if group is not None else None}),
                      "wire_bytes": _bytes_text(row["wire_bytes"]), "tensor_bytes": _bytes_text(row["tensor_bytes"])}
             out.comm_rows.add(shown)
-            out.comm.add(row)
             if mine:
                 out.busiest.add(row)
+        wire = out.comm.add_rank(comm)
         if mine and ops is not None and out.located.todo:
             out.located.add(ops)
         no_backward = why_no_backward(result)
@@ -682,7 +622,7 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
         out.memory.setdefault(key, [memory, []])[1].append(result.rank)
         if number is None:
             continue
-        key, details = wire_of_rank(comm, no_backward)
+        key, details = wire_of_rank(wire, no_backward)
         out.wire.setdefault(key, []).append(number)
         out.wire_details.setdefault(key, details)
         with_layout = {row["param"] for row in slices}
