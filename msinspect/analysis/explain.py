@@ -492,9 +492,9 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
         return _pipeline(f, node, row, e)
     if kind == "gradient" or _mirror_gradient(node):
         return _mirror(f, node, row, e, target)
-    ahead = _forward_of(f, node) if kind not in ("optimizer", "virtual") else None
-    if ahead is not None:
-        return _bprop(f, node, e, ahead, over)
+    ahead, fop = _forward_of(f, node) if kind not in ("optimizer", "virtual") else (None, None)
+    if fop is not None:
+        return _bprop(f, node, e, ahead, fop, over)
     if kind == "optimizer":
         return _optimizer(f, node, e, over)
     if kind in ("virtual", "user", "unknown"):
@@ -817,28 +817,42 @@ BPROP = {"AllReduce": ("AllReduce", "sum"), "AllGather": ("ReduceScatter", "sum"
 _PRODUCTS = MATMUL_OPS | BATCH_MATMUL_OPS
 
 
-def _forward_of(f: _File, node: Node) -> Node | None:
-    """The forward collective whose bprop ``node`` is: the one whose ``unique_id`` the gradient
-    collective carries as ``forward_unique_id``; None where it carries none or the file lacks it."""
-    found = node.cnode_primal_attrs.get("forward_unique_id") if is_backward(node) else None
-    return f.by_unique_id.get(str(found)) if found is not None else None
+def _forward_of(f: _File, node: Node) -> tuple[Node | None, str | None]:
+    """(the forward collective whose bprop ``node`` is, its primitive): the one whose
+    ``unique_id`` the gradient collective carries as ``forward_unique_id``; where the file lacks
+    it (MindSpore dropped it after building the gradient), None and the primitive its
+    ``forward_node_name`` (``AllGather_3308``) says, if one of :data:`BPROP`; (None, None) for
+    any other node."""
+    attrs = node.cnode_primal_attrs if is_backward(node) else {}
+    found = f.by_unique_id.get(str(attrs.get("forward_unique_id")))
+    if found is not None:
+        return found, found.op.removeprefix("PrimFunc_")
+    named = str(attrs.get("forward_node_name", "")).rsplit("_", 1)[0]
+    return None, (named if named in BPROP else None)
 
 
 def _dims_text(dims) -> str:
     return ("dimension " if len(dims) == 1 else "dimensions ") + ", ".join(map(str, dims))
 
 
-def _bprop(f: _File, node: Node, e: Explanation, ahead: Node, over: str) -> Explanation:
+def _bprop(f: _File, node: Node, e: Explanation, ahead: Node | None, fop: str, over: str) -> Explanation:
     """A collective of the gradient graph that is MindSpore's bprop of the forward collective
-    ``ahead`` (:data:`BPROP`): what it does to the gradient follows from what ``ahead`` did to
-    the data, explained as the forward is."""
-    op, fop = node.op.removeprefix("PrimFunc_"), ahead.op.removeprefix("PrimFunc_")
-    row = f.comm.get(ahead.line)
+    ``ahead`` (a ``fop``; None: not in the file) (:data:`BPROP`): what it does to the gradient
+    follows from what ``ahead`` did to the data, explained as the forward is."""
+    op = node.op.removeprefix("PrimFunc_")
+    row = f.comm.get(ahead.line) if ahead is not None else None
     before = _explain_comm(f, ahead, row) if row is not None else None
     after = f" after {before.producer}" if before is not None and before.producer else ""
-    e.forward = f"the {fop}{after} (line {ahead.line})"
-    e.facts.append(f"MindSpore records on it forward_unique_id {ahead.cnode_primal_attrs['unique_id']}: the "
-                   f"unique_id of {e.forward}, whose gradient it carries")
+    if ahead is None:
+        e.forward = f"the {fop} {node.cnode_primal_attrs['forward_node_name']}"
+        e.facts.append(f"MindSpore records on it forward_node_name {node.cnode_primal_attrs['forward_node_name']}: "
+                       "the forward collective whose gradient it carries, no longer in this file")
+        e.cannot_tell.append(f"what the forward {fop} did: it is not in this file (MindSpore dropped it after "
+                             "building the gradient)")
+    else:
+        e.forward = f"the {fop}{after} (line {ahead.line})"
+        e.facts.append(f"MindSpore records on it forward_unique_id {ahead.cnode_primal_attrs['unique_id']}: the "
+                       f"unique_id of {e.forward}, whose gradient it carries")
     if before is not None:
         e.facts.append(f"forward: {before.headline}")
     expected, action = BPROP.get(fop, (None, None))
@@ -850,9 +864,21 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node, over: str) -> Expl
     e.action = action
     if before is not None:
         e.dims, e.parts = before.dims, before.parts
+        have, want = before.producer_layout, before.consumer_layout
+        if fop == "AllGather" and before.action == "exchange" and have and want and len(have) == len(want):
+            # the AllGather of an exchange gathers; the StridedSlice after it cuts the rest
+            e.dims = tuple(i for i in before.dims if have[i] > want[i])
+        told = before.predicted_group is not None and before.group_ranks is not None \
+            and tuple(before.predicted_group) == tuple(before.group_ranks)
+        if len(before.chain_groups) > 1 and not told and fop != "AllReduce":
+            # the forward's step takes several collectives: which of its dimensions this one moved
+            # is not told by the step as a whole
+            e.dims, e.parts = (), None
+            e.cannot_tell.append(f"which dimension: the forward {fop} is one of {len(before.chain_groups)} "
+                                 "collectives of one redistribution, and which part of the step it does is not told")
     dims = e.dims
     if fop == "AllReduce":
-        combine = ahead.primitive_attrs.get("op", "sum")
+        combine = ahead.primitive_attrs.get("op", "sum") if ahead is not None else "sum"
         e.headline = (f"{op} {over}: the backward of {e.forward}: the gradient of a sum over ranks is summed over "
                       "the same ranks, so each rank's partial result gets the whole gradient")
         if combine in ("max", "min"):
@@ -862,7 +888,7 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node, over: str) -> Expl
             e.headline = (f"{op} {over}: the backward of {e.forward}, a product over ranks: the gradient times the "
                           "product is summed over the same ranks, then divided by the rank's own part")
         e.parts = e.parts or (len(e.group_ranks) if e.group_ranks else None)
-        if combine == "sum":
+        if combine == "sum" and ahead is not None:
             _column_cut_readers(f, ahead, e)
     elif fop == "AllGather":
         keeps = f" of {_dims_text(dims)}" if dims else ""
@@ -872,13 +898,13 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node, over: str) -> Expl
         if dims and dims != (0,):
             e.facts.append(f"ReduceScatter scatters dimension 0: the bprops of the Split and Concat after the "
                            f"AllGather move the parts from {_dims_text(dims)}")
-        if ahead.primitive_attrs.get("mean_flag") is True:
+        if ahead is not None and ahead.primitive_attrs.get("mean_flag") is True:
             e.facts.append("the AllGather's mean_flag: the bprop scales the gradient by 1 / the group's size")
     elif fop == "ReduceScatter":
         e.headline = (f"{op} {over}: the backward of {e.forward}: each rank's part of the gradient"
                       f"{' (' + _dims_text(dims) + ')' if dims else ''} is gathered whole over the same ranks")
     elif fop == "AlltoAllV":
-        counts = [_operand(f, node_id(n), i) for n in (node, ahead) for i in (1, 2)]
+        counts = [_operand(f, node_id(n), i) for n in (node, ahead) for i in (1, 2)] if ahead is not None else [None]
         swapped = None not in counts and counts[:2] == counts[:1:-1]
         e.headline = (f"{op} {over}: the backward of {e.forward}: the gradient goes back the way the data came, "
                       "each rank sending back what it received")
@@ -888,7 +914,7 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node, over: str) -> Expl
             e.cannot_tell.append("whether its send and receive counts are the forward's swapped: the file does not "
                                  "show them coming from the same values")
     else:  # AlltoAll
-        a, b = ahead.primitive_attrs, node.primitive_attrs
+        a, b = ahead.primitive_attrs if ahead is not None else {}, node.primitive_attrs
         e.headline = (f"{op} {over}: the backward of {e.forward}: the gradient goes back the way the data came, "
                       "split where the forward concatenated and concatenated where it split")
         if "split_dim" in a and "split_dim" in b:
@@ -898,14 +924,17 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node, over: str) -> Expl
                 e.facts.append(said + ": swapped")
             else:
                 e.cannot_tell.append(said + ": not swapped, the reconstruction is off here")
-            if not dims and isinstance(b["split_dim"], int) and isinstance(b.get("concat_dim"), int):
-                # the forward's step in its producer's terms is not told: the AlltoAll's own
-                # attributes say it in the terms of the tensor it exchanges
-                dims = e.dims = tuple(dict.fromkeys((b["concat_dim"], b["split_dim"])))
-                e.parts = e.parts or int_attr(node, "split_count")
-    if fop not in ("AllReduce", "AlltoAllV") and not dims:  # an AlltoAllV moves blocks, not a dimension
+        split, concat = int_attr(node, "split_dim"), int_attr(node, "concat_dim")
+        if not dims and split is not None and concat is not None:
+            # the forward's step in its producer's terms is not told: the AlltoAll's own
+            # attributes say it in the terms of the tensor it exchanges
+            dims = e.dims = tuple(dict.fromkeys((concat, split)))
+            e.parts = e.parts or int_attr(node, "split_count")
+    if fop not in ("AllReduce", "AlltoAllV") and not dims and ahead is not None and not e.cannot_tell:
+        # (an AlltoAllV moves blocks, not a dimension)
         e.cannot_tell.append(f"which dimension: the forward {fop}'s own explanation does not tell it")
-    _same_group(f, e, ahead)
+    if ahead is not None:
+        _same_group(f, e, ahead)
     return e
 
 

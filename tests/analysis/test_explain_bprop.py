@@ -224,3 +224,46 @@ def test_sequence_parallel_allgather_at_validate_and_its_gradient():
     for e in back:
         assert (e.action, e.dims, e.parts) == ("sum", (1,), 4)
         assert not e.cannot_tell
+
+
+UT = FIXTURES / "ut"
+
+
+def test_gradient_of_one_allgather_of_several_does_not_guess_its_dimension():
+    # fixtures/ut/b_test_layout_extend__test_layout_extend_reduce_axis_multi_shard_reduce_scatter
+    # (.toml): 16 ranks, rank = 8 dp + 4 sp + 2 vp + mp. matmul1's out_strategy (("dp", "sp",
+    # "mp"), "vp") gives its output rows cut by (dp, sp, mp), columns by vp; relu ((16, 1),) needs
+    # row block 8 dp + 4 sp + 2 vp + mp, columns whole. One redistribution of 3 collectives (the
+    # ReduceScatter of matmul1's partial sums, then two AllGathers): over vp
+    # (ranks 0, 2 for rank 0) the columns (dimension 1), over mp (ranks 0-1) rows (dimension 0,
+    # which the StridedSlice after it cuts finer). The step as a whole (dimension 1 gathered,
+    # dimension 0 cut) does not say which AllGather does which, so neither bprop ReduceScatter(sum)
+    # may claim dimension 1: action "sum" over the forward's group, the dimension "cannot tell".
+    analysis = analyse(msinspect.load_dump(UT / "b_test_layout_extend__test_layout_extend_reduce_axis_multi_shard_"
+                                           "reduce_scatter"), "validate", only=[0])
+    found = [e for e in _backward(explain(analysis, "type:ReduceScatter", rank=0))
+             if e.forward.startswith("the AllGather after matmul1 ")]
+    assert sorted(tuple(e.group_ranks) for e in found) == [(0, 1), (0, 2)]
+    for e in found:
+        assert (e.action, e.dims) == ("sum", ())
+        assert tuple(e.predicted_group) == tuple(e.group_ranks)
+        assert any("one of 3 collectives of one redistribution" in t for t in e.cannot_tell)
+
+
+def test_gradient_whose_forward_collective_was_dropped():
+    # fixtures/ut/a_test_auto_parallel_reshape__test_reshape_depend_reshape (.toml): 8 ranks; mul
+    # ((2, 4), (2, 4)) gives out1 cut (2, 4), the Add without strategy needs (8, 1): out1's
+    # columns gathered over {0, 1, 2, 3} by an AllGather. The gradients asked for are x's and y's,
+    # so validate drops that forward AllGather (out1, the Add and the mean are not needed), but
+    # the AllGather's bprop stays: a ReduceScatter(sum) over the same ranks 0-3, which names it
+    # (forward_node_name AllGather_3308). Its action follows from the bprop rule; what the forward
+    # gathered cannot be read from the file.
+    analysis = analyse(msinspect.load_dump(UT / "a_test_auto_parallel_reshape__test_reshape_depend_reshape"),
+                       "validate", only=[0])
+    found = _backward(explain(analysis, "type:ReduceScatter", rank=0))
+    assert len(found) == 1
+    e = found[0]
+    assert e.forward == "the AllGather AllGather_3308"
+    assert e.action == "sum"
+    assert tuple(e.group_ranks) == (0, 1, 2, 3)
+    assert any("it is not in this file" in t for t in e.cannot_tell)
