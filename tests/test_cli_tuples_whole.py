@@ -89,3 +89,12 @@ def test_the_told_apart_name_selects_its_operator_back():
     assert selector_matches("q_matmul", scope, "0-Block/q_matmul")
     assert not selector_matches("q_matmul", scope.replace("0-Block", "1-Block"), "0-Block/q_matmul")
     assert selector_matches("q_matmul", scope, "attention-Attention/MatMul", op="MatMul")
+
+
+def test_the_comm_table_tells_each_blocks_producer_apart():
+    """zoo 01's out_matmul is row parallel ((dp, tp), (tp, 1)) in each of the 4 blocks, so each
+    block's forward AllReduce has its own out_matmul as producer: four producers, by block."""
+    lines, code = in_terminal("comm", ZOO01, "--rank", "0", "--kind", "forward", "--columns", "rank,op,producer")
+    assert code == 0, "\n".join(lines)
+    producers = {row[2] for row in body_rows(lines) if len(row) > 2 and row[2].endswith("out_matmul")}
+    assert {f"{b}-Block/out_matmul" for b in range(4)} <= producers, producers

@@ -37,6 +37,16 @@ def test_a_misspelt_scope_is_still_offered_the_scope():
     assert _error(result).endswith("; did you mean ffn-FeedForward?"), _error(result)
 
 
+def test_a_misspelt_name_under_a_scope_is_offered_names_under_that_scope():
+    """Each of zoo 01's 4 blocks (``.../N-Block/attention-Attention``) has a ``q_matmul``: the name
+    under block 1, misspelt, is offered as it would be written, block 1's first."""
+    result = invoke("strategies", ZOO01, "--rank", "0", "--op", "1-Block/q_matmal")
+    assert result.exit_code == 2
+    error = _error(result)
+    assert "; did you mean 1-Block/q_matmul or " in error, error
+    assert invoke("strategies", ZOO01, "--rank", "0", "--op", "1-Block/q_matmul").exit_code == 0
+
+
 def test_a_misspelt_spec_key_is_an_unknown_key_with_the_one_meant(tmp_path):
     spec = tmp_path / "typo.toml"
     spec.write_text('[[expect.strategy]]\nop = "q_matmul"\nin_stratgy = [[2, 1], [1, 4]]\n')

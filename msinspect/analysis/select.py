@@ -111,7 +111,9 @@ def no_operator(selector: str, frame: pd.DataFrame, what: str, column: str = "na
     """``no strategies match --op 'matmull' (op types: MatMul, ReLU); did you mean matmul?``:
     ``frame`` the rows the selector was tried on (``column``, ``op``, ``scope``); the close names
     are its instance names and op types, else (none close: a scope misspelt) its scope parts
-    (``Grad_AllReduce`` is a scope, no operator: not offered for ``AllReduc``)."""
+    (``Grad_AllReduce`` is a scope, no operator: not offered for ``AllReduc``). A selector with a
+    scope (``fc2-Dense/matmull``) is offered the same form first: a name under as many scope
+    parts (``fc2-Dense/matmul``)."""
     if frame.empty:
         return NoMatchError(f"no {what} match --op {selector!r}: the ranks read have no {what}")
     names = [n for n in frame[column] if isinstance(n, str)]
@@ -119,4 +121,21 @@ def no_operator(selector: str, frame: pd.DataFrame, what: str, column: str = "na
     parts = {p for s in frame["scope"] if isinstance(s, str) for p in s.split("/") if p}
     wanted = selector.strip("/").split("/")[-1] or selector
     return no_match(f"no {what} match --op {selector!r}", "op types", listing(ops),
-                    close_names(wanted, [*names, *ops]) or close_names(wanted, sorted(parts)))
+                    close_names(selector.strip("/"), _qualified(frame, column, selector))
+                    or close_names(wanted, [*names, *ops]) or close_names(wanted, sorted(parts)))
+
+
+def _qualified(frame: pd.DataFrame, column: str, selector: str) -> list[str]:
+    """Every ``scope parts/name`` (and ``/op``) of ``frame``'s rows with as many scope parts, in a
+    row, as ``selector`` gives: what a scope-qualified selector could have meant."""
+    given = len(selector.strip("/").split("/")) - 1
+    if given < 1:
+        return []
+    found = {}
+    for name, op, scope in zip(frame[column], frame["op"], frame["scope"]):
+        have = scope.split("/") if isinstance(scope, str) else []
+        for i in range(len(have) - given + 1):
+            for last in (name, op):
+                if isinstance(last, str):
+                    found["/".join(have[i:i + given] + [last])] = None
+    return list(found)

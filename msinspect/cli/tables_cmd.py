@@ -58,6 +58,26 @@ def _short(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def _neighbours_apart(frame: pd.DataFrame) -> pd.DataFrame:
+    """The communication table with each producer and consumer named apart from operators of the
+    same name in other scopes (:func:`~msinspect.cli.display.named_apart`), over the whole table."""
+    if frame.empty or "producer_scope" not in frame:
+        return frame
+    pairs = [[(c, s) for c, s in zip(_listed(cs), _listed(ss) + [None] * len(_listed(cs)))]
+             for cs, ss in zip(frame["consumers"], frame["consumer_scopes"])]
+    names = list(frame["producer"]) + [c for row in pairs for c, _ in row]
+    scopes = list(frame["producer_scope"]) + [s for row in pairs for _, s in row]
+    told = iter(named_apart(names, scopes))
+    producers = [next(told) for _ in range(len(frame))]
+    consumers = [tuple(next(told) for _ in row) if isinstance(cs, (list, tuple)) else cs
+                 for row, cs in zip(pairs, frame["consumers"])]
+    return frame.assign(producer=producers, consumers=consumers)
+
+
+def _listed(value) -> list:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
 def op_option(f):
     return click.option("--op", "selector", default=None,
                         help="Only operators matching: an instance name (matmul), an op type (MatMul), "
@@ -126,7 +146,8 @@ def comm(dump, selector, ranks, stage, kind, by, as_json, as_jsonl, as_csv, wide
              shown=shown,
              columns=[c for c in totals.columns if c != "moves_data"], view=view_of(wide, columns))
         return
-    shown = frame.assign(group_ranks=[ranks_text(g) if isinstance(g, tuple) else g for g in frame["group_ranks"]])
+    shown = _neighbours_apart(frame).assign(group_ranks=[ranks_text(g) if isinstance(g, tuple) else g
+                                                         for g in frame["group_ranks"]])
     emit(frame, as_json=as_json, as_csv=as_csv, as_jsonl=as_jsonl, title="communication", shown=shown,
          columns=["rank", "name", "op", "kind", "producer", "consumers", "group_ranks", "shape", "out_shape", "dtype",
                   "tensor_bytes", "wire_bytes", "micro", "line"],
