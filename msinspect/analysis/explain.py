@@ -21,6 +21,7 @@ bprop does to the gradient (:data:`BPROP`). What the IR does not say is labelled
 from __future__ import annotations
 
 import re
+from math import prod
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -865,12 +866,17 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node | None, fop: str, o
     if before is not None:
         e.dims, e.parts = before.dims, before.parts
         have, want = before.producer_layout, before.consumer_layout
-        if fop == "AllGather" and before.action == "exchange" and have and want and len(have) == len(want):
-            # the AllGather of an exchange gathers; the StridedSlice after it cuts the rest
-            e.dims = tuple(i for i in before.dims if have[i] > want[i])
+        same_rank = bool(have) and bool(want) and len(have) == len(want)
+        gathered = tuple(i for i in range(len(have)) if have[i] > want[i]) if same_rank else ()
+        if fop == "AllGather" and before.action == "exchange" and same_rank:
+            e.dims = gathered  # the AllGather of an exchange gathers; the StridedSlice after it cuts the rest
         told = before.predicted_group is not None and before.group_ranks is not None \
             and tuple(before.predicted_group) == tuple(before.group_ranks)
-        if len(before.chain_groups) > 1 and not told and fop != "AllReduce":
+        if len(before.chain_groups) > 1 and fop == "AllGather" and _parts_of_one(f, before, gathered):
+            # one dimension gathered by several AllGathers whose groups multiply to its parts:
+            # each gathers part of it
+            e.parts = len(before.group_ranks)
+        elif len(before.chain_groups) > 1 and not told and fop != "AllReduce":
             # the forward's step takes several collectives: which of its dimensions this one moved
             # is not told by the step as a whole
             e.dims, e.parts = (), None
@@ -936,6 +942,18 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node | None, fop: str, o
     if ahead is not None:
         _same_group(f, e, ahead)
     return e
+
+
+def _parts_of_one(f: _File, before: Explanation, gathered: tuple[int, ...]) -> bool:
+    """Whether the forward step ``before`` gathers one dimension (``gathered``) and the
+    AllGathers of its chain (their groups' sizes multiplied) gather exactly its parts."""
+    if len(gathered) != 1 or not before.group_ranks:
+        return False
+    have, want = before.producer_layout[gathered[0]], before.consumer_layout[gathered[0]]
+    rows = [f.comm.get(line) or {} for line in before.chain_lines
+            if f.by_line.get(line) is not None and f.by_line[line].op == "AllGather"]
+    sizes = [len(row["group_ranks"]) for row in rows if row.get("group_ranks")]
+    return len(sizes) == len(rows) and prod(sizes) == have // max(want, 1)
 
 
 def _mirror_gradient(node: Node) -> bool:

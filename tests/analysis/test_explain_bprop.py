@@ -267,3 +267,21 @@ def test_gradient_whose_forward_collective_was_dropped():
     assert e.action == "sum"
     assert tuple(e.group_ranks) == (0, 1, 2, 3)
     assert any("it is not in this file" in t for t in e.cannot_tell)
+
+
+def test_gradients_of_two_allgathers_of_one_dimension():
+    # Zoo 02 (fixtures/zoo/nets/02_sharding_propagation_64.py; tests/analysis/test_explain.py's
+    # test_vocabulary_allgather_64_ranks): lm_matmul gives the logits cut (8, 8), loss_ce
+    # ((32, 1), ...) needs the vocabulary whole: dimension 1's 8 parts are gathered by two
+    # AllGathers, over ranks 0-1 (2) then 0, 2, 4, 6 (4), 2 x 4 = 8: each gathers part of
+    # dimension 1 (the rows are cut further by a StridedSlice, no collective). Their bprops,
+    # ReduceScatter(sum) over the same groups, each give the ranks back their part of dimension 1:
+    # 2 and 4 parts.
+    analysis = analyse(msinspect.load_dump(ZOO / "02_sharding_propagation_64"), "validate", only=[0])
+    found = [e for e in _backward(explain(analysis, "type:ReduceScatter", rank=0))
+             if e.forward.startswith("the AllGather after lm_matmul ")]
+    assert sorted((tuple(e.group_ranks), e.parts) for e in found) == [((0, 1), 2), ((0, 2, 4, 6), 4)]
+    for e in found:
+        assert (e.action, e.dims) == ("sum", (1,))
+        assert tuple(e.predicted_group) == tuple(e.group_ranks)
+        assert not e.cannot_tell
