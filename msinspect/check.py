@@ -9,9 +9,10 @@ from pathlib import Path
 
 from msinspect.dumps import Dump, load_dump
 from msinspect.expectations import KINDS
-from msinspect.expectations.evidence import MAX_EVIDENCE, Evidence, Outcome, ir_line
+from msinspect.expectations.base import Expectation, Outcome
+from msinspect.expectations.evidence import MAX_EVIDENCE, Evidence, ir_line
 from msinspect.ranks_text import ranks_text
-from msinspect.spec import Expectation, Spec, load_spec
+from msinspect.spec import Spec, load_spec
 
 __all__ = ["CheckReport", "Checker", "Evidence", "MAX_EVIDENCE", "Outcome", "check", "evidence_lines", "ir_line"]
 
@@ -110,19 +111,23 @@ class Checker:
         """Stage (None: the default one) -> its analysis, made once per stage for every
         expectation that reads it, or given by the caller who made it."""
 
+    def stage(self, e: Expectation) -> str | None:
+        """The stage ``e`` reads: its own, else the spec's (None: the default one)."""
+        return e.stage or self.spec.stage
+
     def analysis(self, e: Expectation):
-        """The analysis of the stage ``e`` reads (its own, else the spec's), made once per stage;
-        what it could not read is kept for the report."""
+        """The analysis of the stage ``e`` reads (:meth:`stage`), made once per stage; what it
+        could not read is kept for the report."""
         from msinspect.analysis import analyse
 
-        stage = e.stage or self.spec.stage
+        stage = self.stage(e)
         if stage not in self.analyses:
             self.analyses[stage] = analyse(self.dump, stage, jobs=self.jobs, lenient=self.lenient,
                                             scheduler=self.scheduler, world=self.world)
         analysis = self.analyses[stage]
         self.skipped += [s for s in analysis.skipped if s not in self.skipped]
         self.complete = self.complete and analysis.complete
-        self.reads[e.stage or self.spec.stage] = analysis.plan
+        self.reads[stage] = analysis.plan
         return analysis
 
     def run(self) -> CheckReport:

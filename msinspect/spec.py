@@ -54,6 +54,7 @@ from typing import Any
 from msinspect.analysis.vocabulary import check_kind
 from msinspect.errors import MsInspectError
 from msinspect.expectations import KINDS
+from msinspect.expectations.base import Expectation
 from msinspect.expectations.values import MAX_RANKS, is_int as _is_int, rank_list as _rank_list, text as _text
 
 try:
@@ -78,33 +79,6 @@ class SpecError(MsInspectError):
 
     def __str__(self) -> str:
         return f"bad spec: {super().__str__()}"
-
-
-@dataclass(frozen=True)
-class Expectation:
-    """One ``[[expect.KIND]]`` entry."""
-
-    kind: str
-    index: int
-    """Position among the entries of its kind (0-based)."""
-    values: dict[str, Any]
-    stage: str | None
-    ranks: tuple[int, ...] | None
-    basis: str | None
-    graph: str | int | None = None
-    """The subgraph the entry's selectors look in: its name, or its position N in the file
-    (0 the first written, as ParallelValidator's ``@graph_N``); None: every graph."""
-
-    @property
-    def label(self) -> str:
-        """``expect.strategy[2]``: where the entry is in the spec."""
-        return f"expect.{self.kind}[{self.index}]"
-
-    @property
-    def target(self) -> str:
-        """The operator or kind the entry is about, for messages."""
-        kind = KINDS.get(self.kind)
-        return kind.target(self.values) if kind is not None else str(self.values["op"])
 
 
 @dataclass

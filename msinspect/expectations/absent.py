@@ -2,14 +2,8 @@
 was inserted"). Where the dump holds one, each is shown with its IR line."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from msinspect.expectations.base import ExpectationKind, register
-from msinspect.expectations.evidence import Outcome, evidence_of, rank_cells_text, select_in
-
-if TYPE_CHECKING:
-    from msinspect.check import Checker
-    from msinspect.spec import Expectation
+from msinspect.expectations.base import Checking, Expectation, ExpectationKind, Outcome, register
+from msinspect.expectations.evidence import evidence_of, rank_cells_text, select_in
 
 
 @register
@@ -24,7 +18,7 @@ class Absent(ExpectationKind):
         parse_selector(values["op"])
         return values
 
-    def check(self, checker: Checker, e: Expectation) -> Outcome:
+    def check(self, checker: Checking, e: Expectation) -> Outcome:
         analysis = checker.analysis(e)
         ops = analysis.operators()
         where = rank_cells_text(sorted(set(ops["rank"]))) if not ops.empty else "no rank read"

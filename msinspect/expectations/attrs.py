@@ -3,14 +3,8 @@
 with its value, anything else with its text."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from msinspect.expectations.base import ExpectationKind, register
-from msinspect.expectations.evidence import Evidence, Outcome, no_match, rank_cells_text, select_in
-
-if TYPE_CHECKING:
-    from msinspect.check import Checker
-    from msinspect.spec import Expectation
+from msinspect.expectations.base import Checking, Expectation, ExpectationKind, Outcome, register
+from msinspect.expectations.evidence import Evidence, no_match, rank_cells_text, select_in
 
 
 @register
@@ -27,7 +21,7 @@ class Attrs(ExpectationKind):
     def target(self, values):
         return f"{values['op']} {', '.join(f'{k}={v!r}' for k, v in values['attrs'].items())}"
 
-    def check(self, checker: Checker, e: Expectation) -> Outcome:
+    def check(self, checker: Checking, e: Expectation) -> Outcome:
         from msinspect.expectations.irnodes import nodes_of
 
         want_attrs = e.values["attrs"]

@@ -1,16 +1,82 @@
-"""What an expectation kind is: one class that reads its ``[[expect.NAME]]`` entry, names its
-target, checks a dump and lists its pytest assertion helpers; and the registry of kinds."""
+"""What an expectation is: one entry of a spec (:class:`Expectation`), the kind that reads its
+``[[expect.NAME]]`` table, names its target and checks a dump (:class:`ExpectationKind`, registered
+in :data:`KINDS`), the verdict a check gives back (:class:`Outcome`), and what a kind reads of the
+checker running it (:class:`Checking`). The spec reader (:mod:`msinspect.spec`) and the checker
+(:mod:`msinspect.check`) import this module; it imports neither."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Protocol
 
 if TYPE_CHECKING:
-    from msinspect.check import Checker
-    from msinspect.expectations.evidence import Outcome
-    from msinspect.spec import Expectation
+    from msinspect.analysis.collect import Analysis
+    from msinspect.dumps import Dump
+    from msinspect.expectations.evidence import Evidence
 
 #: Every kind by its name in a spec, filled by :func:`register` as the kind modules are imported.
 KINDS: dict[str, "ExpectationKind"] = {}
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One ``[[expect.KIND]]`` entry."""
+
+    kind: str
+    index: int
+    """Position among the entries of its kind (0-based)."""
+    values: dict[str, Any]
+    stage: str | None
+    ranks: tuple[int, ...] | None
+    basis: str | None
+    graph: str | int | None = None
+    """The subgraph the entry's selectors look in: its name, or its position N in the file
+    (0 the first written, as ParallelValidator's ``@graph_N``); None: every graph."""
+
+    @property
+    def label(self) -> str:
+        """``expect.strategy[2]``: where the entry is in the spec."""
+        return f"expect.{self.kind}[{self.index}]"
+
+    @property
+    def target(self) -> str:
+        """The operator or kind the entry is about, for messages."""
+        kind = KINDS.get(self.kind)
+        return kind.target(self.values) if kind is not None else str(self.values["op"])
+
+
+@dataclass
+class Outcome:
+    """The verdict on one expectation."""
+
+    expectation: Expectation
+    passed: bool
+    expected: str
+    found: str
+    evidence: list[Evidence] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        e = self.expectation
+        return {"entry": e.label, "kind": e.kind, "target": e.target, "basis": e.basis,
+                "stage": e.stage, "passed": self.passed, "expected": self.expected, "found": self.found,
+                "evidence": [ev.__dict__ for ev in self.evidence]}
+
+
+class Checking(Protocol):
+    """What a kind's :meth:`~ExpectationKind.check` reads of the checker running it
+    (:class:`msinspect.check.Checker`)."""
+
+    dump: Dump
+    """The dump checked."""
+    jobs: int | None
+    """Processes for what the kind parses itself (None: every core)."""
+    scheduler: str | None
+    """The Dask scheduler to parse on (:mod:`msinspect.executors`), or None."""
+
+    def stage(self, e: Expectation) -> str | None:
+        """The stage ``e`` reads: its own, else the spec's (None: the default one)."""
+
+    def analysis(self, e: Expectation) -> Analysis:
+        """The analysis of the stage ``e`` reads, made once per stage."""
 
 
 class ExpectationKind:
@@ -46,7 +112,7 @@ class ExpectationKind:
         """The operator selectors the entry names (the report draws the graph around them)."""
         return (str(values["op"]),) if values.get("op") else ()
 
-    def check(self, checker: Checker, e: Expectation) -> Outcome:
+    def check(self, checker: Checking, e: Expectation) -> Outcome:
         """The verdict on ``e`` for the checker's dump."""
         raise NotImplementedError
 

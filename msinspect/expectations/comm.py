@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING
 
-from msinspect.expectations.base import ExpectationKind, register
-from msinspect.expectations.evidence import Outcome, evidence_of, kind_matches, no_match, rank_cells_text, rank_of, select
+from msinspect.expectations.base import Checking, Expectation, ExpectationKind, Outcome, register
+from msinspect.expectations.evidence import evidence_of, kind_matches, no_match, rank_cells_text, rank_of, select
 from msinspect.expectations.values import MAX_RANKS, is_int, shape_list
-
-if TYPE_CHECKING:
-    from msinspect.check import Checker
-    from msinspect.spec import Expectation
 
 
 @register
@@ -42,7 +37,7 @@ class Comm(ExpectationKind):
     def operators(self, values):
         return tuple(str(values[k]) for k in ("after", "before") if values.get(k))
 
-    def check(self, checker: Checker, e: Expectation) -> Outcome:
+    def check(self, checker: Checking, e: Expectation) -> Outcome:
         v = e.values
         analysis = checker.analysis(e)
         comm, ops = analysis.comm(), analysis.operators()

@@ -4,16 +4,10 @@
 ``min`` / ``max`` bound it. Without ``ranks``, every rank read."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from msinspect.expectations.base import ExpectationKind, register
-from msinspect.expectations.evidence import Outcome, evidence_of, in_graph, kind_matches, rank_of, select_in
+from msinspect.expectations.base import Checking, Expectation, ExpectationKind, Outcome, register
+from msinspect.expectations.evidence import evidence_of, in_graph, kind_matches, rank_of, select_in
 from msinspect.expectations.values import is_int
 from msinspect.ranks_text import ranks_text
-
-if TYPE_CHECKING:
-    from msinspect.check import Checker
-    from msinspect.spec import Expectation
 
 
 @register
@@ -45,7 +39,7 @@ class Count(ExpectationKind):
     def operators(self, values):
         return ()  # a count is about a kind of operator, not one operator
 
-    def check(self, checker: Checker, e: Expectation) -> Outcome:
+    def check(self, checker: Checking, e: Expectation) -> Outcome:
         v = e.values
         analysis = checker.analysis(e)
         ops = analysis.operators()

@@ -1,11 +1,12 @@
-"""What a checked expectation gives back: the verdict (:class:`Outcome`) with the IR lines that
-show it (:class:`Evidence`), and the helpers every kind uses to pick rows of an analysis and say
-what it found. Reading a spec imports this module: it loads neither pandas (the kinds get their
-frames from the analysis) nor the parser (loaded when an IR line is shown)."""
+"""The IR lines that show what a checked expectation found (:class:`Evidence`, carried by its
+verdict, :class:`~msinspect.expectations.base.Outcome`), and the helpers every kind uses to pick
+rows of an analysis and say what it found. Reading a spec imports this module: it loads neither
+pandas (the kinds get their frames from the analysis) nor the parser (loaded when an IR line is
+shown)."""
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -14,8 +15,6 @@ from msinspect.ranks_text import ranks_text
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from msinspect.spec import Expectation
 
 #: The most IR lines shown for one failed expectation.
 MAX_EVIDENCE = 8
@@ -38,23 +37,6 @@ class Evidence:
     def of_node(cls, rank: int | None, path: str, node: Node) -> Evidence:
         """The node's own line, as written."""
         return cls(rank, path, node.line, ir_line(path, node.line))
-
-
-@dataclass
-class Outcome:
-    """The verdict on one expectation."""
-
-    expectation: Expectation
-    passed: bool
-    expected: str
-    found: str
-    evidence: list[Evidence] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        e = self.expectation
-        return {"entry": e.label, "kind": e.kind, "target": e.target, "basis": e.basis,
-                "stage": e.stage, "passed": self.passed, "expected": self.expected, "found": self.found,
-                "evidence": [ev.__dict__ for ev in self.evidence]}
 
 
 @lru_cache(maxsize=64)

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from msinspect.expectations.base import ExpectationKind, register
-from msinspect.expectations.evidence import Evidence, Outcome, no_match, rank_cells_text, select_in
+from msinspect.expectations.base import Checking, Expectation, ExpectationKind, Outcome, register
+from msinspect.expectations.evidence import Evidence, no_match, rank_cells_text, select_in
 
 if TYPE_CHECKING:
-    from msinspect.check import Checker
     from msinspect.model import Node
-    from msinspect.spec import Expectation
 
 CATEGORIES = ("comm", "redistribution", "virtual")
 
@@ -39,7 +37,7 @@ class Feeds(ExpectationKind):
     def operators(self, values):
         return (str(values["from"]), str(values["to"]))
 
-    def check(self, checker: Checker, e: Expectation) -> Outcome:
+    def check(self, checker: Checking, e: Expectation) -> Outcome:
         from msinspect.analysis.flow import path_between
         from msinspect.analysis.ops import is_plumbing
         from msinspect.expectations.irnodes import nodes_of

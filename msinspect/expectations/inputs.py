@@ -7,15 +7,11 @@ inputs (a string matches an input that contains it, as the tests match; a number
 equal constant; a list a tuple constant, ``[-1, 2]`` for ``(-1, 2)``); ``exact``: the inputs are these, in this order, and no more."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from msinspect.expectations.base import ExpectationKind, register
-from msinspect.expectations.evidence import Evidence, Outcome, no_match, rank_cells_text, select_in
+from msinspect.expectations.base import Checking, Expectation, ExpectationKind, Outcome, register
+from msinspect.expectations.evidence import Evidence, no_match, rank_cells_text, select_in
 from msinspect.model import TensorValue
-
-if TYPE_CHECKING:
-    from msinspect.check import Checker
-    from msinspect.spec import Expectation
 
 
 @register
@@ -38,7 +34,7 @@ class Inputs(ExpectationKind):
     def target(self, values):
         return f"{values['op']} takes {', '.join(map(repr, values['include']))}"
 
-    def check(self, checker: Checker, e: Expectation) -> Outcome:
+    def check(self, checker: Checking, e: Expectation) -> Outcome:
         from msinspect.expectations.irnodes import nodes_of
 
         v = e.values

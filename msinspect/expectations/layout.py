@@ -11,15 +11,12 @@ was not read, ``field_size`` where an operator that sets one (``EmbeddingLookup`
 the weight."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from msinspect.expectations.base import ExpectationKind, register
-from msinspect.expectations.evidence import Outcome, evidence_of, rank_cells_text
+from msinspect.expectations.base import Checking, Expectation, ExpectationKind, Outcome, register
+from msinspect.expectations.evidence import evidence_of, rank_cells_text
 from msinspect.expectations.values import is_int
 
-if TYPE_CHECKING:
-    from msinspect.check import Checker
-    from msinspect.spec import Expectation
 
 FIELDS = ("device_matrix", "tensor_map", "slice_shape", "field_size", "uniform_split", "opt_shard_group")
 #: Operators whose primitive can give a weight's layout a field size.
@@ -54,7 +51,7 @@ class Layout(ExpectationKind):
     def operators(self, values):
         return ()
 
-    def check(self, checker: Checker, e: Expectation) -> Outcome:
+    def check(self, checker: Checking, e: Expectation) -> Outcome:
         v = e.values
         given = [f for f in FIELDS if f in v]
         want = ", ".join(f"{f} {_text(v[f])}" for f in given)

@@ -1,14 +1,8 @@
 """``[[expect.no_redistribution]]``: the first operator feeds the second with nothing between."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from msinspect.expectations.base import ExpectationKind, register
-from msinspect.expectations.evidence import Evidence, Outcome, close_to
-
-if TYPE_CHECKING:
-    from msinspect.check import Checker
-    from msinspect.spec import Expectation
+from msinspect.expectations.base import Checking, Expectation, ExpectationKind, Outcome, register
+from msinspect.expectations.evidence import Evidence, close_to
 
 
 @register
@@ -28,7 +22,7 @@ class NoRedistribution(ExpectationKind):
     def operators(self, values):
         return tuple(str(v) for v in values["between"] if v)
 
-    def check(self, checker: Checker, e: Expectation) -> Outcome:
+    def check(self, checker: Checking, e: Expectation) -> Outcome:
         from msinspect.analysis.flow import path_between
         from msinspect.analysis.ops import is_backward, is_comm, matches
         from msinspect.dumps import parse_many, pick_file
@@ -37,7 +31,7 @@ class NoRedistribution(ExpectationKind):
         first, second = e.values["between"]
         want = f"{first} feeds {second} directly (no communication or redistribution between)"
         ranks = [r for r in checker.dump.ranks if e.ranks is None or r.rank in e.ranks]
-        stage = e.stage or checker.spec.stage
+        stage = checker.stage(e)
         files = [pick_file(r, stage) for r in ranks]
         found_any, problems, evidence = 0, [], []
         named, seen = {}, {first: False, second: False}  # instance name: op type; which end matched

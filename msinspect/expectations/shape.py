@@ -1,15 +1,9 @@
 """``[[expect.shape]]``: per-rank shapes of the operator's tensor inputs and / or its output."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from msinspect.expectations.base import ExpectationKind, register
-from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, no_match, rank_cells_text, select
+from msinspect.expectations.base import Checking, Expectation, ExpectationKind, Outcome, register
+from msinspect.expectations.evidence import evidence_of, layout_text, no_match, rank_cells_text, select
 from msinspect.expectations.values import shape_list
-
-if TYPE_CHECKING:
-    from msinspect.check import Checker
-    from msinspect.spec import Expectation
 
 
 @register
@@ -28,7 +22,7 @@ class Shape(ExpectationKind):
             values["output"] = shape_list([values["output"]], "output", least=0)[0]
         return values
 
-    def check(self, checker: Checker, e: Expectation) -> Outcome:
+    def check(self, checker: Checking, e: Expectation) -> Outcome:
         v = e.values
         ops = checker.analysis(e).operators()
         forward = ops[~ops["backward"]] if not ops.empty else ops

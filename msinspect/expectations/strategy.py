@@ -1,15 +1,9 @@
 """``[[expect.strategy]]``: the operator's ``in_strategy`` (and ``out_strategy``, and who set it)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from msinspect.expectations.base import ExpectationKind, register
-from msinspect.expectations.evidence import Outcome, evidence_of, layout_text, no_match, rank_cells_text, select_in
+from msinspect.expectations.base import Checking, Expectation, ExpectationKind, Outcome, register
+from msinspect.expectations.evidence import evidence_of, layout_text, no_match, rank_cells_text, select_in
 from msinspect.expectations.values import shape_list
-
-if TYPE_CHECKING:
-    from msinspect.check import Checker
-    from msinspect.spec import Expectation
 
 
 @register
@@ -31,7 +25,7 @@ class Strategy(ExpectationKind):
             raise ValueError(f'{"source" if "source" in values else "set_by"} must be "user" or "planner"')
         return values
 
-    def check(self, checker: Checker, e: Expectation) -> Outcome:
+    def check(self, checker: Checking, e: Expectation) -> Outcome:
         v = e.values
         want = layout_text(v["in_strategy"]) + (f", set by {v['set_by']}" if "set_by" in v else "")
         analysis = checker.analysis(e)
