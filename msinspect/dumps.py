@@ -215,38 +215,6 @@ class Dump:
             return [f for r in self.ranks for f in r.files]
         return [r.file(stage) for r in self.ranks if r.stage_files(stage)]
 
-    # ---- the analyses, for API users: each call runs msinspect.analysis.analyse (no memory here;
-    # what is kept between calls is the explicit per-rank cache of msinspect.cache)
-    def analyse(self, stage: str | None = None, *, jobs: int | None = None, progress=None,
-                lenient: bool = False, world: int | None = None, scheduler: str | None = None, cache=None,
-                only=None):
-        """:func:`msinspect.analysis.analyse` of this dump: one file per rank, the ``stage`` file,
-        by default ``validate``, else ``step_parallel_end``, ``execute``, ``step_parallel_begin``.
-        Each call analyses again (ranks already analysed come back from the on-disk cache); keep
-        the :class:`~msinspect.analysis.collect.Analysis` it returns to ask it several things.
-        ``scheduler``: a Dask scheduler to run on (:mod:`msinspect.executors`); ``only``: the
-        ranks to analyse (the plan lists every rank)."""
-        from msinspect.analysis import analyse
-
-        return analyse(self, stage, jobs=jobs, progress=progress, lenient=lenient, world=world,
-                       scheduler=scheduler, cache=cache, only=only)
-
-    def strategies(self, stage: str | None = None):
-        """DataFrame: one row per operator with a strategy, per rank (see ``analysis.strategies``)."""
-        return self.analyse(stage).strategies()
-
-    def comm(self, stage: str | None = None):
-        """DataFrame: one row per communication / redistribution operator, per rank."""
-        return self.analyse(stage).comm()
-
-    def shapes(self, stage: str | None = None):
-        """DataFrame: per operator input, global shape / strategy = expected vs found per-rank shape."""
-        return self.analyse(stage).shapes()
-
-    def slices(self, stage: str | None = None):
-        """DataFrame: per weight and rank, device matrix, tensor map and the slice held."""
-        return self.analyse(stage).slices()
-
     def node(self, name: str, rank: int | None = None, stage: str | None = None):
         """The operator named ``name`` on ``rank`` (default: the first rank)."""
         target = self.rank(rank) if rank is not None else self.ranks[0]

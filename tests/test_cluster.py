@@ -17,6 +17,7 @@ import uuid
 import psutil
 import pytest
 
+from msinspect.analysis import analyse
 from msinspect.processes import free_port, kill_group, tagged_processes
 from tests.conftest import FIXTURES, ROOT
 from tests.test_cli_parse import msinspect
@@ -101,7 +102,7 @@ def test_progress_arrives_from_the_futures(cluster):
 
     address, _ = cluster
     seen = []
-    analysis = load_dump(ROOT / DUMP).analyse(scheduler=address, progress=seen.append)
+    analysis = analyse(load_dump(ROOT / DUMP), scheduler=address, progress=seen.append)
     assert sorted(seen) == sorted(f"rank_{n}" for n in range(8))
     assert [r.label for r in analysis.results] == [f"rank_{n}" for n in range(8)]  # in rank order
 
@@ -174,9 +175,9 @@ def test_ranks_batched_on_the_cluster_match_a_local_run(cluster, monkeypatch):
     monkeypatch.setattr(executors, "batches", lambda n, w, cut=executors.batches: cuts.append(cut(n, w)) or cuts[-1])
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     dump = load_dump(ROOT / DUMP)
-    remote = dump.analyse(scheduler=address, cache=False)
+    remote = analyse(dump, scheduler=address, cache=False)
     assert cuts == [[range(0, 1), range(1, 2)]]
-    local = dump.analyse(jobs=1, cache=False)
+    local = analyse(dump, jobs=1, cache=False)
     assert [r.label for r in remote.results] == [f"rank_{n}" for n in range(8)]
     for table in ("strategies", "comm", "operators", "slices"):
         assert getattr(remote, table)().equals(getattr(local, table)()), table

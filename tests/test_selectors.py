@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from msinspect.analysis import analyse
 from msinspect.analysis.selector import parse_selector, type_name
 from msinspect.dumps import load_dump
 from msinspect.testing import ExpectationFailed, assert_shape, assert_strategy
@@ -18,7 +19,7 @@ SP = FIXTURES / "sharding_propagation_dryrun_8rank"
 
 @pytest.fixture(scope="module")
 def ops():
-    return load_dump(SP).analyse(stage="step_parallel_end").operators()
+    return analyse(load_dump(SP), stage="step_parallel_end").operators()
 
 
 def _names(ops, text):

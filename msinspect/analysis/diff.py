@@ -159,7 +159,7 @@ def _results(a: RankDump, b: RankDump, stage: str | None,
         except (DumpNotFoundError, DuplicateRanksError):
             dump = None
         if dump is not None and len(dump.ranks) <= FULL_ROOT_LIMIT and {a.path, b.path} <= {r.path for r in dump.ranks}:
-            analysis = dump.analyse(stage, lenient=lenient)
+            analysis = analyse(dump, stage, lenient=lenient)
             return _result_of(analysis, a), _result_of(analysis, b), analysis, analysis
     if run_folder(a) == run_folder(b):
         analysis = analyse(Dump(root, [a, b]), stage, lenient=lenient)

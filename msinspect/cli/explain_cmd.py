@@ -87,6 +87,7 @@ def explain(dump, op, rank, stage, as_json, world, lenient):
     """
     from msinspect.analysis.explain import backward_stage, default_stage
     from msinspect.analysis.explain import explain as run_explain
+    from msinspect.analysis import analyse
     from msinspect.analysis.select import check_ranks
     from msinspect.cli.output import warn_skipped
     from msinspect.dumps import load_dump
@@ -98,11 +99,11 @@ def explain(dump, op, rank, stage, as_json, world, lenient):
             check_ranks([rank], present)
         elif present:
             rank = min(present)
-        analysis = loaded.analyse(stage or default_stage(loaded, rank), lenient=lenient, world=world,
-                                  only=[rank] if rank is not None else None)
+        analysis = analyse(loaded, stage or default_stage(loaded, rank), lenient=lenient, world=world,
+                           only=[rank] if rank is not None else None)
         later = backward_stage(loaded, rank, stage) if stage is None else None  # --stage: that file only
-        backward = loaded.analyse(later, lenient=lenient, world=world,
-                                  only=[rank] if rank is not None else None) if later else None
+        backward = analyse(loaded, later, lenient=lenient, world=world,
+                           only=[rank] if rank is not None else None) if later else None
         found = run_explain(analysis, op, rank=rank, backward=backward)
     warn_skipped(analysis.skipped)
     for read, what in ((analysis, ""), (backward, " for the backward's communication")):

@@ -19,6 +19,7 @@ GRID_FORMATS = ("svg", "png")
 def draw_param(dump: str, param: str, rank: int | None, stage: str | None, out: str | None,
                fmt: str | None, overwrite: bool, lenient: bool) -> None:
     """Write the device grid(s) of ``param`` and say where; exit 1 when its layout cannot be told."""
+    from msinspect.analysis import analyse
     from msinspect.analysis.select import check_ranks, not_on_ranks
     from msinspect.dumps import load_dump
     from msinspect.report.files import check_writable, write_new
@@ -34,7 +35,7 @@ def draw_param(dump: str, param: str, rank: int | None, stage: str | None, out: 
         loaded = load_dump(dump)
         if rank is not None:  # a rank the dump does not have: said before anything is read
             check_ranks([rank], [r.rank for r in loaded.ranks if r.rank is not None])
-        analysis = loaded.analyse(stage, lenient=lenient)
+        analysis = analyse(loaded, stage, lenient=lenient)
         warn_skipped(analysis.skipped)
         if analysis.plan is not None:
             tell_plan(analysis.plan)

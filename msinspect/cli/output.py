@@ -67,6 +67,8 @@ def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False
     what does not parse, and warn on stderr with every skipped span. ``scheduler``: run on that
     Dask cluster. ``ranks`` (``--rank``): each must be a rank of the dump, else
     :class:`~msinspect.errors.NoMatchError` (``no rank 9 (ranks: 0-7)``) before anything is read."""
+    from msinspect.analysis import analyse  # loads pandas: only once a command analyses
+
     dump = load_dump(path)
     if ranks:
         from msinspect.analysis.select import check_ranks
@@ -74,15 +76,15 @@ def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False
         check_ranks(ranks, [r.rank for r in dump.ranks if r.rank is not None]
                     + [u.rank for u in dump.unreadable if u.rank is not None])
     if quiet or len(dump.ranks) < 2:
-        analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world, scheduler=scheduler)
+        analysis = analyse(dump, stage, jobs=jobs, lenient=lenient, world=world, scheduler=scheduler)
     else:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         with Progress(TextColumn("analysing {task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=stderr(), transient=True) as progress:
             task = progress.add_task(str(path), total=len(dump.ranks))
-            analysis = dump.analyse(stage, jobs=jobs, lenient=lenient, world=world, scheduler=scheduler,
-                                    progress=lambda _label: progress.advance(task))
+            analysis = analyse(dump, stage, jobs=jobs, lenient=lenient, world=world, scheduler=scheduler,
+                               progress=lambda _label: progress.advance(task))
     warn_skipped(analysis.skipped)
     tell_plan(analysis.plan)
     tell_alike(analysis.results)

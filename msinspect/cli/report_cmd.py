@@ -44,6 +44,7 @@ def report(dump, out, spec, ops, rank, overwrite, other, device_memory, stage, j
     graph around chosen operators (--op), why one rank's strategies and collectives are what they are,
     with --compare what changed against another run, and, with --spec, every expectation with its
     evidence. Open it in any browser."""
+    from msinspect.analysis import analyse
     from msinspect.dumps import load_dump
     from msinspect.errors import MsInspectError
     from msinspect.report.files import check_writable, free_name, write_new
@@ -62,7 +63,7 @@ def report(dump, out, spec, ops, rank, overwrite, other, device_memory, stage, j
             from msinspect.spec import load_spec
             loaded_spec = load_spec(spec)  # a bad spec stops before any dump is read
         loaded = load_dump(dump)
-        analysis = loaded.analyse(stage, jobs=jobs, lenient=lenient, scheduler=scheduler, world=world)
+        analysis = analyse(loaded, stage, jobs=jobs, lenient=lenient, scheduler=scheduler, world=world)
         read = sorted({r.rank for r in analysis.results if r.rank is not None})
         if rank is not None and rank not in read:
             raise MsInspectError(f"--rank {rank}: no such rank was read in {dump} (ranks read: "

@@ -112,7 +112,9 @@ def export_rank(dump, rank: int | None, stage: str | None = None, *, lenient: bo
 def rank_analysis(dump, rank: int | None, stage: str | None = None, *, lenient: bool = False):
     """The analysis a rank's export needs: that rank's file alone (every rank's where ``rank`` is
     None, the first read being exported), the plan over every rank."""
-    return dump.analyse(stage, lenient=lenient, only=None if rank is None else (rank,))
+    from msinspect.analysis import analyse
+
+    return analyse(dump, stage, lenient=lenient, only=None if rank is None else (rank,))
 
 
 #: The overlay's colours: from few wire bytes (light) to the most of the graph (dark magenta).

@@ -2,13 +2,15 @@
 strategies; the user's ops.AllReduce of the loss over the world group of 8 ranks."""
 from __future__ import annotations
 
+from msinspect.analysis import analyse
+
 
 def test_no_strategies_without_a_parallel_mode(manual):
-    assert manual.strategies().empty
+    assert analyse(manual).strategies().empty
 
 
 def test_users_allreduce_over_the_world(manual):
-    comm = manual.comm()
+    comm = analyse(manual).comm()
     assert sorted(set(comm["rank"])) == list(range(8))
     forward = comm[comm["kind"] == "user"]
     assert len(forward) == 8  # one per rank
@@ -21,6 +23,6 @@ def test_users_allreduce_over_the_world(manual):
 
 
 def test_operator_table_has_the_per_rank_batch(manual):
-    ops = manual.analyse().operators()
+    ops = analyse(manual).operators()
     first = ops[(ops["name"] == "matmul") & ops["scope"].str.endswith("layer1-Dense") & ~ops["backward"]]
     assert set(first["inputs"]) == {((4, 784), (512, 784))}  # 32 rows / 8 ranks

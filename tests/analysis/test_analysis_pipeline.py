@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from msinspect.analysis import analyse
 from msinspect.analysis.diff import diff_ranks
 from msinspect.cli.diff_cmd import stage_line
 from tests.conftest import FIXTURES
@@ -24,7 +25,7 @@ def stage_ranks(r: int) -> tuple[int, ...]:
 
 
 def test_stages_seen_in_the_dump_match_the_configuration(pipeline):
-    analysis = pipeline.analyse()
+    analysis = analyse(pipeline)
     assert analysis.world == tuple(range(CONFIG["ranks"]))
     for r in range(CONFIG["ranks"]):
         assert analysis.context(r).stage_ranks == stage_ranks(r)
@@ -32,7 +33,7 @@ def test_stages_seen_in_the_dump_match_the_configuration(pipeline):
 
 @pytest.mark.parametrize("rank", range(PER_STAGE))
 def test_stage_0_sends_forward_once_per_micro_batch(pipeline, rank):
-    comm = pipeline.comm()
+    comm = analyse(pipeline).comm()
     sends = comm[(comm["rank"] == rank) & (comm["op"] == "Send") & (comm["scope"] == "Default")]
     assert len(sends) == MICRO
     assert set(sends["peer"]) == {rank + PER_STAGE}
@@ -42,7 +43,7 @@ def test_stage_0_sends_forward_once_per_micro_batch(pipeline, rank):
 
 @pytest.mark.parametrize("rank", range(PER_STAGE, 2 * PER_STAGE))
 def test_stage_1_receives_from_its_partner(pipeline, rank):
-    comm = pipeline.comm()
+    comm = analyse(pipeline).comm()
     receives = comm[(comm["rank"] == rank) & (comm["op"] == "Receive") & (comm["scope"] == "Default")]
     assert len(receives) == MICRO
     assert set(receives["producer"]) == {f"rank {rank - PER_STAGE}"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import msinspect
-
+from msinspect.analysis import analyse
 from tests.conftest import FIXTURES
 
 
@@ -16,7 +16,7 @@ def seed():
 
 
 def test_matmul_strategy_is_the_users(seed):
-    rows = seed.strategies()
+    rows = analyse(seed).strategies()
     matmul = rows[rows["name"] == "matmul"].iloc[0]
     assert matmul["in_strategy"] == ((2, 4), (4, 1))
     assert matmul["set_by"] == "user"
@@ -24,7 +24,7 @@ def test_matmul_strategy_is_the_users(seed):
 
 
 def test_allreduce_after_matmul_over_ranks_0_to_3(seed):
-    comm = seed.comm()
+    comm = analyse(seed).comm()
     allreduce = comm[comm["op"] == "AllReduce"].iloc[0]
     assert allreduce["producer"] == "matmul"
     assert allreduce["group_ranks"] == (0, 1, 2, 3)
@@ -34,7 +34,7 @@ def test_allreduce_after_matmul_over_ranks_0_to_3(seed):
 
 
 def test_redistribution_strided_slice_8x16_to_8x4_before_relu(seed):
-    comm = seed.comm()
+    comm = analyse(seed).comm()
     ss = comm[comm["op"] == "StridedSlice"].iloc[0]
     assert ss["kind"] == "local"  # a slice of the rank's own data: nothing on the wire
     assert ss["wire_bytes"] == 0
@@ -44,9 +44,9 @@ def test_redistribution_strided_slice_8x16_to_8x4_before_relu(seed):
 
 def test_per_rank_shapes_follow_from_global_and_strategy(seed):
     """Global shapes come from step_parallel_begin, per-rank ones from execute."""
-    shapes = seed.shapes()
+    shapes = analyse(seed).shapes()
     relu = shapes[shapes["name"] == "relu"].iloc[0]
     assert (relu["global_shape"], relu["strategy"], relu["rank_shape"]) == ((16, 16), (2, 4), (8, 4))
     assert shapes["ok"].tolist() == [True] * len(shapes)
-    rows = seed.strategies()
+    rows = analyse(seed).strategies()
     assert rows[rows["name"] == "relu"].iloc[0]["rank_output"] == (8, 4)

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from tests.conftest import FIXTURES
 
 ZOO = FIXTURES / "zoo"
@@ -31,7 +32,7 @@ def allreduce(n, s):
 
 @pytest.fixture(scope="module")
 def zoo01_spe():
-    return msinspect.load_dump(ZOO / "01_semi_auto_tp4dp2").analyse("step_parallel_end").comm()
+    return analyse(msinspect.load_dump(ZOO / "01_semi_auto_tp4dp2"), "step_parallel_end").comm()
 
 
 def _gpt_mirrors(rank: int, layers: int) -> Counter:
@@ -108,7 +109,7 @@ def test_zoo09_transformer():
     """Zoo 09: gpt.py with 124 blocks, the layout of zoo 01, rank 0 only (its step_parallel_end is
     the only file kept): 2 + 4 * 124 + 2 + 6 * 124 + 1 = 1245 mirror operators, 2 * 124 = 248
     row-parallel AllReduces of (256, 512) over ranks 0-3, the loss's over {0, 4}."""
-    comm = msinspect.load_dump(ZOO / "09_large_gpt").analyse("step_parallel_end").comm()
+    comm = analyse(msinspect.load_dump(ZOO / "09_large_gpt"), "step_parallel_end").comm()
     assert _rows(comm, 0, "_MirrorOperator") == _gpt_mirrors(0, layers=124)
     partial = 256 * 512 * F32
     assert _rows(comm, 0, "AllReduce") == Counter({((0, 1, 2, 3), partial, allreduce(4, partial)): 248,
@@ -125,7 +126,7 @@ def test_zoo04_layernorm_weights_are_not_cut_by_the_optimizer():
     all 4 ranks of the stage hold them): S = 2048, 2 * 3 / 4 * 2048 = 3072. Stage 0 (ranks 0-3)
     holds blocks 0-1: 2 blocks x 2 LayerNorms x 2 weights = 8; stage 1 (4-7) blocks 2-3 and the
     head's ln_f: 10."""
-    comm = msinspect.load_dump(ZOO / "04_pipeline_hsdp_recompute").analyse("step_parallel_end").comm()
+    comm = analyse(msinspect.load_dump(ZOO / "04_pipeline_hsdp_recompute"), "step_parallel_end").comm()
     for rank in range(8):
         stage = (0, 1, 2, 3) if rank < 4 else (4, 5, 6, 7)
         count = 8 if rank < 4 else 10
@@ -155,7 +156,7 @@ def test_zoo05_expert_alltoalls(rank):
 
     Only the Gather's ReduceScatter (its input printed ``<null>``: no element type) cannot be told
     here."""
-    comm = msinspect.load_dump(ZOO / "05_expert_alltoall_16").analyse("step_parallel_end").comm()
+    comm = analyse(msinspect.load_dump(ZOO / "05_expert_alltoall_16"), "step_parallel_end").comm()
     world = tuple(range(16))
     rows = comm[(comm["rank"] == rank) & comm["moves_data"]]
     known = Counter((r["op"], tuple(r["group_ranks"]), r["tensor_bytes"], r["wire_bytes"])
@@ -179,7 +180,7 @@ def test_zoo11_lazy_inline_blocks(rank):
     (16, 64) rows, cut by dp: (8, 64) = 2048 bytes summed over the rank's mp group (n = 4):
     3072 bytes where told (the block's body is a subgraph its weights reach as arguments). The
     loss's mean over the dp-cut rows: a scalar over the dp group, 4 bytes."""
-    comm = msinspect.load_dump(ZOO / "11_lazy_inline_8").analyse("step_parallel_end").comm()
+    comm = analyse(msinspect.load_dump(ZOO / "11_lazy_inline_8"), "step_parallel_end").comm()
     dp = (rank % 4, rank % 4 + 4)
     mp = tuple(range(rank // 4 * 4, rank // 4 * 4 + 4))
     assert _rows(comm, rank, "_MirrorOperator") == Counter({(dp, 16384, 16384): 4})
@@ -200,7 +201,7 @@ def test_zoo12_mindformers_weights_read_in_a_lazy_inline_body(rank):
     (512, 1536) / (1, 4): 384 x 512 = 786432 bytes, 3 a layer; lm_head (1024, 512) / (4, 1) and
     the embedding table (1024, 512) / (4, 1): 524288 bytes. The RMSNorm weights (512,), whole on
     all 8 ranks: 2048 bytes, 2 * 7 / 8 * 2048 = 3584, 2 a layer and the final norm. 2 layers."""
-    comm = msinspect.load_dump(ZOO / "12_mf_llama_tp8").analyse("step_parallel_end").comm()
+    comm = analyse(msinspect.load_dump(ZOO / "12_mf_llama_tp8"), "step_parallel_end").comm()
     dp = (rank % 4, rank % 4 + 4)
     world = tuple(range(8))
     assert _rows(comm, rank, "_MirrorOperator") == Counter({
@@ -212,7 +213,7 @@ def test_alltoallv_bytes_cannot_be_told():
     """Zoo 15 (MindFormers' MoEV3) at validate: its AlltoAllV send parts whose sizes are given at
     run time (the counts are inputs): what crosses the wire cannot be told, None, never 0 nor an
     even split's."""
-    comm = msinspect.load_dump(ZOO / "15_mf_llama_moe_ep8").analyse("validate").comm()
+    comm = analyse(msinspect.load_dump(ZOO / "15_mf_llama_moe_ep8"), "validate").comm()
     v = comm[comm["op"] == "AlltoAllV"]
     assert len(v) > 0
     assert v["wire_bytes"].isna().all()
@@ -224,7 +225,7 @@ def test_pipeline_sends_both_ways(stage):
     every Send and Receive moves (4, 64) float32 = 1024 bytes, the gradient's way back included
     (its Sends write ``dtype: Tensor(F32)``, the forward ones ``F32``; both read ``Float32``, as the
     abstracts of every other row spell it)."""
-    comm = msinspect.load_dump(INTERLEAVE).analyse(stage).comm()
+    comm = analyse(msinspect.load_dump(INTERLEAVE), stage).comm()
     pipe = comm[comm["op"].isin(["Send", "Receive"])]
     assert len(pipe) == (8 if stage == "step_parallel_end" else 16)
     assert set(pipe["tensor_bytes"]) == {4 * 64 * F32}
@@ -237,7 +238,7 @@ def test_zoo04_gradient_sends_have_bytes():
     """Zoo 04 at validate: stage 1 sends the gradient of each micro-batch's (128, 512) activation
     back to stage 0 (16 / 4 = 4 sequences x 64 = 256 rows, dp 2): 262144 bytes, like the forward
     Sends, though written ``dtype: Tensor(F32)``."""
-    comm = msinspect.load_dump(ZOO / "04_pipeline_hsdp_recompute").analyse("validate").comm()
+    comm = analyse(msinspect.load_dump(ZOO / "04_pipeline_hsdp_recompute"), "validate").comm()
     sends = comm[(comm["op"] == "Send") & (comm["rank"] >= 4)]
     assert len(sends) == 16  # 4 micro-batches on each of ranks 4-7
     assert set(sends["tensor_bytes"]) == {128 * 512 * F32}
@@ -255,7 +256,7 @@ def test_step_parallel_end_bytes_are_those_validate_shows(dump):
     group moves the same bytes at validate; or it moves nothing (a group of one rank, gone by
     validate)."""
     analysis = msinspect.load_dump(ZOO / dump)
-    end, valid = analysis.analyse("step_parallel_end").comm(), analysis.analyse("validate").comm()
+    end, valid = analyse(analysis, "step_parallel_end").comm(), analyse(analysis, "validate").comm()
 
     def key(row):
         op = "AllReduce" if "Mirror" in row["op"] else "AllGather" if "StepAllGather" in row["op"] else row["op"]

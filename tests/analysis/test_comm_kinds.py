@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.analysis.comm_groups import std_hash
 from msinspect.analysis.vocabulary import KINDS, kind_of, planner_ran
 from msinspect.model import Node
@@ -29,7 +30,7 @@ def test_vocabulary_parallel_gather_scatter_is_the_planners(stage):
     communication (kind ``forward``), not the user's; its gradient (an AllGather, in the gradient
     graph at validate) is ``backward``."""
     prefix = str(std_hash("vocab_gather"))
-    comm = msinspect.load_dump(ZOO / "05_expert_alltoall_16").analyse(stage).comm()
+    comm = analyse(msinspect.load_dump(ZOO / "05_expert_alltoall_16"), stage).comm()
     scatter = comm[comm["op"] == "ReduceScatter"]
     assert set(scatter["rank"]) == {0, 5, 15}
     assert all(name.startswith(prefix + "ReduceScatter") for name in scatter["name"])
@@ -52,7 +53,7 @@ def test_the_zoo_calls_no_collective_of_its_own(dump, stages):
     """The zoo's networks (and the interleaved pipeline's) call no collective: every one in
     their dumps is the planner's, and each is told which of its kinds it is."""
     for stage in stages:
-        kinds = set(msinspect.load_dump(dump).analyse(stage).comm()["kind"])
+        kinds = set(analyse(msinspect.load_dump(dump), stage).comm()["kind"])
         assert kinds and not kinds & {"user", "unknown"}, (stage, kinds)
 
 
@@ -63,7 +64,7 @@ def test_manual_allreduce_stays_the_users(stage):
     (``check_set_strategy_valid_once_only`` on the graph, no ``semi_auto_parallel_run_once_only``),
     and type_inference is before it: the forward AllReduce is the user's; the one in the gradient
     graph (from the AllReduce's bprop) is ``backward``. Only rank 0 kept type_inference."""
-    comm = msinspect.load_dump(FIXTURES / "manual_parallel_8rank").analyse(stage).comm()
+    comm = analyse(msinspect.load_dump(FIXTURES / "manual_parallel_8rank"), stage).comm()
     ranks = [0] if stage == "type_inference" else list(range(8))
     assert sorted(set(comm["rank"])) == ranks
     users = comm[comm["kind"] == "user"]
@@ -112,7 +113,7 @@ def test_vocabulary_parallel_embedding_allreduce_is_the_planners():
     cuts the table's rows by mp, and GatherInfo forwards the partial lookups with an AllReduce of
     its replacement graph, named ``HashName("gather") + "AllReduce" + index`` (the Gather's
     instance name is ``gather``): the planner's, ``forward``."""
-    comm = msinspect.load_dump(ZOO / "14_mf_llama_seq_parallel").analyse("step_parallel_end").comm()
+    comm = analyse(msinspect.load_dump(ZOO / "14_mf_llama_seq_parallel"), "step_parallel_end").comm()
     embedding = comm[comm["scope"].str.endswith("tok_embeddings-LlamaEmbedding") & comm["moves_data"]]
     assert len(embedding) == 2  # ranks 0 and 3
     assert all(name.startswith(str(std_hash("gather")) + "AllReduce") for name in embedding["name"])
@@ -132,7 +133,7 @@ def test_mindformers_global_norm_and_loss_scale(dump):
     collectives share one primitive and print its instance name (``comm_reuse``): the overflow
     check can no longer be told from the name: ``unknown``, never a guess."""
     analysis = msinspect.load_dump(ZOO / dump)
-    end = analysis.analyse("step_parallel_end").comm()
+    end = analyse(analysis, "step_parallel_end").comm()
     ranks = set(end["rank"])
     norm = end[end["name"].str.startswith("PARALLEL_GLOBALNORM")]
     assert len(norm) > 0 and set(norm["kind"]) == {"forward"}
@@ -140,6 +141,6 @@ def test_mindformers_global_norm_and_loss_scale(dump):
     assert sorted(users["rank"]) == sorted(ranks)
     assert set(users["name"]) == {"allreduce"}
     assert "unknown" not in set(end["kind"])
-    valid = analysis.analyse("validate").comm()
+    valid = analyse(analysis, "validate").comm()
     flag = valid[valid["name"] == "allreduce"]
     assert len(flag) > 0 and "user" not in set(flag["kind"])

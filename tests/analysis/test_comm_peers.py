@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.analysis.comm import RankContext, group_ranks, peer_of
 from msinspect.analysis.comm_groups import mindspore_name, sha256_name
 from msinspect.parser import parse_file
@@ -34,7 +35,7 @@ INTERLEAVE = Path(__file__).parent / "dumps" / "pipeline_interleave_4rank"
 
 
 def _pipeline_rows(dump, stage):
-    comm = msinspect.load_dump(dump).analyse(stage).comm()
+    comm = analyse(msinspect.load_dump(dump), stage).comm()
     return comm[comm["op"].isin(["Send", "Receive"])]
 
 

@@ -10,6 +10,7 @@ import re
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.analysis.comm import comm_totals
 from msinspect.analysis.comm_totals import CommTotals
 from msinspect.analysis.tally import tally
@@ -22,12 +23,12 @@ F32 = 4
 
 @pytest.fixture(scope="module")
 def pipeline_hsdp():
-    return msinspect.load_dump(ZOO / "04_pipeline_hsdp_recompute").analyse("step_parallel_end")
+    return analyse(msinspect.load_dump(ZOO / "04_pipeline_hsdp_recompute"), "step_parallel_end")
 
 
 @pytest.fixture(scope="module")
 def moe():
-    return msinspect.load_dump(ZOO / "15_mf_llama_moe_ep8").analyse("validate")
+    return analyse(msinspect.load_dump(ZOO / "15_mf_llama_moe_ep8"), "validate")
 
 
 def _nan(value) -> bool:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.analysis.cost import across_stages, comm_costs
 
 from tests.conftest import FIXTURES
@@ -47,12 +48,12 @@ ZOO = FIXTURES / "zoo"
 
 @pytest.fixture(scope="module")
 def zoo13():
-    return comm_costs(msinspect.load_dump(ZOO / "13_mf_llama_pp_interleave").analyse("validate"))
+    return comm_costs(analyse(msinspect.load_dump(ZOO / "13_mf_llama_pp_interleave"), "validate"))
 
 
 @pytest.fixture(scope="module")
 def zoo15():
-    return comm_costs(msinspect.load_dump(ZOO / "15_mf_llama_moe_ep8").analyse("validate"))
+    return comm_costs(analyse(msinspect.load_dump(ZOO / "15_mf_llama_moe_ep8"), "validate"))
 
 
 @pytest.mark.parametrize("rank", [0, 7])
@@ -134,7 +135,7 @@ def test_the_report_names_the_same_axes(name):
 # name), so validate holds no weight layout; the rank's step_parallel_end, the parallel pass's own
 # output, holds them, and validate runs under the same layouts.
 def test_2d_tensor_parallel_at_validate_reads_the_layouts_of_step_parallel_end():
-    costs = comm_costs(msinspect.load_dump(ZOO / "20_doc_high_dimension_tp").analyse("validate"))
+    costs = comm_costs(analyse(msinspect.load_dump(ZOO / "20_doc_high_dimension_tp"), "validate"))
     assert len(costs) == 24
     for rank in (0, 3, 6):
         mine = costs[costs["rank"] == rank]
@@ -156,7 +157,7 @@ def test_without_step_parallel_end_the_axis_cannot_tell_and_says_so(tmp_path):
     shutil.copytree(ZOO / "20_doc_high_dimension_tp", root)
     for ir in root.glob("rank_*/step_parallel_end*"):
         ir.unlink()
-    costs = comm_costs(msinspect.load_dump(root).analyse("validate"))
+    costs = comm_costs(analyse(msinspect.load_dump(root), "validate"))
     unknown = costs[costs["axis"] == "cannot tell"]
     assert len(unknown) == 21
     assert unknown["axis_from"].str.contains("nor does a step_parallel_end beside the file read").all()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.analysis.cost import axis_names, comm_costs
 from msinspect.mindspore.layouts import Call, layout_of
 
@@ -25,7 +26,7 @@ ZOO02 = FIXTURES / "zoo" / "02_sharding_propagation_64"
 
 @pytest.fixture(scope="module")
 def zoo02():
-    analysis = msinspect.load_dump(ZOO02).analyse("validate")
+    analysis = analyse(msinspect.load_dump(ZOO02), "validate")
     return analysis, comm_costs(analysis)
 
 
@@ -63,7 +64,7 @@ def test_a_redistribution_along_part_of_the_tensor_axis_is_tensor(rank):
     redistributes through two AllGathers over pairs, the axis of 4 factored as 2 x 2: ranks that
     differ in the fast factor ({0, 1}, {2, 3}) and in the slow one ({0, 2}, {1, 3}), each part of
     the tensor axis: tensor, never "cannot tell"."""
-    analysis = msinspect.load_dump(FIXTURES / "zoo" / "14_mf_llama_seq_parallel").analyse("validate")
+    analysis = analyse(msinspect.load_dump(FIXTURES / "zoo" / "14_mf_llama_seq_parallel"), "validate")
     costs = comm_costs(analysis)
     pairs = costs[(costs["rank"] == rank) & (costs["op"] == "AllGather")
                   & costs["group_ranks"].map(lambda g: g is not None and len(g) == 2)]

@@ -29,6 +29,7 @@ import shutil
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.analysis.cost import NO_BACKWARD, SHORT, bytes_by, comm_costs, link_time, rank_matrix
 from msinspect.ranks_read import most_held
 from msinspect.stages import WHOLE_STEP_STAGES
@@ -55,7 +56,7 @@ def no_validate(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def analysis(no_validate):
-    return msinspect.load_dump(no_validate).analyse()
+    return analyse(msinspect.load_dump(no_validate))
 
 
 def test_the_backward_is_cannot_tell_never_absent(analysis):
@@ -84,7 +85,7 @@ def test_mirrors_are_the_backward_on_the_data_axis(analysis):
     assert len(mirrors) == 8 * 45
     assert set(mirrors["phase"]) == {"backward"} and set(mirrors["axis"]) == {"data"}
     # the same 45 sums are validate's grad_mirror AllReduces under Gradients/: the same bytes
-    whole = msinspect.load_dump(ZOO01).analyse("validate")
+    whole = analyse(msinspect.load_dump(ZOO01), "validate")
     at_validate = bytes_by(whole, ("axis", "phase"))
     at_end = bytes_by(analysis, ("axis", "phase"))
 
@@ -103,7 +104,7 @@ def test_the_rank_matrix_and_the_time_say_it_too(analysis):
 
 
 def test_a_file_with_its_backward_has_none_of_this():
-    whole = msinspect.load_dump(ZOO01).analyse("validate")
+    whole = analyse(msinspect.load_dump(ZOO01), "validate")
     split = bytes_by(whole, ("axis", "phase"))
     assert "cannot tell" not in set(split["axis"]) and split["note"].map(lambda v: v is None).all()
     assert split["step_bytes"].map(lambda v: v is not None).all()

@@ -12,6 +12,7 @@ import math
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from tests.conftest import FIXTURES
 
 ZOO17 = FIXTURES / "zoo" / "17_dynamic_shape_8"
@@ -19,7 +20,7 @@ ZOO17 = FIXTURES / "zoo" / "17_dynamic_shape_8"
 
 @pytest.fixture(scope="module")
 def analysis():
-    return msinspect.load_dump(ZOO17).analyse("step_parallel_end")
+    return analyse(msinspect.load_dump(ZOO17), "step_parallel_end")
 
 
 @pytest.mark.parametrize("rank", [0, 3])

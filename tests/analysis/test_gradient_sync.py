@@ -2,6 +2,8 @@
 (msinspect.analysis.gradsync), the expectations worked out by hand from the jobs' scripts."""
 from __future__ import annotations
 
+from msinspect.analysis import analyse
+
 #: train_jobs/networks.py's MLP 784-512-512-10 (seed 003): nn.Dense keeps its weight as (out, in).
 MANUAL_WEIGHTS = {"layer1.weight": (512, 784), "layer1.bias": (512,), "layer2.weight": (512, 512),
                   "layer2.bias": (512,), "layer3.weight": (10, 512), "layer3.bias": (10,)}
@@ -14,7 +16,7 @@ def test_manual_parallel_replicas_get_no_gradient_sum(manual):
     weight's gradient. So each of the six weights is held whole by ranks 0-7, updated by SGD with
     each rank's own gradient: not synchronised, on every rank; the optimizer's own parameters
     (accum.*, stat.*, learning_rate, momentum, global_step) are no trained weights."""
-    sync = manual.analyse().gradient_sync()
+    sync = analyse(manual).gradient_sync()
     assert set(sync["param"]) == set(MANUAL_WEIGHTS)
     assert len(sync) == 6 * 8
     assert set(sync["verdict"]) == {"not synchronised"}
@@ -29,7 +31,7 @@ def test_seed_002_mirrors_sum_each_weight_over_its_replicas(sharding):
     with rows cut in 4 by the right axis; the axis of 2 repeats it, so rank r and rank r + 4 hold
     the same rows of w (ranks r, r + 4 in 0-7). MindSpore's mirror operator sums w's gradient over
     each such pair: an AllReduce over (r, r + 4), of kind gradient."""
-    sync = sharding.analyse().gradient_sync()
+    sync = analyse(sharding).gradient_sync()
     w = sync[sync["param"] == "w"]
     assert sorted(w["rank"]) == list(range(8))
     for row in w.to_dict("records"):
@@ -43,6 +45,6 @@ def test_seed_002_mirrors_sum_each_weight_over_its_replicas(sharding):
 def test_recursive_pipeline_has_no_unsynchronised_replica(pipeline):
     """Seeds 000/001 in 2 stages under the planner: whatever it cuts, every replica it leaves gets
     its mirror; nothing is flagged."""
-    sync = pipeline.analyse().gradient_sync()
+    sync = analyse(pipeline).gradient_sync()
     assert len(sync) > 0
     assert "not synchronised" not in set(sync["verdict"])

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.analysis.comm import RankContext, comm_rows, known_groups, group_ranks
 from msinspect.analysis.comm_groups import mindspore_name, resolve, sha256_name, std_hash, strided_candidates
 from msinspect.model import Abstract, IRFile, Node, Subgraph
@@ -96,7 +97,7 @@ def test_every_zoo_group_is_told(stage):
     groups at step_parallel_end, ``"2-5208665662337742843Send"`` with no list) is named by the
     hash of its one rank list."""
     for dump in (ZOO / "01_semi_auto_tp4dp2", ZOO / "04_pipeline_hsdp_recompute", INTERLEAVE):
-        comm = msinspect.load_dump(dump).analyse(stage).comm()
+        comm = analyse(msinspect.load_dump(dump), stage).comm()
         moving = comm[comm["moves_data"]]
         assert len(moving) > 0
         assert moving["group_ranks"].notna().all(), moving[moving["group_ranks"].isna()]
@@ -194,7 +195,7 @@ def test_mindformers_expert_group_written_as_the_world():
     and ``sha256("4-5-6-7")[:48]`` (rank 5). MindSpore's comm-op reuse writes the world (0-7) as
     their ``rank_list`` / ``group_rank_ids`` (the AlltoAll with ``rank_size: 4``): the group is
     the four ranks the name is made from, never the world."""
-    comm = msinspect.load_dump(ZOO / "15_mf_llama_moe_ep8").analyse("validate").comm()
+    comm = analyse(msinspect.load_dump(ZOO / "15_mf_llama_moe_ep8"), "validate").comm()
     experts = comm[comm["op"].isin(["AlltoAll", "AlltoAllV"])]
     assert set(experts["rank"]) == {0, 5}
     for row in experts.to_dict("records"):

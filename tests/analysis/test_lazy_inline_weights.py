@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from tests.conftest import FIXTURES
 
 ZOO11 = FIXTURES / "zoo" / "11_lazy_inline_8"
@@ -21,7 +22,7 @@ WEIGHTS = ["blocks.0.w1", "blocks.0.w2", "blocks.1.w1", "blocks.1.w2"]
 
 @pytest.fixture(scope="module")
 def slices():
-    rows = msinspect.load_dump(ZOO11).analyse("step_parallel_end").slices()
+    rows = analyse(msinspect.load_dump(ZOO11), "step_parallel_end").slices()
     rows = rows[rows["kind"] == "weight"]  # the graph inputs have rows too (test_graph_inputs.py)
     return {(r.rank, r.param): r for r in rows.itertuples()}
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from tests.conftest import FIXTURES
 
 ZOO = FIXTURES / "zoo"
@@ -19,7 +20,7 @@ HIDDEN, FFN, VOCAB = 512, 1536, 1024
 
 
 def _rows(name: str, rank: int) -> dict:
-    slices = msinspect.load_dump(ZOO / name).analyse().slices()
+    slices = analyse(msinspect.load_dump(ZOO / name)).slices()
     return {r.param: r for r in slices[slices["rank"] == rank].itertuples()}
 
 
@@ -53,7 +54,7 @@ def test_at_step_parallel_end_every_weight_has_its_global_shape():
     parallel pass made (no origin_input_shapes), whose global shape came out as the rank's (256,
     512). The rank's step_parallel_begin says the whole: vocabulary 1024 x hidden 512, cut by mp 4
     on the vocabulary."""
-    slices = msinspect.load_dump(ZOO / "12_mf_llama_tp8").analyse("step_parallel_end").slices()
+    slices = analyse(msinspect.load_dump(ZOO / "12_mf_llama_tp8"), "step_parallel_end").slices()
     rows = {r.param: r for r in slices[slices["rank"] == 0].itertuples()}
     table = rows["model.tok_embeddings.embedding_weight"]
     assert (tuple(table.global_shape), tuple(table.rank_shape)) == ((VOCAB, HIDDEN), (VOCAB // 4, HIDDEN))
@@ -66,7 +67,7 @@ def test_which_weights_each_pipeline_stage_holds():
     """Zoo 13 (fixtures/zoo/nets/13_mf_llama_pp_interleave.py: 4 layers, 2 stages, interleave 2):
     stage 0 (rank 0) holds layers 0 and 2 and the embedding, stage 1 (rank 7) layers 1 and 3, the
     final norm and the head; every Linear weight of a stage has its slice there."""
-    slices = msinspect.load_dump(ZOO / "13_mf_llama_pp_interleave").analyse().slices()
+    slices = analyse(msinspect.load_dump(ZOO / "13_mf_llama_pp_interleave")).slices()
 
     def held(rank):
         names = set(slices[slices["rank"] == rank]["param"])

@@ -28,6 +28,7 @@ import shutil
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.analysis.collect import ir_stages
 from msinspect.analysis.pipeline_stages import StageFacts, facts_from, stage_sizes, stages_from_ir
 from tests.conftest import FIXTURES
@@ -102,7 +103,7 @@ def test_facts_are_a_few_ints():
 # ------------------------------------------------------------------ zoo 13: ranks 0 and 7 of 8
 @pytest.fixture(scope="module")
 def zoo13():
-    return msinspect.load_dump(ZOO / "13_mf_llama_pp_interleave").analyse(jobs=1)
+    return analyse(msinspect.load_dump(ZOO / "13_mf_llama_pp_interleave"), jobs=1)
 
 
 def test_zoo13_stages_from_the_ir(zoo13):
@@ -138,7 +139,7 @@ def test_one_rank_of_zoo13_tells_its_stage_alone(tmp_path):
     root.mkdir()
     shutil.copy(ZOO / "13_mf_llama_pp_interleave" / "config.json", root / "config.json")
     shutil.copytree(ZOO / "13_mf_llama_pp_interleave" / "rank_7", root / "rank_7")
-    analysis = msinspect.load_dump(root).analyse(jobs=1, world=8)
+    analysis = analyse(msinspect.load_dump(root), jobs=1, world=8)
     assert analysis.context(7).stage_ranks == (4, 5, 6, 7)
 
 
@@ -146,7 +147,7 @@ def test_one_rank_of_zoo13_tells_its_stage_alone(tmp_path):
 @pytest.mark.parametrize("root", [ZOO / "04_pipeline_hsdp_recompute", FIXTURES / "recursive_pipeline_dryrun_8rank"],
                          ids=lambda p: p.name)
 def test_the_ir_answers_as_the_weights_where_both_answer(root):
-    analysis = msinspect.load_dump(root).analyse(jobs=1)
+    analysis = analyse(msinspect.load_dump(root), jobs=1)
     expected = {r: (0, 1, 2, 3) if r < 4 else (4, 5, 6, 7) for r in range(8)}
     assert analysis.stages_by == "weights"
     assert dict(analysis.stages) == expected
@@ -175,14 +176,14 @@ PORTS = {
 @pytest.mark.parametrize("port", sorted(PORTS))
 def test_one_rank_of_a_ut_port_tells_its_stage(port):
     rank, stage = PORTS[port]
-    analysis = msinspect.load_dump(UT / port).analyse(jobs=1)
+    analysis = analyse(msinspect.load_dump(UT / port), jobs=1)
     assert analysis.context(rank).stage_ranks == tuple(stage)
 
 
 def test_a_first_stage_with_nothing_but_a_peer_stays_cannot_tell():
     """The inference port's rank 0 of 4 sends to rank 2 and has no group, and its file states
     neither its stage nor its peer's: stages of 1 or 2 ranks both fit."""
-    analysis = msinspect.load_dump(UT / "b_test_pipeline_inference__test_pipeline_inference_first_stage").analyse(jobs=1)
+    analysis = analyse(msinspect.load_dump(UT / "b_test_pipeline_inference__test_pipeline_inference_first_stage"), jobs=1)
     assert analysis.context(0).stage_ranks is None
     assert "1 or 2" in analysis.stages_note
 

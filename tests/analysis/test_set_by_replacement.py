@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from tests.conftest import FIXTURES
 
 ZOO = FIXTURES / "zoo"
@@ -21,7 +22,7 @@ ZOO = FIXTURES / "zoo"
 ])
 @pytest.mark.parametrize("stage", ["step_parallel_begin", "validate"])
 def test_the_users_gather_is_the_users_at_every_stage(name, strategy, stage):
-    rows = msinspect.load_dump(ZOO / name).analyse(stage).strategies()
+    rows = analyse(msinspect.load_dump(ZOO / name), stage).strategies()
     gathers = rows[rows["op"] == "Gather"]
     assert len(gathers) > 0
     assert set(gathers["set_by"]) == {"user"}
@@ -29,6 +30,6 @@ def test_the_users_gather_is_the_users_at_every_stage(name, strategy, stage):
 
 
 def test_the_replacement_graphs_own_operators_are_the_planners():
-    rows = msinspect.load_dump(ZOO / "12_mf_llama_tp8").analyse("validate").strategies()
+    rows = analyse(msinspect.load_dump(ZOO / "12_mf_llama_tp8"), "validate").strategies()
     subs = rows[(rows["op"] == "Sub") & rows["name"].str.match(r"^\d{10,}")]
     assert len(subs) > 0 and set(subs["set_by"]) == {"planner"}

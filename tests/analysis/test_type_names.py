@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.analysis.ops import type_ordinals
 from msinspect.analysis.selector import type_name
 from msinspect.expectations.irnodes import file_nodes
@@ -21,7 +22,7 @@ def test_the_count_is_per_key_in_order():
 
 @pytest.mark.parametrize("dump", ["zoo/11_lazy_inline_8", "zoo/13_mf_llama_pp_interleave"])
 def test_rows_and_files_name_every_operator_alike(dump):
-    analysis = msinspect.load_dump(FIXTURES / dump).analyse("validate")
+    analysis = analyse(msinspect.load_dump(FIXTURES / dump), "validate")
     ops = analysis.operators()
     ops = ops[ops["rank"] == ops["rank"].min()]
     names = dict(zip(ops["line"], type_name(ops)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.analysis.vocabulary import kind_of, wire_bytes
 from msinspect.model import Node
 from tests.conftest import FIXTURES
@@ -28,7 +29,7 @@ def test_head_gather_is_a_redistribution_and_its_gradient_scatter_is_backward(tp
     """01: lm_matmul cuts the logits (dp 2, tp 4) but the loss wants them (dp 2, 1): the vocabulary
     axis is gathered over the tp group of rank 0 (ranks 0-3). Rank 0 holds 8 x 64 x 1024 / 8
     logits; the gradient of the gather is a ReduceScatter of the rank's dp half of the gradient."""
-    comm = tp4dp2.analyse("validate").comm()
+    comm = analyse(tp4dp2, "validate").comm()
     rank0 = comm[comm["rank"] == 0]
     gather = rank0[rank0["op"] == "AllGather"]
     assert len(gather) == 1
@@ -49,7 +50,7 @@ def test_head_gather_is_a_redistribution_and_its_gradient_scatter_is_backward(tp
 
 
 def test_virtual_div_moves_nothing(tp4dp2):
-    comm = tp4dp2.analyse("step_parallel_end").comm()
+    comm = analyse(tp4dp2, "step_parallel_end").comm()
     div = comm[comm["op"] == "_VirtualDiv"]
     assert len(div) == 8  # one per rank
     assert set(div["kind"]) == {"virtual"}
@@ -62,7 +63,7 @@ def test_optimizer_parallel_gathers_are_listed_as_optimizer(pipeline_hsdp):
     optimizer parallel and gathered back (_MicroStepAllGather). The embedding table (1024, 512),
     cut (1, 1), repeats over all of stage 0 (ranks 0-3): rank 0 holds 1024 / 4 rows of it; q's
     weight, cut (1, 2), repeats over the dp group 0-2."""
-    comm = pipeline_hsdp.analyse("step_parallel_end").comm()
+    comm = analyse(pipeline_hsdp, "step_parallel_end").comm()
     gathers = comm[(comm["rank"] == 0) & (comm["op"] == "_MicroStepAllGather")]
     assert len(gathers) > 0
     assert set(gathers["kind"]) == {"optimizer"}
@@ -81,7 +82,7 @@ def test_send_carries_its_shape_attribute(pipeline_hsdp):
     """04: a micro-batch is 16 / 4 = 4 sequences x 64 = 256 rows of 512; inside a stage the data is
     cut dp 2, so each rank sends (128, 512) float32 per micro-batch, though step_parallel_end
     still shows the global (256, 512) on the Send's input."""
-    comm = pipeline_hsdp.analyse("step_parallel_end").comm()
+    comm = analyse(pipeline_hsdp, "step_parallel_end").comm()
     sends = comm[comm["op"] == "Send"]
     assert set(sends["rank"]) == {0, 1, 2, 3}
     assert set(sends["shape"]) == {(128, 512)}
@@ -97,7 +98,7 @@ def test_totals_over_the_job_per_kind(pipeline_hsdp):
     Receives on each of 4-7, each (128, 512) float32."""
     from msinspect.analysis.comm import comm_totals
 
-    comm = pipeline_hsdp.analyse("step_parallel_end").comm()
+    comm = analyse(pipeline_hsdp, "step_parallel_end").comm()
     totals = comm_totals(comm, "kind").set_index("kind")
     assert totals.loc["pipeline", "operators"] == 32
     assert totals.loc["pipeline", "rank_count"] == 8
@@ -150,7 +151,7 @@ def test_the_alltoalls_a_self_defined_shard_function_calls_are_the_users():
     expert ids, results back) a layer over the expert-parallel group {0, 1, 2, 3} of rank 0;
     MindSpore expands it after the parallel passes, so at validate nothing names them but their
     source: the job's own code, kind user (2 layers: 2 AlltoAll and 6 AlltoAllV)."""
-    rows = msinspect.load_dump(FIXTURES / "zoo" / "15_mf_llama_moe_ep8").analyse("validate").comm()
+    rows = analyse(msinspect.load_dump(FIXTURES / "zoo" / "15_mf_llama_moe_ep8"), "validate").comm()
     mine = rows[(rows["rank"] == 0) & rows["op"].isin(["AlltoAll", "AlltoAllV"]) & (rows["kind"] == "user")]
     assert sorted(mine["op"]) == ["AlltoAll"] * 2 + ["AlltoAllV"] * 6
     assert {tuple(g) for g in mine["group_ranks"]} == {(0, 1, 2, 3)}

@@ -16,6 +16,7 @@ import shutil
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.errors import MsInspectError
 from tests.conftest import FIXTURES
 from tests.test_cli_parse import msinspect as cli
@@ -47,7 +48,7 @@ def _check_slices(slices):
 
 @pytest.mark.parametrize("stage", ["validate", "step_parallel_end"])
 def test_world_and_slices_from_the_ir(partial, stage):
-    analysis = msinspect.load_dump(partial).analyse(stage)
+    analysis = analyse(msinspect.load_dump(partial), stage)
     assert analysis.world == tuple(range(8))
     _check_slices(analysis.slices())
     comm = analysis.comm()
@@ -58,15 +59,15 @@ def test_world_and_slices_from_the_ir(partial, stage):
 def test_before_the_parallel_pass_the_world_cannot_be_told_unless_stated(partial):
     """step_parallel_begin has no communication yet: nothing in the files names the world."""
     dump = msinspect.load_dump(partial)
-    unknown = dump.analyse("step_parallel_begin").slices()
+    unknown = analyse(dump, "step_parallel_begin").slices()
     assert unknown["slice"].isna().all() and set(unknown["slice_text"]) == {"cannot tell"}
     assert unknown["device_matrix"].isna().all()  # not (2, 1, 1, 2) from the 4 ranks present
-    _check_slices(dump.analyse("step_parallel_begin", world=8).slices())
+    _check_slices(analyse(dump, "step_parallel_begin", world=8).slices())
 
 
 def test_world_smaller_than_the_ranks_present_is_refused(partial):
     with pytest.raises(MsInspectError, match="rank_7"):
-        msinspect.load_dump(partial).analyse(world=4)
+        analyse(msinspect.load_dump(partial), world=4)
 
 
 def test_cli_world_option(partial):

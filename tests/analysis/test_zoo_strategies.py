@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.analysis.strategies import layout_strategy, strategy_of, strategy_rows
 from msinspect.model import Node
 from msinspect.parser import parse_file
@@ -24,7 +25,7 @@ def tp4dp2():
 
 
 def test_semi_auto_step_parallel_begin_has_the_users_strategies(tp4dp2):
-    rows = tp4dp2.analyse("step_parallel_begin").strategies()
+    rows = analyse(tp4dp2, "step_parallel_begin").strategies()
     assert set(rows["rank"]) == set(range(8))
     ln1 = rows[rows["name"] == "ln1"]
     assert len(ln1) == 8 * 4  # 4 blocks on each of 8 ranks
@@ -41,7 +42,7 @@ def test_layout_api_gives_the_strategy_of_its_device_matrix():
     assert layout_strategy({"device_matrix": (2, 4), "tensor_map": (1, -1)}) == (2, 1)
     assert layout_strategy({"device_matrix": (2, 4), "tensor_map": (-1, 0)}) == (1, 4)
     assert layout_strategy({"device_matrix": (2, 4), "tensor_map": ((1, 0), -1)}) == (8, 1)
-    rows = msinspect.load_dump(ZOO / "10_layout_api_8").analyse("step_parallel_end").strategies()
+    rows = analyse(msinspect.load_dump(ZOO / "10_layout_api_8"), "step_parallel_end").strategies()
     col = rows[rows["name"] == "col_matmul"]
     assert set(col["in_strategy"]) == {((2, 1), (1, 4))} and set(col["set_by"]) == {"user"}
     flat = rows[rows["name"] == "flat_matmul"]

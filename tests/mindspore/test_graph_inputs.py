@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.analysis.params import weights_of
 from msinspect.analysis.tally import tally_of
 from msinspect.mindspore.layouts import Call, layout_of
@@ -17,7 +18,7 @@ ZOO = FIXTURES / "zoo"
 
 
 def _inputs(dump, stage="validate"):
-    slices = msinspect.load_dump(ZOO / dump).analyse(stage).slices()
+    slices = analyse(msinspect.load_dump(ZOO / dump), stage).slices()
     return {(row["rank"], row["param"]): row for row in slices[slices["kind"] == "input"].to_dict("records")}
 
 
@@ -76,7 +77,7 @@ def test_before_the_parallel_pass_the_share_is_not_told():
 
 
 def test_inputs_are_not_counted_as_weights():
-    analysis = msinspect.load_dump(ZOO / "19_doc_optimizer_parallel").analyse("validate")
+    analysis = analyse(msinspect.load_dump(ZOO / "19_doc_optimizer_parallel"), "validate")
     result = analysis.results[0]
     assert {r["param"] for r in result.params} - {r["param"] for r in weights_of(result.params)} == {"inputs", "targets"}
     assert "inputs" not in tally_of([], [], result.params).weights_read

@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.analysis.second_opinion import rank_records, unread, with_records
 from tests.conftest import FIXTURES, invoke
 
@@ -26,7 +27,7 @@ def _copy(tmp_path, net: str):
 @pytest.mark.parametrize("net", ["01_semi_auto_tp4dp2", "04_pipeline_hsdp_recompute"])
 @pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
 def test_every_weight_read_from_the_ir_is_as_mindspore_recorded_it(net, stage):
-    analysis = msinspect.load_dump(ZOO / net).analyse(stage)
+    analysis = analyse(msinspect.load_dump(ZOO / net), stage)
     slices = analysis.slices()
     records = rank_records(analysis)
     frame = with_records(analysis, slices, records)
@@ -40,7 +41,7 @@ def test_a_rank_folder_without_a_record_compares_nothing(tmp_path):
     for record in (dump / "rank_7").iterdir():
         if record.suffix in (".json", ".ckpt", ".pb"):
             record.unlink()
-    frame = with_records(msinspect.load_dump(dump).analyse("validate"), msinspect.load_dump(dump).analyse("validate").slices())
+    frame = with_records(analyse(msinspect.load_dump(dump), "validate"), analyse(msinspect.load_dump(dump), "validate").slices())
     assert set(frame[frame["rank"] == 7]["record"]) == {"no record"}
     assert set(frame[frame["rank"] != 7]["record"]) == {"same"}
 

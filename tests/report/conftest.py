@@ -50,8 +50,8 @@ def browser(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def analysed():
-    """``analysed(name)``: the fixture dump ``name``, loaded once per session (its analyses are
-    cached on the Dump), so that the report tests parse each fixture once."""
+    """``analysed(name)``: the fixture dump ``name``, loaded once per session (``analyse`` of it
+    reads each rank back from the on-disk cache), so that the report tests parse each fixture once."""
     import msinspect
     from tests.conftest import FIXTURES
 

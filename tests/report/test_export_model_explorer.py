@@ -9,6 +9,7 @@ from dataclasses import asdict, fields
 import pytest
 from click.testing import CliRunner
 
+from msinspect.analysis import analyse
 from msinspect.cli import main
 from tests.conftest import FIXTURES
 
@@ -184,4 +185,4 @@ def test_exporting_one_rank_analyses_that_rank_alone_with_the_same_result(rank5)
     dump = load_dump(SEED)
     alone = rank_analysis(dump, 5)
     assert [r.rank for r in alone.results] == [5] and len(alone.plan.read) == 8
-    assert export_rank(dump, 5, analysis=dump.analyse()) == rank5 == export_rank(dump, 5, analysis=alone)
+    assert export_rank(dump, 5, analysis=analyse(dump)) == rank5 == export_rank(dump, 5, analysis=alone)

@@ -7,6 +7,7 @@ import re
 
 import pandas as pd
 
+from msinspect.analysis import analyse
 from msinspect.report import group_shapes, html
 from msinspect.report.group_shapes import by_shape, shape_of, shape_totals
 
@@ -38,7 +39,7 @@ def test_the_report_of_many_ranks_writes_groups_by_shape(monkeypatch, analysed):
     groups of 2 ranks, stride 4."""
     monkeypatch.setattr(html, "MANY", 8)
     monkeypatch.setattr(group_shapes, "MANY", 8)
-    page = html.report_html(analysed("zoo/01_semi_auto_tp4dp2").analyse())
+    page = html.report_html(analyse(analysed("zoo/01_semi_auto_tp4dp2")))
     groups = page[page.index('id="comm-groups"'):]
     groups = re.sub(r"<[^>]+>", " ", groups[:groups.index("</table>")])
     assert "2 groups of 4 ranks, stride 1" in groups and "4 groups of 2 ranks, stride 4" in groups
@@ -51,7 +52,7 @@ def test_a_device_grid_of_too_many_devices_is_named_not_drawn(monkeypatch, analy
     """zoo 01's weights are cut over its 8 devices: past a bound of 4, each grid says so and how
     to draw it, and no grid picture is drawn."""
     monkeypatch.setattr(html, "GRID_DEVICES", 4)
-    page = html.report_html(analysed("zoo/01_semi_auto_tp4dp2").analyse())
+    page = html.report_html(analyse(analysed("zoo/01_semi_auto_tp4dp2")))
     params = page[page.index('<section id="params">'):]
     params = params[:params.index("</section>")]
     assert "8 devices" in params and "not drawn (msinspect render DUMP --param " in params

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 import msinspect
+from msinspect.analysis import analyse
 from msinspect.report.html import report_html
 from msinspect.report.tables import COMM_SHOWN, STRATEGY_SHOWN, text
 from tests.conftest import FIXTURES
@@ -31,7 +32,7 @@ def _open(browser, tmp_path_factory, dump, spec: str | None = None):
     fixture = dump.path.name
     check = msinspect.check_dump(spec, dump) if spec else None
     page = tmp_path_factory.mktemp("report") / f"{fixture}.html"
-    page.write_text(report_html(dump.analyse(), check), encoding="utf-8")
+    page.write_text(report_html(analyse(dump), check), encoding="utf-8")
     browser.get(page.as_uri())
     return dump, check
 
@@ -59,9 +60,9 @@ def test_seed_002_report_rows_filter_and_device_grid(browser, tmp_path_factory, 
     # seed 002's Net: matmul, relu, matmul2, then the MSE loss (Sub, Square, ReduceMean): six operators
     # with a strategy, the same on every one of the 8 ranks -> six rows, each for ranks 0-7
     strategy_rows = browser.find_elements(By.CSS_SELECTOR, "#strategies-table tr.row")
-    assert len(strategy_rows) == 6 == _distinct_rows(dump.strategies(), STRATEGY_SHOWN)
+    assert len(strategy_rows) == 6 == _distinct_rows(analyse(dump).strategies(), STRATEGY_SHOWN)
     assert {r.find_elements(By.TAG_NAME, "td")[0].text for r in strategy_rows} == {"0-7"}
-    assert len(browser.find_elements(By.CSS_SELECTOR, "#comm-table tr.row")) == _distinct_rows(dump.comm(), COMM_SHOWN)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#comm-table tr.row")) == _distinct_rows(analyse(dump).comm(), COMM_SHOWN)
     assert browser.find_element(By.ID, "world-size").text == "8"
     # filtering: only relu's row stays
     box = browser.find_element(By.ID, "strategies-filter")
@@ -91,7 +92,7 @@ def test_pipeline_report_collapses_micro_batches_and_expands(browser, tmp_path_f
     dump, _ = _open(browser, tmp_path_factory, analysed("recursive_pipeline_dryrun_8rank"))
     assert _console_errors(browser) == []
     rows = browser.find_elements(By.CSS_SELECTOR, "#strategies-table tr.row")
-    assert len(rows) == _distinct_rows(dump.strategies(), STRATEGY_SHOWN)
+    assert len(rows) == _distinct_rows(analyse(dump).strategies(), STRATEGY_SHOWN)
     # recursive_pipeline.py: 4 micro-batches; stage 0 (ranks 0-3) runs layer1's matmul once per
     # micro-batch: one block "x 4 identical", collapsed until its toggle is pressed
     block = next(b for b in browser.find_elements(By.CSS_SELECTOR, "#strategies-table tbody.collapsed")
@@ -151,7 +152,7 @@ def test_graph_around_a_named_operator_and_the_busiest_collective(browser, tmp_p
 
     dump = analysed("sharding_propagation_dryrun_8rank")
     page = tmp_path_factory.mktemp("around") / "named.html"
-    page.write_text(report_html(dump.analyse(), ops=["matmul"]), encoding="utf-8")
+    page.write_text(report_html(analyse(dump), ops=["matmul"]), encoding="utf-8")
     browser.get(page.as_uri())
     assert _console_errors(browser) == []
     [figure] = browser.find_elements(By.CSS_SELECTOR, "#around figure.around")
@@ -169,7 +170,7 @@ def test_graph_around_a_named_operator_and_the_busiest_collective(browser, tmp_p
     # the forward kind: matmul's output per rank is (8, 16) float32 = 512 bytes, summed by an
     # AllReduce over 4 ranks: 2 (4 - 1) / 4 x 512 = 768 bytes per step
     page = tmp_path_factory.mktemp("around") / "default.html"
-    page.write_text(report_html(dump.analyse()), encoding="utf-8")
+    page.write_text(report_html(analyse(dump)), encoding="utf-8")
     browser.get(page.as_uri())
     figures = browser.find_elements(By.CSS_SELECTOR, "#around figure.around")
     forward = [f for f in figures if "the forward operator with the most wire bytes: 768 bytes" in f.text]
@@ -188,7 +189,7 @@ def test_repeated_layers_weights_collapse_and_expand(browser, tmp_path_factory, 
     # table, "x 4 identical (blocks 0-3)"; wq (512, 512) feeds q_matmul ((dp, 1), (1, tp)) = (1, 4)
     dump = msinspect.load_dump(FIXTURES / "zoo" / "01_semi_auto_tp4dp2")
     page = tmp_path_factory.mktemp("params") / "zoo01.html"
-    page.write_text(report_html(dump.analyse(), ops=["no-such-operator"]), encoding="utf-8")
+    page.write_text(report_html(analyse(dump), ops=["no-such-operator"]), encoding="utf-8")
     browser.get(page.as_uri())
     assert _console_errors(browser) == []
     collapsed = browser.find_elements(By.CSS_SELECTOR, "#params-table tbody.collapsed")
@@ -227,7 +228,7 @@ def test_a_run_compared_with_another_shows_what_changed(browser, tmp_path_factor
     dump = analysed("zoo/01_semi_auto_tp4dp2")
     compared = compare_runs(dump.path, ROOT / "tests" / "analysis" / "jobdiff" / "zoo01_mp1", 0)
     page = tmp_path_factory.mktemp("report") / "compared.html"
-    page.write_text(report_html(dump.analyse(), compared=compared), encoding="utf-8")
+    page.write_text(report_html(analyse(dump), compared=compared), encoding="utf-8")
     browser.get(page.as_uri())
     assert _console_errors(browser) == []
     section = browser.find_element(By.ID, "compare")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from click.testing import CliRunner
 
+from msinspect.analysis import analyse
 from msinspect.cli import main
 from tests.conftest import FIXTURES
 
@@ -103,13 +104,13 @@ def test_rank_groups_in_the_run_section(analysed, monkeypatch):
     from msinspect.report.html import report_html
 
     monkeypatch.setattr(around, "choose", lambda *a, **k: [])  # no pictures: this test is about the run section
-    html = report_html(analysed("recursive_pipeline_dryrun_8rank").analyse())
+    html = report_html(analyse(analysed("recursive_pipeline_dryrun_8rank")))
     table = html[html.index('id="rank-groups"'):]
     table = table[:table.index("</table>")]
     rows = [r for r in table.split("<tr")[2:]]
     assert len(rows) == 2 and 'class="warn"' not in table
     assert ">A</td><td>ranks 0-3</td><td>0</td>" in rows[0] and ">B</td><td>ranks 4-7</td><td>1</td>" in rows[1]
-    assert 'id="rank-groups"' not in report_html(analysed("seed_002").analyse())
+    assert 'id="rank-groups"' not in report_html(analyse(analysed("seed_002")))
 
 
 def test_pictures_come_from_the_rank_asked_for(tmp_path):
@@ -121,7 +122,7 @@ def test_pictures_come_from_the_rank_asked_for(tmp_path):
     from msinspect.report.around import choose, draw
 
     pipeline = FIXTURES / "zoo" / "04_pipeline_hsdp_recompute"
-    analysis = load_dump(pipeline).analyse(jobs=1)
+    analysis = analyse(load_dump(pipeline), jobs=1)
     assert [c.rank for c in choose(analysis, ["lm_matmul"])] == [4]
     (on_6,) = choose(analysis, ["lm_matmul"], rank=6)
     assert on_6.rank == 6 and "rank_6" in on_6.file and on_6.lines
@@ -160,7 +161,7 @@ def test_the_files_read_are_one_row_per_file_name(analysed, monkeypatch):
     from msinspect.report.html import report_html
 
     monkeypatch.setattr(around, "choose", lambda *a, **k: [])  # no pictures: this test is about the run section
-    html = report_html(analysed("recursive_pipeline_dryrun_8rank").analyse())
+    html = report_html(analyse(analysed("recursive_pipeline_dryrun_8rank")))
     assert '<td id="ranks-present">8: ranks 0-7</td>' in html
     table = html[html.index("<summary>file read per rank"):]
     rows = table[:table.index("</table>")].split("<tr")[2:]

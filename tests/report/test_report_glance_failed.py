@@ -13,6 +13,7 @@ import re
 
 import pytest
 
+from msinspect.analysis import analyse
 from msinspect.check import check
 from msinspect.report.html import report_html
 from msinspect.spec import load_spec
@@ -36,7 +37,7 @@ def page(analysed, tmp_path_factory):
     spec = tmp_path_factory.mktemp("spec") / "wrong.toml"
     spec.write_text(SPEC)
     dump = analysed("sharding_propagation_dryrun_8rank")
-    analysis = dump.analyse()
+    analysis = analyse(dump)
     outcome = check(load_spec(spec), dump, analyses={None: analysis})
     assert [o.passed for o in outcome.outcomes if o.expectation.kind == "strategy"] == [False]
     return report_html(analysis, outcome)

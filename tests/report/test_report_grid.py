@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from msinspect.analysis import analyse
 from msinspect.report.grid import device_grid, grids_of
 from msinspect.report.grid_svg import PngUnavailableError, grid_svg, svg_to_png
 from tests.conftest import FIXTURES
@@ -29,7 +30,7 @@ def cells(svg: str) -> dict[int, dict]:
 
 @pytest.fixture(scope="module")
 def seed_analysis(analysed):
-    return analysed("sharding_propagation_dryrun_8rank").analyse()
+    return analyse(analysed("sharding_propagation_dryrun_8rank"))
 
 
 def test_seed_002_w_rank_5_holds_rows_8_to_16(seed_analysis):
@@ -98,7 +99,7 @@ def test_4d_device_matrix_with_global_ranks_of_a_stage():
 
 def test_pipeline_weight_is_drawn_over_its_own_stage(analysed):
     # recursive_pipeline.py: 2 stages on 8 ranks, layer2 on stage 1 = ranks 4..7
-    analysis = analysed("recursive_pipeline_dryrun_8rank").analyse()
+    analysis = analyse(analysed("recursive_pipeline_dryrun_8rank"))
     [grid] = grids_of(analysis, "layer2.weight")
     assert grid.ranks == (4, 5, 6, 7)
     with pytest.raises(KeyError, match="layer1.weight"):
@@ -148,7 +149,7 @@ def test_a_grid_says_when_the_stage_was_assumed(tmp_path):
     shutil.copytree(FIXTURES / "sharding_propagation_dryrun_8rank", dump)
     for f in (dump / "rank_3").glob("*validate*"):
         f.unlink()
-    [grid] = grids_of(msinspect.load_dump(dump).analyse(), "w")
+    [grid] = grids_of(analyse(msinspect.load_dump(dump)), "w")
     assert "pipeline stages cannot be told" in grid_svg(grid)
     assert grid.cell(5).slice_text == "[8:16, 0:16]"
 
@@ -159,7 +160,7 @@ def test_zoo_tp4_dp2_transformer_weights_by_hand(analysed):
     # ways by dm[2]; out_matmul ((dp, tp), (tp, 1)) -> [2, 4, 1], wo rows cut 4 ways by dm[1].
     # Rank r sits at (r // 4, ., r % 4): wq columns / wo rows 128 * (r % 4) .. +128; dm[0] (data
     # parallel) replicates both, so ranks r and r + 4 hold the same slice.
-    analysis = analysed("zoo/01_semi_auto_tp4dp2").analyse()
+    analysis = analyse(analysed("zoo/01_semi_auto_tp4dp2"))
     [wq] = grids_of(analysis, "blocks.0.attention.wq")
     [wo] = grids_of(analysis, "blocks.0.attention.wo")
     q_cells, o_cells = cells(grid_svg(wq)), cells(grid_svg(wo))

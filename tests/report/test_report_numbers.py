@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 
 import pytest
 
+from msinspect.analysis import analyse
 from msinspect.report.html import report_html
 
 
@@ -53,7 +54,7 @@ def tables(html: str) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def seed_002(analysed):
-    return report_html(analysed("sharding_propagation_dryrun_8rank").analyse())
+    return report_html(analyse(analysed("sharding_propagation_dryrun_8rank")))
 
 
 def _column(table: dict, header: str) -> list[str]:
@@ -99,7 +100,7 @@ def test_every_table_spells_a_dtype_one_way(analysed):
     """The recursive pipeline (seeds 000/001) is float32 throughout; its Sends and Receives write
     their dtype attribute ``F32``, the other collectives' abstracts ``Float32``: the communication
     table says ``Float32`` on every row that has a dtype."""
-    found = tables(report_html(analysed("recursive_pipeline_dryrun_8rank").analyse()))
+    found = tables(report_html(analyse(analysed("recursive_pipeline_dryrun_8rank"))))
     table = found["comm-table"]
     dtypes = {d for d in _column(table, "dtype") if d and not d.startswith("(")}
     assert dtypes == {"Float32"}
@@ -114,7 +115,7 @@ def test_manual_parallel_report_leads_with_the_unsynchronised_replicas(analysed)
     section says exactly that, before the run; it says how the job is cut (8 ranks, no parallel
     pass, no pipeline), what each rank sends (the loss's AllReduce and its gradient, 7 + 7 = 14
     bytes a step) and holds (the six weights whole, 2,678,824 bytes of float32)."""
-    html = report_html(analysed("manual_parallel_8rank").analyse())
+    html = report_html(analyse(analysed("manual_parallel_8rank")))
     assert html.index('id="glance"') < html.index('id="run"')
     findings = re.findall(r'<li class="finding" data-kind="([^"]+)" data-params="([^"]*)">', html)
     assert [(kind, set(params.split())) for kind, params in findings] == [

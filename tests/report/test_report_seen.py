@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from msinspect.analysis import analyse
 from msinspect.report.html import report_html
 
 needs_dot = pytest.mark.skipif(__import__("shutil").which("dot") is None,
@@ -36,7 +37,7 @@ def test_no_bar_where_the_bytes_cannot_be_told(browser, tmp_path_factory, analys
     rank's own parameters): 2 x (512 + 256) = 1,536 bytes a step, drawn."""
     from selenium.webdriver.common.by import By
 
-    _open(browser, tmp_path_factory, analysed("sharding_propagation_dryrun_8rank").analyse("step_parallel_end"),
+    _open(browser, tmp_path_factory, analyse(analysed("sharding_propagation_dryrun_8rank"), "step_parallel_end"),
           "seed002-end")
     drawn = browser.find_elements(By.CSS_SELECTOR, "#comm-bars g.bar")
     bars = {g.get_attribute("data-group"): g for g in drawn}
@@ -64,7 +65,7 @@ def test_rank_shapes_on_screen_and_long_scopes_cut(browser, tmp_path_factory, an
     opens, and a scope shows its tail with the whole scope on hover."""
     from selenium.webdriver.common.by import By
 
-    _open(browser, tmp_path_factory, analysed("recursive_pipeline_dryrun_8rank").analyse(), "pipeline")
+    _open(browser, tmp_path_factory, analyse(analysed("recursive_pipeline_dryrun_8rank")), "pipeline")
     table = browser.find_element(By.ID, "strategies-table")
     frame = table.find_element(By.XPATH, "./ancestor::div[contains(@class, 'scroll')]")
     browser.execute_script("arguments[0].scrollIntoView()", frame)
@@ -98,7 +99,7 @@ def test_each_graph_picture_shows_its_operator_without_scrolling(browser, tmp_pa
     producers: each frame opens scrolled so that the operator drawn around (double border) shows."""
     from selenium.webdriver.common.by import By
 
-    _open(browser, tmp_path_factory, analysed("sharding_propagation_dryrun_8rank").analyse(), "seed002")
+    _open(browser, tmp_path_factory, analyse(analysed("sharding_propagation_dryrun_8rank")), "seed002")
     figures = browser.find_elements(By.CSS_SELECTOR, "#around figure.around")
     assert len(figures) >= 3
     taller = 0
