@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from msinspect.cell_text import text
 from msinspect.graph import node_id, to_networkx
 from msinspect.parser import parse_file
-from msinspect.report.tables import text
 
 #: Fill and border of communication nodes.
 COMM_STYLE = {"backgroundColor": "#fde0dd", "borderColor": "#c51b8a", "hoveredBorderColor": "#7a0177"}

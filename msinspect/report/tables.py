@@ -9,12 +9,12 @@ operators (micro-batches, layers of a CellList) collapsed into one block ("x N i
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 
 import pandas as pd
 
+from msinspect.cell_text import text  # noqa: F401 (the report's modules take it from here)
 from msinspect.rank_merge import merge_ranks
 from msinspect.ranks_text import ranks_text
 
@@ -26,19 +26,6 @@ COMM_SHOWN = ["name", "op", "kind", "shape", "dtype", "wire_bytes", "tensor_byte
               "producer", "consumers", "micro", "scope"]
 _INSTANCE = re.compile(r"-op\d+$")
 _REPEATED_CELL = re.compile(r"/\d+-")
-
-
-def text(value) -> str:
-    """A cell's text: tuples as MindSpore prints them, nothing for missing values."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, (tuple, list)):
-        return "(" + ", ".join(text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
-    return str(value)
 
 
 @dataclass
