@@ -79,10 +79,9 @@ def _salt() -> bytes:
 
 @lru_cache(maxsize=1)
 def _fixed_salt() -> bytes:
-    import msinspect
-
-    digest = hashlib.sha256(msinspect.__version__.encode())
-    digest.update(repr(parser_libraries()).encode())
+    # msinspect's version is in its source (msinspect/__init__.py), which _code() covers: the
+    # package itself is not imported here, since what it exports imports this module
+    digest = hashlib.sha256(repr(parser_libraries()).encode())
     digest.update(resources.files("msinspect.grammars").joinpath("mindspore_ir.lark").read_bytes())
     digest.update(_code())
     return digest.digest()
