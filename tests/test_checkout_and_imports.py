@@ -1,15 +1,16 @@
 """The package runs from a checkout with only its dependencies installed, and importing it (or its
 pytest plugin, which every pytest session of an environment with msinspect loads) imports none of
 Lark, networkx and pandas; reading a spec neither. Modules that once imported each other (check,
-spec and the expectation kinds; dumps and selection; collect and groups) import one way only."""
+spec and the expectation kinds; dumps and selection; collect and groups) import one way only
+(tests/test_layers.py: no module imports one that imports it)."""
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
 
 from tests.conftest import FIXTURES, ROOT
+from tests.import_graph import import_graph, reached, within
 
 # An installed msinspect (editable or not) is hidden: its finders and any site-packages copy
 # are dropped, so only the checkout on sys.path can answer for 'msinspect'.
@@ -101,70 +102,6 @@ def test_reading_a_spec_loads_neither_pandas_nor_lark(tmp_path):
     assert done.stdout.strip() == "['comm', 'count', 'no_redistribution', 'shape', 'strategy'] []"
 
 
-def _type_checking(test: ast.expr) -> bool:
-    return getattr(test, "id", None) == "TYPE_CHECKING" or getattr(test, "attr", None) == "TYPE_CHECKING"
-
-
-def _imports(node: ast.AST, typed: bool):
-    """Every import statement under ``node``, at module level or in a function; those under ``if
-    TYPE_CHECKING:`` only when ``typed``."""
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.If) and _type_checking(child.test) and not typed:
-            for other in child.orelse:
-                yield from _imports(ast.Module([other], []), typed)
-            continue
-        if isinstance(child, (ast.Import, ast.ImportFrom)):
-            yield child
-        yield from _imports(child, typed)
-
-
-def import_graph(typed: bool = False) -> dict[str, set[str]]:
-    """Module -> the msinspect modules it imports, read from the source: a name a package exports
-    lazily (its ``_LAZY`` table) counts as its module, a package that imports its submodules by
-    name (the expectation kinds) as importing each, and importing ``a.b.c`` as importing ``a.b``."""
-    paths = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
-             for p in (ROOT / "msinspect").rglob("*.py")}
-    trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in paths.items()}
-    lazy = {name: {key.value: value.elts[0].value for key, value in zip(node.value.keys, node.value.values)}
-            for name, tree in trees.items() for node in ast.walk(tree)
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
-            and any(getattr(t, "id", None) == "_LAZY" for t in node.targets)}
-    graph = {}
-    for name, tree in trees.items():
-        named = set()
-        for node in _imports(tree, typed):
-            if isinstance(node, ast.Import):
-                named |= {alias.name for alias in node.names}
-                continue
-            base = node.module
-            if node.level:  # from .report import ...
-                package = name.split(".") if paths[name].name == "__init__.py" else name.split(".")[:-1]
-                base = ".".join(package[:len(package) + 1 - node.level] + ([node.module] if node.module else []))
-            named |= {f"{base}.{alias.name}" if f"{base}.{alias.name}" in paths
-                      else lazy.get(base, {}).get(alias.name, base) for alias in node.names}
-        if any(getattr(call.func, "attr", None) == "import_module" and isinstance(call.args[0], ast.JoinedStr)
-               for call in ast.walk(tree) if isinstance(call, ast.Call)):
-            named |= {m for m in paths if m.rpartition(".")[0] == name}
-        parents = {".".join(m.split(".")[:i]) for m in named for i in range(1, m.count(".") + 2)}
-        graph[name] = {m for m in parents if m in paths and m != name}
-    return graph
-
-
-def reached(graph: dict[str, set[str]], prefix: str) -> set[str]:
-    """Every module that the modules named ``prefix`` or ``prefix.*`` import, directly or not."""
-    seen: set[str] = set()
-    todo = [m for m in graph if m == prefix or m.startswith(prefix + ".")]
-    while todo:
-        for module in graph[todo.pop()] - seen:
-            seen.add(module)
-            todo.append(module)
-    return seen
-
-
-def _in(modules: set[str], prefix: str) -> bool:
-    return any(m == prefix or m.startswith(prefix + ".") for m in modules)
-
-
 KNOTS = [("msinspect.check", "msinspect.expectations"), ("msinspect.spec", "msinspect.expectations"),
          ("msinspect.check", "msinspect.spec"), ("msinspect.dumps", "msinspect.selection"),
          ("msinspect.analysis.collect", "msinspect.analysis.groups")]
@@ -172,17 +109,22 @@ KNOTS = [("msinspect.check", "msinspect.expectations"), ("msinspect.spec", "msin
 
 def test_the_knots_are_cut():
     """At run time, in a function or not, each pair imports one way; the expectation kinds reach
-    neither the spec reader nor the checker by any path, and collect reaches groups by none, even
-    for its type hints. (dumps still reaches selection through ``Dump.analyse``, which runs an
-    analysis: it never imports selection itself.)"""
+    neither the spec reader nor the checker by any path, even for their type hints; the dump reaches
+    no selection and, of the analyses, only what matches an operator by name (``RankDump.node``:
+    ops and the vocabulary it reads; the dump once ran the whole analysis); collect reaches groups
+    by no path, even for its type hints."""
     runtime, typed = import_graph(), import_graph(typed=True)
     for a, b in KNOTS:
-        a_imports_b = any(_in(runtime[m], b) for m in runtime if _in({m}, a))
-        b_imports_a = any(_in(runtime[m], a) for m in runtime if _in({m}, b))
+        a_imports_b = any(within(n, b) for m in runtime if within(m, a) for n in runtime.successors(m))
+        b_imports_a = any(within(n, a) for m in runtime if within(m, b) for n in runtime.successors(m))
         assert not (a_imports_b and b_imports_a), (a, b)
-    kinds = reached(runtime, "msinspect.expectations")
+    kinds = reached(typed, "msinspect.expectations")
     assert not {"msinspect.check", "msinspect.spec", "msinspect.testing"} & kinds
-    assert "msinspect.check" not in reached(runtime, "msinspect.spec")
-    assert "msinspect.selection" not in typed["msinspect.dumps"]
-    assert not _in(reached(typed, "msinspect.analysis.collect"), "msinspect.analysis.groups")
-    assert "msinspect.analysis.signature" in runtime["msinspect.analysis.collect"] & runtime["msinspect.analysis.groups"]
+    assert "msinspect.check" not in reached(typed, "msinspect.spec")
+    dump = reached(typed, "msinspect.dumps")
+    assert "msinspect.selection" not in dump
+    assert {m for m in dump if within(m, "msinspect.analysis")} == {"msinspect.analysis.ops",
+                                                                    "msinspect.analysis.vocabulary"}
+    assert not any(within(m, "msinspect.analysis.groups") for m in reached(typed, "msinspect.analysis.collect"))
+    signature = set(runtime.predecessors("msinspect.analysis.signature"))
+    assert {"msinspect.analysis.collect", "msinspect.analysis.groups"} <= signature
