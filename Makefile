@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup prepared dot browser demo test check bench fixtures zoo sweep-demo
+.PHONY: setup prepared dot browser demo test check readings bench fixtures zoo sweep-demo
 
 # The virtual environment, with msinspect and its train, dry-run, cluster (Dask, for --scheduler
 # and its test) and dev extras; re-made when the package metadata changes. Idempotent.
@@ -76,6 +76,11 @@ CHECK_TESTS = tests/parser/test_golden.py tests/parser/test_values.py tests/pars
 check: prepared
 	$(BIN)/python -m pytest -q $(CHECK_TESTS)
 	MSINSPECT_PARSER=reference $(BIN)/python -m pytest -q tests/parser/test_golden.py tests/parser/test_value_depth.py
+
+# The parser's two readings over every rank's IR file of the corpus (make test compares one rank's
+# file of each dump and pass whose ranks differ only in values: tests/parser/test_readings.py).
+readings: prepared
+	MSINSPECT_READINGS=every $(BIN)/python -m pytest -q -n auto tests/parser/test_readings.py
 
 bench: prepared
 	$(BIN)/python bench/bench_parse.py
