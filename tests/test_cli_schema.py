@@ -10,6 +10,7 @@ recursive_pipeline has 2 pipeline stages on 8 devices: ranks 0-3 and 4-7."""
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import re
@@ -68,6 +69,7 @@ def _matches(value, kind: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=None)  # read-only to the tests; both tests of a command read one run
 def _json(command: str):
     run = msinspect(*COMMANDS[command], "--json", "--jobs", "2")
     assert run.returncode == 0, run.stderr

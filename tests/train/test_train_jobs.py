@@ -44,12 +44,15 @@ def test_manual_parallel_trains_for_real(tmp_path, live_processes, needs_mindspo
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_interrupted_run_leaves_no_processes(tmp_path, sig, live_processes, needs_mindspore, needs_mlxtend):
+    """A signal to the job stops msrun and every worker. Two ranks: what is tested is that each
+    process of the group goes, which holds for two as for eight (eight take four times the CPU
+    of MindSpore's start-up, twice)."""
     code = ("import signal, sys; from msinspect.train import run_job, TrainInterrupted\n"
             # Ctrl-C as a terminal gives it, even from a suite started in the background (make test
             # &), which runs with SIGINT ignored: its children inherit that
             "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
             "try:\n"
-            f"    run_job('manual_parallel', ranks=8, epochs=50, out_root={str(tmp_path)!r})\n"
+            f"    run_job('manual_parallel', ranks=2, epochs=50, out_root={str(tmp_path)!r})\n"
             "except TrainInterrupted:\n"
             "    sys.exit(130)\n")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO,
@@ -57,7 +60,7 @@ def test_interrupted_run_leaves_no_processes(tmp_path, sig, live_processes, need
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         logs = list(tmp_path.glob("train-*/logs/worker_*.log"))
-        if len(logs) == 8 and len(live_processes(str(tmp_path))) >= 9:
+        if len(logs) == 2 and len(live_processes(str(tmp_path))) >= 3:  # msrun and its 2 workers
             break
         time.sleep(0.5)
     else:
