@@ -32,8 +32,11 @@ def kind_of(node: Node, graph: nx.MultiDiGraph, key: str, planner: bool | None =
     """Why the operator is there: see :mod:`msinspect.analysis.vocabulary` (from the primitive,
     its instance name and, for ``planner``, whether the parallel pass inserted communication into
     the file: :func:`~msinspect.analysis.vocabulary.planner_ran`); an unnamed AllGather of a
-    parameter (2.2 era) is optimizer parallel."""
+    parameter (2.2 era) is optimizer parallel; a collective in a mirror's bprop scope is a
+    gradient sum whatever its name (:data:`~msinspect.analysis.vocabulary.MIRROR_BPROP_SCOPE`)."""
     kind = vocabulary.kind_of(node, is_backward(node), planner)
+    if kind == "backward" and scope_of(node).rsplit("/", 1)[-1].startswith(vocabulary.MIRROR_BPROP_SCOPE):
+        return "gradient"
     if kind in ("user", "unknown") and node.op == "AllGather":
         source = producer(graph, key)
         data = graph.nodes[source] if source is not None else {}

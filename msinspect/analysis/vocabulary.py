@@ -159,6 +159,10 @@ def check_kind(kind: str, *, communication: bool) -> None:
 REDISTRIBUTION_PREFIX = "redistribution_op_"
 #: The same prefix on the gradient of a redistribution operator (written with and without ``_``).
 GRAD_REDISTRIBUTION_PREFIXES = ("grad_redistribution_op_", "gradredistribution_op_")
+#: The scope MindSpore gives a mirror operator's bprop (``Grad__MirrorOperator``, and the micro-
+#: and mini-step mirrors'): the AllReduce there is a weight's gradient sum, whatever its
+#: instance name (zoo 19's bias mirror is named ``gradforward_op_*``).
+MIRROR_BPROP_SCOPE = "Grad__Mirror"
 #: Instance names of optimizer-parallel gathers (and ``grad_`` + it for their gradient).
 OPTIMIZER_MARKS = ("parallel_optimizer", "opt_shard")
 #: Instance name the parallel pass gives the AllReduce it inserts into a global norm (clip by

@@ -155,3 +155,17 @@ def test_the_alltoalls_a_self_defined_shard_function_calls_are_the_users():
     mine = rows[(rows["rank"] == 0) & rows["op"].isin(["AlltoAll", "AlltoAllV"]) & (rows["kind"] == "user")]
     assert sorted(mine["op"]) == ["AlltoAll"] * 2 + ["AlltoAllV"] * 6
     assert {tuple(g) for g in mine["group_ranks"]} == {(0, 1, 2, 3)}
+
+
+def test_every_whole_weights_gradient_sum_is_kind_gradient_whatever_its_name():
+    """zoo 19 by hand (its net's docstring): the optimizer cuts layer1.weight and layer2.weight
+    (ReduceScatter of their gradients); layer3.weight (10, 512) and the three biases (512,),
+    (512,), (10,) are under the 64 KB threshold, whole on all 8 ranks: each gradient is summed by
+    its mirror's bprop, an AllReduce over 0-7 in a ``Grad__MirrorOperator`` scope. MindSpore
+    names one of them ``gradforward_op_*`` at validate; it is a gradient sum all the same."""
+    rows = analyse(msinspect.load_dump(FIXTURES / "zoo" / "19_doc_optimizer_parallel"), "validate").comm()
+    mine = rows[(rows["rank"] == 0) & (rows["op"] == "AllReduce")]
+    gradient = mine[mine["kind"] == "gradient"]
+    assert sorted(tuple(s) for s in gradient["shape"]) == [(10,), (10, 512), (512,), (512,)]
+    assert {tuple(g) for g in gradient["group_ranks"]} == {tuple(range(8))}
+    assert not any(tuple(s) == (512,) for s in mine[mine["kind"] == "backward"]["shape"])
