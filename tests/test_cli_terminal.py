@@ -173,5 +173,6 @@ def test_only_rows_of_different_ranks_merge():
     assert code == 0
     rows = [row for row in body_rows(lines) if row[0]]
     assert len(rows) == 4 * 6 + 1 and {row[0] for row in rows} == {"0-7"}
-    # each block's q_matmul is named by its block (0-Block/q_matmul ...), as --op takes it back
-    assert sorted(row[1] for row in rows if row[1].endswith("q_matmul")) == [f"{b}-Block/q_matmul" for b in range(4)]
+    # each block's q_matmul is named by its block (0-Block/.../q_matmul ...), as --op takes it back
+    assert sorted(row[1] for row in rows if row[1].endswith("q_matmul")) == [f"{b}-Block/.../q_matmul"
+                                                                               for b in range(4)]

@@ -11,8 +11,8 @@ sequence 64, global batch 8:
 - ``q_matmul``: ``((dp, 1), (1, tp))`` = ``((2, 1), (1, 4))``, the cell of the issue;
 - ``loss_ce`` is ``SoftmaxCrossEntropyWithLogits``, so the op column is that name's 29 columns;
 - each of the 4 blocks (``blocks``: a SequentialCell of ``Block`` cells, scopes ``.../0-Block/...``
-  to ``.../3-Block/...``) has its own ``q_matmul``: a person's table tells them apart by the block,
-  ``0-Block/q_matmul`` (which ``--op`` takes back).
+  to ``.../3-Block/...``) has its own ``q_matmul`` in ``attention-Attention``: a person's table
+  tells them apart by the block, ``0-Block/.../q_matmul`` (which ``--op`` takes back).
 """
 from __future__ import annotations
 
@@ -47,9 +47,9 @@ def test_no_tuple_is_cut_across_lines(strategies_120):
 
 def test_the_strategies_of_the_issue_read_whole(strategies_120):
     cells = {(row[1], row[3]) for row in body_rows(strategies_120) if len(row) > 3}
-    assert {name for name, _ in cells if name.endswith("/q_matmul")} == {f"{b}-Block/q_matmul" for b in range(4)}
-    assert ("0-Block/q_matmul", "((2, 1), (1, 4))") in cells
-    assert ("0-Block/context_bmm", "((2, 4, 1, 1), (2, 4, 1, 1))") in cells
+    assert {name for name, _ in cells if name.endswith("/q_matmul")} == {f"{b}-Block/.../q_matmul" for b in range(4)}
+    assert ("0-Block/.../q_matmul", "((2, 1), (1, 4))") in cells
+    assert ("0-Block/.../context_bmm", "((2, 4, 1, 1), (2, 4, 1, 1))") in cells
     assert any(c == "SoftmaxCrossEntropyWithLogits" for row in body_rows(strategies_120) for c in row)
 
 
@@ -74,7 +74,7 @@ def test_names_in_several_scopes_are_told_apart_by_the_nearest_part_that_differs
     mlp = ["Default/net-MLP/fc1-Dense", "Default/net-MLP", "Default/net-MLP/fc2-Dense"]
     assert named_apart(["matmul", "act", "matmul"], mlp) == ["fc1-Dense/matmul", "act", "fc2-Dense/matmul"]
     blocks = [f"Default/blocks-SequentialCell/{b}-Block/attention-Attention" for b in (0, 1)]
-    assert named_apart(["q_matmul", "q_matmul"], blocks) == ["0-Block/q_matmul", "1-Block/q_matmul"]
+    assert named_apart(["q_matmul", "q_matmul"], blocks) == ["0-Block/.../q_matmul", "1-Block/.../q_matmul"]
     # the same name twice in one scope (a Primitive called twice) needs no prefix
     assert named_apart(["ffn_add", "ffn_add"], ["Default/0-Block"] * 2) == ["ffn_add", "ffn_add"]
     # no single part differs: as many last parts as tell them apart
@@ -86,9 +86,12 @@ def test_the_told_apart_name_selects_its_operator_back():
     from msinspect.analysis.ops import selector_matches
 
     scope = "Default/blocks-SequentialCell/0-Block/attention-Attention"
-    assert selector_matches("q_matmul", scope, "0-Block/q_matmul")
-    assert not selector_matches("q_matmul", scope.replace("0-Block", "1-Block"), "0-Block/q_matmul")
+    assert selector_matches("q_matmul", scope, "0-Block/.../q_matmul")
+    assert not selector_matches("q_matmul", scope.replace("0-Block", "1-Block"), "0-Block/.../q_matmul")
     assert selector_matches("q_matmul", scope, "attention-Attention/MatMul", op="MatMul")
+    # without "..." a scope-qualified name is one whose scope ends so, as before
+    assert not selector_matches("q_matmul", scope, "0-Block/q_matmul")
+    assert selector_matches("q_matmul", scope, "0-Block/attention-Attention/q_matmul")
 
 
 def test_the_comm_table_tells_each_blocks_producer_apart():
@@ -97,4 +100,4 @@ def test_the_comm_table_tells_each_blocks_producer_apart():
     lines, code = in_terminal("comm", ZOO01, "--rank", "0", "--kind", "forward", "--columns", "rank,op,producer")
     assert code == 0, "\n".join(lines)
     producers = {row[2] for row in body_rows(lines) if len(row) > 2 and row[2].endswith("out_matmul")}
-    assert {f"{b}-Block/out_matmul" for b in range(4)} <= producers, producers
+    assert {f"{b}-Block/.../out_matmul" for b in range(4)} <= producers, producers

@@ -39,12 +39,15 @@ def test_a_misspelt_scope_is_still_offered_the_scope():
 
 def test_a_misspelt_name_under_a_scope_is_offered_names_under_that_scope():
     """Each of zoo 01's 4 blocks (``.../N-Block/attention-Attention``) has a ``q_matmul``: the name
-    under block 1, misspelt, is offered as it would be written, block 1's first."""
-    result = invoke("strategies", ZOO01, "--rank", "0", "--op", "1-Block/q_matmal")
+    under block 1, misspelt, is offered as the table writes it, block 1's first."""
+    result = invoke("strategies", ZOO01, "--rank", "0", "--op", "1-Block/.../q_matmal")
     assert result.exit_code == 2
     error = _error(result)
-    assert "; did you mean 1-Block/q_matmul or " in error, error
-    assert invoke("strategies", ZOO01, "--rank", "0", "--op", "1-Block/q_matmul").exit_code == 0
+    assert "; did you mean 1-Block/.../q_matmul or " in error, error
+    assert invoke("strategies", ZOO01, "--rank", "0", "--op", "1-Block/.../q_matmul").exit_code == 0
+    # as many last parts of the scope as given: attention-Attention/q_matmul, not a block's
+    error = _error(invoke("strategies", ZOO01, "--rank", "0", "--op", "attention-Attention/q_matmal"))
+    assert "; did you mean attention-Attention/q_matmul or " in error and "Block" not in error, error
 
 
 def test_a_misspelt_spec_key_is_an_unknown_key_with_the_one_meant(tmp_path):

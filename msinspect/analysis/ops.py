@@ -87,9 +87,11 @@ def selector_matches(name: str | None, scope: str | None, selector: str, op: str
     """Whether ``selector`` names the operator ``name`` in ``scope`` (of type ``op``, if given).
 
     A selector is an instance name (``matmul``), an op type when ``op`` is given (``MatMul``), a
-    name (or op type) under the given scope parts, in a row (``layer1-Dense/matmul``,
-    ``layer1-Dense/MatMul``, ``0-Block/q_matmul`` for ``.../0-Block/attention-Attention``), or
-    a scope alone (``loss-CrossEntropyLoss``: any operator in that scope or below). ``fold``: compare without case (``Matmul``, ``AllToAll`` for ``AlltoAll``).
+    scope-qualified name whose scope ends with the given parts (``layer1-Dense/matmul``, or
+    ``layer1-Dense/MatMul``), a name under a scope part with ``...`` for the parts between
+    (``0-Block/.../q_matmul`` for ``.../0-Block/attention-Attention``: ``...`` is no part of a
+    scope), or a scope alone (``loss-CrossEntropyLoss``: any operator in that scope or below).
+    ``fold``: compare without case (``Matmul``, ``AllToAll`` for ``AlltoAll``).
     """
     scope = scope if isinstance(scope, str) else ""  # None, or NaN from a DataFrame
     name = name if isinstance(name, str) else None
@@ -101,9 +103,32 @@ def selector_matches(name: str | None, scope: str | None, selector: str, op: str
     parts = selector.strip("/").split("/")
     if len(parts) == 1 and (name == selector or (op is not None and op == selector)):
         return True
-    if len(parts) > 1 and parts[-1] in (name, op) and _scope_contains(scope, parts[:-1]):
-        return True
+    if len(parts) > 1 and parts[-1] in (name, op):
+        if ELIDED in parts[:-1]:
+            return _scope_has_around(scope, parts[:-1])
+        if _scope_endswith(scope, parts[:-1]):
+            return True
     return _scope_contains(scope, parts)
+
+
+#: The parts of a scope left out of a selector: ``0-Block/.../q_matmul``.
+ELIDED = "..."
+
+
+def _scope_endswith(scope: str, parts: list[str]) -> bool:
+    have = scope.split("/") if scope else []
+    return len(have) >= len(parts) and have[len(have) - len(parts):] == parts
+
+
+def _scope_has_around(scope: str, parts: list[str]) -> bool:
+    """Whether ``scope`` holds ``parts`` before the ``...`` in a row and ends with those after it."""
+    cut = parts.index(ELIDED)
+    before, after = parts[:cut], parts[cut + 1:]
+    have = scope.split("/") if scope else []
+    end = len(have) - len(after)
+    if end < 0 or have[end:] != after:
+        return False
+    return any(have[i:i + len(before)] == before for i in range(end - len(before) + 1))
 
 
 def _scope_contains(scope: str, parts: list[str]) -> bool:

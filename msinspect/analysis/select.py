@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING, Iterable
 
-from msinspect.analysis.ops import selector_matches
+from msinspect.analysis.ops import ELIDED, selector_matches
 from msinspect.errors import NoMatchError
 from msinspect.ranks_text import ranks_text
 
@@ -126,16 +126,19 @@ def no_operator(selector: str, frame: pd.DataFrame, what: str, column: str = "na
 
 
 def _qualified(frame: pd.DataFrame, column: str, selector: str) -> list[str]:
-    """Every ``scope parts/name`` (and ``/op``) of ``frame``'s rows with as many scope parts, in a
-    row, as ``selector`` gives: what a scope-qualified selector could have meant."""
-    given = len(selector.strip("/").split("/")) - 1
-    if given < 1:
+    """What a scope-qualified ``selector`` could have meant, in its own form: each row's name (and
+    op type) after as many last parts of its scope (``fc2-Dense/matmul``), or after each part of
+    its scope and ``...`` (``0-Block/.../q_matmul``) where the selector elides parts."""
+    given = selector.strip("/").split("/")[:-1]
+    if not given:
         return []
     found = {}
     for name, op, scope in zip(frame[column], frame["op"], frame["scope"]):
         have = scope.split("/") if isinstance(scope, str) else []
-        for i in range(len(have) - given + 1):
+        heads = ([f"{part}/{ELIDED}" for part in have] if ELIDED in given
+                 else ["/".join(have[-len(given):])] if len(have) >= len(given) else [])
+        for head in heads:
             for last in (name, op):
                 if isinstance(last, str):
-                    found["/".join(have[i:i + given] + [last])] = None
+                    found[f"{head}/{last}"] = None
     return list(found)

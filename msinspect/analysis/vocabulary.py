@@ -200,8 +200,10 @@ def moves_data(node: Node) -> bool:
 #: The name ``GenerateGraph::NewOpInst`` gives an operator of a replacement graph (an operator's
 #: own parallel implementation, ``ops_info/*.cc``): ``HashName(instance name)``, a decimal
 #: ``std::hash`` of up to 20 digits, then the primitive's name and the operator's index in the
-#: graph. With ``grad`` before it: its gradient.
-_REPLACE_GRAPH_NAME = re.compile(r"^(?:grad)?(\d{1,20})([A-Za-z_]+?)(\d+)$")
+#: graph. With ``grad`` before it: its gradient. ``enable_nd_tp``'s MatMul writes ``forward_op``
+#: before it (zoo 20: ``forward_op3815130986688897272AllGather1``, the hash of the MatMul it
+#: replaced).
+_REPLACE_GRAPH_NAME = re.compile(r"^(?:grad)?(?:forward_op)?(\d{1,20})([A-Za-z_]+?)(\d+)$")
 
 #: Graph flags the parallel pass sets (``mindspore/ccsrc/frontend/parallel/step_parallel.cc``,
 #: ``ops_utils.h``): ``check_set_strategy_valid_once_only`` when it returned without running (the

@@ -44,10 +44,10 @@ def short_scope(scope, parts: int = 2) -> str:
 
 def named_apart(names: Sequence, scopes: Sequence) -> list:
     """Names for a person's table: an instance name that stands in several scopes (three Dense
-    cells each with a ``matmul``; four blocks each with a ``q_matmul``) is prefixed with the part
-    of its scope nearest to it that tells those scopes apart (``fc2-Dense/matmul``,
-    ``0-Block/q_matmul``: a name under a scope, the form ``--op`` takes); else with as many last
-    parts as tell them apart. A name in one scope stays as it is."""
+    cells each with a ``matmul``; four blocks each with a ``q_matmul``) is written as a selector
+    that ``--op`` takes back: with its scope's last part where that tells them apart
+    (``fc2-Dense/matmul``), else with the nearest part that does and ``...`` for those between
+    (``0-Block/.../q_matmul``), else with as many last parts as do. A name in one scope stays."""
     scopes = [scope if isinstance(scope, str) else "" for scope in scopes]
     seen: dict[Any, set[str]] = {}
     for name, scope in zip(names, scopes):
@@ -58,14 +58,18 @@ def named_apart(names: Sequence, scopes: Sequence) -> list:
 
 
 def _apart(scopes: set[str]) -> dict[str, str]:
-    """Each scope's shortest text that tells it from the others: its part nearest to the name
-    that differs across all of them, else its fewest last parts that do."""
+    """Each scope's shortest selector prefix that tells it from the others (see :func:`named_apart`)."""
     split = {scope: scope.split("/") for scope in scopes}
     deepest = max(map(len, split.values()))
     for back in range(1, deepest + 1):
         part = {scope: parts[-back] if len(parts) >= back else "" for scope, parts in split.items()}
-        if len(set(part.values())) == len(scopes) and all(part.values()):
+        if len(set(part.values())) < len(scopes) or not all(part.values()):
+            continue
+        if back == 1:
             return part
+        if all(sum(part[scope] in parts for parts in split.values()) == 1 for scope in scopes):
+            return {scope: f"{part[scope]}/..." for scope in scopes}
+        break
     for back in range(1, deepest + 1):
         if len({tuple(parts[-back:]) for parts in split.values()}) == len(scopes):
             break

@@ -126,6 +126,8 @@ def _node(op: str, name: str | None) -> Node:
     ("_MirrorOperator", "_MirrorOperator", False, "gradient"),
     ("AllReduce", "forward_op_123", False, "forward"),
     ("AllReduce", "gradforward_op_123", True, "backward"),
+    # enable_nd_tp's MatMul: "forward_op" + the replaced MatMul's hash + op + index (zoo 20)
+    ("AllGather", "forward_op3815130986688897272AllGather1", False, "forward"),
     ("_VirtualDiv", "123", False, "virtual"),
     ("Send", "Send", False, "pipeline"),
     # a name of the user's own, and no file to tell whether the parallel pass inserted
@@ -169,3 +171,15 @@ def test_every_whole_weights_gradient_sum_is_kind_gradient_whatever_its_name():
     assert sorted(tuple(s) for s in gradient["shape"]) == [(10,), (10, 512), (512,), (512,)]
     assert {tuple(g) for g in gradient["group_ranks"]} == {tuple(range(8))}
     assert not any(tuple(s) == (512,) for s in mine[mine["kind"] == "backward"]["shape"])
+
+
+def test_enable_nd_tps_collectives_are_the_matmuls_own():
+    """zoo 20 by hand (its net's docstring: MindSpore's high-dimension tensor-parallel sample, a
+    Layout((2, 4), ("x", "y")) on 8 ranks): matmul1's activation is gathered over "y" (rank 0:
+    ranks 0-3) before it and its partial sums reduce-scattered over "x" ({0, 4}) after it;
+    matmul2 the other way round. They are the MatMuls' own communication: kind forward."""
+    rows = analyse(msinspect.load_dump(FIXTURES / "zoo" / "20_doc_high_dimension_tp"), "validate").comm()
+    mine = rows[(rows["rank"] == 0) & rows["op"].isin(["AllGather", "ReduceScatter"])]
+    assert set(mine["kind"]) == {"forward"}
+    assert sorted((op, tuple(g)) for op, g in zip(mine["op"], mine["group_ranks"])) == [
+        ("AllGather", (0, 1, 2, 3)), ("AllGather", (0, 4)), ("ReduceScatter", (0, 1, 2, 3)), ("ReduceScatter", (0, 4))]
