@@ -55,7 +55,9 @@ control flow (``Switch``, ``Partial``) is counted once: at most once per step (`
 **The phase**: ``backward`` for a mirror operator (kind ``gradient``: the sum of a weight's
 gradient, which stands in the forward graph until MindSpore expands the backward, ``grad_mirror``
 under ``Gradients/`` after) and in the gradient graph (scope ``Gradients/``), ``optimizer`` in
-the optimizer's cell (``optimizer-`` in the scope), else ``forward``.
+the optimizer's cell (``optimizer-`` in the scope) and in gradient clipping's global norm (the
+AllReduces the parallel pass adds to its partial squares, ``PARALLEL_GLOBALNORM_*``: they sum
+gradients' norms after the backward, for the optimizer's step), else ``forward``.
 
 **A file without its backward.** MindSpore's parallel pass runs before automatic differentiation
 is expanded: a file that still holds a ``J`` node (``step_parallel_begin``, ``step_parallel_end``)
@@ -80,6 +82,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from msinspect.analysis.ops import PIPELINE_OPS, stable_name
+from msinspect.analysis.vocabulary import GLOBAL_NORM_PREFIX
 from msinspect.schema import is_missing
 from msinspect.stages import files_of_stage, stage_of
 from msinspect.mindspore.layouts import layout_of, map_axes
@@ -352,12 +355,15 @@ def user_called(row: dict) -> bool:
     return row["kind"] == "user" or (row["kind"] == "backward" and stable_name(row["name"]) == row["op"])
 
 
-def phase_of(kind, scope) -> str:
-    """The phase of a communication operator of ``kind`` in ``scope`` (see the module)."""
+def phase_of(kind, scope, name=None) -> str:
+    """The phase of a communication operator of ``kind`` in ``scope`` named ``name`` (see the
+    module)."""
     scope = scope if isinstance(scope, str) else ""
     if kind == "gradient" or scope.startswith("Gradients/"):
         return "backward"
     if any(part.startswith("optimizer-") for part in scope.split("/")[:3]):
+        return "optimizer"
+    if isinstance(name, str) and name.startswith(GLOBAL_NORM_PREFIX):
         return "optimizer"
     return "forward"
 
@@ -552,7 +558,7 @@ def comm_costs(analysis) -> pd.DataFrame:
             "group_ranks": tuple(ranks) if ranks is not None else None,
             "wire_bytes": None if is_missing(wire) else int(wire), "runs": count, "count_basis": basis,
             "step_bytes": None if is_missing(wire) else int(wire) * count, "axis": axis, "axis_from": why,
-            "phase": phase_of(row["kind"], row.get("scope")), "micro": row.get("micro"), "graph": row["graph"],
+            "phase": phase_of(row["kind"], row.get("scope"), row["name"]), "micro": row.get("micro"), "graph": row["graph"],
             "file": row["file"],
         })
     frame = pd.DataFrame(rows, columns=COST_COLUMNS)

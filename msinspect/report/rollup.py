@@ -309,7 +309,7 @@ class Cost:
                 self.undecided[why] += 1
             wire = row["wire_bytes"]
             sent = None if is_missing(wire) else int(wire) * count
-            phase = phase_of(row["kind"], row.get("scope"))
+            phase = phase_of(row["kind"], row.get("scope"), row["name"])
             self.seen_axes.add(axis)
             self.seen_phases.add(phase)
             cell = cells.setdefault((axis, phase), [0, False])

@@ -81,6 +81,15 @@ def test_the_overflow_flag_over_the_world_runs_along_every_axis(zoo13, rank):
     assert set(world["axis"]) == {"pipeline+data+tensor"}
 
 
+@pytest.mark.parametrize("rank", [0, 7])
+def test_the_global_norm_runs_in_the_optimizers_phase(zoo13, rank):
+    """zoo 13's step cell clips gradients by their global norm (``use_clip_grad=True``,
+    fixtures/zoo/nets/mf_llama.py): the two AllReduces the parallel pass adds sum the squares of
+    gradients, after the backward and for the optimizer's step: phase optimizer, not forward."""
+    mine = zoo13[(zoo13["rank"] == rank) & zoo13["name"].str.startswith("PARALLEL_GLOBALNORM")]
+    assert len(mine) == 2 and set(mine["phase"]) == {"optimizer"}
+
+
 def test_zoo13_axes_all_told(zoo13):
     assert "cannot tell" not in set(zoo13["axis"])
 
