@@ -185,7 +185,7 @@ class Exemplar:
         """:func:`_names_read` of the exemplar's graph, found again when it keeps more answers."""
         from msinspect.analysis import flow
 
-        size = len(self.graph.graph.get(flow._MEMO) or ())  # noqa: SLF001
+        size = len(flow.kept_answers(self.graph))
         if self._read is None or self._read[0] != size:
             self._read = (size, _names_read(self.graph))
         return self._read[1]
@@ -373,7 +373,7 @@ def _names_read(graph) -> set[str]:
     of the rank that asked first."""
     from msinspect.analysis import flow
 
-    kept = graph.graph.get(flow._MEMO)  # noqa: SLF001 (what remember() keeps, read only)
+    kept = flow.kept_answers(graph)
     if not kept:
         return set()
     found: set[str] = set()

@@ -13,7 +13,8 @@ definition of which edges carry a value. Calls to the file's subgraphs are walke
 from __future__ import annotations
 
 from functools import partial, wraps
-from typing import TYPE_CHECKING, Callable, Iterator
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping
 
 from msinspect.analysis.ops import is_comm, is_plumbing
 from msinspect.graph import RETURNED
@@ -42,6 +43,11 @@ def remember(graph: nx.MultiDiGraph) -> None:
 def keeps_answers(graph: nx.MultiDiGraph) -> bool:
     """Whether :func:`remember` asked ``graph`` to keep its answers (:func:`answer`)."""
     return _MEMO in graph.graph
+
+
+def kept_answers(graph: nx.MultiDiGraph) -> Mapping:
+    """The answers ``graph`` keeps (:func:`remember`), read only: empty where it keeps none."""
+    return MappingProxyType(graph.graph.get(_MEMO) or {})
 
 
 def remembered(walk: Callable) -> Callable:
