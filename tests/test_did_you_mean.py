@@ -50,6 +50,17 @@ def test_a_misspelt_name_under_a_scope_is_offered_names_under_that_scope():
     assert "; did you mean attention-Attention/q_matmul or " in error and "Block" not in error, error
 
 
+@pytest.mark.parametrize("args, meant", [
+    (["comm", ZOO01, "--kind", "optimiser"], "optimizer"),  # British spelling of a kind
+    (["cost", ZOO01, "--by", "axes"], "axis"),
+    (["strategies", ZOO01, "--set-by", "users"], "user"),
+])
+def test_a_misspelt_choice_is_offered_the_value_meant(args, meant):
+    result = invoke(*args)
+    assert result.exit_code == 2
+    assert f"(did you mean {meant}" in result.output, result.output
+
+
 def test_a_misspelt_spec_key_is_an_unknown_key_with_the_one_meant(tmp_path):
     spec = tmp_path / "typo.toml"
     spec.write_text('[[expect.strategy]]\nop = "q_matmul"\nin_stratgy = [[2, 1], [1, 4]]\n')

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import click
 
+from msinspect.cli.choice import Choice
 from msinspect.cli.output import (analysed, emit, errors, jobs_option, json_option, lenient_option, only_ranks,
                                   rank_option, scheduler_option, stage_option, stdout, world_option)
 
@@ -33,7 +34,7 @@ def _by_reason(missing: dict) -> dict[str, str]:
 
 @click.command()
 @click.argument("dump", type=click.Path())
-@click.option("--by", "by", type=click.Choice(BY_CHOICES), default="axis", show_default=True,
+@click.option("--by", "by", type=Choice(BY_CHOICES), default="axis", show_default=True,
               help="Split each rank's bytes per step by parallel axis, by phase, or both.")
 @click.option("--matrix", is_flag=True, help="Also the rank-to-rank matrix of bytes per step (an assumption: ring "
                                              "collectives, pairwise AlltoAll; said with it).")

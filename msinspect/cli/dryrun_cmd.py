@@ -5,6 +5,7 @@ import sys
 
 import click
 
+from msinspect.cli.choice import Choice
 from msinspect.cli.exits import launcher_errors
 from msinspect.cli.output import console as make_console, styled, to_json
 
@@ -29,7 +30,7 @@ from msinspect.cli.output import console as make_console, styled, to_json
 @click.option("--python", "python", default=None, metavar="PATH",
               help="Run the script with this interpreter (another environment's, e.g. MindSpore 2.7 - 2.9); "
                    "default: msinspect's own.")
-@click.option("--build-device", type=click.Choice(["cpu", "gpu"]), default="cpu", show_default=True,
+@click.option("--build-device", type=Choice(["cpu", "gpu"]), default="cpu", show_default=True,
               help="Where operations the script runs eagerly while building its network (after init(), before "
                    "the first compile) execute; the dry run's GPU is a stand-in that executes nothing.")
 @click.option("--env", "env_items", multiple=True, metavar="NAME=VALUE",

@@ -5,6 +5,7 @@ import json
 
 import click
 
+from msinspect.cli.choice import Choice
 from msinspect.cli.output import errors, lenient_option, stage_option, warn_skipped
 from msinspect.cli.reads import tell_plan
 
@@ -13,7 +14,7 @@ from msinspect.cli.reads import tell_plan
                       "input (no such path or rank, output exists).")
 @click.argument("dump", type=click.Path())
 @click.option("--rank", type=int, default=None, help="The rank to export (default: the first read).")
-@click.option("--format", "fmt", type=click.Choice(["model-explorer"]), default="model-explorer", show_default=True,
+@click.option("--format", "fmt", type=Choice(["model-explorer"]), default="model-explorer", show_default=True,
               help="model-explorer: Model Explorer's JSON graph format (pip install ai-edge-model-explorer; "
                    "open the file in it).")
 @click.option("-o", "--output", "out", type=click.Path(), default=None,

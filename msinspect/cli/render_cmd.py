@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 
+from msinspect.cli.choice import Choice
 from msinspect.cli.exits import errors
 from msinspect.cli.output import warn_skipped
 from msinspect.cli.reads import tell_unreadable
@@ -30,7 +31,7 @@ from msinspect.render.files import FORMATS
                                                "collapsing them into the edges.")
 @click.option("-o", "--output", "out", type=click.Path(), default=None,
               help="Picture file (default: e.g. matmul-rank0-validate.svg in the current folder).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+@click.option("--format", "fmt", type=Choice(FORMATS), default=None,
               help="svg, png or dot (default: from the -o suffix, else svg). The .dot source is always "
                    "written beside the picture.")
 @click.option("--overwrite", is_flag=True, help="Replace existing output files.")

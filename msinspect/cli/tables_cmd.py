@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from msinspect.cli.choice import Choice
 from msinspect.analysis.comm import KINDS, comm_totals
 from msinspect.analysis.second_opinion import with_records
 from msinspect.analysis.select import comm_of, no_match, no_operator, no_weight, not_on_ranks, rows_of
@@ -90,7 +91,7 @@ def op_option(f):
 @op_option
 @rank_option
 @stage_option
-@click.option("--set-by", type=click.Choice(["user", "planner"]), default=None, help="Only strategies set so.")
+@click.option("--set-by", type=Choice(["user", "planner"]), default=None, help="Only strategies set so.")
 @table_options
 def strategies(dump, selector, ranks, stage, set_by, as_json, as_jsonl, as_csv, wide, columns, jobs, scheduler,
                lenient, world):
@@ -116,8 +117,8 @@ def strategies(dump, selector, ranks, stage, set_by, as_json, as_jsonl, as_csv, 
 @op_option
 @rank_option
 @stage_option
-@click.option("--kind", type=click.Choice(KINDS), default=None, help="Only communication of this kind.")
-@click.option("--by", type=click.Choice(["kind", "group"]), default=None,
+@click.option("--kind", type=Choice(KINDS), default=None, help="Only communication of this kind.")
+@click.option("--by", type=Choice(["kind", "group"]), default=None,
               help="Totals over the whole job per kind or per group instead of listing every operator.")
 @table_options
 def comm(dump, selector, ranks, stage, kind, by, as_json, as_jsonl, as_csv, wide, columns, jobs, scheduler, lenient,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from msinspect.cli.choice import Choice
 from msinspect.cli.exits import errors, launcher_errors
 from msinspect.cli.output import console, json_option, styled, to_json
 
@@ -13,7 +14,7 @@ MODE_CHOICES = ("recursive_pipeline", "sharding_propagation", "manual_parallel",
 
 
 @click.command("train")
-@click.argument("mode", type=click.Choice(MODE_CHOICES))
+@click.argument("mode", type=Choice(MODE_CHOICES))
 @click.option("--ranks", type=click.IntRange(min=1), default=8, show_default=True, help="device count")
 @click.option("--epochs", type=click.IntRange(min=1), default=None, help="epochs (default: the seed's)")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None, help="batch size (default: the seed's)")
