@@ -101,6 +101,11 @@ class Explanation:
     dims: tuple[int, ...] = ()
     """The dimensions the step gathers (``gather``, ``exchange``), splits (``split``) or sums over."""
     parts: int | None = None
+    own_shapes: tuple | None = None
+    """Where ``dims`` count the dimensions of the tensor as it reaches the collective (one of a
+    redistribution's per-rank Reshapes before it), not the producer's: that tensor's per-rank
+    shape before and after the collective (a bprop: its forward collective's), from the file
+    (:func:`_own_step`); None: the producer's."""
     chain: tuple[str, ...] = ()
     """The communication and redistribution operators between producer and consumer, in order."""
     kept: tuple | None = None
@@ -628,6 +633,16 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
                                  f"{_shape_text(wanted)}: a Reshape between)")
         e.headline = (f"{node.op} {over}: between {e.producer or 'no producer found'} and "
                       f"{e.consumer or 'no consumer found'}; the step cannot be told")
+        own = _own_step(f, node)
+        if own is not None:  # the step as a whole is not told, this collective's part of it is
+            e.action = "gather" if node.op == "AllGather" else "sum"
+            e.dims, e.parts, e.own_shapes = own[0], own[1], own[3]
+            did = "gathered" if node.op == "AllGather" else "summed and scattered"
+            e.headline = (f"{node.op} {over}: between {e.producer or 'no producer found'} and "
+                          f"{e.consumer or 'no consumer found'}: {_dims_text(e.dims)} of the tensor as it "
+                          f"reaches it is {did} ({e.parts} parts)")
+            e.facts.append(f"its own shapes, {own[2]}: MindSpore's {node.op} works on dimension 0"
+                           + (", the Split and Concat after it move the parts" if e.dims != (0,) else ""))
         return e
     gathered = tuple(i for i, (p, c) in enumerate(zip(have, wanted)) if p > c)
     split = tuple(i for i, (p, c) in enumerate(zip(have, wanted)) if p < c)
@@ -671,6 +686,53 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
             e.predicted_group = f.group(matrix, inner)
             _compare_group(e, replace(layout, matrix=tuple(matrix)), _span(f, e), tuple(matrix) != layout.matrix)
     return e
+
+
+def _own_step(f: _File, node: Node) -> tuple[tuple[int, ...], int, str, tuple] | None:
+    """(dimensions, parts, in words, (shape before, shape after)) of what an AllGather or ReduceScatter does to the tensor as it
+    reaches it, from its own per-rank shapes: MindSpore's AllGather concatenates the group's parts
+    on dimension 0 (its output's dimension 0 is its input's times the group's size), a
+    ReduceScatter sums and leaves each rank its part of dimension 0; an AllGather read by a Split
+    on dimension 0 then a Concat (tensor redistribution's way of gathering another dimension)
+    gathers the dimension the Concat's output grows on. None where the shapes do not show it."""
+    op = node.op.removeprefix("PrimFunc_")
+    before = node.input_types[0].shape if node.input_types and node.input_types[0].is_tensor else None
+    after = node.output_shape
+    if op not in ("AllGather", "ReduceScatter") or not before or not after or len(before) != len(after):
+        return None
+    small, big = (before, after) if op == "AllGather" else (after, before)
+    if small[1:] != big[1:] or not small[0] or big[0] % small[0] or big[0] == small[0]:
+        return None
+    parts, dims = big[0] // small[0], (0,)
+    concat = _concat_after(f, node_id(node)) if op == "AllGather" else None
+    if concat is not None and concat.output_shape and len(concat.output_shape) == len(before):
+        grown = tuple(i for i, (a, b) in enumerate(zip(before, concat.output_shape)) if b == a * parts and a != b)
+        if len(grown) != 1:
+            return None
+        dims = grown
+        after = concat.output_shape
+    return dims, parts, f"per rank {_shape_text(before)} -> {_shape_text(after)}", (tuple(before), tuple(after))
+
+
+def _concat_after(f: _File, key: str) -> Node | None:
+    """The Concat of the Split -> TupleGetItem -> MakeTuple -> Concat tensor redistribution puts
+    after an AllGather ``key`` (the Split on dimension 0); None where no such Split reads it."""
+    split = [u for u in consumers(f.graph, key) if _is(lambda n: n.op.removeprefix("PrimFunc_") == "Split", f.node(u))]
+    if len(split) != 1 or f.node(split[0]).inputs[1:2] != (0,):
+        return None
+    todo, seen = [split[0]], set()
+    while todo:
+        current = todo.pop()
+        for user in f.graph.successors(current):
+            node = f.node(user)
+            if user in seen or node is None:
+                continue
+            seen.add(user)
+            if node.op.removeprefix("PrimFunc_") == "Concat":
+                return node
+            if node.op in ("TupleGetItem", "MakeTuple"):
+                todo.append(user)
+    return None
 
 
 def _chain_groups(e: Explanation) -> list:
@@ -864,7 +926,7 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node | None, fop: str, o
         return e
     e.action = action
     if before is not None:
-        e.dims, e.parts = before.dims, before.parts
+        e.dims, e.parts, e.own_shapes = before.dims, before.parts, before.own_shapes
         have, want = before.producer_layout, before.consumer_layout
         same_rank = bool(have) and bool(want) and len(have) == len(want)
         gathered = tuple(i for i in range(len(have)) if have[i] > want[i]) if same_rank else ()
@@ -878,10 +940,28 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node | None, fop: str, o
             e.parts = len(before.group_ranks)
         elif len(before.chain_groups) > 1 and not told and fop != "AllReduce":
             # the forward's step takes several collectives: which of its dimensions this one moved
-            # is not told by the step as a whole
+            # is not told by the step as a whole; its own shapes (or an AlltoAll's attributes) tell it
             e.dims, e.parts = (), None
-            e.cannot_tell.append(f"which dimension: the forward {fop} is one of {len(before.chain_groups)} "
-                                 "collectives of one redistribution, and which part of the step it does is not told")
+            own = _own_step(f, ahead)
+            if own is not None:
+                e.dims, e.parts, e.own_shapes = own[0], own[1], own[3]
+                e.facts.append(f"the forward {fop} is one of {len(before.chain_groups)} collectives of one "
+                               f"redistribution; its own shapes, {own[2]}, say what it moved: "
+                               f"{_dims_text(e.dims)} of the tensor as it reaches it, {e.parts} parts")
+            elif not (fop in ("AlltoAll", "AllToAll") and "split_dim" in node.primitive_attrs):
+                e.cannot_tell.append(f"which dimension: the forward {fop} is one of {len(before.chain_groups)} "
+                                     "collectives of one redistribution, and neither the step nor its own "
+                                     "shapes tell which part of it this one does")
+    if not e.dims and fop in ("AllGather", "ReduceScatter") \
+            and not any(t.startswith("which dimension") for t in e.cannot_tell):
+        # the forward's explanation does not tell it (or the forward is gone): the shapes of the
+        # forward collective, else of this one, tell what moved in the tensor as it reaches it
+        own = next((found for found in (_own_step(f, n) for n in (ahead, node) if n is not None) if found), None)
+        if own is not None:
+            e.dims, e.parts, e.own_shapes = own[0], e.parts or own[1], own[3]
+            whose = f"the forward {fop}'s" if ahead is not None and _own_step(f, ahead) else "its"
+            e.facts.append(f"{whose} own shapes, {own[2]}: {_dims_text(e.dims)} of the tensor as it reaches it, "
+                           f"{own[1]} parts")
     dims = e.dims
     if fop == "AllReduce":
         combine = ahead.primitive_attrs.get("op", "sum") if ahead is not None else "sum"

@@ -229,25 +229,31 @@ def test_sequence_parallel_allgather_at_validate_and_its_gradient():
 UT = FIXTURES / "ut"
 
 
-def test_gradient_of_one_allgather_of_several_does_not_guess_its_dimension():
+def test_gradient_of_one_allgather_of_several_tells_its_dimension_in_its_own_terms():
     # fixtures/ut/b_test_layout_extend__test_layout_extend_reduce_axis_multi_shard_reduce_scatter
     # (.toml): 16 ranks, rank = 8 dp + 4 sp + 2 vp + mp. matmul1's out_strategy (("dp", "sp",
     # "mp"), "vp") gives its output rows cut by (dp, sp, mp), columns by vp; relu ((16, 1),) needs
     # row block 8 dp + 4 sp + 2 vp + mp, columns whole. One redistribution of 3 collectives (the
     # ReduceScatter of matmul1's partial sums, then two AllGathers): over vp
-    # (ranks 0, 2 for rank 0) the columns (dimension 1), over mp (ranks 0-1) rows (dimension 0,
-    # which the StridedSlice after it cuts finer). The step as a whole (dimension 1 gathered,
-    # dimension 0 cut) does not say which AllGather does which, so neither bprop ReduceScatter(sum)
-    # may claim dimension 1: action "sum" over the forward's group, the dimension "cannot tell".
+    # (ranks 0, 2 for rank 0) the columns, over mp (ranks 0-1) rows. The step as a whole (dimension
+    # 1 gathered, dimension 0 cut) does not say which AllGather does which, so neither bprop may
+    # claim the step's dimension 1. Each AllGather's own per-rank shapes do: the redistribution's
+    # Reshape before each lays the tensor out with the part it moves first, and MindSpore's
+    # AllGather concatenates on dimension 0 (no Split / Concat after these): dimension 0 of the
+    # tensor as it reaches it, in the group's 2 parts. The bprop ReduceScatter(sum) scatters that
+    # same dimension 0 back, 2 parts, and says in whose terms (own_shapes: the forward's input
+    # with 1 part on dimension 0, its output with 2).
     analysis = analyse(msinspect.load_dump(UT / "b_test_layout_extend__test_layout_extend_reduce_axis_multi_shard_"
                                            "reduce_scatter"), "validate", only=[0])
     found = [e for e in _backward(explain(analysis, "type:ReduceScatter", rank=0))
              if e.forward.startswith("the AllGather after matmul1 ")]
     assert sorted(tuple(e.group_ranks) for e in found) == [(0, 1), (0, 2)]
     for e in found:
-        assert (e.action, e.dims) == ("sum", ())
+        assert (e.action, e.dims, e.parts) == ("sum", (0,), 2)
         assert tuple(e.predicted_group) == tuple(e.group_ranks)
-        assert any("one of 3 collectives of one redistribution" in t for t in e.cannot_tell)
+        before, after = e.own_shapes
+        assert (before[0], after[0]) == (1, 2) and before[1:] == after[1:]
+        assert not e.cannot_tell
 
 
 def test_gradient_whose_forward_collective_was_dropped():

@@ -1,0 +1,101 @@
+"""``explain`` of a collective that is one step of a longer redistribution, read at ``validate``
+(issue 39, item 5): where the step between producer and consumer cannot be told in the
+producer's terms (per-rank Reshapes with no strategy between, or several collectives in one
+step), the collective's own per-rank shapes tell what it moves. MindSpore's AllGather
+concatenates the group's parts on dimension 0 of its input, a ReduceScatter sums and leaves each
+rank its part of dimension 0 (``mindspore/ops/operations/comm_ops.py``); tensor redistribution
+reshapes the tensor per rank so the moved part is dimension 0. Each expectation is worked out by
+hand from the network script, in the comment above it.
+"""
+from __future__ import annotations
+
+import pytest
+
+import msinspect
+from msinspect.analysis import analyse
+from msinspect.analysis.explain import explain
+
+from tests.conftest import FIXTURES
+
+ZOO = FIXTURES / "zoo"
+
+
+def _backward(found):
+    return [e for e in found if e.kind == "backward"]
+
+
+@pytest.fixture(scope="module")
+def zoo14():
+    """Zoo 14 (fixtures/zoo/nets/14_mf_llama_seq_parallel.py): mp 4 with sequence parallel on
+    ranks 0-3, batch 2, sequence 64, hidden 512, 2 layers. wo and w2 ((1, 4), (1, 4)) with
+    out_strategy ((4, 1),) leave the (128, 512) rows (batch x sequence) cut 4 ways: rank r holds
+    rows 32r .. 32r + 31, that is batch r // 2, sequence half r % 2. The residual add ((1, 4, 1),
+    (1, 4, 1)) needs (2, 64, 512) with the sequence cut 4 ways: rank r holds both batches,
+    sequence 16r .. 16r + 15. The batch of 2 does not divide by 4, so the rows cannot be
+    reshaped in place: MindSpore gathers the two sequence halves of the rank's batch over the
+    ranks with the same batch (0-1), a (1, 32, 512) block per rank gathered on dimension 0 into
+    (2, 32, 512), 2 parts; then the two batches over the ranks with the same sequence half
+    (0, 2), a (1, 2, 32, 512) block gathered on dimension 0 into (2, 2, 32, 512), 2 parts; then
+    StridedSlices keep the rank's 16 positions. Once after wo and once after w2 in each of 2
+    layers: 4 AllGathers over 0-1 and 4 over 0, 2."""
+    return analyse(msinspect.load_dump(ZOO / "14_mf_llama_seq_parallel"), "validate", only=[0])
+
+
+def test_each_allgather_between_reshapes_gathers_dimension_0_of_its_block(zoo14):
+    found = [e for e in explain(zoo14, "type:AllGather", rank=0)
+             if e.kind != "backward" and tuple(e.group_ranks) in ((0, 1), (0, 2))]
+    assert sorted((tuple(e.group_ranks), len(e.lines)) for e in found) == [((0, 1), 4), ((0, 2), 4)]
+    shapes = {(0, 1): ((1, 32, 512), (2, 32, 512)), (0, 2): ((1, 2, 32, 512), (2, 2, 32, 512))}
+    for e in found:
+        assert (e.action, e.dims, e.parts) == ("gather", (0,), 2)
+        assert e.own_shapes == shapes[tuple(e.group_ranks)]
+        # the producer (a per-rank Reshape) carries no layout: still said, not guessed
+        assert any("Reshape" in t and "carries no strategy" in t for t in e.cannot_tell)
+
+
+def test_their_gradients_scatter_dimension_0_back(zoo14):
+    # The bprop of each AllGather is a ReduceScatter(sum) over the same group: the gradient of
+    # the gathered block summed, each rank keeping its part of dimension 0, 2 parts; 4 over 0-1
+    # and 4 over 0, 2, none left "cannot tell".
+    found = [e for e in _backward(explain(zoo14, "type:ReduceScatter", rank=0))
+             if tuple(e.group_ranks) in ((0, 1), (0, 2))]
+    assert sorted(tuple(e.group_ranks) for e in found) == [(0, 1)] * 4 + [(0, 2)] * 4
+    for e in found:
+        assert (e.action, e.dims, e.parts) == ("sum", (0,), 2)
+        assert tuple(e.predicted_group) == tuple(e.group_ranks)
+        assert not e.cannot_tell
+
+
+def test_gradient_of_a_two_axis_layout_gather():
+    # Zoo 21 (fixtures/zoo/nets/21_doc_layout_two_axes.py), rank 0: matmul1 cuts x's rows by "mp"
+    # (rank = 4 dp + 2 sp + mp): after its AllReduce over 0, 2, 4, 6 rank 0 holds rows 0-127 of
+    # 256 as (128, 512), rank 1 rows 128-255. relu1 ((4, 1),) on 8 devices repeats on the right:
+    # ranks 0 and 1 both need rows 0-63. So the two mp halves are gathered over ranks 0-1: a
+    # (1, 128, 512) block on dimension 0 into (2, 128, 512), 2 parts, then a StridedSlice keeps
+    # 64 rows. The step as a whole (two collectives) does not tell it; the AllGather's own shapes
+    # do. Its bprop, a ReduceScatter(sum) over 0-1: dimension 0, 2 parts.
+    analysis = analyse(msinspect.load_dump(ZOO / "21_doc_layout_two_axes"), "validate", only=[0])
+    found = _backward(explain(analysis, "type:ReduceScatter", rank=0))
+    assert len(found) == 1
+    e = found[0]
+    assert tuple(e.group_ranks) == (0, 1)
+    assert (e.action, e.dims, e.parts) == ("sum", (0,), 2)
+    assert e.own_shapes == ((1, 128, 512), (2, 128, 512))
+    assert not e.cannot_tell
+
+
+def test_gradient_of_the_vocabulary_reduce_scatter():
+    # Zoo 05 (fixtures/zoo/nets/05_expert_alltoall_16.py), rank 0: vocab_gather ((16, 1), (1,))
+    # cuts the (4096, 512) table in 16; the masked lookup of 1024 ids gives each rank (1024, 512)
+    # partial rows, reduce-scattered over all 16 ranks: each keeps 1024 / 16 = 64 rows, dimension
+    # 0, 16 parts. Its bprop, an AllGather over the same 16 ranks, gathers dimension 0 of the
+    # gradient back: (64, 512) -> (1024, 512), 16 parts.
+    analysis = analyse(msinspect.load_dump(ZOO / "05_expert_alltoall_16"), "validate", only=[0])
+    found = [e for e in _backward(explain(analysis, "type:AllGather", rank=0))
+             if e.forward.startswith("the ReduceScatter")]
+    assert len(found) == 1
+    e = found[0]
+    assert (e.action, e.dims, e.parts) == ("gather", (0,), 16)
+    assert e.own_shapes == ((1024, 512), (64, 512))
+    assert tuple(e.group_ranks) == tuple(range(16))
+    assert not e.cannot_tell
