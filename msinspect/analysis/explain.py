@@ -689,12 +689,13 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
 
 
 def _own_step(f: _File, node: Node) -> tuple[tuple[int, ...], int, str, tuple] | None:
-    """(dimensions, parts, in words, (shape before, shape after)) of what an AllGather or ReduceScatter does to the tensor as it
-    reaches it, from its own per-rank shapes: MindSpore's AllGather concatenates the group's parts
-    on dimension 0 (its output's dimension 0 is its input's times the group's size), a
-    ReduceScatter sums and leaves each rank its part of dimension 0; an AllGather read by a Split
-    on dimension 0 then a Concat (tensor redistribution's way of gathering another dimension)
-    gathers the dimension the Concat's output grows on. None where the shapes do not show it."""
+    """(dimensions, parts, in words, (shape before, shape after)) of what an AllGather or
+    ReduceScatter does to the tensor as it reaches it, from its own per-rank shapes: MindSpore's
+    AllGather concatenates the group's parts on dimension 0 (its output's dimension 0 is its
+    input's times the group's size), a ReduceScatter sums and leaves each rank its part of
+    dimension 0; an AllGather read by a Split on dimension 0 then a Concat (tensor
+    redistribution's way of gathering another dimension) gathers the dimension the Concat's
+    output grows on. None where the shapes do not show it."""
     op = node.op.removeprefix("PrimFunc_")
     before = node.input_types[0].shape if node.input_types and node.input_types[0].is_tensor else None
     after = node.output_shape
