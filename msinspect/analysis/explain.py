@@ -34,7 +34,7 @@ from msinspect.analysis.flow import (consumers, first_input, is_data_edge, is_so
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
 from msinspect.analysis.vocabulary import MIRROR_OPS, int_attr, moves_data, stated_size
 from msinspect.graph import node_id
-from msinspect.mindspore.layouts import BATCH_MATMUL_OPS, MATMUL_OPS, call_of, layout_of
+from msinspect.mindspore.layouts import BATCH_MATMUL_OPS, MATMUL_OPS, call_of, layout_of, map_axes
 from msinspect.model import Node, NodeKind
 from msinspect.ranks_text import ranks_text
 
@@ -165,10 +165,33 @@ class _File:
                           if row.get("set_by") == "user" and line in self.by_line
                           and not is_backward(self.by_line[line])}
         self._links = None
+        self.dump = getattr(analysis, "dump", None)
+        self._at_end = None
         #: The file's collectives by the ``unique_id`` MindSpore gives a forward node: a gradient
         #: collective names its forward one by it (``forward_unique_id``).
         self.by_unique_id = {str(n.cnode_primal_attrs["unique_id"]): n for n in self.by_line.values()
                              if "unique_id" in n.cnode_primal_attrs and is_comm(n) and not is_backward(n)}
+
+    def user_layout(self, weight: str) -> tuple[tuple[int, ...], tuple, str] | None:
+        """(device matrix, tensor map, in words) of the ``Layout`` the user gave ``weight``: in
+        this file's weight rows, else (at a later pass, where MindSpore has expanded the operator
+        that read it with it) in those of the rank's step_parallel_end file, read as the analyses
+        read it. None where neither gives one."""
+        found = _layout_row(self.result.params, weight)
+        if found is None and self.ir.stage != "step_parallel_end" and self.dump is not None:
+            if self._at_end is None:
+                self._at_end = _params_at_end(self.dump, self.ctx.rank)
+            found = _layout_row(self._at_end, weight)
+            where = "the step_parallel_end file beside it"
+        else:
+            where = "this file"
+        if found is None:
+            return None
+        row, laid = found
+        said = (f"{weight} is laid out by the user's Layout {_shape_text(laid['device_matrix'])}, tensor map "
+                f"{_shape_text(laid['tensor_map'])}, as input {row.get('input_index', '?')} of {row.get('consumer')} "
+                f"({row.get('op')}) in {where}")
+        return tuple(laid["device_matrix"]), tuple(laid["tensor_map"]), said
 
     # the ranks of the stage, where they can be told
     @property
@@ -218,6 +241,27 @@ class _File:
             view = nx.subgraph_view(graph, filter_node=keep, filter_edge=partial(is_data_edge, graph))
             self._links = nx.Graph(view.to_undirected(as_view=True))
         return self._links
+
+
+def _layout_row(rows, weight: str):
+    """(row, user Layout) of the weight row of ``weight`` that carries the user's Layout; None."""
+    for row in rows or ():
+        laid = row.get("user_layout")
+        if row.get("param") == weight and isinstance(laid, dict) and laid.get("device_matrix") is not None:
+            return row, laid
+    return None
+
+
+def _params_at_end(dump, rank: int | None) -> list:
+    """The weight rows of ``rank``'s step_parallel_end file, as the analyses read them; [] where
+    the rank has none."""
+    from msinspect.analysis.collect import analyse
+
+    ranks = [r for r in dump.ranks if r.rank == rank]
+    if not ranks or not ranks[0].stage_files("step_parallel_end"):
+        return []
+    results = analyse(dump, "step_parallel_end", only=[rank]).results
+    return list(results[0].params) if results else []
 
 
 def _source(node: Node) -> str | None:
@@ -811,8 +855,15 @@ def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None)
     consumer = f.node(target)
     strategy = f.strategy_of(target)
     if consumer is None or strategy is None:
-        e.cannot_tell.append(f"the weight's layout: no operator of the file that reads {weight} carries a strategy"
-                             if is_backward(node) else "the weight's layout: its consumer carries no strategy")
+        laid = f.user_layout(weight) if weight else None
+        if laid is not None:  # the user's Layout of the weight (an expert weight read by a Morph)
+            matrix, tensor_map, said = laid
+            e.facts.append(said)
+            return _replicas(f, e, weight, matrix, tensor_map)
+        why = (f"no operator of the file that reads {weight} carries a strategy" if is_backward(node)
+               else "its consumer carries no strategy")
+        e.cannot_tell.append(f"the weight's layout: {why}, and no Layout of the user's lays it out (in this file "
+                             "or the rank's step_parallel_end)")
         return e
     if position is None:
         trail = path_between(f.graph, node_id(node), target) or []
@@ -822,14 +873,20 @@ def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None)
     if layout is None or position is None or position >= len(layout.tensor_maps):
         e.cannot_tell.append(f"the weight's device matrix: no layout rule for {consumer.op} here")
         return e
-    tensor_map = layout.tensor_maps[position]
-    width = len(layout.device_matrix)
-    used = {width - 1 - v for v in tensor_map if v >= 0}
-    free = [i for i in range(width) if i not in used and layout.device_matrix[i] > 1]
     e.facts.append(f"{weight} is input {position} of {e.consumer} {_strategy_text(strategy)}")
-    e.reconstruction.append(f"device matrix {_shape_text(layout.device_matrix)}, tensor map {_shape_text(tensor_map)}: "
+    return _replicas(f, e, weight, layout.device_matrix, layout.tensor_maps[position])
+
+
+def _replicas(f: _File, e: Explanation, weight: str, matrix: tuple[int, ...], tensor_map: tuple) -> Explanation:
+    """The ranks holding the same slice of ``weight`` laid out by ``tensor_map`` (entries count
+    the axes of ``matrix`` from the right) over ``matrix``: those differing from the rank only
+    along the axes that cut none of its dimensions."""
+    width = len(matrix)
+    used = {width - 1 - v for entry in tensor_map for v in map_axes(entry)}
+    free = [i for i in range(width) if i not in used and matrix[i] > 1]
+    e.reconstruction.append(f"device matrix {_shape_text(matrix)}, tensor map {_shape_text(tensor_map)}: "
                             f"axes {', '.join(map(str, free)) or 'none'} leave {weight} whole")
-    e.predicted_group = f.group(layout.device_matrix, free) if free else (f.ctx.rank,)
+    e.predicted_group = f.group(matrix, free) if free else (f.ctx.rank,)
     e.parts = len(e.predicted_group) if e.predicted_group else None
     if e.predicted_group is not None:
         said = f"replicas by that layout: {ranks_text(e.predicted_group, word=True)}"
