@@ -574,16 +574,106 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
     elif target is not None:
         e.cannot_tell.append(f"what the consumer needs: {e.consumer} carries no strategy for that input")
     if layout is not None and layout.partial and node.op in ("AllReduce", "ReduceScatter"):
-        return _partial_sum(f, node, e, layout, over)
+        return _partial_sum(f, node, e, _need_not_matter(node, e, layout), over)
     made = f.node(source)
     combined = reduced_parts(made, f.strategy_of(source), f.devices) if made is not None else None
     if combined is not None and combined.partial and node.op == "AllReduce":
-        return _partial_sum(f, node, e, combined, over, COMBINED_BY[made.op.removeprefix("PrimFunc_")])
+        return _partial_sum(f, node, e, _need_not_matter(node, e, combined), over,
+                            COMBINED_BY[made.op.removeprefix("PrimFunc_")])
+    if kind == "forward" and str(node.instance_name or "").startswith(GLOBAL_NORM):
+        return _global_norm(node, e, over)
+    lookup = _masked_lookup(f, source) if kind == "forward" and node.op in ("AllReduce", "ReduceScatter") else None
+    if lookup is not None:
+        return _lookup_sum(f, node, e, *lookup, over)
     if kind == "forward" and node.op in ("AllReduce", "ReduceScatter", "AllGather"):
         e.headline = f"{node.op} {over}: {e.producer}'s own communication (its replacement graph or its rule)"
         e.cannot_tell.append(f"which dimension: no rule here for {f.node(source).op if f.node(source) else '?'}")
         return e
     return _step(f, node, e, layout, wanted, over)
+
+
+#: The instance names MindSpore's parallel pass gives the AllReduces it adds to gradient clipping's
+#: global norm (``PARALLEL_GLOBALNORM_IN_STAGES``, ``..._BETWEEN_STAGES``).
+GLOBAL_NORM = "PARALLEL_GLOBALNORM"
+
+
+def _need_not_matter(node: Node, e: Explanation, layout: OutputLayout | None = None) -> OutputLayout | None:
+    """An AllReduce of partial sums gives every rank the whole sum whatever its consumer's cut:
+    where the consumer carries no strategy (a ReduceMean's own RealDiv), that is no gap.
+    Returns ``layout`` (for the caller's convenience)."""
+    if node.op == "AllReduce":
+        e.cannot_tell[:] = [t for t in e.cannot_tell if not t.startswith("what the consumer needs")]
+    return layout
+
+
+def _global_norm(node: Node, e: Explanation, over: str) -> Explanation:
+    """The AllReduce MindSpore's parallel pass adds to gradient clipping's global norm
+    (``ClipByGlobalNorm`` / MindFormers' ``ClipGradNorm``): each rank's sum of the squares of the
+    gradient slices it holds, a scalar, summed over the stage (``_IN_STAGES``) or over the ranks at
+    one place of every pipeline stage (``_BETWEEN_STAGES``), before the square root."""
+    between = "BETWEEN_STAGES" in str(node.instance_name)
+    e.action, e.dims = "sum", ()
+    e.parts = len(e.group_ranks) if e.group_ranks else None
+    where = "the pipeline stages (the ranks at this place of each)" if between else "the ranks of the stage"
+    e.headline = (f"{node.op} {over}: gradient clipping's global norm: {e.producer or 'the rank'} sums the squares "
+                  f"of the gradient slices the rank holds (a scalar); the parallel pass adds them over {where} "
+                  f"before {e.consumer or 'the square root'}")
+    e.facts.append(f"MindSpore's parallel pass names it {node.instance_name}")
+    e.cannot_tell[:] = [t for t in e.cannot_tell if not t.startswith(("how the producer", "what the consumer"))]
+    return e
+
+
+def _masked_lookup(f: _File, source: str | None):
+    """(the Gather, its layout) where ``source`` is the last operator of the graph MindSpore puts
+    in place of a Gather that cuts its table along the gathered axis (``gather_info.cc``: each
+    rank looks up the ids its part of the table holds and masks the rest to zero; a Mul by the
+    mask, operators with no strategy, between); None elsewhere."""
+    current, hops = source, 0
+    while current is not None and hops < 4 and f.strategy_of(current) is None:
+        node = f.node(current)
+        if node is None or is_comm(node):
+            return None
+        current, hops = first_input(f.graph, current), hops + 1
+    node, strategy = f.node(current), f.strategy_of(current)
+    if node is None or strategy is None or node.op.removeprefix("PrimFunc_") not in ("Gather", "GatherV2"):
+        return None
+    call = call_of(node, strategy)
+    axis = next((v for v in call.operands[2:3] if isinstance(v, int) and not isinstance(v, bool)), None)
+    layout = layout_of(call, f.devices)
+    table = strategy[0] if strategy else ()
+    if axis is None or layout is None or not table or table[axis % len(table)] == 1:
+        return None
+    width = len(layout.device_matrix)
+    partial = tuple(width - 1 - v for v in map_axes(layout.tensor_maps[0][axis % len(table)]))
+    return current, OutputLayout((), layout.device_matrix, (), partial, layout.rule)
+
+
+def _lookup_sum(f: _File, node: Node, e: Explanation, gather: str, layout: OutputLayout, over: str) -> Explanation:
+    """The collective that adds the masked lookups of a Gather whose table is cut along the axis
+    it gathers: a ReduceScatter also leaves each rank its part of dimension 0."""
+    e.action = "sum"
+    e.parts = prod(layout.matrix[a] for a in layout.partial)
+    e.predicted_group = f.group(layout.matrix, layout.partial)
+    name, strategy = f.name(gather), f.strategy_of(gather)
+    e.cannot_tell[:] = [t for t in e.cannot_tell if not t.startswith("how the producer")]
+    _need_not_matter(node, e)
+    e.facts.append(f"the lookup: {name} ({f.node(gather).op}) in_strategy {_strategy_text(strategy)}, "
+                   f"{e.producer} after it in the graph MindSpore puts in its place")
+    e.headline = (f"{node.op} {over}: the {f.node(gather).op.removeprefix('PrimFunc_')} {name} cuts its table along "
+                  f"the axis it gathers {e.parts} ways: each rank "
+                  "looks up only the ids its part holds, the rest masked to zero, so each holds a partial sum; "
+                  "the ranks add them")
+    own = _own_step(f, node) if node.op == "ReduceScatter" else None
+    if own is not None:
+        e.dims, e.own_shapes = own[0], own[3]
+        e.headline += f", each keeping its part of {_dims_text(e.dims)} ({own[2]})"
+    elif node.op == "ReduceScatter":  # no shapes in the file: MindSpore's ReduceScatter scatters dimension 0
+        e.dims = (0,)
+        e.headline += ", each keeping its part of dimension 0 (a ReduceScatter's; the file prints no shapes here)"
+    e.reconstruction.append(f"{layout.rule}: MindSpore's GatherInfo replaces the lookup with a masked one and "
+                            "adds the parts (gather_info.cc)")
+    _compare_group(e, layout)
+    return e
 
 
 def _plain_reshape(f: _File, key: str | None) -> str | None:
