@@ -587,7 +587,17 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
         return _lookup_sum(f, node, e, *lookup, over)
     if kind == "forward" and node.op in ("AllReduce", "ReduceScatter", "AllGather"):
         e.headline = f"{node.op} {over}: {e.producer}'s own communication (its replacement graph or its rule)"
-        e.cannot_tell.append(f"which dimension: no rule here for {f.node(source).op if f.node(source) else '?'}")
+        own = _own_step(f, node)
+        if own is None:
+            e.cannot_tell.append(f"which dimension: no rule here for {f.node(source).op if f.node(source) else '?'}")
+            return e
+        # no rule says what the operator's own graph needs; the collective's shapes say what it does
+        e.action = "gather" if node.op == "AllGather" else node.primitive_attrs.get("op", "sum")
+        e.dims, e.parts, e.own_shapes = own[0], own[1], own[3]
+        did = "gathered" if node.op == "AllGather" else f"combined ({e.action}) and scattered"
+        e.headline += f": {_dims_text(e.dims)} of the tensor as it reaches it is {did} ({e.parts} parts)"
+        e.facts.append(f"its own shapes, {own[2]}: MindSpore's {node.op} works on dimension 0"
+                       + (", the Split and Concat after it move the parts" if e.dims != (0,) else ""))
         return e
     return _step(f, node, e, layout, wanted, over)
 

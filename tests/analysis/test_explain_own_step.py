@@ -99,3 +99,33 @@ def test_gradient_of_the_vocabulary_reduce_scatter():
     assert e.own_shapes == ((1024, 512), (64, 512))
     assert tuple(e.group_ranks) == tuple(range(16))
     assert not e.cannot_tell
+
+
+@pytest.mark.parametrize("op, group, step", [
+    # Zoo 20 (fixtures/zoo/nets/20_doc_high_dimension_tp.py): 2-D tensor parallel, Layout (2, 4)
+    # ("x", "y"), rank 0 = (x 0, y 0); global batch 8192 rows. At validate MindSpore has replaced
+    # each MatMul by one without a strategy between its own collectives: no rule says what that
+    # graph needs, the collectives' shapes say what each does.
+    # matmul1 ((1, 8), (2, 4)): the activation's 256 columns cut 8 ways, (8192, 32) per rank,
+    # gathered over the "y" group (0-3) to the weight's cut by "x" alone, 256 / 2 = 128:
+    # dimension 1, 4 parts (an AllGather on dimension 0, then Split / Concat).
+    ("AllGather", (0, 1, 2, 3), ("gather", (1,), 4, ((8192, 32), (8192, 128)))),
+    # matmul2 ((1, 8), (4, 2)): relu's (8192, 512) cut 8 ways, (8192, 64), gathered over "x"
+    # ({0, 4}) to 512 / 4 = 128: dimension 1, 2 parts.
+    ("AllGather", (0, 4), ("gather", (1,), 2, ((8192, 64), (8192, 128)))),
+    # matmul1's output (8192, 512 / 4 = 128) holds partial sums over "x"; transposed to
+    # (128, 8192) and reduce-scattered over {0, 4}: 64 of the 128 columns each, dimension 0 of
+    # the transposed tensor, 2 parts (relu's (1, 8): 512 / 8 = 64).
+    ("ReduceScatter", (0, 4), ("sum", (0,), 2, ((128, 8192), (64, 8192)))),
+    # matmul2's output (8192, 256 / 2 = 128), partial over "y", transposed and reduce-scattered
+    # over 0-3: 32 each, dimension 0, 4 parts.
+    ("ReduceScatter", (0, 1, 2, 3), ("sum", (0,), 4, ((128, 8192), (32, 8192)))),
+])
+def test_two_dimensional_tensor_parallel_collectives(op, group, step):
+    analysis = analyse(msinspect.load_dump(ZOO / "20_doc_high_dimension_tp"), "validate", only=[0])
+    found = [e for e in explain(analysis, f"type:{op}", rank=0)
+             if e.kind == "forward" and tuple(e.group_ranks) == group]
+    assert len(found) == 1
+    e = found[0]
+    assert (e.action, e.dims, e.parts, e.own_shapes) == step
+    assert not any(t.startswith("which dimension") for t in e.cannot_tell)
