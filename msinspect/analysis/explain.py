@@ -839,24 +839,55 @@ def _own_step(f: _File, node: Node) -> tuple[tuple[int, ...], int, str, tuple] |
     input's times the group's size), a ReduceScatter sums and leaves each rank its part of
     dimension 0; an AllGather read by a Split on dimension 0 then a Concat (tensor
     redistribution's way of gathering another dimension) gathers the dimension the Concat's
-    output grows on. None where the shapes do not show it."""
+    output grows on, or (no shapes printed) the Concat's axis. Where the file does not print both
+    shapes (step_parallel_end), the shape the per-rank Reshape before it gives and the group's
+    size. None where neither shows it."""
     op = node.op.removeprefix("PrimFunc_")
+    if op not in ("AllGather", "ReduceScatter"):
+        return None
     before = node.input_types[0].shape if node.input_types and node.input_types[0].is_tensor else None
     after = node.output_shape
-    if op not in ("AllGather", "ReduceScatter") or not before or not after or len(before) != len(after):
+    if not before or not after:
+        # a pass that did not infer the collective's output (step_parallel_end) may print its
+        # input as the network had it, not per rank: the per-rank Reshape before it tells
+        before, after = _reshaped_to(f, node), None
+    if not before or not before[0]:
+        return None
+    size = stated_size(node) or len((f.comm.get(node.line) or {}).get("group_ranks") or ())
+    if not after and size > 1 and (op == "AllGather" or before[0] % size == 0):
+        after = (before[0] * size if op == "AllGather" else before[0] // size, *before[1:])
+    if not after or len(before) != len(after):
         return None
     small, big = (before, after) if op == "AllGather" else (after, before)
     if small[1:] != big[1:] or not small[0] or big[0] % small[0] or big[0] == small[0]:
         return None
     parts, dims = big[0] // small[0], (0,)
     concat = _concat_after(f, node_id(node)) if op == "AllGather" else None
+    axis = concat.inputs[1] if concat is not None and len(concat.inputs) > 1 else None
     if concat is not None and concat.output_shape and len(concat.output_shape) == len(before):
         grown = tuple(i for i, (a, b) in enumerate(zip(before, concat.output_shape)) if b == a * parts and a != b)
         if len(grown) != 1:
             return None
         dims = grown
         after = concat.output_shape
+    elif concat is not None and type(axis) is int and -len(before) <= axis < len(before):
+        dims = (axis % len(before),)
+        after = tuple(b * parts if i == dims[0] else b for i, b in enumerate(before))
+    elif concat is not None:
+        return None
     return dims, parts, f"per rank {_shape_text(before)} -> {_shape_text(after)}", (tuple(before), tuple(after))
+
+
+def _reshaped_to(f: _File, node: Node) -> tuple[int, ...] | None:
+    """The shape the Reshape that feeds ``node`` gives (its constant shape operand: a per-rank
+    Reshape of a redistribution states the rank's shape); None where no such Reshape feeds it."""
+    source = f.node(first_input(f.graph, node_id(node)))
+    if source is None or source.op.removeprefix("PrimFunc_") != "Reshape" or len(source.inputs) < 2:
+        return None
+    shape = source.inputs[1]
+    if isinstance(shape, tuple) and shape and all(isinstance(v, int) and not isinstance(v, bool) for v in shape):
+        return shape
+    return None
 
 
 def _concat_after(f: _File, key: str) -> Node | None:
