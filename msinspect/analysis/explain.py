@@ -1065,6 +1065,12 @@ def _optimizer(f: _File, node: Node, e: Explanation, over: str) -> Explanation:
 BPROP = {"AllReduce": ("AllReduce", "sum"), "AllGather": ("ReduceScatter", "sum"),
          "ReduceScatter": ("AllGather", "gather"), "AlltoAll": ("AlltoAll", "exchange"),
          "AllToAll": ("AllToAll", "exchange"), "AlltoAllV": ("AlltoAllV", "exchange")}
+#: The bprops of the per-rank operators a redistribution uses (``grad_array_ops.py``), nothing
+#: on the wire: a Reshape's is a Reshape of the gradient back to its input's shape
+#: (``get_bprop_reshape``), a Split's the Concat of its parts' gradients on its axis
+#: (``get_bprop_split``).
+LOCAL_BPROP = {"Reshape": ("Reshape", "the gradient reshaped back to the shape the forward Reshape read"),
+               "Split": ("Concat", "the gradients of the parts concatenated on the axis the forward Split cut")}
 #: Matrix products, whose input gradient dX = dY . W^T a column cut of W leaves partial.
 _PRODUCTS = MATMUL_OPS | BATCH_MATMUL_OPS
 
@@ -1107,6 +1113,10 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node | None, fop: str, o
                        f"unique_id of {e.forward}, whose gradient it carries")
     if before is not None:
         e.facts.append(f"forward: {before.headline}")
+    if LOCAL_BPROP.get(fop, (None,))[0] == op:
+        e.action = "none"
+        e.headline = f"{op} on the rank's own data: the backward of {e.forward}: {LOCAL_BPROP[fop][1]}"
+        return e
     expected, action = BPROP.get(fop, (None, None))
     if expected != op:
         e.headline = f"{op} {over}: in the gradient of {e.forward}; the step cannot be told"

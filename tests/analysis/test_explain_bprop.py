@@ -291,3 +291,19 @@ def test_gradients_of_two_allgathers_of_one_dimension():
         assert (e.action, e.dims) == ("sum", (1,))
         assert tuple(e.predicted_group) == tuple(e.group_ranks)
         assert not e.cannot_tell
+
+
+def test_gradient_of_a_redistributions_split_is_a_local_concat():
+    # Zoo 14 (fixtures/zoo/nets/14_mf_llama_seq_parallel.py): each sequence gather (before wq and
+    # w1 in each of 2 layers, after mul2; before the final norm's square, after cast) is
+    # AllGather -> Split (dimension 0, 4 parts) -> Concat (dimension 1). MindSpore's bprop of a
+    # Split (get_bprop_split) concatenates the parts' gradients on the axis it cut: a Concat on the
+    # rank's own data, nothing on the wire (action "none"): 4 + 1 = 5, none "cannot tell".
+    analysis = analyse(msinspect.load_dump(ZOO / "14_mf_llama_seq_parallel"), "validate", only=[0])
+    found = [e for e in explain(analysis, "type:Concat", rank=0) if e.forward]
+    after = sorted(e.forward.split(" after ")[1].split(" (")[0] for e in found)
+    assert after == ["cast"] + ["mul2"] * 4
+    for e in found:
+        assert e.forward.startswith("the Split after ")
+        assert e.action == "none"
+        assert not e.cannot_tell
