@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import product
 
-from msinspect.mindspore.layouts import Layout
+from msinspect.mindspore.layouts import Layout, map_axes
 from msinspect.analysis.params import slice_text
 from msinspect.analysis.select import no_weight
 
@@ -107,11 +107,13 @@ class DeviceGrid:
         return [c for p in self.panels for row in p.rows for c in row]
 
 
-def _axes(device_matrix: tuple[int, ...], tensor_map: tuple[int, ...]) -> tuple[Axis, ...]:
+def _axes(device_matrix: tuple[int, ...], tensor_map: tuple) -> tuple[Axis, ...]:
+    """Each device axis with the tensor dimensions it cuts (a dimension cut over several axes,
+    the Layout API's ``(1, 0)`` entry, is cut by each)."""
     n = len(device_matrix)
     cuts: dict[int, list[int]] = {}
-    for dim, axis in enumerate(tensor_map):
-        if axis >= 0:
+    for dim, entry in enumerate(tensor_map):
+        for axis in map_axes(entry):
             cuts.setdefault(n - 1 - axis, []).append(dim)
     return tuple(Axis(i, size, tuple(cuts.get(i, ()))) for i, size in enumerate(device_matrix))
 
@@ -127,7 +129,7 @@ def device_grid(param: str, shape, device_matrix, tensor_map, ranks, read_ranks=
         devices *= size
     if devices != len(ranks):
         raise ValueError(f"device matrix {device_matrix} holds {devices} devices, the stage {len(ranks)}")
-    if len(tensor_map) != len(shape) or any(a >= len(device_matrix) for a in tensor_map):
+    if len(tensor_map) != len(shape) or any(a >= len(device_matrix) for e in tensor_map for a in map_axes(e)):
         raise ValueError(f"tensor map {tensor_map} does not fit shape {shape} on matrix {device_matrix}")
     read = set(ranks if read_ranks is None else read_ranks)
     layout = Layout(device_matrix, (tensor_map,))

@@ -170,3 +170,27 @@ def test_zoo_tp4_dp2_transformer_weights_by_hand(analysed):
         assert o_cells[r]["slice"] == f"[{k}:{k + 128}, 0:512]"
     assert q_cells[5]["slice"] == "[0:512, 128:256]" and q_cells[5]["fill"] == q_cells[1]["fill"]
     assert len({c["fill"] for c in q_cells.values()}) == 4
+
+
+def test_a_dimension_cut_over_two_axes_is_drawn_by_hand():
+    """zoo 21 (its net's docstring): Layout((2, 2, 2), ("dp", "sp", "mp")), fc1_weight (784, 512)
+    cut (("sp", "dp"), "None"): tensor map ((1, 2), -1), dimension 0 in 4 parts, "sp" the outer.
+    Rank r = 4 dp + 2 sp + mp stores part k = 2 sp + dp, rows 196k .. 196k + 195: rank 0
+    [0:196], rank 2 (sp 1, dp 0) [392:588], rank 5 (sp 0, dp 1) [196:392]; "mp" does not cut it,
+    so ranks 2k and 2k + 1 draw one slice (4 slices in all)."""
+    grid = device_grid("fc1_weight", (784, 512), (2, 2, 2), ((1, 2), -1), range(8))
+    assert grid.cell(0).slice == ((0, 196), (0, 512))
+    assert grid.cell(2).slice == ((392, 588), (0, 512))
+    assert grid.cell(5).slice == ((196, 392), (0, 512))
+    assert grid.cell(1).slice == grid.cell(0).slice and len(grid.slices) == 4
+    assert [axis.cuts for axis in grid.axes] == [(0,), (0,), ()]  # dp and sp cut dimension 0; mp none
+
+
+def test_the_report_of_a_two_axis_layout_is_written(tmp_path):
+    """The page of zoo 21 draws fc1_weight's grid (it crashed on the nested tensor map)."""
+    from tests.conftest import invoke
+
+    page = tmp_path / "z21.html"
+    done = invoke("report", FIXTURES / "zoo" / "21_doc_layout_two_axes", "-o", page)
+    assert done.exit_code == 0, done.output
+    assert "fc1_weight" in page.read_text()
