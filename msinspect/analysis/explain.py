@@ -983,6 +983,19 @@ def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None)
         if found is not None:
             target, position = found
             e.consumer = f.name(target)
+    cast = f.node(target)
+    if not is_backward(node) and f.strategy_of(target) is None \
+            and _is(lambda n: n.op.removeprefix("PrimFunc_") in _LAYOUT_KEEPING, cast):
+        # a Cast the parallel pass gave no strategy (MindFormers' fp16 compute of a fp32 weight)
+        # passes the weight's layout on: its reader with a strategy tells it
+        later = [u for u in consumers(f.graph, target) if f.strategy_of(u) is not None
+                 and not _is(is_backward, f.node(u))]
+        if later:
+            position = _position(f, [], target, later[0])
+            e.facts.append(f"{weight} reaches {f.name(later[0])} through {cast.name} ({cast.op}, no strategy: it "
+                           "passes its input's layout on)")
+            target = later[0]
+            e.consumer = f.name(target)
     consumer = f.node(target)
     strategy = f.strategy_of(target)
     if consumer is None or strategy is None:
@@ -1002,6 +1015,10 @@ def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None)
     devices = f.devices
     layout = layout_of(call_of(consumer, strategy), devices)
     if layout is None or position is None or position >= len(layout.tensor_maps):
+        laid = f.user_layout(weight) if weight else None
+        if laid is not None:  # no rule for the reader (a Morph): the user's Layout of the weight
+            e.facts.append(laid[2])
+            return _replicas(f, e, weight, laid[0], laid[1])
         e.cannot_tell.append(f"the weight's device matrix: no layout rule for {consumer.op} here")
         return e
     e.facts.append(f"{weight} is input {position} of {e.consumer} {_strategy_text(strategy)}")

@@ -154,15 +154,18 @@ def test_optimizer_shard_gradient_is_reduce_scattered_for_its_weight():
         assert "MatMul" not in e.headline
 
 
-def test_mirror_of_a_weight_read_through_a_cast():
+@pytest.mark.parametrize("stage, selector", [("validate", "type:AllReduce"),
+                                             ("step_parallel_end", "type:_MirrorOperator")])
+def test_mirror_of_a_weight_read_through_a_cast(stage, selector):
     # Zoo 12 (fixtures/zoo/nets/12_mf_llama_tp8.py): dp 2 x mp 4 on 8 ranks, rank = dp * 4 + mp.
     # MindFormers computes in fp16: each fp32 weight is read through a Cast the parallel pass gives
     # no strategy, then by its operator. Rank 0's 21 mirrors: the 7 Linear weights of each of the
     # 2 layers (cut by mp 4 on one dimension), lm_head ((2, 1), (4, 1)) and the embedding table
     # ((4, 1), (2, 1)): cut by mp, whole across dp: replicas ranks 0 and 4 (16 weights); the 2 x 2
-    # RMSNorm weights and norm_out ((1,)): whole on all 8, replicas 0-7 (5 weights).
-    analysis = analyse(msinspect.load_dump(ZOO / "12_mf_llama_tp8"), "validate", only=[0])
-    found = [e for e in explain(analysis, "type:AllReduce", rank=0) if e.kind == "gradient"]
+    # RMSNorm weights and norm_out ((1,)): whole on all 8, replicas 0-7 (5 weights). The same at
+    # step_parallel_end, where each is still a _MirrorOperator in front of the Cast.
+    analysis = analyse(msinspect.load_dump(ZOO / "12_mf_llama_tp8"), stage, only=[0])
+    found = [e for e in explain(analysis, selector, rank=0) if e.kind == "gradient"]
     assert sum(len(e.lines) for e in found) == 21
     groups = sorted(tuple(e.predicted_group) for e in found for _ in e.lines)
     assert groups == sorted([(0, 4)] * 16 + [tuple(range(8))] * 5)
