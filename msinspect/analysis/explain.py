@@ -991,7 +991,7 @@ def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None)
         later = [u for u in consumers(f.graph, target) if f.strategy_of(u) is not None
                  and not _is(is_backward, f.node(u))]
         if later:
-            position = _position(f, [], target, later[0])
+            position = _position(f, path_between(f.graph, target, later[0]) or [], target, later[0])
             e.facts.append(f"{weight} reaches {f.name(later[0])} through {cast.name} ({cast.op}, no strategy: it "
                            "passes its input's layout on)")
             target = later[0]
@@ -1019,7 +1019,10 @@ def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None)
         if laid is not None:  # no rule for the reader (a Morph): the user's Layout of the weight
             e.facts.append(laid[2])
             return _replicas(f, e, weight, laid[0], laid[1])
-        e.cannot_tell.append(f"the weight's device matrix: no layout rule for {consumer.op} here")
+        why = ("the stage's devices are not known (a pipeline whose stages the files read do not tell)"
+               if devices is None else f"which input of {e.consumer} it is, the file does not tell"
+               if layout is not None else f"no layout rule for {consumer.op} here")
+        e.cannot_tell.append(f"the weight's device matrix: {why}")
         return e
     e.facts.append(f"{weight} is input {position} of {e.consumer} {_strategy_text(strategy)}")
     return _replicas(f, e, weight, layout.device_matrix, layout.tensor_maps[position])

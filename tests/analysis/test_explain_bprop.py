@@ -310,3 +310,19 @@ def test_gradient_of_a_redistributions_split_is_a_local_concat():
         assert e.forward.startswith("the Split after ")
         assert e.action == "none"
         assert not e.cannot_tell
+
+
+def test_micro_step_mirror_through_a_cast_at_step_parallel_end():
+    # fixtures/ut/b_test_pipeline_split__test_pipeline_with_micro_batch_no_parallel_optimizer
+    # (.toml): 32 devices in 2 stages, rank 0 in stage 0 (ranks 0-15); the MatMulCells compute in
+    # float16, so each weight reaches its MatMul through a Cast with no strategy. param and param1
+    # are the MatMuls' second inputs, cut (1, 1): whole on the stage's 16 ranks, so their replicas
+    # (the mirror's group) are ranks 0-15, each of the 2 _MirrorMicroStepOperators.
+    analysis = analyse(msinspect.load_dump(UT / "b_test_pipeline_split__test_pipeline_with_micro_batch_no_parallel_"
+                                           "optimizer"), "step_parallel_end", only=[0])
+    found = explain(analysis, "type:_MirrorMicroStepOperator", rank=0)
+    assert sorted(e.consumer for e in found) == ["matmul", "matmul1"]
+    for e in found:
+        assert e.action == "replicas"
+        assert tuple(e.group_ranks) == tuple(e.predicted_group) == tuple(range(16))
+        assert not e.cannot_tell
