@@ -4,7 +4,8 @@ mutated file is reported complete when the counts it states no longer hold.
 The oracle is independent of the parser: cnode definition lines are counted with a regex; and
 the parser's two readings (fast and reference) must agree on every mutated file.
 Sources: a 2.10 dump and a 2.0 documentation file always, and every file under ``fixtures/zoo/``
-when that folder exists. ``bench/fuzz_parse.py`` runs the same kinds of mutation at scale."""
+of 1 MiB or less when that folder exists (:data:`IN_SUITE`). ``bench/fuzz_parse.py`` runs the
+same kinds of mutation at scale, on every file."""
 from __future__ import annotations
 
 import gzip
@@ -62,13 +63,17 @@ def check(data: bytes) -> None:
             assert int(stated.group(1)) == len(CNODE_LINE.findall(text)) == lenient.cnode_count
 
 
-family = st.sampled_from(sorted(SOURCES))
+#: The files a whole-file mutation is drawn from in the suite: those of 1 MiB or less (167 of the
+#: 217; the MindFormers and large-GPT dumps, 1-10 MB, add no construct the smaller zoo files lack
+#: and cost up to 40x a draw). bench/fuzz_parse.py mutates every file, 10,000 times.
+IN_SUITE = sorted(name for name, text in SOURCES.items() if len(text) <= 1 << 20)
+family = st.sampled_from(IN_SUITE)
 
 
 def test_sources_always_hold_the_2_10_and_2_0_fixtures():
-    assert {"2.10", "2.2"} <= set(SOURCES) and all(SOURCES.values())
+    assert {"2.10", "2.2"} <= set(IN_SUITE) and all(SOURCES.values())
     if ZOO.is_dir():
-        assert any(name.startswith("zoo/") for name in SOURCES)
+        assert any(name.startswith("zoo/") for name in IN_SUITE)
 
 
 def check_file(name: str, data: bytes, original: bytes) -> None:
