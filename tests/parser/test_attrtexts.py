@@ -19,14 +19,22 @@ def _text(*attrs: str) -> str:
 
 
 def _read(text: str, lenient: bool, fast: bool, monkeypatch):
+    """``text`` read in one reading by that reading's parser of the test (made once a test, as a
+    process makes it once for all its files: the shapes the fast reading keeps from one text are
+    there for the next, as they are for a job's next file)."""
     monkeypatch.setenv("MSINSPECT_PARSER", "fast" if fast else "reference")
-    core._parser.cache_clear()
     try:
         return canonical(core.parse_text(text, "a.ir", lenient=lenient))
     except IRParseError as err:
         return "error: " + str(err)
-    finally:
-        core._parser.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def _new_parsers():
+    """Each test starts from parsers that have read nothing, and leaves none behind."""
+    core._parser.cache_clear()
+    yield
+    core._parser.cache_clear()
 
 
 CASES = {
