@@ -324,7 +324,7 @@ def _matmul(call: Call, devices: int) -> Laid | None:
 ELEMENTWISE_OPS = frozenset({
     "Add", "Sub", "Mul", "RealDiv", "Div", "Maximum", "Minimum", "Pow", "BiasAdd", "ReLU", "ReLU6",
     "GeLU", "FastGeLU", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Abs", "Neg", "Cast",
-    "Sign", "Erf", "SiLU", "LessEqual", "Less", "Greater", "GreaterEqual", "Equal", "Select", "AddN",
+    "Sign", "Erf", "SiLU", "LessEqual", "Less", "Greater", "GreaterEqual", "Equal", "NotEqual", "Select", "AddN",
     "Softmax", "LogSoftmax", "LayerNorm", "RmsNorm", "Dropout", "ZerosLike", "OnesLike",
 })
 

@@ -100,6 +100,15 @@ def weight(op, in_strategy, devices, index, operands=()):
     return standard(layout.device_matrix, layout.tensor_maps[index]), layout
 
 
+def test_not_equal_is_element_wise():
+    # MindSpore's NotEqualInfo is an ArithmeticBase (arithmetic_info.h), as Equal: MindFormers'
+    # mask NotEqual((dp, 1), ()) on 8 ranks with dp 2: matrix (2, 1) and a repeat of 4 -> [2, 4];
+    # the output cut as its first input, rows by dp: rank 4 (dp 1) holds rows 4:8 of (8, 16)
+    (matrix, tensor_map), layout = weight("NotEqual", ((2, 1), ()), 8, 0)
+    assert (matrix, tensor_map) == ((2, 4), (1, -1))
+    assert layout.slice_of(0, (8, 16), 4) == ((4, 8), (0, 16))
+
+
 def test_layernorm_gamma_follows_the_input_cut_on_the_right():
     # zoo 01's ln1 on 8 ranks: ((2, 1), (1,), (1,)): matrix (2, 1) and a repeat of 4 -> [2, 1, 4];
     # gamma's one dimension sits under the input's last (cut 1): not cut, whole on rank 0
