@@ -9,17 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-import msinspect
-from msinspect.analysis import analyse
 from msinspect.analysis.explain import explain
 
-from tests.conftest import FIXTURES
-
-ZOO = FIXTURES / "zoo"
-
-
-def _backward(found):
-    return [e for e in found if e.kind == "backward"]
+from tests.analysis.explain_helpers import UT, ZOO, backward, one_bprop, read, step
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +22,14 @@ def zoo01_validate():
     dimension cut 4 ways), out_matmul and ffn_out_matmul ((2, 4), (4, 1)) (row parallel: the
     contracted dimension cut, an AllReduce over the tensor group after each); then ln_f and
     lm_matmul ((2, 1), (1, 4)), an AllGather of the vocabulary for loss_ce ((2, 1), (2, 1))."""
-    return analyse(msinspect.load_dump(ZOO / "01_semi_auto_tp4dp2"), "validate", only=[0])
+    return read(ZOO / "01_semi_auto_tp4dp2")
 
 
 def test_each_forward_allreduce_has_its_gradient_allreduce(zoo01_validate):
     # 4 blocks x (out_matmul, ffn_out_matmul) = 8 forward AllReduces(sum) over ranks 0-3; the
     # bprop of each is an AllReduce(sum) of its output's gradient over the same group: 8 backward
     # AllReduces, each summing (action "sum") over the 4 ranks of the tensor group, 4 parts.
-    found = _backward(explain(zoo01_validate, "type:AllReduce", rank=0))
+    found = backward(explain(zoo01_validate, "type:AllReduce", rank=0))
     assert len(found) == 8
     for e in found:
         assert (e.action, e.parts) == ("sum", 4)
@@ -59,7 +51,7 @@ def test_each_forward_allreduce_has_its_gradient_allreduce(zoo01_validate):
     ("ffn_out_matmul", ("lm_matmul",), 1),
 ])
 def test_gradient_allreduce_adds_column_parallel_input_gradients(zoo01_validate, after, readers, count):
-    found = [e for e in _backward(explain(zoo01_validate, "type:AllReduce", rank=0))
+    found = [e for e in backward(explain(zoo01_validate, "type:AllReduce", rank=0))
              if e.forward.startswith(f"the AllReduce after {after} ")]
     hits = [e for e in found if e.readers == readers]
     assert len(hits) == count
@@ -72,19 +64,16 @@ def test_gradient_of_vocabulary_allgather_is_a_reduce_scatter(zoo01_validate):
     # vocabulary whole: the forward AllGather over ranks 0-3 gathers dimension 1 from 4 parts. Its
     # bprop, ReduceScatter(sum) over the same ranks: the gradient of the whole logits is summed and
     # each rank keeps its quarter of dimension 1 (action "sum", dims (1,), 4 parts).
-    found = _backward(explain(zoo01_validate, "type:ReduceScatter", rank=0))
-    assert len(found) == 1
-    e = found[0]
-    assert e.forward.startswith("the AllGather after lm_matmul ")
-    assert (e.action, e.dims, e.parts) == ("sum", (1,), 4)
+    e = one_bprop(zoo01_validate, "ReduceScatter", "the AllGather after lm_matmul")
+    assert step(e) == ("sum", (1,), 4)
     assert tuple(e.group_ranks) == tuple(e.predicted_group) == (0, 1, 2, 3)
     assert not e.cannot_tell
 
 
 def test_rank_of_the_other_data_replica(zoo01_validate):
     # rank 5 = dp 1, tp 1: its tensor group is ranks 4-7; its bprops run over the same.
-    analysis = analyse(msinspect.load_dump(ZOO / "01_semi_auto_tp4dp2"), "validate", only=[5])
-    found = _backward(explain(analysis, "type:AllReduce", rank=5))
+    analysis = read(ZOO / "01_semi_auto_tp4dp2", rank=5)
+    found = backward(explain(analysis, "type:AllReduce", rank=5))
     assert len(found) == 8
     assert {tuple(e.group_ranks) for e in found} == {tuple(e.predicted_group) for e in found} == {(4, 5, 6, 7)}
 
@@ -95,12 +84,8 @@ def test_gradient_alltoall_swaps_split_and_concat():
     # 16 ranks splits dimension 1 and concatenates dimension 0 (dims (0, 1): 0 gathered, 1 cut).
     # Its bprop splits dimension 0 and concatenates dimension 1 over the same 16 ranks: "exchange"
     # of the same dimensions, 16 parts.
-    analysis = analyse(msinspect.load_dump(ZOO / "05_expert_alltoall_16"), "validate", only=[0])
-    found = [e for e in _backward(explain(analysis, "type:AlltoAll", rank=0))
-             if e.forward.startswith("the AlltoAll after proj_a ")]
-    assert len(found) == 1
-    e = found[0]
-    assert (e.action, e.dims, e.parts) == ("exchange", (0, 1), 16)
+    e = one_bprop(read(ZOO / "05_expert_alltoall_16"), "AlltoAll", "the AlltoAll after proj_a")
+    assert step(e) == ("exchange", (0, 1), 16)
     assert "forward split_dim 1, concat_dim 0; this one split_dim 0, concat_dim 1: swapped" in e.facts
     assert tuple(e.group_ranks) == tuple(range(16))
 
@@ -111,8 +96,8 @@ def test_gradient_alltoallv_sends_back_what_it_received():
     # AlltoAllV on rank 0. The bprop of each is an AlltoAllV over the same group with its send and
     # receive counts swapped: 4 backward AlltoAllV, each an "exchange" whose count operands are the
     # forward's, swapped (through the gradient graph's parameters bound to them).
-    analysis = analyse(msinspect.load_dump(ZOO / "15_mf_llama_moe_ep8"), "validate", only=[0])
-    found = _backward(explain(analysis, "type:AlltoAllV", rank=0))
+    analysis = read(ZOO / "15_mf_llama_moe_ep8")
+    found = backward(explain(analysis, "type:AlltoAllV", rank=0))
     assert len(found) == 4
     for e in found:
         assert e.action == "exchange"
@@ -128,7 +113,7 @@ def test_mirror_gradient_renamed_by_comm_reuse_is_its_weights():
     # that AllReduce's instance name is gradforward_op_... (comm reuse), but MindSpore records
     # forward_node_name _MirrorOperator_... and mirror_user_id layer1.bias on it: the replicas of
     # layer1.bias, ranks 0-7, never "cannot tell".
-    analysis = analyse(msinspect.load_dump(ZOO / "19_doc_optimizer_parallel"), "validate", only=[0])
+    analysis = read(ZOO / "19_doc_optimizer_parallel")
     found = [e for e in explain(analysis, "type:AllReduce", rank=0) if "same slice of layer1.bias " in e.headline]
     assert len(found) == 1
     e = found[0]
@@ -144,12 +129,12 @@ def test_optimizer_shard_gradient_is_reduce_scattered_for_its_weight():
     # The gradient of each cut weight is summed over ranks 0-7 and each rank keeps the 64 rows it
     # updates: a ReduceScatter(sum), dims (0,), 8 parts, named after the weight (MindSpore's
     # mirror_user_id), never after the gradient's MatMul that produces it.
-    analysis = analyse(msinspect.load_dump(ZOO / "19_doc_optimizer_parallel"), "validate", only=[0])
+    analysis = read(ZOO / "19_doc_optimizer_parallel")
     found = [e for e in explain(analysis, "type:ReduceScatter", rank=0) if e.kind == "optimizer"]
     assert sorted(e.headline.split("the weight ")[1].split(" ")[0] for e in found) == ["layer1.weight",
                                                                                       "layer2.weight"]
     for e in found:
-        assert (e.action, e.dims, e.parts) == ("sum", (0,), 8)
+        assert step(e) == ("sum", (0,), 8)
         assert tuple(e.group_ranks) == tuple(range(8))
         assert "MatMul" not in e.headline
 
@@ -164,7 +149,7 @@ def test_mirror_of_a_weight_read_through_a_cast(stage, selector):
     # ((4, 1), (2, 1)): cut by mp, whole across dp: replicas ranks 0 and 4 (16 weights); the 2 x 2
     # RMSNorm weights and norm_out ((1,)): whole on all 8, replicas 0-7 (5 weights). The same at
     # step_parallel_end, where each is still a _MirrorOperator in front of the Cast.
-    analysis = analyse(msinspect.load_dump(ZOO / "12_mf_llama_tp8"), stage, only=[0])
+    analysis = read(ZOO / "12_mf_llama_tp8", stage)
     found = [e for e in explain(analysis, selector, rank=0) if e.kind == "gradient"]
     assert sum(len(e.lines) for e in found) == 21
     groups = sorted(tuple(e.predicted_group) for e in found for _ in e.lines)
@@ -182,7 +167,7 @@ def test_mirror_of_a_weight_read_through_a_tensor_move():
     # layer1.param, layer2.weight and layer2.bias are whole on every rank of stage 0 and each
     # gradient is summed over ranks 0-3. At validate layer2's weight and bias reach their MatMul /
     # BiasAdd through a TensorMove (a copy: the layout it is given), which carries no strategy.
-    analysis = analyse(msinspect.load_dump(ZOO / "18_doc_pipeline_parallel"), "validate", only=[0])
+    analysis = read(ZOO / "18_doc_pipeline_parallel")
     found = [e for e in explain(analysis, "type:AllReduce", rank=0) if e.kind == "gradient"]
     named = sorted(e.headline.split("same slice of ")[1].split(" ")[0] for e in found)
     assert named == ["layer1.param", "layer2.bias", "layer2.weight"]
@@ -197,12 +182,12 @@ def test_gradient_of_sequence_parallel_reduce_scatter_is_an_allgather():
     # with a ReduceScatter over 0-3 that leaves the rows cut 4 ways (dimension 0); 2 layers x (wo,
     # w2) = 4. The bprop of each is an AllGather over the same ranks: each rank's quarter of the
     # rows of the gradient gathered whole (action "gather", dims (0,), 4 parts).
-    analysis = analyse(msinspect.load_dump(ZOO / "14_mf_llama_seq_parallel"), "validate", only=[0])
-    found = _backward(explain(analysis, "type:AllGather", rank=0))
+    analysis = read(ZOO / "14_mf_llama_seq_parallel")
+    found = backward(explain(analysis, "type:AllGather", rank=0))
     assert len(found) == 4
     for e in found:
         assert e.forward.startswith("the ReduceScatter after matmul ")
-        assert (e.action, e.dims, e.parts) == ("gather", (0,), 4)
+        assert step(e) == ("gather", (0,), 4)
         assert tuple(e.group_ranks) == tuple(e.predicted_group) == (0, 1, 2, 3)
         assert not e.cannot_tell
 
@@ -213,7 +198,7 @@ def test_sequence_parallel_allgather_at_validate_and_its_gradient():
     # At validate the Reshape between is a plain Reshape with no strategy: the MatMul beyond it
     # says what is needed, so dimension 1 is gathered from 4 parts over ranks 0-3, before the
     # attention's and the FFN's column MatMuls of each of 2 layers: 4 AllGathers.
-    analysis = analyse(msinspect.load_dump(ZOO / "14_mf_llama_seq_parallel"), "validate", only=[0])
+    analysis = read(ZOO / "14_mf_llama_seq_parallel")
     found = [e for e in explain(analysis, "type:AllGather", rank=0) if e.producer == "mul2"]
     assert sum(len(e.lines) for e in found) == 4
     for e in found:
@@ -221,15 +206,12 @@ def test_sequence_parallel_allgather_at_validate_and_its_gradient():
         assert tuple(e.group_ranks) == tuple(e.predicted_group) == (0, 1, 2, 3)
     # Their bprops, ReduceScatter(sum) over 0-3: the gradient of the whole sequence summed, each
     # rank keeping its quarter of dimension 1 (4 parts).
-    back = [e for e in _backward(explain(analysis, "type:ReduceScatter", rank=0))
+    back = [e for e in backward(explain(analysis, "type:ReduceScatter", rank=0))
             if e.forward.startswith("the AllGather after mul2 ")]
     assert len(back) == 4
     for e in back:
-        assert (e.action, e.dims, e.parts) == ("sum", (1,), 4)
+        assert step(e) == ("sum", (1,), 4)
         assert not e.cannot_tell
-
-
-UT = FIXTURES / "ut"
 
 
 def test_gradient_of_one_allgather_of_several_tells_its_dimension_in_its_own_terms():
@@ -246,13 +228,12 @@ def test_gradient_of_one_allgather_of_several_tells_its_dimension_in_its_own_ter
     # tensor as it reaches it, in the group's 2 parts. The bprop ReduceScatter(sum) scatters that
     # same dimension 0 back, 2 parts, and says in whose terms (own_shapes: the forward's input
     # with 1 part on dimension 0, its output with 2).
-    analysis = analyse(msinspect.load_dump(UT / "b_test_layout_extend__test_layout_extend_reduce_axis_multi_shard_"
-                                           "reduce_scatter"), "validate", only=[0])
-    found = [e for e in _backward(explain(analysis, "type:ReduceScatter", rank=0))
+    analysis = read(UT / "b_test_layout_extend__test_layout_extend_reduce_axis_multi_shard_reduce_scatter")
+    found = [e for e in backward(explain(analysis, "type:ReduceScatter", rank=0))
              if e.forward.startswith("the AllGather after matmul1 ")]
     assert sorted(tuple(e.group_ranks) for e in found) == [(0, 1), (0, 2)]
     for e in found:
-        assert (e.action, e.dims, e.parts) == ("sum", (0,), 2)
+        assert step(e) == ("sum", (0,), 2)
         assert tuple(e.predicted_group) == tuple(e.group_ranks)
         before, after = e.own_shapes
         assert (before[0], after[0]) == (1, 2) and before[1:] == after[1:]
@@ -267,11 +248,7 @@ def test_gradient_whose_forward_collective_was_dropped():
     # the AllGather's bprop stays: a ReduceScatter(sum) over the same ranks 0-3, which names it
     # (forward_node_name AllGather_3308). Its action follows from the bprop rule; what the forward
     # gathered cannot be read from the file.
-    analysis = analyse(msinspect.load_dump(UT / "a_test_auto_parallel_reshape__test_reshape_depend_reshape"),
-                       "validate", only=[0])
-    found = _backward(explain(analysis, "type:ReduceScatter", rank=0))
-    assert len(found) == 1
-    e = found[0]
+    e = one_bprop(read(UT / "a_test_auto_parallel_reshape__test_reshape_depend_reshape"), "ReduceScatter")
     assert e.forward == "the AllGather AllGather_3308"
     assert e.action == "sum"
     assert tuple(e.group_ranks) == (0, 1, 2, 3)
@@ -286,8 +263,8 @@ def test_gradients_of_two_allgathers_of_one_dimension():
     # dimension 1 (the rows are cut further by a StridedSlice, no collective). Their bprops,
     # ReduceScatter(sum) over the same groups, each give the ranks back their part of dimension 1:
     # 2 and 4 parts.
-    analysis = analyse(msinspect.load_dump(ZOO / "02_sharding_propagation_64"), "validate", only=[0])
-    found = [e for e in _backward(explain(analysis, "type:ReduceScatter", rank=0))
+    analysis = read(ZOO / "02_sharding_propagation_64")
+    found = [e for e in backward(explain(analysis, "type:ReduceScatter", rank=0))
              if e.forward.startswith("the AllGather after lm_matmul ")]
     assert sorted((tuple(e.group_ranks), e.parts) for e in found) == [((0, 1), 2), ((0, 2, 4, 6), 4)]
     for e in found:
@@ -302,7 +279,7 @@ def test_gradient_of_a_redistributions_split_is_a_local_concat():
     # AllGather -> Split (dimension 0, 4 parts) -> Concat (dimension 1). MindSpore's bprop of a
     # Split (get_bprop_split) concatenates the parts' gradients on the axis it cut: a Concat on the
     # rank's own data, nothing on the wire (action "none"): 4 + 1 = 5, none "cannot tell".
-    analysis = analyse(msinspect.load_dump(ZOO / "14_mf_llama_seq_parallel"), "validate", only=[0])
+    analysis = read(ZOO / "14_mf_llama_seq_parallel")
     found = [e for e in explain(analysis, "type:Concat", rank=0) if e.forward]
     after = sorted(e.forward.split(" after ")[1].split(" (")[0] for e in found)
     assert after == ["cast"] + ["mul2"] * 4
@@ -318,8 +295,8 @@ def test_micro_step_mirror_through_a_cast_at_step_parallel_end():
     # float16, so each weight reaches its MatMul through a Cast with no strategy. param and param1
     # are the MatMuls' second inputs, cut (1, 1): whole on the stage's 16 ranks, so their replicas
     # (the mirror's group) are ranks 0-15, each of the 2 _MirrorMicroStepOperators.
-    analysis = analyse(msinspect.load_dump(UT / "b_test_pipeline_split__test_pipeline_with_micro_batch_no_parallel_"
-                                           "optimizer"), "step_parallel_end", only=[0])
+    analysis = read(UT / "b_test_pipeline_split__test_pipeline_with_micro_batch_no_parallel_optimizer",
+                    "step_parallel_end")
     found = explain(analysis, "type:_MirrorMicroStepOperator", rank=0)
     assert sorted(e.consumer for e in found) == ["matmul", "matmul1"]
     for e in found:

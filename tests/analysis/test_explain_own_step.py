@@ -11,17 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-import msinspect
-from msinspect.analysis import analyse
 from msinspect.analysis.explain import explain
 
-from tests.conftest import FIXTURES
-
-ZOO = FIXTURES / "zoo"
-
-
-def _backward(found):
-    return [e for e in found if e.kind == "backward"]
+from tests.analysis.explain_helpers import ZOO, backward, one_bprop, read, step
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +30,7 @@ def zoo14():
     (0, 2), a (1, 2, 32, 512) block gathered on dimension 0 into (2, 2, 32, 512), 2 parts; then
     StridedSlices keep the rank's 16 positions. Once after wo and once after w2 in each of 2
     layers: 4 AllGathers over 0-1 and 4 over 0, 2."""
-    return analyse(msinspect.load_dump(ZOO / "14_mf_llama_seq_parallel"), "validate", only=[0])
+    return read(ZOO / "14_mf_llama_seq_parallel")
 
 
 def test_each_allgather_between_reshapes_gathers_dimension_0_of_its_block(zoo14):
@@ -50,7 +42,7 @@ def test_the_same_at_step_parallel_end_from_the_reshapes():
     # as the network had it): the per-rank Reshape before each states the block, (1, 32, 512)
     # and (1, 2, 32, 512), and the group's size (2) the gathered one; the same answers as at
     # validate.
-    _gathers_of_blocks(analyse(msinspect.load_dump(ZOO / "14_mf_llama_seq_parallel"), "step_parallel_end", only=[0]))
+    _gathers_of_blocks(read(ZOO / "14_mf_llama_seq_parallel", "step_parallel_end"))
 
 
 def _gathers_of_blocks(analysis):
@@ -59,7 +51,7 @@ def _gathers_of_blocks(analysis):
     assert sorted((tuple(e.group_ranks), len(e.lines)) for e in found) == [((0, 1), 4), ((0, 2), 4)]
     shapes = {(0, 1): ((1, 32, 512), (2, 32, 512)), (0, 2): ((1, 2, 32, 512), (2, 2, 32, 512))}
     for e in found:
-        assert (e.action, e.dims, e.parts) == ("gather", (0,), 2)
+        assert step(e) == ("gather", (0,), 2)
         assert e.own_shapes == shapes[tuple(e.group_ranks)]
         # the step in the producer's terms stays untold (at validate the producer is a per-rank
         # Reshape with no layout; at step_parallel_end wo's (4, 1) becomes (1, 4, 1) through
@@ -71,11 +63,11 @@ def test_their_gradients_scatter_dimension_0_back(zoo14):
     # The bprop of each AllGather is a ReduceScatter(sum) over the same group: the gradient of
     # the gathered block summed, each rank keeping its part of dimension 0, 2 parts; 4 over 0-1
     # and 4 over 0, 2, none left "cannot tell".
-    found = [e for e in _backward(explain(zoo14, "type:ReduceScatter", rank=0))
+    found = [e for e in backward(explain(zoo14, "type:ReduceScatter", rank=0))
              if tuple(e.group_ranks) in ((0, 1), (0, 2))]
     assert sorted(tuple(e.group_ranks) for e in found) == [(0, 1)] * 4 + [(0, 2)] * 4
     for e in found:
-        assert (e.action, e.dims, e.parts) == ("sum", (0,), 2)
+        assert step(e) == ("sum", (0,), 2)
         assert tuple(e.predicted_group) == tuple(e.group_ranks)
         assert not e.cannot_tell
 
@@ -88,12 +80,9 @@ def test_gradient_of_a_two_axis_layout_gather():
     # (1, 128, 512) block on dimension 0 into (2, 128, 512), 2 parts, then a StridedSlice keeps
     # 64 rows. The step as a whole (two collectives) does not tell it; the AllGather's own shapes
     # do. Its bprop, a ReduceScatter(sum) over 0-1: dimension 0, 2 parts.
-    analysis = analyse(msinspect.load_dump(ZOO / "21_doc_layout_two_axes"), "validate", only=[0])
-    found = _backward(explain(analysis, "type:ReduceScatter", rank=0))
-    assert len(found) == 1
-    e = found[0]
+    e = one_bprop(read(ZOO / "21_doc_layout_two_axes"), "ReduceScatter")
     assert tuple(e.group_ranks) == (0, 1)
-    assert (e.action, e.dims, e.parts) == ("sum", (0,), 2)
+    assert step(e) == ("sum", (0,), 2)
     assert e.own_shapes == ((1, 128, 512), (2, 128, 512))
     assert not e.cannot_tell
 
@@ -104,12 +93,8 @@ def test_gradient_of_the_vocabulary_reduce_scatter():
     # partial rows, reduce-scattered over all 16 ranks: each keeps 1024 / 16 = 64 rows, dimension
     # 0, 16 parts. Its bprop, an AllGather over the same 16 ranks, gathers dimension 0 of the
     # gradient back: (64, 512) -> (1024, 512), 16 parts.
-    analysis = analyse(msinspect.load_dump(ZOO / "05_expert_alltoall_16"), "validate", only=[0])
-    found = [e for e in _backward(explain(analysis, "type:AllGather", rank=0))
-             if e.forward.startswith("the ReduceScatter")]
-    assert len(found) == 1
-    e = found[0]
-    assert (e.action, e.dims, e.parts) == ("gather", (0,), 16)
+    e = one_bprop(read(ZOO / "05_expert_alltoall_16"), "AllGather", "the ReduceScatter")
+    assert step(e) == ("gather", (0,), 16)
     assert e.own_shapes == ((1024, 512), (64, 512))
     assert tuple(e.group_ranks) == tuple(range(16))
     assert not e.cannot_tell
@@ -136,7 +121,7 @@ def test_gradient_of_the_vocabulary_reduce_scatter():
     ("ReduceScatter", (0, 1, 2, 3), ("sum", (0,), 4, ((128, 8192), (32, 8192)))),
 ])
 def test_two_dimensional_tensor_parallel_collectives(op, group, step):
-    analysis = analyse(msinspect.load_dump(ZOO / "20_doc_high_dimension_tp"), "validate", only=[0])
+    analysis = read(ZOO / "20_doc_high_dimension_tp")
     found = [e for e in explain(analysis, f"type:{op}", rank=0)
              if e.kind == "forward" and tuple(e.group_ranks) == group]
     assert len(found) == 1
