@@ -746,7 +746,12 @@ def _compare_group(e: Explanation, layout: OutputLayout, span: tuple[int, ...] |
     if span is not None:
         said += (f"; the chain's collectives ({' then '.join(ranks_text(g) for g in _chain_groups(e))}) reach "
                  f"{ranks_text(span, word=True)} together")
-    if wrote is not None and tuple(e.predicted_group) != tuple(wrote):
+    if span is not None and set(e.predicted_group) < set(span):
+        # the ranks holding the parts are among those the chain reaches: the others keep none
+        # of them, so what they exchange is an intermediate layout of MindSpore's redistribution
+        said += (", more than those: MindSpore's redistribution passes the parts through ranks that keep none "
+                 "of them (intermediate layouts)")
+    elif wrote is not None and tuple(e.predicted_group) != tuple(wrote):
         said += f", not the {ranks_text(wrote, word=True)} MindSpore wrote: the reconstruction is off here"
     elif wrote is not None:
         said += ", as MindSpore wrote"

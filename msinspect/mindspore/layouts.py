@@ -460,6 +460,23 @@ def _gather(call: Call, devices: int) -> Laid | None:
                 "Gather: the table cut along the gathered axis", repeat_left=left)
 
 
+@rule("Flatten")
+def _batch_parallel(call: Call, devices: int) -> Laid | None:
+    """``batch_parallel_info.cc``: MindSpore has no operator info of Flatten's own; the parallel
+    pass marks it ``BatchParallel`` and lays it out by ``BatchParallelInfo``. The device matrix is
+    the stage's devices, one axis; an input's first dimension is cut along it where its strategy
+    cuts it (by every device: ``CheckStrategy`` takes no other cut), every other dimension whole;
+    the output's first dimension is cut along it, the rest whole (Flatten's ``(N, X)``). A whole
+    input (strategy all 1) would leave the output's cut claimed, not made: no layout then."""
+    first = call.in_strategy[0]
+    if not first or first[0] != devices or any(p != 1 for s in call.in_strategy for p in s[1:]) \
+            or any(s and s[0] not in (1, devices) for s in call.in_strategy):
+        return None
+    maps = tuple(tuple(0 if j == 0 and p > 1 else -1 for j, p in enumerate(s)) for s in call.in_strategy)
+    return Laid((devices,), maps, (0, -1), (),
+                f"{call.op}: batch parallel, the first dimension cut over the stage's {devices} devices")
+
+
 @rule("_VirtualDataset")
 def _virtual_dataset(call: Call, devices: int) -> Laid | None:
     """``virtual_dataset_info.cc``: the layout of the graph's inputs (the dataset strategy, or all

@@ -181,3 +181,21 @@ def test_a_dimension_cut_by_two_axes_takes_the_first_as_the_outer():
 
     # matrix (2, 4) (dp, mp), dimension 0 cut by (dp, mp): rank (1, 2) = 6 holds part 1 * 4 + 2 = 6 of 8
     assert slice_by_map((2, 4), ((1, 0), -1), (64, 16), 6) == ((48, 56), (0, 16))
+
+
+def test_flatten_is_batch_parallel():
+    # Zoo 21 (fixtures/zoo/nets/21_doc_layout_two_axes.py): flatten of the images (256, 1, 28, 28)
+    # with in_strategy ((8, 1, 1, 1),) on 8 ranks; the IR marks the primitive BatchParallel, and
+    # MindSpore lays it out by BatchParallelInfo (batch_parallel_info.cc): device matrix [8] (the
+    # stage's devices), the input's first dimension under axis 0 (cut 8 > 1), the others -1; the
+    # output (256, 784) (0, -1). Rank 5 holds images 5 * 32 .. 6 * 32 = 160:192, and the same rows
+    # of the flattened output, all 784 columns.
+    (matrix, tensor_map), layout = weight("Flatten", ((8, 1, 1, 1),), 8, 0)
+    assert (matrix, tensor_map) == ((8,), (0, -1, -1, -1))
+    assert layout.output_map == (0, -1)
+    assert layout.slice_of(0, (256, 1, 28, 28), 5) == ((160, 192), (0, 1), (0, 28), (0, 28))
+    # CheckStrategy takes no cut but the stage's devices on a first dimension, none elsewhere; a
+    # whole input would leave the output's (0, -1) claimed, not made: no layout for these
+    assert _layout_of(Call("Flatten", ((4, 1, 1, 1),)), 8) is None
+    assert _layout_of(Call("Flatten", ((8, 2, 1, 1),)), 8) is None
+    assert _layout_of(Call("Flatten", ((1, 1, 1, 1),)), 8) is None
