@@ -599,7 +599,7 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
         e.facts.append(f"its own shapes, {own[2]}: MindSpore's {node.op} works on dimension 0"
                        + (", the Split and Concat after it move the parts" if e.dims != (0,) else ""))
         return e
-    return _step(f, node, e, layout, wanted, over)
+    return _step(f, node, e, layout, wanted, over, _rank_input(f, target, position))
 
 
 #: The instance names MindSpore's parallel pass gives the AllReduces it adds to gradient clipping's
@@ -758,7 +758,18 @@ def _compare_group(e: Explanation, layout: OutputLayout, span: tuple[int, ...] |
     e.reconstruction.append(said)
 
 
-def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wanted, over: str) -> Explanation:
+def _rank_input(f: _File, key: str | None, position: int | None) -> tuple[int, ...] | None:
+    """The shape input ``position`` of the operator ``key`` has at the rank by its strategy (its
+    whole shape cut as the strategy says); None where the file does not tell it."""
+    node = f.node(key)
+    row = f.strategies.get(node.line) if node is not None else None
+    expected = (row or {}).get("expected_rank_inputs") or ()
+    shape = expected[position] if position is not None and position < len(expected) else None
+    return tuple(shape) if shape else None
+
+
+def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wanted, over: str,
+          needed: tuple[int, ...] | None = None) -> Explanation:
     have = e.producer_layout
     if have is not None and wanted is not None and set(have) == {1}:
         have = e.producer_layout = tuple(1 for _ in wanted)  # whole stays whole through any Reshape
@@ -776,6 +787,8 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
             e.facts.append(f"AlltoAll splits dimension {attrs.get('split_dim')} in {attrs.get('split_count')} parts, "
                            f"sends part i to the group's i-th rank and concatenates what it gets on dimension "
                            f"{attrs.get('concat_dim')}")
+    if have is not None and wanted is not None and len(have) != len(wanted) and _reshapes_only(f, e):
+        return _local_reshape(f, node, e, have, wanted, needed)
     if have is None or wanted is None or len(have) != len(wanted):
         if have is not None and wanted is not None:
             e.cannot_tell.append(f"the step: the tensor changes rank on the way ({_shape_text(have)} to "
@@ -834,6 +847,41 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
                 inner = [a + 1 for a in inner] + [axis + 1] if split_axis else inner + [axis]
             e.predicted_group = f.group(matrix, inner)
             _compare_group(e, replace(layout, matrix=tuple(matrix)), _span(f, e), tuple(matrix) != layout.matrix)
+    return e
+
+
+def _reshapes_only(f: _File, e: Explanation) -> bool:
+    """Whether the redistribution between producer and consumer is per-rank Reshapes alone: no
+    collective, nothing else, in its chain."""
+    steps = [f.by_line.get(line) for line in e.chain_lines]
+    return bool(steps) and all(n is not None and n.op.removeprefix("PrimFunc_") == "Reshape" for n in steps)
+
+
+def _local_reshape(f: _File, node: Node, e: Explanation, have, wanted, needed) -> Explanation:
+    """A redistribution that is per-rank Reshapes alone (the parallel pass's in place of the
+    network's Reshape): MindSpore found the rank's part of the producer's output to be the part
+    the consumer reads, in another shape, so each rank reshapes its own part and nothing moves.
+    The producer's and the consumer's cuts must then make as many parts; the last Reshape's shape
+    is checked against the consumer's input cut by its strategy where the file gives both."""
+    e.headline = (f"{node.op} on the rank's own data: {e.producer} gives {_shape_text(have)}, {e.consumer} needs "
+                  f"{_shape_text(wanted)}, the same part in another shape")
+    if prod(have) != prod(wanted):
+        e.cannot_tell.append(f"the step: MindSpore reshapes each rank's part alone, yet {_shape_text(have)} and "
+                             f"{_shape_text(wanted)} make {prod(have)} and {prod(wanted)} parts: the layouts read "
+                             "here are off")
+        return e
+    e.action, e.dims = "none", ()
+    e.facts.append(f"no collective between {e.producer} and {e.consumer}: the redistribution is "
+                   f"{len(e.chain)} per-rank Reshape{'s' if len(e.chain) > 1 else ''}")
+    last = f.by_line.get(e.chain_lines[-1])
+    shape = last.inputs[1] if last is not None and len(last.inputs) > 1 else None
+    if needed is not None and isinstance(shape, tuple) and tuple(shape) == needed:
+        e.reconstruction.append(f"the last Reshape gives each rank {_shape_text(needed)}, {e.consumer}'s input cut "
+                                f"{_shape_text(wanted)}: each rank's part, {prod(wanted)} parts on both sides, "
+                                "reshaped in place")
+    else:
+        e.reconstruction.append(f"{_shape_text(have)} and {_shape_text(wanted)} both make {prod(wanted)} parts: each "
+                                "rank's part, reshaped in place")
     return e
 
 

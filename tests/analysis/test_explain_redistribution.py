@@ -32,3 +32,30 @@ def test_flatten_to_matmul1_is_an_exchange_through_three_alltoalls(stage):
         said = " ".join(e.reconstruction)
         assert "reach ranks 0-7 together, more than those" in said and "is off here" not in said
         assert not e.cannot_tell
+
+
+def test_a_redistribution_of_per_rank_reshapes_alone_moves_nothing():
+    # Zoo 01 (fixtures/zoo/nets/01_semi_auto_tp4dp2.py, gpt.py plan "all"): batch 8, sequence 64,
+    # hidden 512, 8 heads of 64; TP 4 x DP 2, rank 0 = (dp 0, tp 0). q_matmul ((2, 1), (1, 4))
+    # gives (512, 512) cut (2, 4): rank 0 holds rows 0:256 (batches 0-3) and columns 0:128 (heads
+    # 0-1). The network reshapes it to (8, 64, 8, 64) for q_transpose ((2, 1, 4, 1),): rank 0
+    # reads batches 0-3, all 64 positions, heads 0-1, all 64 of each: the same 256 x 128 numbers.
+    # So the parallel pass's per-rank Reshape alone, no collective, takes the rank's (256, 128) to
+    # (4, 64, 2, 64): nothing moves (action "none"), once per block for q, k and v. Back the other
+    # way before out_matmul ((2, 4), (4, 1)): merge_transpose's (8, 64, 8, 64) cut (2, 1, 4, 1) to
+    # rows 0:256, columns 0:128, the last Reshape giving each rank (256, 128). And pos_add
+    # ((2, 1, 1), (1, 1)) of (8, 64, 512) to ln1 ((2, 1), ...) of (512, 512): batches 0-3 are rows
+    # 0:256, whole hidden on both sides.
+    found = [e for e in explain(read(ZOO / "01_semi_auto_tp4dp2", "step_parallel_end"), "type:Reshape", rank=0)
+             if e.kind == "local"]
+    pairs = {(e.producer, e.consumer): e for e in found}
+    expected = {(f"{w}_matmul", f"{w}_transpose"): ((2, 4), (2, 1, 4, 1)) for w in "qkv"}
+    expected |= {("merge_transpose", "out_matmul"): ((2, 1, 4, 1), (2, 4)), ("pos_add", "ln1"): ((2, 1, 1), (2, 1))}
+    for pair, layouts in expected.items():
+        e = pairs[pair]
+        assert (e.producer_layout, e.consumer_layout) == layouts
+        assert (e.action, e.dims, e.chain) == ("none", (), ("Reshape",))
+        assert not e.cannot_tell
+        assert len(e.lines) == (1 if pair[0] == "pos_add" else 4)
+    said = " ".join(pairs[("merge_transpose", "out_matmul")].reconstruction)
+    assert "the last Reshape gives each rank (256, 128), out_matmul's input cut (2, 4)" in said
