@@ -57,7 +57,9 @@ gradient, which stands in the forward graph until MindSpore expands the backward
 under ``Gradients/`` after) and in the gradient graph (scope ``Gradients/``), ``optimizer`` in
 the optimizer's cell (``optimizer-`` in the scope) and in gradient clipping's global norm (the
 AllReduces the parallel pass adds to its partial squares, ``PARALLEL_GLOBALNORM_*``: they sum
-gradients' norms after the backward, for the optimizer's step), else ``forward``.
+gradients' norms after the backward, for the optimizer's step) and in the loss-scale overflow
+check (kind ``loss-scale``: the sum of the devices' overflow flags after the backward, which
+decides whether the optimizer takes the step), else ``forward``.
 
 **A file without its backward.** MindSpore's parallel pass runs before automatic differentiation
 is expanded: a file that still holds a ``J`` node (``step_parallel_begin``, ``step_parallel_end``)
@@ -363,7 +365,7 @@ def phase_of(kind, scope, name=None) -> str:
         return "backward"
     if any(part.startswith("optimizer-") for part in scope.split("/")[:3]):
         return "optimizer"
-    if isinstance(name, str) and name.startswith(GLOBAL_NORM_PREFIX):
+    if kind == "loss-scale" or (isinstance(name, str) and name.startswith(GLOBAL_NORM_PREFIX)):
         return "optimizer"
     return "forward"
 

@@ -18,6 +18,11 @@ Kinds (why the operator is there):
   (``parallel_optimizer_allgather*``, ``_MicroStepAllGather``, ``_MiniStepAllGather``) and
   scattering its gradient (``grad_parallel_optimizer_*``);
 - ``pipeline``: Send / Receive between pipeline stages;
+- ``loss-scale``: the AllReduce a loss-scaled training step sums every device's overflow flag
+  with, so that all skip or all take the step (``self.allreduce(flag_sum)`` in MindSpore's
+  ``nn/wrap/loss_scale.py``: ``TrainOneStepWithLossScaleCell``, whose ``get_overflow_status``
+  MindFormers' train step cells call; told by the node's ``# In file`` trace, see
+  :func:`loss_scale_check`);
 - ``local``: a redistribution step that computes on the rank's own data (``StridedSlice``,
   ``Reshape``, ``Split``, ``Concat``, ``Transpose``, ``GetNext`` ... named ``redistribution_op_*``):
   nothing on the wire;
@@ -45,8 +50,8 @@ from msinspect.model import Node
 from msinspect.stages import GLOBAL_SHAPE_STAGES
 
 #: The kinds, in the order summaries list them.
-KINDS = ("forward", "redistribution", "backward", "gradient", "optimizer", "pipeline", "local", "virtual",
-         "user", "unknown")
+KINDS = ("forward", "redistribution", "backward", "gradient", "optimizer", "pipeline", "loss-scale", "local",
+         "virtual", "user", "unknown")
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,20 @@ OPTIMIZER_MARKS = ("parallel_optimizer", "opt_shard")
 #: (``PARALLEL_GLOBALNORM_IN_STAGES`` / ``_BETWEEN_STAGES``, ``InsertAllReduceToNodeInput`` in
 #: MindSpore's parallel passes).
 GLOBAL_NORM_PREFIX = "PARALLEL_GLOBALNORM"
+#: MindSpore's loss-scale cells (``mindspore/nn/wrap/loss_scale.py``): every ``self.allreduce(...)``
+#: there (``TrainOneStepWithLossScaleCell``'s overflow checks, ``_TrainGradAccuWithLossScaleCell``)
+#: sums the devices' overflow flags over the world group (``ops.AllReduce()``, no group given).
+LOSS_SCALE_FILE = "/mindspore/nn/wrap/loss_scale.py:"
+LOSS_SCALE_CALL = "self.allreduce("
+
+
+def loss_scale_check(node: Node) -> bool:
+    """Whether the node is a loss-scale overflow check's AllReduce: its own ``# In file`` line
+    (innermost, :attr:`Node.source_line`) is a ``self.allreduce(`` call in MindSpore's
+    ``loss_scale.py``. Read off the trace, not the instance name: the comm-op reuse pass prints
+    the loss-scale primitive's name ``allreduce`` on other AllReduces too (zoo 14's embedding)."""
+    line = node.source_line or ""
+    return node.op == "AllReduce" and LOSS_SCALE_FILE in line and LOSS_SCALE_CALL in line
 
 
 def is_listed(node: Node) -> bool:
@@ -251,6 +270,8 @@ def kind_of(node: Node, backward: bool, planner: bool | None = None) -> str:
         return "local"  # a redistribution step computing on the rank's own data
     if entry.kind:
         return entry.kind
+    if loss_scale_check(node):
+        return "loss-scale"
     if name.startswith(GRAD_REDISTRIBUTION_PREFIXES):
         return "backward"
     if name.startswith(REDISTRIBUTION_PREFIX):

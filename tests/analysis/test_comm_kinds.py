@@ -125,22 +125,24 @@ def test_vocabulary_parallel_embedding_allreduce_is_the_planners():
                                   "16_mf_llama_256"])
 def test_mindformers_global_norm_and_loss_scale(dump):
     """MindFormers' trainer clips gradients by their global norm and checks overflow with the
-    loss-scale cell's own ``AllReduce`` (instance ``allreduce``, ``flag_reduce``, in
-    ``mindformers/wrapper/wrapper.py``). At step_parallel_end the parallel pass has added the
-    global norm's AllReduces (``PARALLEL_GLOBALNORM_IN_STAGES`` / ``_BETWEEN_STAGES``): the
-    planner's, ``forward``; the overflow check was in the rank's step_parallel_begin file already:
-    the job's own, ``user``, one per rank read. At validate MindSpore's comm-op reuse makes
-    collectives share one primitive and print its instance name (``comm_reuse``): the overflow
-    check can no longer be told from the name: ``unknown``, never a guess."""
+    loss-scale cell's own ``AllReduce`` (instance ``allreduce``, ``flag_reduce =
+    self.allreduce(flag_sum)`` in MindSpore's ``nn/wrap/loss_scale.py``, which
+    ``mindformers/wrapper/wrapper.py`` calls through ``get_overflow_status``). At
+    step_parallel_end the parallel pass has added the global norm's AllReduces
+    (``PARALLEL_GLOBALNORM_IN_STAGES`` / ``_BETWEEN_STAGES``): the planner's, ``forward``; the
+    overflow check is ``loss-scale``, one per rank read, told by its ``# In file`` trace. At
+    validate MindSpore's comm-op reuse makes collectives share one primitive and print its
+    instance name (``comm_reuse``): the name tells nothing, the trace still does: one
+    ``loss-scale`` row per rank, at every stage."""
     analysis = msinspect.load_dump(ZOO / dump)
     end = analyse(analysis, "step_parallel_end").comm()
     ranks = set(end["rank"])
     norm = end[end["name"].str.startswith("PARALLEL_GLOBALNORM")]
     assert len(norm) > 0 and set(norm["kind"]) == {"forward"}
-    users = end[end["kind"] == "user"]
-    assert sorted(users["rank"]) == sorted(ranks)
-    assert set(users["name"]) == {"allreduce"}
+    checks = end[end["kind"] == "loss-scale"]
+    assert sorted(checks["rank"]) == sorted(ranks)
+    assert set(checks["name"]) == {"allreduce"}
     assert "unknown" not in set(end["kind"])
     valid = analyse(analysis, "validate").comm()
-    flag = valid[valid["name"] == "allreduce"]
-    assert len(flag) > 0 and "user" not in set(flag["kind"])
+    checks = valid[valid["kind"] == "loss-scale"]
+    assert sorted(checks["rank"]) == sorted(ranks) and set(checks["name"]) == {"allreduce"}
