@@ -27,8 +27,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.explain_layouts import (COMBINED_BY, OutputLayout, input_layout, output_layout, ranks_along,
-                                                reduced_parts)
+from msinspect.analysis.explain_layouts import (COMBINED_BY, OutputLayout, cut_through_reshape, input_layout,
+                                                output_layout, ranks_along, reduced_parts)
 from msinspect.analysis.flow import (consumers, first_input, is_data_edge, is_source, label, passes_through,
                                      path_between, producer)
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
@@ -106,6 +106,10 @@ class Explanation:
     redistribution's per-rank Reshapes before it), not the producer's: that tensor's per-rank
     shape before and after the collective (a bprop: its forward collective's), from the file
     (:func:`_own_step`); None: the producer's."""
+    reshaped: tuple[int, ...] | None = None
+    """Where a Reshape between producer and consumer changes the tensor's rank: the producer's cut
+    read in the consumer's shape (reconstruction, :func:`~msinspect.analysis.explain_layouts.
+    cut_through_reshape`); ``dims`` then count the consumer's dimensions."""
     chain: tuple[str, ...] = ()
     """The communication and redistribution operators between producer and consumer, in order."""
     kept: tuple | None = None
@@ -599,7 +603,8 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
         e.facts.append(f"its own shapes, {own[2]}: MindSpore's {node.op} works on dimension 0"
                        + (", the Split and Concat after it move the parts" if e.dims != (0,) else ""))
         return e
-    return _step(f, node, e, layout, wanted, over, _rank_input(f, target, position))
+    needed = _rank_input(f, target, position)
+    return _step(f, node, e, layout, wanted, over, needed, _whole_shapes(f, source, target, position, wanted, e))
 
 
 #: The instance names MindSpore's parallel pass gives the AllReduces it adds to gradient clipping's
@@ -768,8 +773,31 @@ def _rank_input(f: _File, key: str | None, position: int | None) -> tuple[int, .
     return tuple(shape) if shape else None
 
 
+def _whole_shapes(f: _File, source: str | None, target: str | None, position: int | None, wanted,
+                  e: Explanation) -> tuple | None:
+    """(the producer's output, the consumer's input) as whole shapes, where the file tells both:
+    the producer's from its row, the consumer's from its row, else from the last per-rank Reshape
+    before it (its shape times the consumer's cut). None where either is not told."""
+    made = f.node(source)
+    row = f.strategies.get(made.line) if made is not None else None
+    produced = (row or {}).get("global_output")
+    taking = f.node(target)
+    row = f.strategies.get(taking.line) if taking is not None else None
+    inputs = (row or {}).get("global_inputs") or ()
+    taken = inputs[position] if position is not None and position < len(inputs) else None
+    if taken is None and wanted is not None:
+        last = next((f.by_line[line] for line in reversed(e.chain_lines) if line in f.by_line
+                     and f.by_line[line].op.removeprefix("PrimFunc_") == "Reshape"), None)
+        shape = last.inputs[1] if last is not None and len(last.inputs) > 1 else None
+        if isinstance(shape, tuple) and len(shape) == len(wanted) and all(type(v) is int for v in shape):
+            taken = tuple(v * w for v, w in zip(shape, wanted))
+    if not produced or not taken or not all(type(v) is int and v > 0 for v in (*produced, *taken)):
+        return None
+    return tuple(produced), tuple(taken)
+
+
 def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wanted, over: str,
-          needed: tuple[int, ...] | None = None) -> Explanation:
+          needed: tuple[int, ...] | None = None, whole: tuple | None = None) -> Explanation:
     have = e.producer_layout
     if have is not None and wanted is not None and set(have) == {1}:
         have = e.producer_layout = tuple(1 for _ in wanted)  # whole stays whole through any Reshape
@@ -787,9 +815,14 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
             e.facts.append(f"AlltoAll splits dimension {attrs.get('split_dim')} in {attrs.get('split_count')} parts, "
                            f"sends part i to the group's i-th rank and concatenates what it gets on dimension "
                            f"{attrs.get('concat_dim')}")
-    if have is not None and wanted is not None and len(have) != len(wanted) and _reshapes_only(f, e):
-        return _local_reshape(f, node, e, have, wanted, needed)
-    if have is None or wanted is None or len(have) != len(wanted):
+    through = None
+    if have is not None and wanted is not None and len(have) != len(wanted):
+        # a Reshape between: the producer's cut read in the consumer's shape, where it is a cut
+        mapped = cut_through_reshape(whole[0], have, whole[1]) if whole is not None else None
+        through = (mapped, whole[1]) if mapped is not None else None
+        if _reshapes_only(f, e):
+            return _local_reshape(f, node, e, have, wanted, needed, through)
+    if through is None and (have is None or wanted is None or len(have) != len(wanted)):
         if have is not None and wanted is not None:
             e.cannot_tell.append(f"the step: the tensor changes rank on the way ({_shape_text(have)} to "
                                  f"{_shape_text(wanted)}: a Reshape between)")
@@ -806,6 +839,12 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
             e.facts.append(f"its own shapes, {own[2]}: MindSpore's {node.op} works on dimension 0"
                            + (", the Split and Concat after it move the parts" if e.dims != (0,) else ""))
         return e
+    given = have
+    if through is not None:
+        have = e.reshaped = through[0]
+        e.reconstruction.append(f"a Reshape between: in {e.consumer}'s shape {_shape_text(through[1])}, "
+                                f"{e.producer}'s cut {_shape_text(given)} is {_shape_text(have)} (row-major, a cut "
+                                "dimension's parts are its outer digits)")
     gathered = tuple(i for i, (p, c) in enumerate(zip(have, wanted)) if p > c)
     split = tuple(i for i, (p, c) in enumerate(zip(have, wanted)) if p < c)
     ratio = 1
@@ -815,7 +854,9 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
     for i in split:
         cut *= wanted[i] // max(have[i], 1)
     taken = e.consumer_layout if e.consumer_layout is not None else wanted
-    between = (f"{e.producer} gives {_shape_text(have)}, {e.consumer} needs {_shape_text(taken)}"
+    between = (f"{e.producer} gives {_shape_text(given)}"
+               + (f", {_shape_text(have)} in {e.consumer}'s shape" if through is not None else "")
+               + f", {e.consumer} needs {_shape_text(taken)}"
                + (" (whole, after a Reshape)" if len(taken) != len(wanted) else ""))
     moves = [f"dimension {i} is gathered ({have[i]} parts -> {_parts(wanted[i])})" for i in gathered]
     moves += [f"dimension {i} is cut {'further ' if have[i] > 1 else ''}({_parts(have[i])} -> {wanted[i]} parts)"
@@ -830,6 +871,18 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
         e.action = "none"
         moves = ["the cut is the same on both sides (a step of a longer redistribution)"]
     e.headline = f"{node.op} {over}: {between}: {'; '.join(moves)}"
+    own = _own_step(f, node) if through is not None else None
+    if own is not None:  # one collective of the step: its own shapes say its part, in its own terms
+        e.action = "gather" if node.op == "AllGather" else "sum"
+        e.dims, e.parts, e.own_shapes = own[0], own[1], own[3]
+        did = "gathered" if node.op == "AllGather" else "summed and scattered"
+        e.headline = (f"{node.op} {over}: {_dims_text(e.dims)} of the tensor as it reaches it is {did} ({e.parts} "
+                      f"parts), one collective of the step where {between}: {'; '.join(moves)}")
+        e.facts.append(f"its own shapes, {own[2]}: MindSpore's {node.op} works on dimension 0"
+                       + (", the Split and Concat after it move the parts" if e.dims != (0,) else ""))
+        return e
+    if through is not None:  # the producer's device matrix cuts its own dimensions, not these
+        return e
     if node.op == "AllGather" and gathered and gathered != (0,):
         e.facts.append("AllGather concatenates on dimension 0: the Split and Concat after it move the parts to "
                        f"dimension {', '.join(map(str, gathered))}")
@@ -857,7 +910,7 @@ def _reshapes_only(f: _File, e: Explanation) -> bool:
     return bool(steps) and all(n is not None and n.op.removeprefix("PrimFunc_") == "Reshape" for n in steps)
 
 
-def _local_reshape(f: _File, node: Node, e: Explanation, have, wanted, needed) -> Explanation:
+def _local_reshape(f: _File, node: Node, e: Explanation, have, wanted, needed, through) -> Explanation:
     """A redistribution that is per-rank Reshapes alone (the parallel pass's in place of the
     network's Reshape): MindSpore found the rank's part of the producer's output to be the part
     the consumer reads, in another shape, so each rank reshapes its own part and nothing moves.
@@ -865,9 +918,11 @@ def _local_reshape(f: _File, node: Node, e: Explanation, have, wanted, needed) -
     is checked against the consumer's input cut by its strategy where the file gives both."""
     e.headline = (f"{node.op} on the rank's own data: {e.producer} gives {_shape_text(have)}, {e.consumer} needs "
                   f"{_shape_text(wanted)}, the same part in another shape")
-    if prod(have) != prod(wanted):
-        e.cannot_tell.append(f"the step: MindSpore reshapes each rank's part alone, yet {_shape_text(have)} and "
-                             f"{_shape_text(wanted)} make {prod(have)} and {prod(wanted)} parts: the layouts read "
+    if prod(have) != prod(wanted) or through is not None and through[0] != tuple(wanted):
+        found = (f"in {e.consumer}'s shape {_shape_text(through[1])} {_shape_text(have)} is "
+                 f"{_shape_text(through[0])}" if through is not None and through[0] != tuple(wanted)
+                 else f"{_shape_text(have)} and {_shape_text(wanted)} make {prod(have)} and {prod(wanted)} parts")
+        e.cannot_tell.append(f"the step: MindSpore reshapes each rank's part alone, yet {found}: the layouts read "
                              "here are off")
         return e
     e.action, e.dims = "none", ()
@@ -879,6 +934,10 @@ def _local_reshape(f: _File, node: Node, e: Explanation, have, wanted, needed) -
         e.reconstruction.append(f"the last Reshape gives each rank {_shape_text(needed)}, {e.consumer}'s input cut "
                                 f"{_shape_text(wanted)}: each rank's part, {prod(wanted)} parts on both sides, "
                                 "reshaped in place")
+    elif through is not None:
+        e.reconstruction.append(f"in {e.consumer}'s shape {_shape_text(through[1])}, {e.producer}'s cut "
+                                f"{_shape_text(have)} is {_shape_text(wanted)}, the cut {e.consumer} takes: each "
+                                "rank's part, reshaped in place")
     else:
         e.reconstruction.append(f"{_shape_text(have)} and {_shape_text(wanted)} both make {prod(wanted)} parts: each "
                                 "rank's part, reshaped in place")

@@ -94,3 +94,46 @@ def reduced_parts(node: Node, in_strategy, devices: int | None) -> OutputLayout 
         return None
     found = _output(layout_of(replace(call_of(node, in_strategy), op="ReduceSum"), devices))
     return replace(found, rule=found.rule.replace("ReduceSum", op)) if found is not None else None
+
+
+def cut_through_reshape(shape, factors, to_shape) -> tuple[int, ...] | None:
+    """The cut that a tensor of ``shape`` cut ``factors`` (parts per dimension, each in equal
+    contiguous blocks) has once reshaped to ``to_shape`` (row-major, the same elements), where
+    that is a cut; None where it is not (a dimension of ``to_shape`` would hold interleaved
+    blocks) or the shapes do not agree.
+
+    Row-major, a dimension of size ``n`` cut ``k`` ways is an outer digit of ``k`` values (the
+    part) then an inner one of ``n / k`` (the place in the part): the reshape regroups those digits
+    into the new dimensions, outer first, and a new dimension is cut by the parts of its digits
+    where they come before any whole digit. (128, 512) cut (4, 1) as (2, 64, 512): the 4 parts
+    of 128 are 2 for the first dimension and 2 more for the second, (2, 2, 1)."""
+    if len(shape) != len(factors) or prod(shape) != prod(to_shape):
+        return None
+    digits: list[list] = []
+    for size, parts in zip(shape, factors):
+        if parts < 1 or size % parts:
+            return None
+        digits += [[parts, True]] if parts > 1 else []
+        digits += [[size // parts, False]] if size // parts > 1 else []
+    out = []
+    for size in to_shape:
+        need, cut, whole_before = size, 1, False
+        while need > 1:
+            if not digits:
+                return None
+            value, is_cut = digits[0]
+            if value <= need and need % value == 0:
+                take = value
+                digits.pop(0)
+            elif value > need and value % need == 0:
+                take = need
+                digits[0][0] = value // need
+            else:
+                return None
+            if is_cut and whole_before:
+                return None
+            cut *= take if is_cut else 1
+            whole_before = whole_before or not is_cut
+            need //= take
+        out.append(cut)
+    return tuple(out) if not digits else None

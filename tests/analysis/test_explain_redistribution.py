@@ -59,3 +59,22 @@ def test_a_redistribution_of_per_rank_reshapes_alone_moves_nothing():
         assert len(e.lines) == (1 if pair[0] == "pos_add" else 4)
     said = " ".join(pairs[("merge_transpose", "out_matmul")].reconstruction)
     assert "the last Reshape gives each rank (256, 128), out_matmul's input cut (2, 4)" in said
+
+
+def test_a_step_through_a_reshape_is_told_in_the_consumers_shape():
+    # Zoo 14 (fixtures/zoo/nets/14_mf_llama_seq_parallel.py) at step_parallel_end, rank 0: wo and
+    # w2 (matmul, out_strategy ((4, 1),)) leave their (128, 512) output with the rows cut 4 ways;
+    # the residual add ((1, 4, 1), (1, 4, 1)) reads it as (2, 64, 512). Row-major, the 4 parts of
+    # the 128 rows (batch x sequence) are 2 batches, then 2 halves of the 64 positions: in add's
+    # shape the cut is (2, 2, 1). add needs (1, 4, 1): dimension 0 gathered (2 parts -> whole),
+    # dimension 1 cut further (2 -> 4 parts), an exchange of 2 parts. The redistribution's local
+    # operators say so: its 3 Reshapes (one answer, folded) and the two StridedSlices after the
+    # AllGathers, once per residual add: 2 layers x 2 = 4 times.
+    found = [e for e in explain(read(ZOO / "14_mf_llama_seq_parallel", "step_parallel_end"), "re:.*", rank=0)
+             if e.subject == "communication" and e.kind == "local" and e.producer == "matmul" and e.consumer == "add"]
+    assert sorted(e.op for e in found) == ["Reshape", "StridedSlice", "StridedSlice"]
+    for e in found:
+        assert (e.producer_layout, e.reshaped, e.consumer_layout) == ((4, 1), (2, 2, 1), (1, 4, 1))
+        assert (e.action, e.dims, e.parts) == ("exchange", (0, 1), 2)
+        assert not e.cannot_tell
+    assert sorted(len(e.lines) for e in found) == [4, 4, 3 * 4]
