@@ -80,13 +80,12 @@ from __future__ import annotations
 
 import functools
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from msinspect.analysis.ops import PIPELINE_OPS, stable_name
 from msinspect.analysis.vocabulary import GLOBAL_NORM_PREFIX
 from msinspect.schema import is_missing
-from msinspect.stages import files_of_stage, stage_of
+from msinspect.stages import stage_of
 from msinspect.mindspore.layouts import layout_of, map_axes
 
 if TYPE_CHECKING:
@@ -388,35 +387,21 @@ def backward_missing(analysis) -> dict:
     return {r.rank: why for r in analysis.results if (why := why_no_backward(r)) is not None}
 
 
-#: The passes of the parallel pass itself: their own weights' layouts, or none yet.
-_PARALLEL_PASS = ("step_parallel_begin", "step_parallel_end")
 #: Why a later pass's weights are laid out as the rank's step_parallel_end states.
 LATER = "the file read states no weight's layout; later passes keep the parallel pass's"
 
 
 def layouts_at_end(path, rank, stage: tuple[int, ...]) -> tuple:
     """The weights' device matrices of ``stage`` (:func:`stage_axes`) as the step_parallel_end file
-    beside ``path`` (the same rank's folder) states them, where ``path`` is a later pass (validate,
-    execute ...): () where there is none, it cannot be read, or it gives none. Its weights are laid
-    out against its step_parallel_begin, as the analysis of that pass reads them."""
+    beside ``path`` states them (:func:`~msinspect.analysis.params.weights_at_end`), where
+    ``path`` is a later pass (validate, execute ...): () where there is none, it cannot be read, or
+    it gives none."""
     from msinspect.analysis.context import RankContext
-    from msinspect.analysis.params import param_rows, weights_of, with_slices
-    from msinspect.errors import MsInspectError
-    from msinspect.parser import parse_file
+    from msinspect.analysis.params import weights_at_end
 
-    if not isinstance(path, str) or rank is None or not stage or stage_of(path) in _PARALLEL_PASS:
+    if rank is None or not stage:
         return ()
-    folder = Path(path).parent
-    end, begin = files_of_stage(folder, "step_parallel_end"), files_of_stage(folder, "step_parallel_begin")
-    if len(end) != 1:
-        return ()
-    try:
-        ir = parse_file(end[0])
-        reference = parse_file(begin[0]) if len(begin) == 1 else None
-    except MsInspectError:
-        return ()
-    ctx = RankContext(rank, stage_ranks=tuple(stage))
-    full = laid_over(with_slices(weights_of(param_rows(ir, ctx, reference)), ctx), len(stage))
+    full = laid_over(weights_at_end(path, RankContext(rank, stage_ranks=tuple(stage))) or [], len(stage))
     return stage_axes(full)[0] if full else ()
 
 
@@ -475,8 +460,10 @@ class AxisRules:
         weights' device matrices of the rank's step_parallel_end (:func:`layouts_at_end`, read
         once a stage), where the file is of a later pass; else "cannot tell", ``why`` and what the
         step_parallel_end did not tell."""
+        from msinspect.analysis.params import PARALLEL_PASS
+
         path = row.get("file")
-        if not isinstance(path, str) or stage_of(path) in _PARALLEL_PASS:
+        if not isinstance(path, str) or stage_of(path) in PARALLEL_PASS:
             return "cannot tell", why
         stage = tuple(position)
         if stage not in self._ended:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from math import prod
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from msinspect.analysis.context import RankContext, shapes_are_global
@@ -18,7 +19,7 @@ from msinspect.analysis.strategies import REPLACEMENT_NAME, strategy_of
 from msinspect.graph import to_networkx
 from msinspect.mindspore.layouts import Call, call_of, divided, layout_of, shard_of, slice_by_map, standard
 from msinspect.model import IRFile, Node
-from msinspect.stages import stage_of
+from msinspect.stages import files_of_stage, stage_of
 
 if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
     import networkx as nx
@@ -359,6 +360,34 @@ def _stored(bounds, row: dict, ctx: RankContext):
 def weights_of(rows: list[dict]) -> list[dict]:
     """The rows of weights among a rank's parameter rows (not its graph inputs)."""
     return [row for row in rows if row.get("kind", "weight") == "weight"]
+
+
+#: The passes of the parallel pass itself: their own weights' layouts, or none yet.
+PARALLEL_PASS = ("step_parallel_begin", "step_parallel_end")
+
+
+def weights_at_end(path, ctx: RankContext) -> list[dict] | None:
+    """The weights of the rank's step_parallel_end beside ``path`` (the same rank's folder), with
+    their slices (:func:`with_slices`), where ``path`` is a later pass (validate, execute ...): the
+    parallel pass's output, whose layouts later passes keep, for a file that states none itself
+    (under ``enable_nd_tp`` validate's MatMuls print no strategy: zoo 20). Its weights are laid out
+    against its step_parallel_begin, as the analysis of that pass reads them. None where ``path``
+    is itself a parallel pass, there is no one such file beside it, or it cannot be read."""
+    from msinspect.errors import MsInspectError
+    from msinspect.parser import parse_file
+
+    if not isinstance(path, str) or stage_of(path) in PARALLEL_PASS:
+        return None
+    folder = Path(path).parent
+    end, begin = files_of_stage(folder, "step_parallel_end"), files_of_stage(folder, "step_parallel_begin")
+    if len(end) != 1:
+        return None
+    try:
+        ir = parse_file(end[0])
+        reference = parse_file(begin[0]) if len(begin) == 1 else None
+    except MsInspectError:
+        return None
+    return with_slices(weights_of(param_rows(ir, ctx, reference)), ctx)
 
 
 def slice_text(bounds) -> str:
