@@ -12,7 +12,7 @@ from msinspect.analysis import analyse
 from msinspect.analysis.params import weights_of
 from msinspect.analysis.tally import tally_of
 from msinspect.mindspore.layouts import Call, layout_of
-from tests.conftest import FIXTURES, invoke
+from tests.conftest import FIXTURES
 
 ZOO = FIXTURES / "zoo"
 
