@@ -78,7 +78,7 @@ check: prepared
 	MSINSPECT_PARSER=reference $(BIN)/python -m pytest -q tests/parser/test_golden.py tests/parser/test_value_depth.py
 
 # The parser's two readings over every rank's IR file of the corpus (make test compares one rank's
-# file of each dump and pass whose ranks differ only in values: tests/parser/test_readings.py).
+# file of each dump and pass: tests/parser/test_readings.py).
 readings: prepared
 	MSINSPECT_READINGS=every $(BIN)/python -m pytest -q -n auto tests/parser/test_readings.py
 

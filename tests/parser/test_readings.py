@@ -4,14 +4,14 @@ repository holds: fixtures, the model zoo, the documentation corpus and the gold
 strict and lenient (a lenient read differs from a strict one only where the strict read fails:
 there both are compared). Mutated files are compared in ``test_mutations.py``.
 
-Files of one dump and pass that differ only in digits are one program with rank-specific
-values (group names, slices, ranks): ``make test`` compares the lowest rank's file of each (and
-every file not in a rank folder); ``make readings`` (``MSINSPECT_READINGS=every``) compares
-every rank's file as well."""
+The ranks of one dump run one network: their files at one pass differ in rank-specific values
+(group names, slices, ranks) and, under pipeline parallel, in which stage's part of the network
+they hold, written with the same constructs. ``make test`` compares the lowest rank's file of
+each dump and pass (and every file not in a rank folder); ``make readings``
+(``MSINSPECT_READINGS=every``) compares every rank's file as well."""
 from __future__ import annotations
 
 import gzip
-import hashlib
 import os
 import re
 import subprocess
@@ -27,34 +27,17 @@ from tests.parser.readings import both, reading
 GOLDEN = ROOT / "tests" / "parser" / "golden"
 EVERY = sorted(p for p in [*FIXTURES.rglob("*"), *GOLDEN.glob("*")] if p.name.endswith((".ir", ".ir.gz")))
 _RANK = re.compile(r"rank_(\d+)")
-_NAME_PARTS = re.compile(rb"\$[\w$]*")
-
-
-def _program(path) -> tuple:
-    """What the ranks of one dump share at one pass: the dump's folder, the file's name and its
-    text but for digits, the letters of hexadecimal numbers and a debug name's ``$`` parts
-    (rank-specific values are numbers: group names' hashes, slices, ranks; a subgraph's address
-    and a GetNext's ``shared_name`` differ from process to process, and so does the order
-    MindSpore prints ``CNode_3645$overflow$flag_sum$cond`` in). A key, not a reading: what it
-    leaves out only decides which rank's file stands for the others.
-    Two pipeline stages write files of one name that differ in more than digits: both are kept.
-    A file not in a rank folder is its own."""
-    if not _RANK.fullmatch(path.parent.name):
-        return (str(path),)
-    raw = path.read_bytes()
-    text = gzip.decompress(raw) if path.name.endswith(".gz") else raw
-    values = _NAME_PARTS.sub(b"", text).translate(None, b"0123456789abcdef")
-    return (str(path.parent.parent), path.name, hashlib.sha1(values).digest())
 
 
 def _lowest_ranks(paths) -> list:
-    """Of each :func:`_program`'s files, the lowest rank's."""
-    lowest: dict[tuple, object] = {}
+    """Of each dump's files of one pass (one name in its rank folders), the lowest rank's; a file
+    not in a rank folder stands for itself."""
+    lowest: dict[tuple, tuple] = {}
     for path in paths:
-        rank = int(_RANK.fullmatch(path.parent.name).group(1)) if _RANK.fullmatch(path.parent.name) else -1
-        key = _program(path)
-        if key not in lowest or rank < lowest[key][0]:
-            lowest[key] = (rank, path)
+        rank = _RANK.fullmatch(path.parent.name)
+        key, number = ((str(path.parent.parent), path.name), int(rank.group(1))) if rank else ((str(path),), -1)
+        if key not in lowest or number < lowest[key][0]:
+            lowest[key] = (number, path)
     return sorted(path for _, path in lowest.values())
 
 
@@ -73,10 +56,11 @@ def test_every_file_is_compared():
     assert len(FILES) > 200 and any(GOLDEN in p.parents for p in FILES)
     if FILES is EVERY:
         return
-    # zoo 01 runs one program on its 8 ranks: rank 0's files stand for the others'; zoo 13's two
-    # pipeline stages are two programs (ranks 0-3 and 4-7): ranks 0 and 7 both
+    # zoo 01's 8 ranks and zoo 13's two pipeline stages (ranks 0-3 and 4-7): rank 0's files stand
+    # for the others'
     assert {p.parent.name for p in FILES if "01_semi_auto_tp4dp2" in p.parts} == {"rank_0"}
-    assert {p.parent.name for p in FILES if "13_mf_llama_pp_interleave" in p.parts} == {"rank_0", "rank_7"}
+    assert {p.parent.name for p in FILES if "13_mf_llama_pp_interleave" in p.parts} == {"rank_0"}
+
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
