@@ -7,36 +7,31 @@ import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import closing, nullcontext
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection
 
-from msinspect.analysis.comm import (COMM_COLUMNS, SharedGroups, collectives_before, comm_nodes, comm_rows,
-                                    mark_users, ranks_named, stated_world, with_world)
+from msinspect.analysis import passes
+from msinspect.analysis.comm import SharedGroups, comm_nodes, ranks_named, stated_world, with_world
 from msinspect.analysis.context import RankContext
-from msinspect.analysis.gradsync import weight_reads, weight_rows
 from msinspect.analysis.failure import failure_row
 from msinspect.analysis.flow import answer
 from msinspect.analysis.ops import PIPELINE_OPS
-from msinspect.analysis.operators import OP_COLUMNS, operator_reads, operator_rows
+from msinspect.analysis.passes import Like, RankInput, before_planner_file
 from msinspect.analysis.pipeline_stages import RankKeys, StagesTold, facts_of, stages_from_ir, with_groups
-from msinspect.analysis.params import PARAM_COLUMNS, consumer_reads, optimizer_groups, param_rows, slice_text, with_slices
+from msinspect.analysis.params import PARAM_COLUMNS, slice_text, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
 from msinspect.analysis.result import RankResult
-from msinspect.analysis.spool import ROWS, SPOOL_RANKS, Derived, Spool, as_list, close_shelf, derived, shelve
+from msinspect.analysis.spool import SPOOL_RANKS, Derived, Spool, as_list, close_shelf, shelve
 from msinspect.analysis.spooled import SpooledResults, planned
-from msinspect.analysis.strategies import STRATEGY_COLUMNS, strategy_rows
 from msinspect.analysis.tally import Tally, tally, tally_of, with_comm
-from msinspect.analysis.vocabulary import BEFORE_PLANNER, planner_ran
+from msinspect.analysis.vocabulary import planner_ran
 from msinspect import cache as caches
 from msinspect import collector, parser_mode
 from msinspect.dumps import Dump
 from msinspect.errors import MsInspectError, shown_path
 from msinspect.executors import _bare, batches, run_each
-from msinspect.model import Node
 from msinspect.rank_lists import compact
 from msinspect.ranks_read import RankRead, ReadPlan, plan_reads
 from msinspect.selection import world_of
-from msinspect.stages import files_of_stage, stage_of
 
 #: Set (to anything but ""), every rank is read in full: no rank is read by what differs from
 #: another (:mod:`msinspect.analysis.alike`).
@@ -55,11 +50,6 @@ if TYPE_CHECKING:  # pandas loads where a table is made: `summary` reads the row
     from msinspect.analysis import alike
 
 
-#: What the rows kept from the rank read against read of a node (:class:`Like`): a rank whose
-#: nodes differ in nothing a reader reads has that rank's rows of it.
-READERS = {"params": consumer_reads, "held": weight_reads, "ops": operator_reads}
-
-
 def _skipped(ir) -> list[str]:
     path = shown_path(ir.path)
     return [f"{path}:{d.line}:{d.column}: {d.message}" if d.line else f"{path}: {d.message}"
@@ -73,9 +63,9 @@ def _cache_name(task: tuple, lenient: bool, cache: caches.Store | None) -> str |
         return None
     path, reference, ctx, label = task
     try:
-        before = _before_planner_file(path)
+        before = before_planner_file(path)
         extra = (before, caches.file_digest(before).hex()) if before else ()
-        return caches.result_key(path, reference, (ctx, label, lenient) + extra)
+        return caches.result_key(path, reference, (ctx, label, lenient, passes.key()) + extra)
     except OSError:
         return None
 
@@ -109,33 +99,6 @@ def _compute(path: str, reference: str | None, ctx: RankContext, label: str, len
         return _rows_of(path, reference, ctx, label, lenient)
 
 
-def _before_planner_file(path: str) -> str | None:
-    """The rank's ``step_parallel_begin`` file beside ``path`` (one only), when ``path`` is of a
-    stage after the parallel pass began: which collectives the job had before the pass inserted
-    any (:func:`~msinspect.analysis.comm.mark_users`)."""
-    if stage_of(path) in BEFORE_PLANNER:
-        return None
-    found = files_of_stage(Path(path).parent, "step_parallel_begin")
-    return str(found[0]) if len(found) == 1 else None
-
-
-def _users_before(path: str, reference: str | None, ref) -> frozenset:
-    """:func:`~msinspect.analysis.comm.collectives_before` of the rank's ``step_parallel_begin``
-    (the reference when it is that file), read past what does not parse; empty where there is
-    none or it cannot be read."""
-    before = _before_planner_file(path)
-    if before is None:
-        return frozenset()
-    if ref is not None and reference is not None and Path(reference) == Path(before):
-        return collectives_before(ref)
-    from msinspect.parser import parse_file
-
-    try:
-        return collectives_before(parse_file(before, lenient=True))
-    except MsInspectError:
-        return frozenset()
-
-
 def _rows_of(path: str, reference: str | None, ctx: RankContext, label: str, lenient: bool) -> RankResult:
     ir, ref, graph = _model(path, reference, lenient)
     result = _result(ir, ref, graph, path, reference, ctx, label)
@@ -167,70 +130,37 @@ def _own(path: str, reference: str) -> bool:
     return reference == path or os.path.normpath(reference) == os.path.normpath(path)  # no Path a rank
 
 
-@dataclass(frozen=True)
-class Like:
-    """What a rank read by what differs (:mod:`msinspect.analysis.alike`) takes from the rank it
-    is read against: that rank's result, the nodes whose values differ from its,
-    whether the weight names MindSpore writes on the nodes are the same (an operator row reads
-    them of the nodes before it: :func:`~msinspect.analysis.operators.parameter_read`), and
-    whether its reference file is its own file (no other file's values read), and which of
-    :data:`READERS` read the same of its nodes as of that rank's
-    (:attr:`~msinspect.analysis.alike.Exemplar.keeps`)."""
-
-    result: RankResult
-    changed: tuple[Node, ...]
-    """The nodes whose values differ, in file order."""
-    names_kept: bool
-    own_reference: bool
-    keeps: dict
-    lines: dict = field(default_factory=dict)
-    """Part -> where each line's row is in the other rank's rows of it (made when first asked
-    for; shared by the ranks read against that rank)."""
-
-    def rows(self, part: str, made: list[dict], fields: dict) -> list[dict]:
-        """The rank's rows of ``part``: those ``made`` (the changed nodes', or every one), else
-        the other rank's with ``fields`` (:func:`_own_fields`), as a
-        :class:`~msinspect.analysis.spool.Derived` list of that rank's."""
-        base = getattr(self.result, part)
-        at = self.lines.get(part)
-        if at is None:
-            at = self.lines[part] = {}
-            for i, row in enumerate(base):
-                at.setdefault(row["line"], []).append(i)
-        return derived(base, fields, {i: row for row in made for i in at.get(row["line"], ())})
-
-
 def _own_fields(ctx: RankContext, path: str, complete: bool) -> dict:
-    """What a rank's row taken from another rank's (:class:`Like`) has of its own: its rank, its
-    file and whether that was read whole."""
+    """What a rank's row taken from another rank's (:class:`~msinspect.analysis.passes.Like`)
+    has of its own: its rank, its file and whether that was read whole."""
     return {"rank": ctx.rank, "file": path, "complete": complete}
 
 
 def _result(ir, ref, graph, path: str, reference: str | None, ctx: RankContext, label: str,
             like: Like | None = None) -> RankResult:
-    """The rank's rows, made from its parsed file (and reference) and graph. ``like``: what the
-    rank is read against (:class:`Like`): the rows of its nodes whose values are the same are
-    that rank's (operators where the names MindSpore writes are the same; strategies where the
-    reference is the rank's own file), but for their rank and file."""
-    comm = comm_rows(ir, ctx, graph)
-    if any(row["kind"] == "unknown" for row in comm):  # a collective the job's code had before the pass?
-        mark_users(comm, ir, _users_before(path, reference, ref))
+    """The rank's rows, made from its parsed file (and reference) and graph by each per-rank pass
+    (:mod:`msinspect.analysis.passes`). ``like``: what the rank is read against
+    (:class:`~msinspect.analysis.passes.Like`): a pass's rows of its nodes whose values are the
+    same are that rank's where the pass says so (operators where the names MindSpore writes are
+    the same; strategies where the reference is the rank's own file), but for their rank and file."""
     complete = ir.status != "incomplete" and (ref is None or ref.status != "incomplete")
-    own = _own_fields(ctx, path, complete)
+    rows = passes.run(RankInput(ir, ref, graph, ctx, path, reference, _own_fields(ctx, path, complete)), like)
+    comm = rows["comm"]
     result = RankResult(
         rank=ctx.rank, label=label, file=path, stage=ir.stage, family=ir.family, status=ir.status,
-        strategies=_strategies(ir, ctx, ref, graph, like, own), comm=comm,
-        params=_params(ir, ctx, ref, graph, like, own), ops=_ops(ir, ctx, graph, like, own), reference=reference,
+        rows=rows, reference=reference,
         weights=sum(1 for p in ir.params if p.has_default), world_size=stated_world(ir, graph),
         highest_named=max(ranks_named(ir, graph), default=None) if ctx.world is None else None,
         pipelined=any(n.op in PIPELINE_OPS for n in comm_nodes(ir, graph)),
         stage_facts=facts_of(ctx.rank, comm, comm_nodes(ir, graph)),
-        skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []), held=_held(ir, ctx, comm, like, own),
+        skipped=_skipped(ir) + (_skipped(ref) if ref is not None else []),
         planner=planner_ran(ir.stage, ir.attrs), failure=failure_row(ir), complete=complete,
     )
-    for rows in (result.strategies, result.comm, result.params, result.ops):
-        for row in rows.made.values() if isinstance(rows, Derived) else rows:  # a Derived list's fields have it
-            row["complete"] = complete
+    for rank_pass in passes.PASSES:
+        if rank_pass.complete:
+            made = rows[rank_pass.name]
+            for row in made.made.values() if isinstance(made, Derived) else made:  # a Derived list's fields have it
+                row["complete"] = complete
     held = answer(graph, ("held_weights",), lambda: held_weights(ir))  # the parameters: the program's
     result.signature = signature_of(result, held, _known_parts(like))
     result.tally = tally_of(result.strategies, comm, result.params)
@@ -245,50 +175,6 @@ def _known_parts(like: Like | None) -> dict[str, str] | None:
     if like is None or not like.own_reference or like.result.signature is None:
         return None
     return {part: digest for part, digest in like.result.signature.parts if part != "comm"}
-
-
-def _ops(ir, ctx: RankContext, graph, like: Like | None, own: dict) -> list[dict]:
-    """:func:`~msinspect.analysis.operators.operator_rows`, those of ``like``'s rank kept where its
-    nodes are the same (see :func:`_result`)."""
-    if like is None or not like.names_kept:
-        return operator_rows(ir, ctx, graph)
-    if like.keeps.get("ops"):  # no changed node's row reads what changed (its groups, most often)
-        return derived(like.result.ops, own, {})
-    return like.rows("ops", operator_rows(ir, ctx, graph, only=like.changed), own)
-
-
-def _params(ir, ctx: RankContext, ref, graph, like: Like | None, own: dict) -> list[dict]:
-    """:func:`~msinspect.analysis.params.param_rows`; where what a parameter row reads of the
-    operators (:func:`~msinspect.analysis.params.consumer_reads`; the walk to its consumer reads
-    the graph) is the same as of ``like``'s rank's, its reference its own file, that rank's rows
-    with the rank's own optimizer-shard groups."""
-    if like is None or not (like.keeps.get("params") and like.own_reference):
-        return param_rows(ir, ctx, ref, graph)
-    groups = optimizer_groups(ir, graph, ctx)
-    names = {p.line: p.name for p in ir.params}
-    base = like.result.params
-    shard = [groups.get(names.get(row["line"]), ("", None)) for row in base]
-    return derived(base, own, {i: {**row, **own, "opt_shard_group": group, "opt_shard_ranks": ranks}
-                               for i, (row, (group, ranks)) in enumerate(zip(base, shard))
-                               if (group, ranks) != (row["opt_shard_group"], row["opt_shard_ranks"])})
-
-
-def _held(ir, ctx: RankContext, comm: list[dict], like: Like | None, own: dict) -> list[dict]:
-    """:func:`~msinspect.analysis.gradsync.weight_rows`; where what a weight row reads of the
-    operators (:func:`~msinspect.analysis.gradsync.weight_reads`; of the comm rows their kinds,
-    producers and lines, which the graph gives) is the same as of ``like``'s rank's, that rank's
-    rows."""
-    if like is None or not like.keeps.get("held"):
-        return weight_rows(ir, ctx.rank, comm)
-    return derived(like.result.held, {"rank": own["rank"], "file": own["file"]}, {})  # no `complete` column
-
-
-def _strategies(ir, ctx: RankContext, ref, graph, like: Like | None, own: dict) -> list[dict]:
-    """:func:`~msinspect.analysis.strategies.strategy_rows`, those of ``like``'s rank kept where
-    its nodes are the same and the reference is the rank's own file (see :func:`_result`)."""
-    if like is None or not like.own_reference:
-        return strategy_rows(ir, ctx, ref, graph)
-    return like.rows("strategies", strategy_rows(ir, ctx, ref, graph, only=like.changed), own)
 
 
 def _analyse_batch(tasks: list[tuple], lenient: bool = False, cache: caches.Store | None = None,
@@ -329,10 +215,11 @@ def _shelved(result, shelf: str | None):
     takes rows of it)."""
     if not isinstance(result, RankResult):
         return result
+    names = passes.names()
     if shelf is None:  # the rows go with it: a Derived list's made
-        return replace(result, **{name: as_list(getattr(result, name)) for name in ROWS})
-    at = shelve(shelf, [getattr(result, name) for name in ROWS])
-    head = replace(result, **{name: [] for name in ROWS})
+        return replace(result, rows={name: as_list(result.rows.get(name, [])) for name in names})
+    at = shelve(shelf, [result.rows.get(name, []) for name in names])
+    head = replace(result, rows={name: [] for name in names})
     head.rows_at, head.groups_seen = at, SharedGroups.seen(result.comm)
     head.groups_unresolved = SharedGroups.unresolved(result.comm)
     return head
@@ -374,7 +261,7 @@ class _Led:
     task: tuple
     result: RankResult
     lines: dict = field(default_factory=dict)
-    """:attr:`Like.lines`."""
+    """:attr:`~msinspect.analysis.passes.Like.lines`."""
 
 
 class _Batch:
@@ -432,7 +319,7 @@ class _Batch:
                 return None, ref_differ
         else:
             ref_lines, ref_differ = None, []
-        with collector.paused(), alike.patched(exemplar, lines, differ, path, READERS) as ir, \
+        with collector.paused(), alike.patched(exemplar, lines, differ, path, passes.readers()) as ir, \
                 alike.patched(ref_ex, ref_lines, ref_differ, reference) if ref_ex is not None and not own \
                 else nullcontext(ir if own else None) as ref:
             for read in (ir, ref):
@@ -486,7 +373,8 @@ def _unreadable(task: tuple, error: MsInspectError) -> RankResult:
     """Under ``lenient``: a rank whose file could not be read at all, with the reason."""
     path, reference, ctx, label = task
     return RankResult(rank=ctx.rank, label=label, file=path, stage="", family="", status="unreadable",
-                      reference=reference, complete=False, error=str(error).split("\n", 1)[0])
+                      rows={name: [] for name in passes.names()}, reference=reference, complete=False,
+                      error=str(error).split("\n", 1)[0])
 
 
 class Gathered:
@@ -667,18 +555,23 @@ class Analysis:
         """The context of one rank, with its pipeline stage."""
         return RankContext(rank, self.world, self.stages.get(rank) if rank is not None else None, self.pipelined)
 
+    def table(self, name: str) -> pd.DataFrame:
+        """Every rank's rows of the per-rank pass ``name`` (:mod:`msinspect.analysis.passes`), its
+        columns first, and ``other_stage``; KeyError where no pass has that name."""
+        columns = list(passes.named(name).columns)
+        return self._flag(_frame([row for r in self.results for row in r.rows.get(name, [])], columns))
+
     def strategies(self) -> pd.DataFrame:
         """One row per operator with a strategy, per rank."""
-        frame = _frame([row for r in self.results for row in r.strategies], STRATEGY_COLUMNS)
-        return self._flag(frame.drop(columns="call", errors="ignore"))  # the layout rules' input, not a column
+        return self.table("strategies").drop(columns="call", errors="ignore")  # the layout rules' input
 
     def comm(self) -> pd.DataFrame:
         """One row per communication or redistribution operator, per rank."""
-        return self._flag(_frame([row for r in self.results for row in r.comm], COMM_COLUMNS))
+        return self.table("comm")
 
     def operators(self) -> pd.DataFrame:
         """One row per CNode, per rank."""
-        return self._flag(_frame([row for r in self.results for row in r.ops], OP_COLUMNS))
+        return self.table("ops")
 
     def slices(self) -> pd.DataFrame:
         """One row per weight per rank: its layout and the slice the rank holds."""

@@ -1,5 +1,6 @@
 """What analysing one rank's file gives: plain rows and counts, cheap to send between processes
-(:func:`msinspect.analysis.collect.analyse` makes one per rank)."""
+(:func:`msinspect.analysis.collect.analyse` makes one per rank). Each per-rank pass's rows
+(:mod:`msinspect.analysis.passes`) are ``rows[name]``, read and set as ``result.<name>`` too."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -11,8 +12,15 @@ if TYPE_CHECKING:
     from msinspect.analysis.tally import Tally
 
 
+class PassRows:
+    """``result.<name>``: the rows of the per-rank pass ``name`` (``result.rows[name]``; a pass
+    without rows in the result has none), for each pass the registry exposes (:func:`expose`)."""
+
+    __slots__ = ()
+
+
 @dataclass
-class RankResult:
+class RankResult(PassRows):
     """What one rank's file holds, as plain rows (cheap to send between processes)."""
 
     rank: int | None
@@ -21,10 +29,8 @@ class RankResult:
     stage: str
     family: str
     status: str
-    strategies: list[dict] = field(default_factory=list)
-    comm: list[dict] = field(default_factory=list)
-    params: list[dict] = field(default_factory=list)
-    ops: list[dict] = field(default_factory=list)
+    rows: dict[str, list[dict]] = field(default_factory=dict)
+    """Each per-rank pass's rows, by its name (:data:`msinspect.analysis.passes.PASSES`)."""
     reference: str | None = None
     weights: int | None = None
     """Parameters of the file with a value (``: has_default``), whether cut or not."""
@@ -53,9 +59,6 @@ class RankResult:
     failure: dict | None = None
     """An ``analyze_fail.ir``'s failure (:func:`~msinspect.analysis.failure.failure_row`): the
     exception MindSpore caught and the evaluation stack; None for any other file."""
-    held: list[dict] = field(default_factory=list)
-    """Every weight of the file: its shape and bytes, its optimizer update and the collectives
-    summing its gradient (:func:`msinspect.analysis.gradsync.weight_rows`)."""
     planner: bool | None = None
     """Whether the parallel pass ran in the file (:func:`~msinspect.analysis.vocabulary.planner_ran`)."""
     read_by: str | None = None
@@ -77,3 +80,21 @@ class RankResult:
     tally: Tally | None = None
     """What the summary and the pipeline stages read of the rows, counted where they were made
     (:mod:`msinspect.analysis.tally`); None: counted from the rows when asked for."""
+
+
+def expose(name: str) -> None:
+    """Give every result ``result.<name>``, the rows of pass ``name``
+    (:func:`msinspect.analysis.passes.register`); ValueError where a result has another value of
+    that name."""
+    if isinstance(getattr(PassRows, name, None), property):
+        return
+    if name.startswith("_") or hasattr(RankResult, name) or name in RankResult.__dataclass_fields__:
+        raise ValueError(f"a per-rank pass cannot be called {name!r}: a rank's result has a value of that name")
+
+    def get(self):
+        return self.rows.get(name, [])
+
+    def put(self, rows) -> None:
+        self.rows[name] = rows
+
+    setattr(PassRows, name, property(get, put, doc=f"The rank's rows of the pass {name!r}."))

@@ -42,9 +42,6 @@ from dataclasses import dataclass
 #: From this many ranks read, each rank's rows are spooled (``analyse(spool=...)`` says otherwise).
 SPOOL_RANKS = 64
 
-#: The row lists of a :class:`~msinspect.analysis.result.RankResult` that are spooled.
-ROWS = ("strategies", "comm", "params", "ops", "held")
-
 _PROTOCOL = 5
 _LEVEL = 1  # zlib's fastest: a rank's rows pickle to some 100 kB, compressed to a fifth
 

@@ -15,12 +15,13 @@ columns, and pickles as a plain ``RankResult`` with its rows.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import fields
 
+from msinspect.analysis import passes
 from msinspect.analysis.pipeline_stages import StageFacts
-from msinspect.analysis.result import RankResult
-from msinspect.analysis.spool import ROWS, Spool
+from msinspect.analysis.result import PassRows, RankResult
+from msinspect.analysis.spool import Spool
 from msinspect.selection import reference_text
 
 #: The fields of a spooled rank that are its own; the others but its rows are those of every
@@ -28,7 +29,7 @@ from msinspect.selection import reference_text
 OWN = ("rank", "label", "file", "reference", "highest_named", "stage_facts")
 #: Those of :data:`OWN` the read plan gives (:func:`planned`).
 PLANNED = ("rank", "label", "file", "reference")
-SHARED = tuple(f.name for f in fields(RankResult) if f.name not in OWN and f.name not in ROWS)
+SHARED = tuple(f.name for f in fields(RankResult) if f.name not in OWN and f.name != "rows")
 
 _NO_RANK = -1  # a highest rank named of None, in its column
 _FACTS = len(StageFacts._fields)  # a rank's stage facts: so many ints of its column
@@ -52,6 +53,8 @@ class SpooledResults(Sequence):
 
     def __init__(self, count: int, spool: Spool):
         self.spool = spool
+        self.passes = passes.names()
+        """The per-rank passes whose rows each rank puts, in order (those registered when made)."""
         self._first = array("Q", bytes(8 * count))  # the spool's index of each rank's first row list
         self._shared = array("I", bytes(4 * count))  # each rank's tuple of SHARED, in _heads
         self._highest = array("q", [_NO_RANK]) * count
@@ -76,14 +79,15 @@ class SpooledResults(Sequence):
         self._put_stage_facts(index, 0, result.stage_facts)
         spool = self.spool
         # the lists go in one after the other: the first's index says where each is (one number a
-        # rank, not five); a list put again later (SpooledResult's setter) is noted in _moved
+        # rank, not one a pass); a list put again later (SpooledResult's setter) is noted in _moved
         if result.rows_at is not None:  # put by the worker (spool.shelve): taken in where they are
             first = spool.adopt(*result.rows_at)
             # what they tell of the groups was told already (Gathered.arrive)
             result.rows_at, result.groups_seen, result.groups_unresolved = None, None, False
         else:
-            first = spool.put(getattr(result, ROWS[0]))
-            moved = {i: at for i, at in ((i, spool.put(getattr(result, name))) for i, name in enumerate(ROWS) if i)
+            first = spool.put(result.rows.get(self.passes[0], []))
+            moved = {i: at for i, at in ((i, spool.put(result.rows.get(name, [])))
+                                         for i, name in enumerate(self.passes) if i)
                      if at != first + i}
             if moved:
                 self._moved[index] = moved
@@ -168,7 +172,7 @@ class SpooledResults(Sequence):
         self._shared[at] = self._head(tuple(values))
 
 
-class SpooledResult:
+class SpooledResult(PassRows):
     """Rank ``at`` of a :class:`SpooledResults`' columns, read as a
     :class:`~msinspect.analysis.result.RankResult`: its row lists read back from the spool at
     each access (a new list each time), set by putting the new list in the spool; its other fields
@@ -180,7 +184,13 @@ class SpooledResult:
         self._of, self._at = of, at
 
     def __reduce__(self):
-        return _whole, ({f.name: getattr(self, f.name) for f in fields(RankResult)},)
+        return _whole, ({f.name: dict(self.rows) if f.name == "rows" else getattr(self, f.name)
+                         for f in fields(RankResult)},)
+
+    @property
+    def rows(self) -> SpooledRows:
+        """Each pass's rows, by name, read back from the spool at each access."""
+        return SpooledRows(self._of, self._at)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, SpooledResult) and other._of is self._of and other._at == self._at
@@ -196,6 +206,37 @@ class SpooledResult:
         return self._of.spool
 
 
+class SpooledRows(MutableMapping):
+    """The row lists of rank ``at`` of a :class:`SpooledResults`, by pass: each read back from the
+    spool when asked for (a new list each time), set by putting the new list in the spool."""
+
+    __slots__ = ("_of", "_at")
+
+    def __init__(self, of: SpooledResults, at: int):
+        self._of, self._at = of, at
+
+    def __getitem__(self, name: str) -> list:
+        return self._of._rows(self._at, self._index(name))
+
+    def __setitem__(self, name: str, rows: list) -> None:
+        self._of._put_rows(self._at, self._index(name), rows)
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("a spooled rank's rows of a pass can be replaced, not removed")
+
+    def __iter__(self):
+        return iter(self._of.passes)
+
+    def __len__(self) -> int:
+        return len(self._of.passes)
+
+    def _index(self, name: str) -> int:
+        try:
+            return self._of.passes.index(name)
+        except ValueError:
+            raise KeyError(name) from None
+
+
 def _whole(values: dict) -> RankResult:
     return RankResult(**values)
 
@@ -207,9 +248,6 @@ def _column(get: Callable, put: Callable, index: int, doc: str) -> property:
                     lambda self, value: put(self._of, self._at, index, value), doc=doc)
 
 
-for _index, _name in enumerate(ROWS):
-    setattr(SpooledResult, _name, _column(SpooledResults._rows, SpooledResults._put_rows, _index,
-                                          f"The rank's {_name} rows, read back from the spool (a new list each time)."))
 for _index, _name in enumerate(PLANNED):
     setattr(SpooledResult, _name, _column(SpooledResults._own, SpooledResults._put_own, _index,
                                           f"The rank's {_name} (see :class:`RankResult`)."))

@@ -209,7 +209,7 @@ def test_groups_a_rank_names_by_hash_only_tell_its_stage_once_filled(spool):
 
     def result(rank, comm, facts):
         return RankResult(rank=rank, label=f"rank_{rank}", file=f"rank_{rank}/x.ir", stage="validate", family="",
-                          status="ok", comm=comm, world_size=8, pipelined=True, stage_facts=facts)
+                          status="ok", rows={"comm": comm}, world_size=8, pipelined=True, stage_facts=facts)
 
     alone = facts_from(0, stages=[], peers=[4], members=[])
     assert stage_sizes(0, 8, alone) == (1, 2, 4)

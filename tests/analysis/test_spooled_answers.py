@@ -103,7 +103,7 @@ def test_the_summary_streamed_is_the_summary(store):
 
 def _rank(rank: int, comm: list[dict]) -> RankResult:
     return RankResult(rank=rank, label=f"rank_{rank}", file=f"rank_{rank}/x.ir", stage="validate", family="",
-                      status="ok", comm=comm, world_size=8, highest_named=4)
+                      status="ok", rows={"comm": comm}, world_size=8, highest_named=4)
 
 
 @pytest.mark.parametrize("spool", [False, True])

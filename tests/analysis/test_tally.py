@@ -37,8 +37,9 @@ def test_a_result_without_a_tally_is_counted_from_its_rows():
     from msinspect.analysis.tally import tally
 
     result = RankResult(rank=0, label="rank_0", file="x.ir", stage="validate", family="", status="ok",
-                        strategies=[{"set_by": "user"}, {"set_by": "propagated"}],
-                        comm=[{"kind": "grad_sync", "op": "AllReduce", "tensor_bytes": 4, "wire_bytes": 8},
-                              {"kind": "grad_sync", "op": "AllReduce", "tensor_bytes": None, "wire_bytes": None}],
-                        params=[{"param": "w"}])
+                        rows={"strategies": [{"set_by": "user"}, {"set_by": "propagated"}],
+                              "comm": [{"kind": "grad_sync", "op": "AllReduce", "tensor_bytes": 4, "wire_bytes": 8},
+                                       {"kind": "grad_sync", "op": "AllReduce", "tensor_bytes": None,
+                                        "wire_bytes": None}],
+                              "params": [{"param": "w"}]})
     assert tally(result) == Tally(2, 1, 2, (("grad_sync", 2),), None, 1, 1, frozenset({"w"}))
