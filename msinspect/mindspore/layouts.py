@@ -343,11 +343,33 @@ def _elementwise(call: Call, devices: int) -> Laid | None:
 #: it aligned on the right (the default ``OperatorInfo`` rule; checked against MindSpore's own
 #: ``parameter_layout_dict`` on its GatherD, StridedSlice and Reshape unit tests, tests/ut_ports;
 #: ``reshape_info.cc`` lays its input out by its strategy so). Their output is not told here (a
-#: StridedSlice's masks, a Reshape's new shape).
-@rule("GatherD", "StridedSlice", "Reshape")
+#: Reshape's new shape; a StridedSlice's: :func:`_strided_slice`).
+@rule("GatherD", "Reshape")
 def _first_input(call: Call, devices: int) -> Laid | None:
     first = call.in_strategy[0]
     return Laid(tuple(first), aligned_maps(call.in_strategy, len(first)), None, (), f"{call.op}: its first input's cut")
+
+
+@rule("StridedSlice")
+def _strided_slice(call: Call, devices: int) -> Laid | None:
+    """``strided_slice_info.cc``: laid out as :func:`_first_input`; the output keeps the input's
+    map, with -1 inserted where ``new_axis_mask`` sets a bit and the dimension dropped where
+    ``shrink_axis_mask`` sets one (not where both do); bits past ``begin``'s length do nothing. A
+    cut dimension is always fetched whole (``CheckInputStrategy``), so its cut stays. The masks
+    are the call's operands 4 to 8 (2.10); where they are not constants, or ``ellipsis_mask`` is
+    set (MindSpore refuses it), the output is not told."""
+    laid = _first_input(call, devices)
+    masks, begin = call.operands[4:9], ints(call.operands[1]) if len(call.operands) > 1 else None
+    if len(masks) != 5 or begin is None or not all(type(m) is int for m in masks) or masks[2]:
+        return laid
+    new_axis, shrink = masks[3], masks[4]
+    tensor_map = list(laid.inputs[0])
+    for j in range(len(begin)):
+        if new_axis >> j & 1:
+            tensor_map.insert(j, -1)
+    output = tuple(m for k, m in enumerate(tensor_map)
+                   if not (k < len(begin) and shrink >> k & 1 and not new_axis >> k & 1))
+    return laid._replace(output=output, rule="StridedSlice: the output keeps its input's cut")
 
 
 @rule("Transpose")

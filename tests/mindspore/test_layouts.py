@@ -199,3 +199,21 @@ def test_flatten_is_batch_parallel():
     assert _layout_of(Call("Flatten", ((4, 1, 1, 1),)), 8) is None
     assert _layout_of(Call("Flatten", ((8, 2, 1, 1),)), 8) is None
     assert _layout_of(Call("Flatten", ((1, 1, 1, 1),)), 8) is None
+
+
+def test_a_strided_slice_output_keeps_its_cut_less_shrunk_plus_new_axes():
+    # fixtures/ut/a_test_stridedslice__test_new_axis_mask_and_shrink_axis_mask (.toml): x
+    # (2, 4, 8, 16) cut (1, 4, 8, 16) on 512, begin (1, 1), new_axis_mask 6, shrink_axis_mask 1
+    # (strided_slice_info.cc). Input map (-1, 2, 1, 0) over [1, 4, 8, 16]; new_axis bit 1 inserts
+    # -1 at 1: (-1, -1, 2, 1, 0); bit 2 is past begin's 2 positions, ignored; shrink bit 0 drops
+    # position 0: (-1, 2, 1, 0): the output (1, 4, 8, 16) cut (1, 4, 8, 16), as the UT's ReLU takes it.
+    call = Call("StridedSlice", ((1, 4, 8, 16),), (None, (1, 1), (2, 4), (1, 1), 0, 0, 0, 6, 1))
+    layout = _layout_of(call, 512)
+    assert layout.output_map == (-1, 2, 1, 0)
+    assert [layout.parts(m) for m in layout.output_map] == [1, 4, 8, 16]
+    # no masks: the output is cut as its input; masks that are not constants, or an ellipsis: not told
+    plain = Call("StridedSlice", ((2, 1),), (None, (0, 0), (8, 4), (1, 1), 0, 0, 0, 0, 0))
+    assert _layout_of(plain, 8).output_map == (2, -1)
+    assert _layout_of(Call("StridedSlice", ((2, 1),), (None, (0, 0), (8, 4), (1, 1))), 8).output_map is None
+    ellipsis = Call("StridedSlice", ((2, 1),), (None, (0, 0), (8, 4), (1, 1), 0, 0, 1, 0, 0))
+    assert _layout_of(ellipsis, 8).output_map is None
