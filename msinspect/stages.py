@@ -25,7 +25,9 @@ PARALLEL_STAGES = ("step_parallel_begin", "step_parallel_end")
 PREFERRED_STAGES = ("validate", "step_parallel_end", "execute", "step_parallel_begin")
 #: Stages that hold the whole step (the gradient graph expanded), best first: ``cost`` reads the
 #: first most ranks hold by default (step_parallel_end holds the forward and the mirrors only).
-WHOLE_STEP_STAGES = ("validate", "execute")
+#: ``backend_pass`` is 2.10's last frontend pass, after validate: a dump copied with a pass filter
+#: may keep it and not validate.
+WHOLE_STEP_STAGES = ("validate", "backend_pass", "execute")
 #: Pre-parallel stages whose abstracts give the global shapes, best first.
 REFERENCE_STAGES = ("step_parallel_begin", "step_parallel_end")
 #: Stages written before the parallel pass has cut the shapes: their abstracts are global.
