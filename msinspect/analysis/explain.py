@@ -430,6 +430,53 @@ def _producer(f: _File, key: str) -> str | None:
     return producer(graph, key) if current is None else None
 
 
+#: Local operators of a redistribution that a later pass leaves with no strategy and a name of
+#: their own (at validate comm reuse renames the per-rank Reshapes ``Reshape-op1``): a chain goes
+#: through them to the operators with strategies at its ends.
+_STEP_OPS = frozenset({"Reshape", "StridedSlice", "Split", "Concat", "TupleGetItem", "MakeTuple"})
+
+
+def _is_step(f: _File, key: str | None) -> bool:
+    node = f.node(key)
+    return node is not None and f.strategy_of(key) is None and not is_backward(node) \
+        and (node.op.removeprefix("PrimFunc_") in _STEP_OPS or passes_through(f.graph, key))
+
+
+def _before_steps(f: _File, key: str) -> tuple[str, list[str]] | None:
+    """(the nearest operator with a strategy upstream of ``key`` through redistribution steps
+    with none, those steps from ``key`` on) where ``key`` is such a step; None elsewhere."""
+    steps, current = [], key
+    while current is not None and _is_step(f, current) and current not in steps:
+        steps.append(current)
+        current = first_input(f.graph, current)
+    if not steps or current is None or f.strategy_of(current) is None:
+        return None
+    return current, steps[::-1]
+
+
+def _after_steps(f: _File, key: str) -> tuple[list[str], str] | None:
+    """(the redistribution steps with no strategy from ``key`` on, the one forward operator with a
+    strategy they all reach) where ``key`` is such a step; None elsewhere, or where they reach
+    anything else (a graph output, several operators)."""
+    from msinspect.analysis.flow import data_view
+
+    data, steps, todo, found = data_view(f.graph), [], [key], set()
+    while todo and len(steps) < 64:
+        current = todo.pop()
+        if current in steps or _is(is_backward, f.node(current)):
+            continue
+        if not _is_step(f, current):
+            if f.strategy_of(current) is None:
+                return None
+            found.add(current)
+            continue
+        steps.append(current)
+        todo += list(data.successors(current))
+    if todo or len(found) != 1:
+        return None
+    return sorted(steps, key=lambda k: f.node(k).line if f.node(k) else 0), found.pop()
+
+
 def _position(f: _File, trail: list[str], start: str, consumer: str) -> int | None:
     for key in [start, *trail]:
         data = f.graph.get_edge_data(key, consumer)
@@ -527,12 +574,28 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
     if reshape is not None:  # a Reshape with no strategy: the operator beyond it says what it needs
         target = reshape
         reshape = (with_strategy or users)[0]
+    before = _before_steps(f, source) if source is not None and not is_backward(node) else None
+    after = _after_steps(f, target) if target is not None and reshape is None and not is_backward(node) else None
+    ends = (source, target)
+    if before is not None:  # the redistribution's own operators, renamed and given no strategy
+        source = before[0]
+    if after is not None:
+        target = after[1]
     e.producer, e.consumer = f.name(source), f.name(target)
+    if before is not None or after is not None:
+        passed = [*(before[1] if before else ()), *(after[0] if after else ())]
+        names = ", ".join(dict.fromkeys(f.name(k) for k in passed))
+        e.facts.append(f"between {e.producer} and {e.consumer} through {names} (the redistribution's own operators, "
+                       "with no strategy)")
     if len(users) > 1:
         e.facts.append(f"feeds {', '.join(f.name(u) for u in users)}")
     if reshape is not None:
         e.facts.append(f"reaches {e.consumer} through {f.name(reshape)} (a Reshape the file gives no strategy)")
     trail = path_between(f.graph, source, target) if source is not None and target is not None else None
+    if before is not None or after is not None:
+        middle = path_between(f.graph, *ends) if None not in ends else None
+        trail = [*(before[1] if before else ()), *(middle if middle is not None else [key]),
+                 *(after[0] if after else ())]
     chain_keys = sorted((k for k in (trail or [key]) if _is(is_comm, f.node(k)) or k == key),
                         key=lambda k: f.node(k).line)
     e.chain = tuple(f.node(k).op.removeprefix("PrimFunc_") for k in chain_keys)
