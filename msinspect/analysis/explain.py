@@ -472,7 +472,7 @@ def _after_steps(f: _File, key: str) -> tuple[list[str], str] | None:
             continue
         steps.append(current)
         todo += list(data.successors(current))
-    if todo or len(found) != 1:
+    if todo or len(found) != 1 or not steps:
         return None
     return sorted(steps, key=lambda k: f.node(k).line if f.node(k) else 0), found.pop()
 
@@ -848,6 +848,9 @@ def _whole_shapes(f: _File, source: str | None, target: str | None, position: in
     row = f.strategies.get(taking.line) if taking is not None else None
     inputs = (row or {}).get("global_inputs") or ()
     taken = inputs[position] if position is not None and position < len(inputs) else None
+    steps = [f.by_line[line] for line in e.chain_lines if line in f.by_line]
+    if taken is None and produced and steps:  # a Squeeze's or ExpandDims' constant axes tell it
+        taken = _squeezed(tuple(produced), steps)
     if taken is None and wanted is not None:
         last = next((f.by_line[line] for line in reversed(e.chain_lines) if line in f.by_line
                      and f.by_line[line].op.removeprefix("PrimFunc_") == "Reshape"), None)
@@ -966,11 +969,37 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
     return e
 
 
+#: Operators that change a tensor's shape and nothing else: a redistribution made of them alone
+#: moves nothing.
+_SHAPE_ONLY = frozenset({"Reshape", "Squeeze", "ExpandDims"})
+
+
 def _reshapes_only(f: _File, e: Explanation) -> bool:
-    """Whether the redistribution between producer and consumer is per-rank Reshapes alone: no
-    collective, nothing else, in its chain."""
+    """Whether the redistribution between producer and consumer is per-rank Reshapes (or Squeezes,
+    ExpandDims) alone: no collective, nothing else, in its chain."""
     steps = [f.by_line.get(line) for line in e.chain_lines]
-    return bool(steps) and all(n is not None and n.op.removeprefix("PrimFunc_") == "Reshape" for n in steps)
+    return bool(steps) and all(n is not None and n.op.removeprefix("PrimFunc_") in _SHAPE_ONLY for n in steps)
+
+
+def _squeezed(shape: tuple[int, ...], steps: list[Node]) -> tuple[int, ...] | None:
+    """``shape`` through Squeezes and ExpandDims of constant axes, in order; None where another
+    operator is among ``steps`` or an axis does not fit."""
+    shape = list(shape)
+    for node in steps:
+        op = node.op.removeprefix("PrimFunc_")
+        axes = node.inputs[1] if len(node.inputs) > 1 else None
+        axes = (axes,) if type(axes) is int else axes
+        if op not in ("Squeeze", "ExpandDims") or not isinstance(axes, tuple) or not axes \
+                or not all(type(a) is int for a in axes):
+            return None
+        if op == "Squeeze":
+            dropped = {a % len(shape) for a in axes}
+            if any(shape[a] != 1 for a in dropped):
+                return None
+            shape = [v for i, v in enumerate(shape) if i not in dropped]
+        else:
+            shape.insert(axes[0] % (len(shape) + 1), 1)
+    return tuple(shape)
 
 
 def _local_reshape(f: _File, node: Node, e: Explanation, have, wanted, needed, through) -> Explanation:
@@ -989,8 +1018,8 @@ def _local_reshape(f: _File, node: Node, e: Explanation, have, wanted, needed, t
                              "here are off")
         return e
     e.action, e.dims = "none", ()
-    e.facts.append(f"no collective between {e.producer} and {e.consumer}: the redistribution is "
-                   f"{len(e.chain)} per-rank Reshape{'s' if len(e.chain) > 1 else ''}")
+    e.facts.append(f"no collective between {e.producer} and {e.consumer}: the redistribution is per-rank "
+                   f"{' then '.join(e.chain)} alone")
     last = f.by_line.get(e.chain_lines[-1])
     shape = last.inputs[1] if last is not None and len(last.inputs) > 1 else None
     if needed is not None and isinstance(shape, tuple) and tuple(shape) == needed:

@@ -320,12 +320,13 @@ def _matmul(call: Call, devices: int) -> Laid | None:
 #: Operators laid out by the element-wise rule: the widest input's strategy is the device matrix,
 #: every input aligned on the right, the output cut as that input (``arithmetic_info.cc``,
 #: ``activation_info.cc``; LayerNorm and RmsNorm take their first input's strategy, the widest,
-#: and map gamma and beta on the right, ``layer_norm_info.cc``, ``rms_norm_info.cc``).
+#: and map gamma and beta on the right, ``layer_norm_info.cc``, ``rms_norm_info.cc``; MaskedFill is
+#: an ``ArithmeticBase`` of its input and mask, its scalar value mapped to nothing).
 ELEMENTWISE_OPS = frozenset({
     "Add", "Sub", "Mul", "RealDiv", "Div", "Maximum", "Minimum", "Pow", "BiasAdd", "ReLU", "ReLU6",
     "GeLU", "FastGeLU", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Abs", "Neg", "Cast",
     "Sign", "Erf", "SiLU", "LessEqual", "Less", "Greater", "GreaterEqual", "Equal", "NotEqual", "Select", "AddN",
-    "Softmax", "LogSoftmax", "LayerNorm", "RmsNorm", "Dropout", "ZerosLike", "OnesLike",
+    "Softmax", "LogSoftmax", "LayerNorm", "RmsNorm", "Dropout", "ZerosLike", "OnesLike", "MaskedFill",
 })
 
 

@@ -78,3 +78,20 @@ def test_a_step_through_a_reshape_is_told_in_the_consumers_shape():
         assert (e.action, e.dims, e.parts) == ("exchange", (0, 1), 2)
         assert not e.cannot_tell
     assert sorted(len(e.lines) for e in found) == [4, 4, 3 * 4]
+
+
+@pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
+def test_a_squeeze_between_masked_fill_and_sum_moves_nothing(stage):
+    # Zoo 19 (fixtures/zoo/nets/19_doc_optimizer_parallel.py): 8 ranks, the default batch strategy,
+    # a global batch of 256. The loss masks its (256, 1) per-row values with MaskedFill ((8, 1),
+    # (8, 1)) (element-wise: rank r holds rows 32r .. 32r + 31) and sums them squeezed to (256,) by
+    # SumExt ((8,),): the same 32 rows. The redistribution between is a Squeeze of axis 1 alone:
+    # in (256,) the cut (8, 1) is (8,), the cut SumExt takes; nothing moves. Twice (the loss and
+    # its smoothing term).
+    found = [e for e in explain(read(ZOO / "19_doc_optimizer_parallel", stage), "type:Squeeze", rank=0)
+             if e.kind == "local"]
+    assert len(found) == 2
+    for e in found:
+        assert (e.producer_layout, e.consumer_layout, e.action, e.chain) == ((8, 1), (8,), "none", ("Squeeze",))
+        assert "in " in e.reconstruction[-1] and "shape (256,)" in e.reconstruction[-1]
+        assert not e.cannot_tell

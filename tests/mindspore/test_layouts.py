@@ -217,3 +217,15 @@ def test_a_strided_slice_output_keeps_its_cut_less_shrunk_plus_new_axes():
     assert _layout_of(Call("StridedSlice", ((2, 1),), (None, (0, 0), (8, 4), (1, 1))), 8).output_map is None
     ellipsis = Call("StridedSlice", ((2, 1),), (None, (0, 0), (8, 4), (1, 1), 0, 0, 1, 0, 0))
     assert _layout_of(ellipsis, 8).output_map is None
+
+
+def test_masked_fill_is_element_wise():
+    # Zoo 19 (fixtures/zoo/nets/19_doc_optimizer_parallel.py): the loss's MaskedFill of the (256, 1)
+    # per-row losses with its mask, ((8, 1), (8, 1)) on 8 ranks, the value a scalar. MindSpore's
+    # MaskedFillInfo is an ArithmeticBase (arithmetic_info.cc): matrix [8, 1], both inputs and the
+    # output (1, -1) (standard [8], (0, -1)), the value no map: rank 5 holds rows 160:192.
+    (matrix, tensor_map), layout = weight("MaskedFill", ((8, 1), (8, 1), ()), 8, 1)
+    assert (matrix, tensor_map) == ((8,), (0, -1))
+    assert standard(layout.device_matrix, layout.output_map) == ((8,), (0, -1))
+    assert layout.tensor_maps[2] == ()
+    assert layout.slice_of(0, (256, 1), 5) == ((160, 192), (0, 1))
