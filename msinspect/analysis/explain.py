@@ -612,6 +612,8 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
     ahead, fop = _forward_of(f, node) if kind not in ("optimizer", "virtual") else (None, None)
     if fop is not None:
         return _bprop(f, node, e, ahead, fop, over)
+    if kind == "local" and is_backward(node) and node.cnode_primal_attrs.get("forward_node_name"):
+        return _in_gradient(f, node, e)
     if kind == "optimizer":
         return _optimizer(f, node, e, over)
     if kind in ("virtual", "user", "unknown"):
@@ -1310,7 +1312,8 @@ def _forward_of(f: _File, node: Node) -> tuple[Node | None, str | None]:
     if found is not None:
         return found, found.op.removeprefix("PrimFunc_")
     named = str(attrs.get("forward_node_name", "")).rsplit("_", 1)[0]
-    return None, (named if named in BPROP else None)
+    local = LOCAL_BPROP.get(named, (None,))[0] == node.op.removeprefix("PrimFunc_")
+    return None, (named if named in BPROP or local else None)
 
 
 def _dims_text(dims) -> str:
@@ -1325,19 +1328,22 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node | None, fop: str, o
     row = f.comm.get(ahead.line) if ahead is not None else None
     before = _explain_comm(f, ahead, row) if row is not None else None
     after = f" after {before.producer}" if before is not None and before.producer else ""
+    local = LOCAL_BPROP.get(fop, (None,))[0] == op
     if ahead is None:
         e.forward = f"the {fop} {node.cnode_primal_attrs['forward_node_name']}"
         e.facts.append(f"MindSpore records on it forward_node_name {node.cnode_primal_attrs['forward_node_name']}: "
-                       "the forward collective whose gradient it carries, no longer in this file")
-        e.cannot_tell.append(f"what the forward {fop} did: it is not in this file (MindSpore dropped it after "
-                             "building the gradient)")
+                       f"the forward {'step' if local else 'collective'} whose gradient it carries, no longer in this "
+                       "file")
+        if not local:  # a local bprop undoes the forward step on the rank's own data, whatever it was
+            e.cannot_tell.append(f"what the forward {fop} did: it is not in this file (MindSpore dropped it after "
+                                 "building the gradient)")
     else:
         e.forward = f"the {fop}{after} (line {ahead.line})"
         e.facts.append(f"MindSpore records on it forward_unique_id {ahead.cnode_primal_attrs['unique_id']}: the "
                        f"unique_id of {e.forward}, whose gradient it carries")
     if before is not None:
         e.facts.append(f"forward: {before.headline}")
-    if LOCAL_BPROP.get(fop, (None,))[0] == op:
+    if local:
         e.action = "none"
         e.headline = f"{op} on the rank's own data: the backward of {e.forward}: {LOCAL_BPROP[fop][1]}"
         return e
@@ -1444,6 +1450,29 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node | None, fop: str, o
         e.cannot_tell.append(f"which dimension: the forward {fop}'s own explanation does not tell it")
     if ahead is not None:
         _same_group(f, e, ahead)
+    return e
+
+
+def _in_gradient(f: _File, node: Node, e: Explanation) -> Explanation:
+    """A local step of the gradient graph that MindSpore records as part of a forward operator's
+    gradient (``forward_node_name``), not of a collective's: a step of that operator's bprop on
+    the rank's own data (``Grad_ReduceMean``'s Reshape of the output's gradient to the kept
+    dimensions before its Tile), nothing on the wire. The gradient graph's operators carry no
+    strategies: the cut it works on is the forward operator's."""
+    attrs = node.cnode_primal_attrs
+    named = str(attrs["forward_node_name"])
+    found = next((n for n in f.by_line.values() if not is_backward(n) and "unique_id" in n.cnode_primal_attrs
+                  and str(n.cnode_primal_attrs["unique_id"]) == str(attrs.get("forward_unique_id"))), None)
+    e.forward = (f"{found.name} ({found.op.removeprefix('PrimFunc_')}, line {found.line})" if found is not None
+                 else f"{named}, no longer in this file")
+    e.action, e.dims = "none", ()
+    e.headline = (f"{node.op} on the rank's own data: a step of the gradient of {e.forward}, as MindSpore's bprop "
+                  "of that operator computes it; nothing on the wire")
+    e.facts.append(f"MindSpore records on it forward_node_name {named}: the forward operator whose gradient it "
+                   "computes, not a collective")
+    e.cannot_tell[:] = [t for t in e.cannot_tell if not t.startswith(("how the producer", "what the consumer"))]
+    e.reconstruction.append("the gradient graph's operators carry no strategies: it works on the rank's part of "
+                            "the gradient, cut as the forward operator's output")
     return e
 
 

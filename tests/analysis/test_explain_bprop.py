@@ -281,10 +281,12 @@ def test_gradient_of_a_redistributions_split_is_a_local_concat():
     # rank's own data, nothing on the wire (action "none"): 4 + 1 = 5, none "cannot tell".
     analysis = read(ZOO / "14_mf_llama_seq_parallel")
     found = [e for e in explain(analysis, "type:Concat", rank=0) if e.forward]
-    after = sorted(e.forward.split(" after ")[1].split(" (")[0] for e in found)
+    after = sorted(e.forward.split(" after ")[1].split(" (")[0] for e in found if " after " in e.forward)
     assert after == ["cast"] + ["mul2"] * 4
+    # The other Concats of the gradient graph are bprops of Splits MindSpore no longer keeps in this
+    # file (forward_node_name Split_<id>): the same local Concat, on the axis the Split cut.
     for e in found:
-        assert e.forward.startswith("the Split after ")
+        assert e.forward.startswith(("the Split after ", "the Split Split_"))
         assert e.action == "none"
         assert not e.cannot_tell
 

@@ -95,3 +95,20 @@ def test_a_squeeze_between_masked_fill_and_sum_moves_nothing(stage):
         assert (e.producer_layout, e.consumer_layout, e.action, e.chain) == ((8, 1), (8,), "none", ("Squeeze",))
         assert "in " in e.reconstruction[-1] and "shape (256,)" in e.reconstruction[-1]
         assert not e.cannot_tell
+
+
+def test_a_local_step_of_a_reductions_gradient_moves_nothing():
+    # Zoo 04 (fixtures/zoo/nets/04_pipeline_hsdp_recompute.py): the head and its loss_mean
+    # (ReduceMean) sit on stage 1 (ranks 4-7), once per each of 4 micro-batches. MindSpore's bprop
+    # of a ReduceMean (grad_math_ops.py) reshapes the output's gradient to the kept dimensions and
+    # tiles it over the reduced ones: at validate each Grad_ReduceMean holds such a Reshape, which
+    # MindSpore records as part of the gradient of ReduceMean (forward_node_name), no collective's.
+    # On the rank's own data: action "none", one per micro-batch, 4 on rank 4, named after
+    # loss_mean; the operators around it (RealDiv, Tile of the gradient graph) carry no strategy,
+    # and that is no gap: nothing moves.
+    found = [e for e in explain(read(ZOO / "04_pipeline_hsdp_recompute", rank=4), "type:Reshape", rank=4)
+             if e.kind == "local" and (e.forward or "").startswith("loss_mean (ReduceMean, line ")]
+    assert sum(len(e.lines) for e in found) == 4
+    for e in found:
+        assert (e.action, e.dims) == ("none", ())
+        assert not e.cannot_tell
