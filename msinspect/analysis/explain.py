@@ -430,6 +430,26 @@ def _producer(f: _File, key: str) -> str | None:
     return producer(graph, key) if current is None else None
 
 
+def _virtual_output(f: _File, key: str) -> str | None:
+    """The ``_VirtualOutput`` with a strategy that ``key``'s value reaches through plumbing and
+    communication: the parallel pass's marker of the graph's output, whose strategy is the cut the
+    output must have (``virtual_output_info.cc``); None where there is none."""
+    from msinspect.analysis.flow import data_view
+
+    data, todo, seen = data_view(f.graph), [key], {key}
+    while todo:
+        for user in data.successors(todo.pop()):
+            node = f.node(user)
+            if user in seen or node is None:
+                continue
+            seen.add(user)
+            if node.op == "_VirtualOutput" and f.strategy_of(user) is not None:
+                return user
+            if passes_through(f.graph, user) and not is_backward(node):
+                todo.append(user)
+    return None
+
+
 #: Local operators of a redistribution that a later pass leaves with no strategy and a name of
 #: their own (at validate comm reuse renames the per-rank Reshapes ``Reshape-op1``): a chain goes
 #: through them to the operators with strategies at its ends.
@@ -570,6 +590,8 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
     users = forward or users
     with_strategy = [u for u in users if f.strategy_of(u) is not None]
     target = (with_strategy or users or [None])[0]
+    if not with_strategy and not is_backward(node):  # the graph's output: its _VirtualOutput tells the cut
+        target = _virtual_output(f, key) or target
     reshape = _plain_reshape(f, target) if not is_backward(node) else None
     if reshape is not None:  # a Reshape with no strategy: the operator beyond it says what it needs
         target = reshape

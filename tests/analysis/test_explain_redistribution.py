@@ -8,7 +8,7 @@ import pytest
 
 from msinspect.analysis.explain import explain
 
-from tests.analysis.explain_helpers import ZOO, read
+from tests.analysis.explain_helpers import UT, ZOO, read
 
 
 @pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
@@ -112,3 +112,21 @@ def test_a_local_step_of_a_reductions_gradient_moves_nothing():
     for e in found:
         assert (e.action, e.dims) == ("none", ())
         assert not e.cannot_tell
+
+
+def test_the_graph_outputs_cut_is_its_virtual_outputs():
+    # fixtures/ut/b_test_pipeline_split__test_pipeline_split_shared_parameter_stage1_predict
+    # (.toml): rank 16 of 32, stage 1 = ranks 16-31, an inference graph. matmul1 ((8, 1), (1, 1))
+    # gives its (32, 64) output with the rows cut 8 ways over device matrix [8, 1, 1] plus a repeat
+    # of 2 on the right; the parallel pass marks the graph's output with _VirtualOutput ((1, 1),):
+    # whole. So dimension 0 is gathered (8 parts -> whole) over the ranks of rank 16's column of
+    # the matrix, 16, 18, ..., 30, as MindSpore wrote; the Return after it is no gap.
+    analysis = read(UT / "b_test_pipeline_split__test_pipeline_split_shared_parameter_stage1_predict",
+                    "step_parallel_end", rank=16)
+    found = [e for e in explain(analysis, "type:AllGather", rank=16) if e.producer == "matmul1"]
+    assert len(found) == 1
+    e = found[0]
+    assert (e.consumer, e.producer_layout, e.consumer_layout) == ("_VirtualOutput", (8, 1), (1, 1))
+    assert (e.action, e.dims, e.parts) == ("gather", (0,), 8)
+    assert tuple(e.predicted_group) == tuple(e.group_ranks) == tuple(range(16, 32, 2))
+    assert not e.cannot_tell
