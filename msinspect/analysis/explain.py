@@ -273,6 +273,7 @@ def _source(node: Node) -> str | None:
     text = node.source_line
     if not text:
         return None
+    text = text.split("/<~~", 1)[0]  # MindSpore's note that the line may serve several nodes
     found = re.match(r"^(?P<file>.+?):(?P<line>\d+)(?:~\d+)?(?:, [\d~]+)?/(?P<code>.*?)/?$", text)
     if not found:
         return text
@@ -542,7 +543,11 @@ def _producer_layout(f: _File, key: str | None) -> tuple[OutputLayout | None, st
     if strategy is None and node.op.removeprefix("PrimFunc_") in _LAYOUT_KEEPING:
         # the parallel pass gave it no operator info: redistribution takes the layout of the
         # nearest operator before it that has one (step_parallel.cc, FindPrevLayout)
-        before, said = _producer_layout(f, _producer(f, key))
+        inner = _producer(f, key)
+        before, said = _producer_layout(f, inner)
+        summed = _after_lookup(f, inner, key) if before is None and inner is not None else None
+        if summed is not None:
+            before, said = summed
         if before is not None:
             return before, f"{said}, through {node.name} ({node.op}, no strategy: its input's layout)"
         return None, f"{node.name} ({node.op}) carries no strategy and passes its input's layout on: {said}"
@@ -638,6 +643,13 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
         return _in_gradient(f, node, e)
     if kind == "optimizer":
         return _optimizer(f, node, e, over)
+    lookup = _masked_lookup(f, source) if kind == "unknown" and node.op in ("AllReduce", "ReduceScatter") else None
+    if lookup is not None:  # renamed (comm reuse), yet it follows the Gather's replacement graph
+        e.facts.append(f"its name ({node.instance_name}) does not say who inserted it; it adds what the graph "
+                       "MindSpore puts in place of the Gather gives, so it is that graph's")
+        return _lookup_sum(f, node, e, *lookup, over)
+    if kind == "loss-scale":
+        return _loss_scale(node, e, over)
     if kind in ("virtual", "user", "unknown"):
         e.headline = {"virtual": f"{node.op}: the parallel pass's bookkeeping operator; nothing on the wire",
                       "user": f"{node.op} {over}: the job's own collective (in the graph before the parallel pass)",
@@ -646,6 +658,9 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
             e.cannot_tell.append("nothing in the file tells whether the parallel pass or the job put it there")
         return e
     layout, said = _producer_layout(f, source)
+    summed = _after_lookup(f, source, key) if layout is None and source is not None else None
+    if summed is not None:
+        layout, said = summed
     position = _position(f, trail or [], key, target) if target is not None else None
     if reshape is not None:
         position = _position(f, [], reshape, target)
@@ -725,6 +740,21 @@ def _global_norm(node: Node, e: Explanation, over: str) -> Explanation:
     return e
 
 
+def _loss_scale(node: Node, e: Explanation, over: str) -> Explanation:
+    """The AllReduce of a loss-scaled training step's overflow check
+    (:func:`~msinspect.analysis.vocabulary.loss_scale_check`: ``self.allreduce(flag_sum)`` in
+    MindSpore's ``nn/wrap/loss_scale.py``): each rank's overflow flag, the sum of its own
+    gradients' overflow status, added over the group, so that every rank skips the update or none
+    does. A flag per rank, no tensor layout: its producer's and consumer's cuts do not apply."""
+    e.action, e.dims = "sum", ()
+    e.parts = len(e.group_ranks) if e.group_ranks else None
+    e.headline = (f"{node.op} {over}: the loss-scaled step's overflow check: each rank's overflow flag "
+                  f"({e.producer or 'its own'}) summed over the ranks, so that all skip the update or all take it")
+    e.facts.append(f"called at {_source(node)} (MindSpore's loss-scale cells, nn/wrap/loss_scale.py)")
+    e.cannot_tell[:] = [t for t in e.cannot_tell if not t.startswith(("how the producer", "what the consumer"))]
+    return e
+
+
 def _masked_lookup(f: _File, source: str | None):
     """(the Gather, its layout) where ``source`` is the last operator of the graph MindSpore puts
     in place of a Gather that cuts its table along the gathered axis (``gather_info.cc``: each
@@ -748,6 +778,38 @@ def _masked_lookup(f: _File, source: str | None):
     width = len(layout.device_matrix)
     partial = tuple(width - 1 - v for v in map_axes(layout.tensor_maps[0][axis % len(table)]))
     return current, OutputLayout((), layout.device_matrix, (), partial, layout.rule)
+
+
+def _after_lookup(f: _File, source: str, upto: str) -> tuple[OutputLayout, str] | None:
+    """How a masked lookup's output (``source``: the last operator of the graph MindSpore puts in
+    place of a Gather that cuts its table along the axis it gathers, :func:`_masked_lookup`) is cut
+    once the one collective between it and ``upto`` has added the ranks' parts: as a Gather's
+    output, ``table[:axis] + indices + table[axis + 1:]``, the gathered axis summed away; a
+    ReduceScatter also cuts dimension 0 by its group. None where ``source`` is no such operator or
+    not one summing collective lies between."""
+    found = _masked_lookup(f, source)
+    if found is None:
+        return None
+    sums = [f.node(k) for k in path_between(f.graph, source, upto) or []
+            if _is(lambda n: n.op in ("AllReduce", "ReduceScatter") and not is_backward(n), f.node(k))]
+    if len(sums) != 1:
+        return None
+    gather, strategy = found[0], f.strategy_of(found[0])
+    call = call_of(f.node(gather), strategy)
+    axis = call.operands[2] % len(strategy[0])
+    table, indices = tuple(strategy[0]), tuple(strategy[1])
+    factors = [*table[:axis], *indices, *table[axis + 1:]]
+    added, how = sums[0], "adds the ranks' parts"
+    if added.op == "ReduceScatter":
+        size = len((f.comm.get(added.line) or {}).get("group_ranks") or ()) or stated_size(added)
+        if not size or not factors:
+            return None
+        factors[0] *= size
+        how += f" and leaves each its part of dimension 0 ({size} parts)"
+    said = (f"the masked lookup of {f.name(gather)} ({f.node(gather).op.removeprefix('PrimFunc_')}) "
+            f"{_strategy_text(strategy)}, whose {added.op} (line {added.line}) {how}: a Gather's output, its "
+            "indices' cut then the table's other dimensions'")
+    return OutputLayout(tuple(factors), (), tuple(None for _ in factors), rule="the summed lookup"), said
 
 
 def _lookup_sum(f: _File, node: Node, e: Explanation, gather: str, layout: OutputLayout, over: str) -> Explanation:

@@ -130,3 +130,40 @@ def test_the_graph_outputs_cut_is_its_virtual_outputs():
     assert (e.action, e.dims, e.parts) == ("gather", (0,), 8)
     assert tuple(e.predicted_group) == tuple(e.group_ranks) == tuple(range(16, 32, 2))
     assert not e.cannot_tell
+
+
+def test_the_loss_scale_overflow_allreduce_sums_the_flags():
+    # Zoo 12 (fixtures/zoo/nets/12_mf_llama_tp8.py): MindFormers' MFTrainOneStepCell with
+    # scale_sense is a TrainOneStepWithLossScaleCell, whose overflow check sums every rank's
+    # overflow flag over the world (loss_scale.py: flag_reduce = self.allreduce(flag_sum)): at
+    # validate one AllReduce over ranks 0-7, a sum of 8 flags; a flag has no layout, so the Reshape
+    # before it and the LessEqual after it, with no strategy, are no gap.
+    found = [e for e in explain(read(ZOO / "12_mf_llama_tp8"), "type:AllReduce", rank=0) if e.kind == "loss-scale"]
+    assert len(found) == 1
+    e = found[0]
+    assert (e.action, e.dims, e.parts, e.group_ranks) == ("sum", (), 8, tuple(range(8)))
+    assert "loss_scale.py:" in e.facts[-1] and "<~~" not in e.facts[-1]
+    assert not e.cannot_tell
+
+
+def test_a_renamed_masked_lookup_sum_and_the_slice_after_it():
+    # Zoo 14 (fixtures/zoo/nets/14_mf_llama_seq_parallel.py) at validate, rank 0: the embedding
+    # Gather ((4, 1), (1, 1)) cuts the (1024, 512) table's rows 4 ways over ranks 0-3 (GatherInfo's
+    # shard-axis mode): each rank looks up the ids its rows hold, the others masked to zero, and an
+    # AllReduce over 0-3 adds the 4 partial lookups (comm reuse prints it "allreduce", which says
+    # nothing of who inserted it). After it every rank holds the whole (2, 64, 512) lookup: a
+    # Gather's output cut as its indices (1, 1) then the table's other dimension (1): (1, 1, 1).
+    # Through the Cast (no strategy) the first residual add ((1, 4, 1), ...) takes the sequence cut
+    # 4 ways: a StridedSlice keeps the rank's 16 positions, dimension 1 split, 4 parts.
+    analysis = read(ZOO / "14_mf_llama_seq_parallel")
+    found = [e for e in explain(analysis, "type:AllReduce", rank=0) if e.name == "allreduce" and e.kind == "unknown"]
+    assert len(found) == 1
+    e = found[0]
+    assert (e.action, e.parts, e.predicted_group) == ("sum", 4, (0, 1, 2, 3))
+    assert not e.cannot_tell
+    sliced = [e for e in explain(analysis, "type:StridedSlice", rank=0) if e.consumer == "add" and e.producer == "cast"]
+    assert len(sliced) == 1
+    e = sliced[0]
+    assert (e.producer, e.producer_layout, e.consumer_layout) == ("cast", (1, 1, 1), (1, 4, 1))
+    assert (e.action, e.dims, e.parts) == ("split", (1,), 4)
+    assert not e.cannot_tell
