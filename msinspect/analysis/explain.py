@@ -175,6 +175,26 @@ class _File:
         #: collective names its forward one by it (``forward_unique_id``).
         self.by_unique_id = {str(n.cnode_primal_attrs["unique_id"]): n for n in self.by_line.values()
                              if "unique_id" in n.cnode_primal_attrs and is_comm(n) and not is_backward(n)}
+        self._reference = None
+
+    def replaced(self, key: str | None) -> Node | None:
+        """The operator of the rank's pre-parallel file (its reference, step_parallel_begin) that
+        the hash-named operator ``key`` of a replacement graph stands for (``GenerateGraph`` names
+        them ``HashName(instance) + index``: ``enable_nd_tp``'s MatMuls), with its strategy; None
+        where ``key`` is no such operator or the reference does not hold it."""
+        from msinspect.analysis.params import _original
+        from msinspect.analysis.strategies import REPLACEMENT_NAME
+
+        node = self.node(key)
+        name = str(node.instance_name or "") if node is not None else ""
+        if not REPLACEMENT_NAME.match(name.removeprefix("forward_op")) or not self.result.reference:
+            return None
+        if self._reference is None:
+            from msinspect.parser import parse_file
+
+            self._reference = (parse_file(self.result.reference, lenient=True), {})
+        reference, known = self._reference
+        return _original(replace(node, instance_name=name.removeprefix("forward_op")), self.ir, reference, known)
 
     def user_layout(self, weight: str) -> tuple[tuple[int, ...], tuple, str] | None:
         """(device matrix, tensor map, in words) of the ``Layout`` the user gave ``weight``: in
@@ -431,6 +451,26 @@ def _producer(f: _File, key: str) -> str | None:
     return producer(graph, key) if current is None else None
 
 
+def _unmatched(f: _File, key: str | None) -> str:
+    """Why a hash-named operator of a replacement graph (:meth:`_File.replaced`) is not matched
+    to the operator it stands for, or a graph's ``Return`` says no cut, in words after a colon; ""
+    for any other operator."""
+    from msinspect.analysis.strategies import REPLACEMENT_NAME
+
+    node = f.node(key)
+    if node is not None and node.kind == NodeKind.RETURN:
+        return (": it is the graph's output, whose cut the parallel pass's _VirtualOutput states; no _VirtualOutput "
+                "with a strategy is in this file (a later pass drops it: step_parallel_end holds it)")
+    if node is None or not REPLACEMENT_NAME.match(str(node.instance_name or "").removeprefix("forward_op")):
+        return ""
+    if not f.result.reference:
+        return (": it is of the graph MindSpore put in place of another operator, and no step_parallel_begin file "
+                "is read")
+    return (": it is of the graph MindSpore put in place of another operator, and which one this file does not tell "
+            "(at validate the operators of such graphs that share a primitive print one name; step_parallel_end "
+            "tells)")
+
+
 def _virtual_output(f: _File, key: str) -> str | None:
     """The ``_VirtualOutput`` with a strategy that ``key``'s value reaches through plumbing and
     communication: the parallel pass's marker of the graph's output, whose strategy is the cut the
@@ -552,7 +592,17 @@ def _producer_layout(f: _File, key: str | None) -> tuple[OutputLayout | None, st
             return before, f"{said}, through {node.name} ({node.op}, no strategy: its input's layout)"
         return None, f"{node.name} ({node.op}) carries no strategy and passes its input's layout on: {said}"
     if strategy is None:
-        return None, f"{node.name} ({node.op}) carries no strategy"
+        original = f.replaced(key)
+        if original is not None:  # an operator of another's replacement graph: that one's output
+            strategy = original.strategy.in_strategy
+            found = output_layout(original, strategy, f.devices)
+            said = (f"{node.name} ({node.op}) is of the graph MindSpore put in place of {original.name} "
+                    f"({original.op.removeprefix('PrimFunc_')}) {_strategy_text(strategy)} (read in the rank's "
+                    "step_parallel_begin file)")
+            if found is not None:
+                return found, said
+            return None, f"{said}, and no rule here gives that operator's output for this strategy"
+        return None, f"{node.name} ({node.op}) carries no strategy{_unmatched(f, key)}"
     if found is None:
         return None, f"no rule for how {node.op} cuts its output (in_strategy {_strategy_text(strategy)})"
     return found, f"{node.name} ({node.op}) in_strategy {_strategy_text(strategy)}"
@@ -666,6 +716,15 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
         position = _position(f, [], reshape, target)
     need = f.strategy_of(target)
     wanted = tuple(need[position]) if need is not None and position is not None and position < len(need) else None
+    original = f.replaced(target) if need is None and target is not None else None
+    if original is not None and original.op.removeprefix("PrimFunc_") in _PRODUCTS:
+        # the graph MindSpore put in place of a matrix product takes its activation, input 0, from
+        # outside (its weight is a parameter): cut as the replaced product's in_strategy says
+        need, position = original.strategy.in_strategy, 0
+        wanted = tuple(need[0])
+        e.facts.append(f"{e.consumer} is of the graph MindSpore put in place of {original.name} ({original.op}) "
+                       f"{_strategy_text(need)} (read in the rank's step_parallel_begin file): it takes "
+                       f"{original.name}'s input 0 cut {_shape_text(wanted)}")
     e.producer_layout = layout.factors if layout is not None else None
     e.consumer_layout = wanted
     if layout is not None:
@@ -674,11 +733,14 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
             e.reconstruction.append(f"{e.producer} gives its output cut {_shape_text(layout.factors)} ({layout.rule})")
     else:
         e.cannot_tell.append(f"how the producer gives its output: {said}")
-    if wanted is not None:
+    if wanted is not None and original is None:
         e.facts.append(f"consumer: {e.consumer} ({f.node(target).op}) in_strategy {_strategy_text(need)}: "
                        f"input {position} cut {_shape_text(wanted)}")
-    elif target is not None:
-        e.cannot_tell.append(f"what the consumer needs: {e.consumer} carries no strategy for that input")
+    elif target is not None and wanted is None:
+        why = (f"is of the graph MindSpore put in place of {original.name} ({original.op}), and which of its inputs "
+               "it takes the file does not tell" if original is not None
+               else f"carries no strategy for that input{_unmatched(f, target)}")
+        e.cannot_tell.append(f"what the consumer needs: {e.consumer} {why}")
     if layout is not None and layout.partial and node.op in ("AllReduce", "ReduceScatter"):
         return _partial_sum(f, node, e, _need_not_matter(node, e, layout), over)
     made = f.node(source)
@@ -694,8 +756,17 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
     if kind == "forward" and node.op in ("AllReduce", "ReduceScatter", "AllGather"):
         e.headline = f"{node.op} {over}: {e.producer}'s own communication (its replacement graph or its rule)"
         own = _own_step(f, node)
+        defined = _by_definition(f, node) if own is None else None
+        if defined is not None:  # no shapes printed: what MindSpore's collective does by definition
+            e.action = "gather" if node.op == "AllGather" else node.primitive_attrs.get("op", "sum")
+            e.dims, e.parts = defined[0], defined[1]
+            did = "gathered" if node.op == "AllGather" else f"combined ({e.action}) and scattered"
+            e.headline += f": {_dims_text(e.dims)} of the tensor as it reaches it is {did} ({e.parts} parts)"
+            e.facts.append(defined[2])
+            return e
         if own is None:
-            e.cannot_tell.append(f"which dimension: no rule here for {f.node(source).op if f.node(source) else '?'}")
+            e.cannot_tell.append(f"which dimension: no rule here for {f.node(source).op if f.node(source) else '?'}, "
+                                 "and the file prints no shapes for it")
             return e
         # no rule says what the operator's own graph needs; the collective's shapes say what it does
         e.action = "gather" if node.op == "AllGather" else node.primitive_attrs.get("op", "sum")
@@ -1166,6 +1237,28 @@ def _own_step(f: _File, node: Node) -> tuple[tuple[int, ...], int, str, tuple] |
     elif concat is not None:
         return None
     return dims, parts, f"per rank {_shape_text(before)} -> {_shape_text(after)}", (tuple(before), tuple(after))
+
+
+def _by_definition(f: _File, node: Node) -> tuple[tuple[int, ...], int, str] | None:
+    """(dimensions, parts, in words) of what a collective does by MindSpore's definition of it,
+    where the file prints no shapes (step_parallel_end): a ReduceScatter sums and leaves each rank
+    its part of dimension 0; an AllGather concatenates on dimension 0, or, read by a Split on
+    dimension 0 then a Concat, on the Concat's axis; in the group's parts. None for another
+    collective, or where the group's size or the Concat's axis is not told."""
+    op = node.op.removeprefix("PrimFunc_")
+    size = stated_size(node) or len((f.comm.get(node.line) or {}).get("group_ranks") or ())
+    if op not in ("AllGather", "ReduceScatter") or size < 2:
+        return None
+    if op == "ReduceScatter":
+        return (0,), size, "MindSpore's ReduceScatter sums and leaves each rank its part of dimension 0"
+    concat = _concat_after(f, node_id(node))
+    axis = concat.inputs[1] if concat is not None and len(concat.inputs) > 1 else 0
+    if type(axis) is not int or axis < 0:
+        return None
+    if concat is None:
+        return (0,), size, "MindSpore's AllGather concatenates the group's parts on dimension 0"
+    return (axis,), size, (f"MindSpore's AllGather concatenates on dimension 0; the Split and Concat after it move "
+                           f"the parts to dimension {axis}")
 
 
 def _reshaped_to(f: _File, node: Node) -> tuple[int, ...] | None:

@@ -167,3 +167,35 @@ def test_a_renamed_masked_lookup_sum_and_the_slice_after_it():
     assert (e.producer, e.producer_layout, e.consumer_layout) == ("cast", (1, 1, 1), (1, 4, 1))
     assert (e.action, e.dims, e.parts) == ("split", (1,), 4)
     assert not e.cannot_tell
+
+
+def test_two_dimensional_tensor_parallel_at_step_parallel_end():
+    # Zoo 20 (fixtures/zoo/nets/20_doc_high_dimension_tp.py), rank 0 = (x 0, y 0) of Layout
+    # (2, 4): with enable_nd_tp MindSpore puts new operators without strategies (hash-named after
+    # the MatMul they replace) in place of matmul1 ((1, 8), (2, 4)) and matmul2 ((1, 8), (4, 2)); the
+    # rank's step_parallel_begin file still holds both with their strategies.
+    # - The input (8192, 256), the dataset's rows cut 8 ways, goes into matmul1's graph, which takes
+    #   matmul1's input 0 cut (1, 8): dimension 0 gathered (8 parts -> whole), dimension 1 cut
+    #   (whole -> 8 parts), an exchange of 8 parts (MindSpore: two AlltoAlls and Reshapes).
+    # - In matmul1's graph the activation is gathered over "y" (0-3): dimension 1, 4 parts (the
+    #   AllGather works on dimension 0; the Split and Concat after it move the parts to dimension 1);
+    #   the partial sums, transposed, are reduce-scattered over "x" ({0, 4}): dimension 0, 2 parts.
+    #   matmul2's the other way round: gathered over "x" (dimension 1, 2 parts), reduce-scattered over
+    #   "y" (dimension 0, 4 parts). step_parallel_end prints no shapes for these: MindSpore's
+    #   definitions of its AllGather and ReduceScatter tell the dimension.
+    analysis = read(ZOO / "20_doc_high_dimension_tp", "step_parallel_end")
+    found = explain(analysis, "re:.*", rank=0)
+    into = [e for e in found if e.subject == "communication" and e.producer == "args0" and e.kind != "forward"]
+    assert sorted(e.op for e in into) == ["AlltoAll", "AlltoAll", "Reshape"]
+    for e in into:
+        assert (e.producer_layout, e.consumer_layout, e.action, e.dims, e.parts) == ((8, 1), (1, 8), "exchange",
+                                                                                    (0, 1), 8)
+        assert any("in place of matmul1 (MatMul) ((1, 8), (2, 4))" in t for t in e.facts)
+        assert not e.cannot_tell
+    own = {(e.op, tuple(e.group_ranks)): (e.action, e.dims, e.parts) for e in found if e.kind == "forward"}
+    assert own == {("AllGather", (0, 1, 2, 3)): ("gather", (1,), 4), ("ReduceScatter", (0, 4)): ("sum", (0,), 2),
+                   ("AllGather", (0, 4)): ("gather", (1,), 2), ("ReduceScatter", (0, 1, 2, 3)): ("sum", (0,), 4)}
+    # What each replaced MatMul's graph gives, no rule here says (its inputs' contracted dimensions
+    # are cut differently): said so, naming the MatMul it stands for.
+    out = [e for e in found if e.subject == "communication" and e.consumer == "_VirtualOutput"]
+    assert out and all(any("in place of matmul2 (MatMul) ((1, 8), (4, 2))" in t for t in e.cannot_tell) for e in out)
