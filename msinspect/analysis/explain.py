@@ -713,7 +713,7 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
         layout, said = summed
     position = _position(f, trail or [], key, target) if target is not None else None
     if reshape is not None:
-        position = _position(f, [], reshape, target)
+        position = _position(f, path_between(f.graph, reshape, target) or [], reshape, target)
     need = f.strategy_of(target)
     wanted = tuple(need[position]) if need is not None and position is not None and position < len(need) else None
     original = f.replaced(target) if need is None and target is not None else None

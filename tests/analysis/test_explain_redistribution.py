@@ -199,3 +199,20 @@ def test_two_dimensional_tensor_parallel_at_step_parallel_end():
     # are cut differently): said so, naming the MatMul it stands for.
     out = [e for e in found if e.subject == "communication" and e.consumer == "_VirtualOutput"]
     assert out and all(any("in place of matmul2 (MatMul) ((1, 8), (4, 2))" in t for t in e.cannot_tell) for e in out)
+
+
+def test_a_plain_reshape_and_a_depend_before_the_consumer():
+    # Zoo 12 (fixtures/zoo/nets/12_mf_llama_tp8.py) at validate, rank 0 = (dp 0, mp 0) of dp 2 x mp
+    # 4: global batch 4, sequence 64. The loss's input mask, not_equal ((2, 1), ()) of the (4, 64)
+    # labels, has its rows cut by dp; cast, with no strategy, passes that on. MindFormers'
+    # CrossEntropyLoss reshapes it to (256,) and multiplies it in mul2 ((1,), (1,)): whole. At
+    # validate a plain Reshape (no strategy) and a Depend stand between; through them mul2's input 1
+    # is the mask: dimension 0 gathered from 2 parts to whole, over the dp group of rank 0, ranks 0
+    # and 4 (rank = 4 dp + mp).
+    found = [e for e in explain(read(ZOO / "12_mf_llama_tp8"), "type:AllGather", rank=0)
+             if e.consumer == "mul2" and e.producer == "cast"]
+    assert len(found) == 1
+    e = found[0]
+    assert (e.producer, e.producer_layout, e.consumer_layout) == ("cast", (2, 1), (1,))
+    assert (e.action, e.dims, e.parts, e.group_ranks) == ("gather", (0,), 2, (0, 4))
+    assert not e.cannot_tell
