@@ -321,12 +321,14 @@ def _matmul(call: Call, devices: int) -> Laid | None:
 #: every input aligned on the right, the output cut as that input (``arithmetic_info.cc``,
 #: ``activation_info.cc``; LayerNorm and RmsNorm take their first input's strategy, the widest,
 #: and map gamma and beta on the right, ``layer_norm_info.cc``, ``rms_norm_info.cc``; MaskedFill is
-#: an ``ArithmeticBase`` of its input and mask, its scalar value mapped to nothing).
+#: an ``ArithmeticBase`` of its input and mask, its scalar value mapped to nothing; Sort's two
+#: outputs, values and indices, both keep its input's map, ``SortInfo::InferTensorMap``).
 ELEMENTWISE_OPS = frozenset({
     "Add", "Sub", "Mul", "RealDiv", "Div", "Maximum", "Minimum", "Pow", "BiasAdd", "ReLU", "ReLU6",
     "GeLU", "FastGeLU", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Abs", "Neg", "Cast",
     "Sign", "Erf", "SiLU", "LessEqual", "Less", "Greater", "GreaterEqual", "Equal", "NotEqual", "Select", "AddN",
     "Softmax", "LogSoftmax", "LayerNorm", "RmsNorm", "Dropout", "ZerosLike", "OnesLike", "MaskedFill",
+    "Sort",
 })
 
 

@@ -216,3 +216,15 @@ def test_a_plain_reshape_and_a_depend_before_the_consumer():
     assert (e.producer, e.producer_layout, e.consumer_layout) == ("cast", (2, 1), (1,))
     assert (e.action, e.dims, e.parts, e.group_ranks) == ("gather", (0,), 2, (0, 4))
     assert not e.cannot_tell
+
+
+def test_sorts_output_reshaped_in_place():
+    # Zoo 15 (fixtures/zoo/nets/15_mf_llama_moe_ep8.py) at step_parallel_end, rank 0: MoE routing's
+    # sort ((8, 1),) keeps its input's cut (SortInfo): rows in 8; transpose_unsort_map ((8, 1, 1),)
+    # reads it with a unit dimension added: rows in 8 again. The Reshape between is the whole
+    # redistribution: each rank's rows, reshaped in place, nothing moves.
+    found = [e for e in explain(read(ZOO / "15_mf_llama_moe_ep8", "step_parallel_end"), "type:Reshape", rank=0)
+             if e.producer == "sort"]
+    assert found and all((e.producer_layout, e.consumer_layout, e.action) == ((8, 1), (8, 1, 1), "none")
+                         for e in found)
+    assert not any(e.cannot_tell for e in found)

@@ -229,3 +229,12 @@ def test_masked_fill_is_element_wise():
     assert standard(layout.device_matrix, layout.output_map) == ((8,), (0, -1))
     assert layout.tensor_maps[2] == ()
     assert layout.slice_of(0, (256, 1), 5) == ((160, 192), (0, 1))
+
+
+def test_sort_keeps_its_input_cut():
+    # Zoo 15 (fixtures/zoo/nets/15_mf_llama_moe_ep8.py): MoE routing's sort ((8, 1),) along axis 1 on
+    # 8 ranks. SortInfo (activation_info.cc): the device matrix is the input's strategy and both
+    # outputs, values and indices, keep the input's map: [8, 1], (1, -1), standard [8], (0, -1).
+    layout = _layout_of(Call("Sort", ((8, 1),)), 8)
+    assert standard(layout.device_matrix, layout.output_map) == ((8,), (0, -1))
+    assert standard(layout.device_matrix, layout.tensor_maps[0]) == ((8,), (0, -1))
