@@ -557,13 +557,15 @@ class Analysis:
 
     def table(self, name: str) -> pd.DataFrame:
         """Every rank's rows of the per-rank pass ``name`` (:mod:`msinspect.analysis.passes`), its
-        columns first, and ``other_stage``; KeyError where no pass has that name."""
-        columns = list(passes.named(name).columns)
-        return self._flag(_frame([row for r in self.results for row in r.rows.get(name, [])], columns))
+        columns first, less its hidden keys, and ``other_stage``; KeyError where no pass has that
+        name."""
+        rank_pass = passes.named(name)
+        frame = _frame([row for r in self.results for row in r.rows.get(name, [])], list(rank_pass.columns))
+        return self._flag(frame.drop(columns=list(rank_pass.hidden), errors="ignore"))
 
     def strategies(self) -> pd.DataFrame:
         """One row per operator with a strategy, per rank."""
-        return self.table("strategies").drop(columns="call", errors="ignore")  # the layout rules' input
+        return self.table("strategies")
 
     def comm(self) -> pd.DataFrame:
         """One row per communication or redistribution operator, per rank."""

@@ -91,7 +91,8 @@ class Like:
 
 @dataclass(frozen=True)
 class RankPass:
-    """One per-rank analysis: its name, how it makes a rank's rows, and its table's columns."""
+    """One per-rank analysis: its name, how it makes a rank's rows, and its table's columns. Every
+    pass's rows spool alike, one list a rank (:mod:`msinspect.analysis.spool`)."""
 
     name: str
     """``RankResult.rows[name]``, ``result.<name>``, ``Analysis.table(name)``."""
@@ -108,6 +109,8 @@ class RankPass:
     other rank's has ``Like.keeps[name]`` true (:func:`~msinspect.analysis.alike.patched`)."""
     complete: bool = True
     """Whether each row carries the rank's ``complete``."""
+    hidden: tuple[str, ...] = ()
+    """Keys of a row that other analyses read but the table leaves out."""
 
 
 def before_planner_file(path: str) -> str | None:
@@ -209,7 +212,8 @@ def _follow_held(rank: RankInput, like: Like) -> list[dict] | None:
 #: :attr:`RankInput.made`).
 PASSES: tuple[RankPass, ...] = (
     RankPass("comm", _comm, tuple(COMM_COLUMNS)),
-    RankPass("strategies", _strategies, tuple(STRATEGY_COLUMNS), _follow_strategies),
+    RankPass("strategies", _strategies, tuple(STRATEGY_COLUMNS), _follow_strategies,
+             hidden=("call",)),  # the layout rules' input (mindspore.layouts.call_of)
     RankPass("params", _params, tuple(PARAM_COLUMNS), _follow_params, consumer_reads),
     RankPass("ops", _ops, tuple(OP_COLUMNS), _follow_ops, operator_reads),
     RankPass("held", _held, tuple(WEIGHT_COLUMNS), _follow_held, weight_reads, complete=False),

@@ -7,9 +7,10 @@ without it.
 
 The dump: zoo 01 (fixtures/zoo/nets/01_semi_auto_tp4dp2.py: 8 ranks, ``rank_0`` .. ``rank_7``,
 each folder holding one ``validate`` file, ``21_validate_0082.ir.gz``, the stage read by default).
-The pass makes one row a rank: its rank, its file, the stage of the file it parsed. So every
-rank has exactly one row: rank N, ``rank_N/21_validate_0082.ir.gz``, stage ``validate``, and
-the table holds 8 rows, ranks 0-7 in order.
+The pass makes one row a rank: its rank, its file, the stage of the file it parsed (and that
+file's path, a key the table hides). So every rank has exactly one row: rank N,
+``rank_N/21_validate_0082.ir.gz``, stage ``validate``, and the table holds 8 rows, ranks 0-7 in
+order.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def _where(rank: RankInput) -> list[dict]:
              "line": 0}]
 
 
-WHERE = RankPass("where_read", _where, ("rank", "file", "stage"))
+WHERE = RankPass("where_read", _where, ("rank", "file", "stage"), hidden=("parsed",))
 
 
 def _expected(rank: int) -> dict:
@@ -61,7 +62,8 @@ def test_a_registered_pass_comes_out_of_every_rank(where_read, spool):
         assert result.rows["where_read"] == [_expected(result.rank)], result.label
         assert result.where_read == [_expected(result.rank)], result.label
     table = analysis.table("where_read")
-    assert list(table.columns[:3]) == ["rank", "file", "stage"] and table.columns[-1] == "other_stage"
+    # its columns first, the row's other keys after them but the hidden one, then other_stage
+    assert list(table.columns) == ["rank", "file", "stage", "line", "complete", "other_stage"]
     assert table["rank"].tolist() == list(range(8))
     assert table["file"].tolist() == [str(DUMP / f"rank_{n}" / FILE) for n in range(8)]
     assert set(table["stage"]) == {"validate"} and not table["other_stage"].any()
