@@ -449,7 +449,8 @@ def _gather(call: Call, devices: int) -> Laid | None:
       indices whole; the repeated axis goes on the left unless the table's strategy fills the
       stage or uses one device;
     - manual split (``manual_split``): the table's strategy, its rows split as the attribute says,
-      in device order (``ManualImpl``; ``manual_split_with_offset`` is not told here)."""
+      in device order, the indices' last dimension cut with them, their others whole
+      (``ManualImpl``; ``manual_split_with_offset`` is not told here)."""
     if len(call.in_strategy) < 2:
         return None
     table, indices = call.in_strategy[:2]
@@ -464,9 +465,10 @@ def _gather(call: Call, devices: int) -> Laid | None:
     if manual is not None or call.attr("manual_split_with_offset") is not None:
         # ManualImpl: the table's strategy is the matrix (no repeated calculation), rows split as given
         rows = ints(manual) if manual is not None else None
-        if axis != 0 or rows is None or len(rows) != table[0] or prod(table) != devices:
+        if axis != 0 or rows is None or len(rows) != table[0] or prod(table) != devices or not indices:
             return None
-        return Laid(tuple(table), (right_aligned(len(table)), tuple(-1 for _ in indices)), None, (),
+        table_map = right_aligned(len(table))
+        return Laid(tuple(table), (table_map, (-1,) * (len(indices) - 1) + table_map[:1]), None, (),
                     f"Gather: the table's rows split by hand {rows}", rows=rows)
     if table[axis] == 1:
         width = len(indices) + len(table)

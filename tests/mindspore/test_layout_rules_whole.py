@@ -1,0 +1,160 @@
+"""Each layout rule's whole answer (matrix, every map, the output's, the partial-sum axes, the rule in
+words) on strategies where every part of the rule shows: the tests that bench/mutation_mindspore.py
+found missing. Every expectation is worked out by hand from the MindSpore source the rule cites
+(``frontend/parallel/ops_info``), written beside it."""
+from __future__ import annotations
+
+from msinspect.mindspore.layouts import Call, RULES, layout_of, shard_of
+
+
+def laid(op, in_strategy, devices, operands=(), attrs=()):
+    """The rule's answer before the repeated axis: (matrix, input maps, output map, partial, rule)."""
+    return tuple(RULES[op](Call(op, in_strategy, operands, attrs), devices))[:5]
+
+
+# ------------------------------------------------------------------ Conv2D
+def test_conv2d_matrix_is_x_then_the_out_channels_with_maps_of_conv2d_info():
+    # conv2d_info.cc InferDevMatrixShape: x (n, i, h, w) strategy, then the weight's o: (1, 2, 1, 1, 4).
+    # InferTensorMap: x [4, 3, 2, 1], weight (o, i, kh, kw) [0, 3, -1, -1], output (n, o, h, w)
+    # [4, 0, 2, 1]; the in-channel i (matrix axis 1 from the left) cut 2 ways: partial sums over it.
+    assert laid("Conv2D", ((1, 2, 1, 1), (4, 2, 1, 1)), 8) == (
+        (1, 2, 1, 1, 4), ((4, 3, 2, 1), (0, 3, -1, -1)), (4, 0, 2, 1), (1,),
+        "Conv2D: x (n, i, h, w) * weight (o, i) gives (n, o, h, w)")
+
+
+def test_conv2d_with_whole_in_channels_leaves_no_partial_sums():
+    # n cut 2, i whole: no sum across devices (conv2d_info.cc: the forward AllReduce only for a cut i)
+    assert laid("Conv2D", ((2, 1, 1, 1), (1, 1, 1, 1)), 2)[3] == ()
+
+
+def test_conv2d_needs_two_four_dimensional_strategies():
+    # CheckStrategyBase: two strategies, each of size 4
+    assert layout_of(Call("Conv2D", ((2, 1, 1, 1), (1, 1, 1)), ()), 2) is None
+    assert layout_of(Call("Conv2D", ((2, 1, 1), (1, 1, 1, 1)), ()), 2) is None
+    assert layout_of(Call("Conv2D", ((2, 1, 1, 1),), ()), 2) is None
+
+
+# ------------------------------------------------------------------ reductions
+def test_reduce_sum_drops_the_reduced_dimension_and_sums_its_cut():
+    # reduce_method_info.cc: the matrix is x's strategy (2, 4, 1), x mapped [2, 1, 0]; reducing
+    # dimension 1 without keep_dims drops it from the output: [2, 0]; dimension 1 is cut 4 ways, so
+    # the output holds partial sums over matrix axis 1 (the forward AllReduce).
+    assert laid("ReduceSum", ((2, 4, 1),), 8, (None, (1,), False)) == (
+        (2, 4, 1), ((2, 1, 0),), (2, 0), (1,), "ReduceSum over dimension(s) 1: the others keep their cut")
+
+
+def test_keep_dims_leaves_the_reduced_dimension_whole():
+    # keep_dims: the reduced dimension stays, size 1, mapped to no axis: [2, -1, 0]; as the third
+    # operand (2.10), as the attribute (older releases), and a negative axis counts from the end (-2: 1)
+    expected = (2, -1, 0)
+    assert laid("ReduceSum", ((2, 4, 1),), 8, (None, (1,), True))[2] == expected
+    assert laid("ReduceSum", ((2, 4, 1),), 8, (None, (1,)), (("keep_dims", True),))[2] == expected
+    assert laid("ReduceSum", ((2, 4, 1),), 8, (None, (-2,), True))[2] == expected
+    # keep_dims not a constant: the attribute's answer, never a later boolean (ReduceSum's skip_mode)
+    assert laid("ReduceSum", ((2, 4, 1),), 8, (None, (1,), None, True))[2] == (2, 0)
+
+
+def test_a_reduced_dimension_not_cut_leaves_no_partial_sums():
+    # dimension 2 whole (1): nothing to add across devices; dimension 0 cut 2: partial over axis 0
+    assert laid("ReduceSum", ((2, 4, 1),), 8, (None, (2,), False))[3] == ()
+    assert laid("ReduceMean", ((2, 4, 1),), 8, (None, (0,), False))[3] == (0,)
+    # ReduceMax takes the largest, not a sum: no partial sums (reduce_method_info.cc: a max AllReduce)
+    assert laid("ReduceMax", ((2, 4, 1),), 8, (None, (1,), False))[3] == ()
+
+
+def test_a_reduction_over_every_dimension_says_so():
+    # an empty axis tuple reduces every dimension: a scalar, or every dimension kept as size 1
+    assert laid("ReduceMean", ((8,),), 8, (None, (), False))[2:] == ((), (0,), "ReduceMean over every dimension: "
+                                                                               "the output is a scalar")
+    assert laid("ReduceMean", ((8,),), 8, (None, (), True))[2:] == ((-1,), (0,), "ReduceMean over every dimension: "
+                                                                                "the output is a scalar kept as size 1")
+    assert laid("ReduceSum", ((2, 4),), 8, (None, (0, 1), False))[4] == ("ReduceSum over every dimension: the "
+                                                                         "output is a scalar")
+    assert laid("ReduceSum", ((2, 4, 1),), 8, (None, (0, 2), False))[4] == ("ReduceSum over dimension(s) 0, 2: the "
+                                                                            "others keep their cut")
+
+
+def test_a_reduction_whose_axes_are_not_constants_gets_no_layout():
+    assert layout_of(Call("ReduceSum", ((2, 4, 1),), (None, None)), 8) is None
+    assert layout_of(Call("ReduceSum", ((2, 4, 1),), (None,)), 8) is None
+
+
+# ------------------------------------------------------------------ Gather
+def test_gather_normal_mode_over_axis_zero():
+    # gather_info.cc NormalImpl (the gathered axis whole): matrix indices + table = (2, 1, 1, 4);
+    # tmp_map [3, 2, 1, 0]: table [1, 0], indices [3, 2]; the output is the table's map with its
+    # axis-0 entry replaced by the indices' map: [3, 2, 0]
+    assert laid("Gather", ((1, 4), (2, 1)), 8, (None, None, 0, 0)) == (
+        (2, 1, 1, 4), ((1, 0), (3, 2)), (3, 2, 0), (),
+        "Gather: the table's gathered axis is whole; indices then table form the matrix")
+
+
+def test_gather_normal_mode_over_axis_one():
+    # axis 1 whole, table (2, 1), indices (4,): matrix (4, 2, 1); tmp_map [2, 1, 0]: table [1, 0],
+    # indices [2]; the output: table entry 0 (1), the indices (2), nothing after: [1, 2]
+    assert laid("Gather", ((2, 1), (4,)), 8, (None, None, 1, 0))[:3] == ((4, 2, 1), ((1, 0), (2,)), (1, 2))
+
+
+def test_gather_batch_and_axis_mode():
+    # ShardBatchAndAxisImpl: matrix (indices[0], table[0]) = (2, 4); table [0, -1], indices [1, -1];
+    # the forward uses an AllReduce (axis_split_forward_allreduce_ set): the output [1, -1, -1]
+    assert laid("Gather", ((4, 1), (2, 1)), 8, (None, None, 0, 0)) == (
+        (2, 4), ((0, -1), (1, -1)), (1, -1, -1), (), "Gather: table rows and indices rows cut together")
+    # one of them alone filling the stage is not this mode (GetGatherMode): the table's 8 is shard axis
+    assert laid("Gather", ((8, 1), (1, 1)), 8, (None, None, 0, 0))[0] == (8, 1)
+    assert layout_of(Call("Gather", ((1, 1), (8, 1)), (None, None, 0, 0)), 8).device_matrix == (8, 1, 1, 1)
+
+
+def test_gather_shard_axis_mode():
+    # ShardAxisImpl: the matrix is the table's strategy (4, 2), the table [1, 0], the indices whole
+    # [-1, -1] (index_size MAP_NONE entries); the output is not told here
+    assert laid("Gather", ((4, 2), (1, 1)), 8, (None, None, 0, 0)) == (
+        (4, 2), ((1, 0), (-1, -1)), None, (), "Gather: the table cut along the gathered axis")
+    # cut indices with a cut gathered axis: CheckSplitAxisStrategy refuses it
+    assert layout_of(Call("Gather", ((4, 2), (2, 1)), (None, None, 0, 0)), 8) is None
+    # axis 1 cut without filling the stage: "Don't support repeated calc"
+    assert layout_of(Call("Gather", ((1, 2), (1, 1)), (None, None, 1, 0)), 8) is None
+    assert layout_of(Call("Gather", ((4, 2), (1, 1)), (None, None, 1, 0)), 8).device_matrix == (4, 2)
+
+
+def test_gather_manual_split_cuts_the_indices_last_dimension_with_the_rows():
+    # ManualImpl::InferTensorMap: the table [0] over matrix (8,) (param_map, size 1); the indices
+    # all MAP_NONE but their last dimension, which takes param_map[0] = 0 (CheckStrategy: only
+    # the indices' last dimension is cut, as many ways as the table's rows)
+    split = (5, 6, 7, 8, 9, 10, 11, 8)
+    answer = laid("Gather", ((8,), (1, 8)), 8, (None, None, 0, 0), (("manual_split", split),))
+    assert answer == ((8,), ((0,), (-1, 0)), None, (), f"Gather: the table's rows split by hand {split}")
+    # the offset form is not told; neither is a split on another axis than 0
+    assert layout_of(Call("Gather", ((8,), (1, 8)), (None, None, 0, 0),
+                          (("manual_split_with_offset", ((5, 0),) * 8),)), 8) is None
+    assert layout_of(Call("Gather", ((1, 8), (1, 8)), (None, None, 1, 0), (("manual_split", split),)), 8) is None
+
+
+# ------------------------------------------------------------------ element-wise
+def test_elementwise_rule_in_words():
+    # arithmetic_info.cc: the output is cut as the widest input
+    assert laid("Add", ((2, 4), (4,)), 8) == ((2, 4), ((1, 0), (0,)), (1, 0), (), "Add: the output is cut as its input")
+
+
+def test_elementwise_without_strategies_has_no_layout():
+    assert RULES["Add"](Call("Add", ()), 8) is None
+
+
+# ------------------------------------------------------------------ batch parallel
+def test_flatten_on_two_devices_and_of_one_dimension():
+    # batch_parallel_info.cc: matrix (devices,), an input's first dimension under axis 0 where cut
+    assert laid("Flatten", ((2, 1),), 2)[:2] == ((2,), ((0, -1),))
+    assert laid("Flatten", ((8,),), 8)[:2] == ((8,), ((0,),))
+    assert laid("Flatten", ((8, 1),), 8)[4] == "Flatten: batch parallel, the first dimension cut over the stage's 8 devices"
+
+
+# ------------------------------------------------------------------ optimizer shard
+def test_shard_of_bounds_and_group():
+    # _load_tensor_by_layout: np.split of the slice's first dimension into group_size parts, part index
+    assert shard_of(((2, 8),), 3, 1) == ((4, 6),)  # rows 2:8 in three: 2:4, 4:6, 6:8
+    assert all(isinstance(v, int) for v in shard_of(((2, 8),), 3, 1)[0])
+    assert shard_of(((0, 8), (0, 4)), 1, 0) == ((0, 8), (0, 4))  # a group of one keeps its slice
+    assert shard_of(((0, 8),), 4, 0) == ((0, 2),)
+    assert shard_of(((0, 8),), 4, 4) is None  # no fifth part
+    assert shard_of(((0, 8),), 1, 1) is None
+    assert shard_of((), 2, 0) is None
