@@ -360,6 +360,17 @@ class _Batch:
             self.exemplar = None
 
 
+def _ran_every_pass(result: RankResult) -> None:
+    """MsInspectError where the process that analysed the rank ran without a per-rank pass this
+    one has: a pass registered at run time (:func:`~msinspect.analysis.passes.register`) reaches
+    the worker processes forked after it only, never a Dask worker nor a process started before."""
+    missing = [name for name in passes.names() if name not in result.rows]
+    if missing:
+        raise MsInspectError(f"{result.label}: the process that analysed it has no per-rank pass "
+                             f"{', '.join(missing)} (registered after that process started); a pass every "
+                             "process runs is a line in PASSES of msinspect/analysis/passes.py")
+
+
 def _died_on(task: tuple, error: MsInspectError) -> MsInspectError:
     """The error of a rank whose batch's worker died: the same, naming the rank's own file."""
     from msinspect.errors import WorkerError
@@ -735,6 +746,7 @@ def analyse(dump: Dump, stage: str | None = None, *, jobs: int | None = None,
                         if not lenient:
                             raise result
                         result = _unreadable(task, result)
+                    _ran_every_pass(result)
                     gathered.arrive(at, result, reads[at])
                     del result  # a spooled rank's rows go now
                     if progress:

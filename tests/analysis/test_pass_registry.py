@@ -14,12 +14,16 @@ order.
 """
 from __future__ import annotations
 
+import multiprocessing
+
 import pytest
 
 from msinspect import cache as caches
+from msinspect import executors
 from msinspect.analysis import analyse, passes
 from msinspect.analysis.passes import RankInput, RankPass
 from msinspect.dumps import load_dump
+from msinspect.errors import MsInspectError
 from tests.conftest import FIXTURES
 
 DUMP = FIXTURES / "zoo" / "01_semi_auto_tp4dp2"
@@ -73,6 +77,19 @@ def test_a_registered_pass_on_one_rank(where_read):
     analysis = analyse(load_dump(DUMP), jobs=1, cache=False, only=[5])
     assert [r.where_read for r in analysis.results] == [[_expected(5)]]
     assert analysis.table("where_read")["rank"].tolist() == [5]
+
+
+def test_worker_processes_forked_after_it_run_it(where_read, monkeypatch):
+    monkeypatch.setattr(executors, "_start_method", lambda: multiprocessing.get_context("fork"))
+    analysis = analyse(load_dump(DUMP), jobs=2, cache=False)
+    assert [r.where_read for r in analysis.results] == [[_expected(n)] for n in range(8)]
+
+
+def test_a_worker_without_the_pass_is_an_error_not_an_empty_table(where_read, monkeypatch):
+    # a worker from a fork server imports msinspect afresh: the pass registered here is not in it
+    monkeypatch.setattr(executors, "_start_method", lambda: multiprocessing.get_context("forkserver"))
+    with pytest.raises(MsInspectError, match=r"rank_\d: the process that analysed it has no per-rank pass where_read"):
+        analyse(load_dump(DUMP), jobs=2, cache=False)
 
 
 def test_a_cache_made_without_the_pass_does_not_answer_it(tmp_path):
