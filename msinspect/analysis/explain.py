@@ -662,8 +662,8 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
     if before is not None or after is not None:
         passed = [*(before[1] if before else ()), *(after[0] if after else ())]
         names = ", ".join(dict.fromkeys(f.name(k) for k in passed))
-        e.facts.append(f"between {e.producer} and {e.consumer} through {names} (the redistribution's own operators, "
-                       "with no strategy)")
+        e.facts.append(f"between {e.producer} and {e.consumer} through {names}: local steps and plumbing with no "
+                       "strategy (at validate comm reuse renames a redistribution's own)")
     if len(users) > 1:
         e.facts.append(f"feeds {', '.join(f.name(u) for u in users)}")
     if reshape is not None:
