@@ -4,7 +4,7 @@ found missing. Every expectation is worked out by hand from the MindSpore source
 (``frontend/parallel/ops_info``), written beside it."""
 from __future__ import annotations
 
-from msinspect.mindspore.layouts import Call, RULES, layout_of, shard_of
+from msinspect.mindspore.layouts import Call, Laid, RULES, ints, layout_of, on_devices, shard_of
 
 
 def laid(op, in_strategy, devices, operands=(), attrs=()):
@@ -127,7 +127,14 @@ def test_gather_manual_split_cuts_the_indices_last_dimension_with_the_rows():
     # the offset form is not told; neither is a split on another axis than 0
     assert layout_of(Call("Gather", ((8,), (1, 8)), (None, None, 0, 0),
                           (("manual_split_with_offset", ((5, 0),) * 8),)), 8) is None
-    assert layout_of(Call("Gather", ((1, 8), (1, 8)), (None, None, 1, 0), (("manual_split", split),)), 8) is None
+    assert layout_of(Call("Gather", ((8, 1), (1, 8)), (None, None, 1, 0), (("manual_split", split),)), 8) is None
+
+
+def test_gather_reads_its_axis_and_batch_dims_operands():
+    # Gather(param, indices, axis, batch_dims): an axis that is not a constant is not told, even
+    # where batch_dims is; batch_dims left out is 0 (the normal mode); batch_dims 1 is not told
+    assert layout_of(Call("Gather", ((1, 1), (8, 1)), (None, None, None, 0)), 8) is None
+    assert layout_of(Call("Gather", ((1, 1), (8, 1)), (None, None, 0)), 8).device_matrix == (8, 1, 1, 1)
 
 
 # ------------------------------------------------------------------ element-wise
@@ -158,3 +165,67 @@ def test_shard_of_bounds_and_group():
     assert shard_of(((0, 8),), 4, 4) is None  # no fifth part
     assert shard_of(((0, 8),), 1, 1) is None
     assert shard_of((), 2, 0) is None
+
+
+# ------------------------------------------------------------------ MatMul
+def test_matmul_transpose_flags_from_operands_or_older_attributes():
+    # 2.10: MatMul(x, w, transpose_a, transpose_b); older releases keep the flags as attributes,
+    # transpose_a / transpose_b (transpose_x1 / transpose_x2 in the older primitives), False unset
+    assert Call("MatMul", (), (None, None, True, False)).transpose == (True, False)
+    assert Call("MatMul", (), (None, None, False, True)).transpose == (False, True)
+    assert Call("MatMul", (), (), (("transpose_a", True),)).transpose == (True, False)
+    assert Call("MatMul", (), (), (("transpose_b", True),)).transpose == (False, True)
+    assert Call("MatMul", (), (), (("transpose_x1", True),)).transpose == (True, False)
+    assert Call("MatMul", (), (), (("transpose_x2", True),)).transpose == (False, True)
+    assert Call("MatMul", (), (), (("transpose_a", False), ("transpose_x1", True))).transpose == (False, False)
+    assert Call("MatMul", (), ()).transpose == (False, False)
+
+
+def test_matmul_needs_two_matrices_and_maps_a_third_input_on_the_right():
+    # matmul_info.cc: x and w each of two dimensions at least; a third input (a bias) is mapped
+    # aligned on the right of the matrix [a, b, c]: its one dimension under c (axis 0)
+    assert layout_of(Call("MatMul", ((2,), (4, 1)), (None, None, False, False)), 8) is None
+    answer = laid("MatMul", ((2, 4), (4, 1), (1,)), 8, (None, None, False, False))
+    assert answer[:2] == ((2, 4, 1), ((2, 1), (1, 0), (0,)))
+
+
+# ------------------------------------------------------------------ the first input's rule, StridedSlice
+def test_first_input_rule_in_words():
+    assert laid("GatherD", ((2, 8, 1), (2, 8, 1)), 16)[4] == "GatherD: its first input's cut"
+
+
+def test_strided_slice_masks_bit_by_bit():
+    # strided_slice_info.cc over x (8, 4) cut (2, 1): the input map [1, -1]
+    def output(begin, new_axis, shrink):
+        operands = (None, begin, begin, (1,) * len(begin), 0, 0, 0, new_axis, shrink)
+        return laid("StridedSlice", ((2, 1),), 2, operands)[2:5:2]
+
+    # shrink bit 1: dimension 1 leaves the output
+    assert output((0, 0), 0, 2) == ((1,), "StridedSlice: the output keeps its input's cut")
+    # new_axis and shrink both at bit 1: a new axis (-1) inserted there, not shrunk
+    assert output((0, 0), 2, 2)[0] == (1, -1, -1)
+    # a shrink bit past begin's length (1) does nothing
+    assert output((0,), 0, 2)[0] == (1, -1)
+    # masks that are not constants, or no operands: the output is not told
+    assert laid("StridedSlice", ((2, 1),), 2, (None, (0, 0), (8, 4), (1, 1), 0, 0, 0, None, 0))[2] is None
+    assert laid("StridedSlice", ((2, 1),), 2, ())[2] is None
+    assert laid("StridedSlice", ((2, 1),), 2, (None,))[2] is None
+
+
+# ------------------------------------------------------------------ the repeated axis, integers
+def test_a_repeated_axis_on_the_right_moves_every_named_axis_left():
+    # OperatorInfo appends the repeat on the right: an axis counted from the right moves one left,
+    # in an entry naming several axes too; -1 (no axis) stays
+    answer = on_devices(Laid((2, 4), (((1, 0), -1), ((0, -1), 1)), ((1, 0), -1), (), "r"), 16)
+    assert answer.device_matrix == (2, 4, 2)
+    assert answer.tensor_maps == (((2, 1), -1), ((1, -1), 2))
+    assert answer.output_map == ((2, 1), -1)
+
+
+def test_ints_keeps_booleans_apart():
+    # an axis or a permutation is integers; a boolean (a transpose flag, keep_dims) is none
+    assert ints(3) == (3,)
+    assert ints((1, 2)) == (1, 2)
+    assert ints(True) is None
+    assert ints((1, True)) is None
+    assert ints(None) is None
