@@ -229,3 +229,24 @@ def test_ints_keeps_booleans_apart():
     assert ints(True) is None
     assert ints((1, True)) is None
     assert ints(None) is None
+
+
+# ------------------------------------------------------------------ Transpose, the loss
+def test_transpose_output_dimension_i_is_input_dimension_perm_i():
+    # transpose_info.cc: the matrix is x's strategy (2, 4, 1), x mapped [2, 1, 0]; the output takes
+    # input dimension perm[i] at i: perm (0, 2, 1) gives [2, 0, 1]
+    assert laid("Transpose", ((2, 4, 1),), 8, (None, (0, 2, 1))) == (
+        (2, 4, 1), ((2, 1, 0),), (2, 0, 1), (), "Transpose (0, 2, 1): output dimension i is input dimension perm[i]")
+    # a permutation that is none, of another length, or not a constant: no layout
+    assert layout_of(Call("Transpose", ((2, 4, 1),), (None, (0, 0, 1))), 8) is None
+    assert layout_of(Call("Transpose", ((2, 4, 1),), (None, (1, 0))), 8) is None
+    assert layout_of(Call("Transpose", ((2, 4, 1),), (None, None)), 8) is None
+    assert layout_of(Call("Transpose", ((2, 4, 1),), (None,)), 8) is None
+
+
+def test_softmax_cross_entropy_loss_keeps_the_rows_cut():
+    # loss_info.cc: the matrix is the logits' strategy (4, 1); logits and labels mapped [1, -1]
+    # (the class dimension not cut); the per-row loss (its first output) keeps the rows: [1]
+    assert laid("SoftmaxCrossEntropyWithLogits", ((4, 1), (4, 1)), 8) == (
+        (4, 1), ((1, -1), (1, -1)), (1,), (), "SoftmaxCrossEntropyWithLogits: the per-row loss keeps the rows' cut")
+    assert RULES["SoftmaxCrossEntropyWithLogits"](Call("SoftmaxCrossEntropyWithLogits", ((),)), 8) is None
