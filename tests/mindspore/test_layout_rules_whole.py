@@ -250,3 +250,8 @@ def test_softmax_cross_entropy_loss_keeps_the_rows_cut():
     assert laid("SoftmaxCrossEntropyWithLogits", ((4, 1), (4, 1)), 8) == (
         (4, 1), ((1, -1), (1, -1)), (1,), (), "SoftmaxCrossEntropyWithLogits: the per-row loss keeps the rows' cut")
     assert RULES["SoftmaxCrossEntropyWithLogits"](Call("SoftmaxCrossEntropyWithLogits", ((),)), 8) is None
+
+
+def test_flatten_on_one_device_cuts_nothing():
+    # batch_parallel_info.cc: a dimension is cut where its strategy is over 1; on one device none is
+    assert laid("Flatten", ((1, 1),), 1)[:2] == ((1,), ((-1, -1),))
