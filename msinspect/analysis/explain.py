@@ -505,12 +505,17 @@ def _is_step(f: _File, key: str | None) -> bool:
 
 def _before_steps(f: _File, key: str) -> tuple[str, list[str]] | None:
     """(the nearest operator with a strategy upstream of ``key`` through redistribution steps
-    with none, those steps from ``key`` on) where ``key`` is such a step; None elsewhere."""
+    with none, or the graph input they start from, those steps from ``key`` on) where ``key`` is
+    such a step; None elsewhere."""
     steps, current = [], key
     while current is not None and _is_step(f, current) and current not in steps:
         steps.append(current)
         current = first_input(f.graph, current)
-    if not steps or current is None or f.strategy_of(current) is None:
+    if not steps or current is None:
+        return None
+    data = f.graph.nodes[current]
+    graph_input = data.get("node") is None and data.get("kind") == NodeKind.PARAMETER and not data.get("has_default")
+    if f.strategy_of(current) is None and not graph_input:
         return None
     return current, steps[::-1]
 

@@ -228,3 +228,17 @@ def test_sorts_output_reshaped_in_place():
     assert found and all((e.producer_layout, e.consumer_layout, e.action) == ((8, 1), (8, 1, 1), "none")
                          for e in found)
     assert not any(e.cannot_tell for e in found)
+
+
+def test_labels_through_a_renamed_reshape_at_validate():
+    # Zoo 01 (fixtures/zoo/nets/01_semi_auto_tp4dp2.py) at validate, rank 0: full batch, so every
+    # rank reads all of the (8, 64, 1024) labels; the network reshapes them to (512, 1024) for
+    # loss_ce ((2, 1), (2, 1)), whose rows are cut by dp: rank 0 keeps rows 0:256, dimension 0 cut
+    # (whole -> 2 parts), a StridedSlice, nothing on the wire. At validate the Reshape between is
+    # renamed Reshape-op0 and carries no strategy; the chain goes through it to the graph input.
+    found = [e for e in explain(read(ZOO / "01_semi_auto_tp4dp2"), "type:StridedSlice", rank=0)
+             if e.consumer == "loss_ce"]
+    assert len(found) == 1
+    e = found[0]
+    assert (e.producer, e.consumer_layout, e.action, e.dims, e.parts) == ("inputs1", (2, 1), "split", (0,), 2)
+    assert not e.cannot_tell
