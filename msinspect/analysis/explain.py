@@ -1050,10 +1050,20 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
         through = (mapped, whole[1]) if mapped is not None else None
         if _reshapes_only(f, e):
             return _local_reshape(f, node, e, have, wanted, needed, through)
+        back = cut_through_reshape(whole[1], wanted, whole[0]) if whole is not None and through is None else None
+        if back is not None:  # no cut in the consumer's shape, but the consumer's is one in the producer's
+            e.reconstruction.append(f"a Reshape between: {e.producer}'s cut is no cut of whole blocks in "
+                                    f"{e.consumer}'s shape {_shape_text(whole[1])}, but in {e.producer}'s "
+                                    f"{_shape_text(whole[0])} {e.consumer}'s cut {_shape_text(wanted)} is "
+                                    f"{_shape_text(back)}: the step in {e.producer}'s terms")
+            wanted = back
     if through is None and (have is None or wanted is None or len(have) != len(wanted)):
         if have is not None and wanted is not None:
+            why = (f"in {e.consumer}'s shape {_shape_text(whole[1])}, {e.producer}'s {_shape_text(whole[0])} cut "
+                   f"{_shape_text(have)} is no cut of whole blocks (the Reshape interleaves its parts)"
+                   if whole is not None else "the file gives the whole shapes of neither end, or of one only")
             e.cannot_tell.append(f"the step: the tensor changes rank on the way ({_shape_text(have)} to "
-                                 f"{_shape_text(wanted)}: a Reshape between)")
+                                 f"{_shape_text(wanted)}: a Reshape between), and {why}")
         e.headline = (f"{node.op} {over}: between {e.producer or 'no producer found'} and "
                       f"{e.consumer or 'no consumer found'}; the step cannot be told")
         own = _own_step(f, node)
@@ -1085,7 +1095,8 @@ def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wan
     between = (f"{e.producer} gives {_shape_text(given)}"
                + (f", {_shape_text(have)} in {e.consumer}'s shape" if through is not None else "")
                + f", {e.consumer} needs {_shape_text(taken)}"
-               + (" (whole, after a Reshape)" if len(taken) != len(wanted) else ""))
+               + (" (whole, after a Reshape)" if len(taken) != len(wanted) and set(wanted) == {1}
+                  else f" ({_shape_text(wanted)} in {e.producer}'s shape)" if len(taken) != len(wanted) else ""))
     moves = [f"dimension {i} is gathered ({have[i]} parts -> {_parts(wanted[i])})" for i in gathered]
     moves += [f"dimension {i} is cut {'further ' if have[i] > 1 else ''}({_parts(have[i])} -> {wanted[i]} parts)"
               for i in split]

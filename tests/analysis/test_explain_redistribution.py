@@ -242,3 +242,22 @@ def test_labels_through_a_renamed_reshape_at_validate():
     e = found[0]
     assert (e.producer, e.consumer_layout, e.action, e.dims, e.parts) == ("inputs1", (2, 1), "split", (0,), 2)
     assert not e.cannot_tell
+
+
+def test_a_step_told_in_the_producers_shape_when_the_reshape_interleaves():
+    # Zoo 05 (fixtures/zoo/nets/05_expert_alltoall_16.py) at step_parallel_end, rank 0 of 16:
+    # combine_transpose ((16, 1, 1),) turns (16, 64, 512) cut by expert into (64, 16, 512) cut
+    # (1, 16, 1): rank r holds expert r's column of every capacity slot. square ((16, 1),) reads it
+    # reshaped to (1024, 512), rows cut 16 ways: rank r needs rows 64r .. 64r + 63, that is slots
+    # 4r .. 4r + 3 of all 16 experts. In square's shape the producer's parts are interleaved rows
+    # (no cut of whole blocks), but in combine_transpose's shape square's cut is (16, 1, 1): so
+    # dimension 1 is gathered (16 parts -> whole) and dimension 0 cut (whole -> 16): an exchange,
+    # one AlltoAll over ranks 0-15, which the producer's device matrix (16, 1, 1) predicts.
+    found = [e for e in explain(read(ZOO / "05_expert_alltoall_16", "step_parallel_end"), "type:AlltoAll", rank=0)
+             if e.consumer == "square"]
+    assert len(found) == 1
+    e = found[0]
+    assert (e.producer, e.producer_layout, e.consumer_layout) == ("combine_transpose", (1, 16, 1), (16, 1))
+    assert (e.action, e.dims, e.parts) == ("exchange", (1, 0), 16)
+    assert tuple(e.predicted_group) == tuple(e.group_ranks) == tuple(range(16))
+    assert not e.cannot_tell
