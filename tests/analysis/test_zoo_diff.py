@@ -86,10 +86,12 @@ def test_updates_of_different_weights_are_not_paired(pipeline_0_4):
 
 
 def test_the_same_diff_whatever_the_hash_seed():
-    """Python orders a set of strings differently in every process: a diff is one answer."""
+    """Python orders a set of strings differently in every process: a diff is one answer. Two
+    seeds: an order that follows the hash differs between them (of the strings a diff orders,
+    some two fall in another order under another seed)."""
     pipeline = ZOO / "04_pipeline_hsdp_recompute"
     outputs = set()
-    for seed in ("1", "2", "3"):
+    for seed in ("1", "2"):
         run = subprocess.run([sys.executable, "-m", "msinspect.cli", "--no-cache", "diff", pipeline / "rank_0",
                               pipeline / "rank_7", "--json"], capture_output=True, text=True, timeout=300,
                              env={**os.environ, "PYTHONHASHSEED": seed})
