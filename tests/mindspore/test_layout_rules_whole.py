@@ -128,6 +128,13 @@ def test_gather_manual_split_cuts_the_indices_last_dimension_with_the_rows():
     assert layout_of(Call("Gather", ((8,), (1, 8)), (None, None, 0, 0),
                           (("manual_split_with_offset", ((5, 0),) * 8),)), 8) is None
     assert layout_of(Call("Gather", ((8, 1), (1, 8)), (None, None, 1, 0), (("manual_split", split),)), 8) is None
+    assert layout_of(Call("Gather", ((8,), (1,)), (None, None, 0, 0),
+                          (("manual_split_with_offset", ((5, 0),) * 8),)), 8) is None
+    # a two-dimensional table: the indices' last dimension under the table's first axis, 1
+    two = laid("Gather", ((8, 1), (1, 8)), 8, (None, None, 0, 0), (("manual_split", split),))
+    assert two[:2] == ((8, 1), ((1, 0), (-1, 1)))
+    # "Manual split doesn't support repeated calc": the table's strategy must fill the stage
+    assert layout_of(Call("Gather", ((4,), (1, 4)), (None, None, 0, 0), (("manual_split", (2,) * 4),)), 8) is None
 
 
 def test_gather_reads_its_axis_and_batch_dims_operands():
@@ -255,3 +262,48 @@ def test_softmax_cross_entropy_loss_keeps_the_rows_cut():
 def test_flatten_on_one_device_cuts_nothing():
     # batch_parallel_info.cc: a dimension is cut where its strategy is over 1; on one device none is
     assert laid("Flatten", ((1, 1),), 1)[:2] == ((1,), ((-1, -1),))
+
+
+# ------------------------------------------------------------------ the dataset's inputs
+def test_virtual_dataset_maps_each_input_onto_the_widest_strategy():
+    # virtual_dataset_info.cc: the matrix is the strategy of the input with the most dimensions,
+    # (1, 4, 1) here, not the one that sorts last; each input cut along one dimension into
+    # shard_num (4) parts maps it to the matrix axis of that 4: index 1, axis 3 - 1 - 1 = 1
+    assert laid("_VirtualDataset", ((4, 1), (1, 4, 1)), 4) == (
+        (1, 4, 1), ((1, -1), (-1, 1, -1)), None, (),
+        "_VirtualDataset: each input whole or cut along one dimension into the dataset's parts")
+    # full_batch: every input whole, no axis named
+    assert laid("_VirtualDataset", ((1, 1), (1,)), 8)[:2] == ((1, 1), ((-1, -1), (-1,)))
+    # CheckStrategy: inputs cut into different numbers of parts, or one input cut along two
+    # dimensions, are refused
+    assert layout_of(Call("_VirtualDataset", ((8, 1), (4,))), 8) is None
+    assert layout_of(Call("_VirtualDataset", ((2, 2),)), 4) is None
+
+
+def test_matmul_transposed_x_and_the_contracted_cut():
+    # matmul_info.cc: the matrix is [a, b, c]; a transposed x is stored (b, a): strategy (4, 2) is
+    # b = 4, a = 2, and its map [1, 2]; w (b, c) = (4, 1) maps [1, 0]; the output (a, c) [2, 0];
+    # b cut 4 ways: partial sums over matrix axis 1
+    assert laid("MatMul", ((4, 2), (4, 1)), 8, (None, None, True, False)) == (
+        (2, 4, 1), ((1, 2), (1, 0)), (2, 0), (1,),
+        "MatMul: x (a, b) @ w (b, c) gives (rows, columns) cut (a, c); the contracted dimension cut 4 ways "
+        "leaves partial sums")
+    # b cut 2 ways; and b whole: no partial sums, the rule says no more than the product
+    assert laid("MatMul", ((1, 2), (2, 1)), 2, (None, None, False, False))[3:] == (
+        (1,), "MatMul: x (a, b) @ w (b, c) gives (rows, columns) cut (a, c); the contracted dimension cut 2 ways "
+              "leaves partial sums")
+    assert laid("MatMul", ((2, 1), (1, 4)), 8, (None, None, False, False))[3:] == (
+        (), "MatMul: x (a, b) @ w (b, c) gives (rows, columns) cut (a, c)")
+
+
+def test_batch_matmul_batch_axes_and_a_broadcast_weight():
+    # MatMulBase over x (2, 2, a 2, b 1) and w (batch 2, b 1, c 1): the matrix [2, 2, 2, 1, 1],
+    # top axis 4; x's batch dimensions under axes 4, 3, then (a, b) under (2, 1); w's one batch
+    # dimension aligns with x's last (axis 3), then (b, c) under (1, 0); the output (4, 3, 2, 0)
+    assert laid("BatchMatMul", ((2, 2, 2, 1), (2, 1, 1)), 8, (None, None, False, False))[:4] == (
+        (2, 2, 2, 1, 1), ((4, 3, 2, 1), (3, 1, 0)), (4, 3, 2, 0), ())
+    # a weight batch dimension not cut (1) is broadcast: no axis
+    assert laid("BatchMatMul", ((2, 2, 2, 1), (1, 1, 1)), 8, (None, None, False, False))[1][1] == (-1, 1, 0)
+    # x transposed with a batch dimension: x (batch 2, b 4, a 2): a = 2, b = 4
+    assert laid("BatchMatMul", ((2, 4, 2), (2, 4, 1)), 16, (None, None, True, False))[:4] == (
+        (2, 2, 4, 1), ((3, 1, 2), (3, 1, 0)), (3, 2, 0), (2,))

@@ -105,3 +105,4 @@ def test_call_of_reads_a_sum_over_none_as_every_dimension():
     assert call_of(node("ReduceSum", (REF, None))).operands == (None, None)
     assert call_of(node("SumExt", (REF, (1,), False, None))).operands == (None, (1,), False, None)
     assert call_of(node("SumExt", (REF,))).operands == (None,)
+    assert call_of(node("MeanExt", (REF, None))).operands == (None, ())

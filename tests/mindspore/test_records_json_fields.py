@@ -93,3 +93,11 @@ def test_a_bad_field_names_the_file_and_the_entry(tmp_path, data, message):
         read_strategy_json(path)
     assert str(caught.value) == f"{path}: {message}"
     assert caught.value.path == str(path)
+
+
+def test_a_json_file_that_is_no_object_says_what_it_should_be(tmp_path):
+    path = tmp_path / "strategy_0.json"
+    path.write_text("[1]")
+    with pytest.raises(RecordError) as caught:
+        read_strategy_json(path)
+    assert str(caught.value) == f"{path}: not a strategy checkpoint or operator strategy file: a JSON list, not an object"
