@@ -135,7 +135,7 @@ def test_rows_put_by_pool_workers_answer_as_ranks_held_whole(store, tmp_path, mo
     and sends where they are (msinspect.analysis.spool.shelve): the same answers as ranks held
     whole, nothing of the rows left in the results' heads, the folder gone once the run ends."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    root = FIXTURES / "zoo" / "04_pipeline_hsdp_recompute"
+    root = FIXTURES / "zoo" / "10_layout_api_8"  # 8 ranks, two workers: four ranks each
     whole = analyse(load_dump(root), jobs=1, cache=store, spool=False)
     pooled = analyse(load_dump(root), jobs=2, cache=False, spool=True)
     assert all(type(r) is SpooledResult and r.rows_at is None and r.groups_seen is None for r in pooled.results)
@@ -182,7 +182,7 @@ def test_a_follower_rows_go_in_as_a_delta_of_its_exemplar(tmp_path):
 @pytest.mark.skipif(parser_mode.current() == parser_mode.REFERENCE,
                     reason="reading ranks by what differs is the fast reading's")
 def test_followers_spooled_as_deltas_answer_as_every_rank_read_in_full(store):
-    root = FIXTURES / "zoo" / "01_semi_auto_tp4dp2"
+    root = FIXTURES / "zoo" / "10_layout_api_8"  # one program on 8 ranks: 1-7 read by what differs
     full = analyse(load_dump(root), jobs=1, cache=False, spool=False, alike=False)
     alike = analyse(load_dump(root), jobs=1, cache=False, spool=True, alike=True)
     assert [r.read_by for r in alike.results][1:] == ["rank_0"] * 7
@@ -192,8 +192,9 @@ def test_followers_spooled_as_deltas_answer_as_every_rank_read_in_full(store):
 def test_the_reference_reading_reads_every_rank_in_full(monkeypatch):
     """MSINSPECT_PARSER=reference is Lark alone: no rank is read by what differs (that rereads a
     follower's nodes with the fast reading's reader, which the reference reading has not; every
-    follower failed with an AttributeError before), and the answers are the fast reading's."""
-    root = FIXTURES / "zoo" / "01_semi_auto_tp4dp2"
+    follower failed with an AttributeError before), and the answers are the fast reading's. The
+    8-rank dry run of the sharding-propagation job: its ranks run one program, read alike."""
+    root = FIXTURES / "sharding_propagation_dryrun_8rank"
     monkeypatch.setenv(parser_mode.VARIABLE, parser_mode.FAST)
     fast = analyse(load_dump(root), jobs=1, cache=False, spool=True)
     assert [r.read_by for r in fast.results][1:] == ["rank_0"] * 7
