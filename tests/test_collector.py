@@ -13,7 +13,7 @@ import tracemalloc
 import pytest
 
 from msinspect import collector, executors
-from msinspect.analysis import collect
+from msinspect.analysis import collect, passes
 from msinspect.analysis.context import RankContext
 from msinspect.errors import IRParseError
 from msinspect.parser import core
@@ -117,25 +117,25 @@ def test_a_clean_parse_makes_no_cyclic_garbage_and_its_model_goes_to_the_oldest_
 
 def test_a_rank_is_analysed_with_the_collector_paused_and_it_is_on_after(monkeypatch):
     seen = []
-    original = collect.comm_rows  # one of the analyses, after the parse and the graph
+    original = passes.comm_rows  # what the comm pass calls: one analysis, after the parse and the graph
 
     def watched(*args, **kwargs):
         seen.append(gc.isenabled())
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(collect, "comm_rows", watched)
+    monkeypatch.setattr(passes, "comm_rows", watched)
     result = collect._compute(str(RANK), None, RankContext(rank=0), "rank_0", False)
     assert seen == [False] and gc.isenabled() and result.comm
 
     def fails(*args, **kwargs):
         raise RuntimeError("an analysis that fails")
 
-    monkeypatch.setattr(collect, "comm_rows", fails)
+    monkeypatch.setattr(passes, "comm_rows", fails)
     with pytest.raises(RuntimeError):
         collect._compute(str(RANK), None, RankContext(rank=0), "rank_0", False)
     assert gc.isenabled()
     gc.disable()
-    monkeypatch.setattr(collect, "comm_rows", original)
+    monkeypatch.setattr(passes, "comm_rows", original)
     collect._compute(str(RANK), None, RankContext(rank=0), "rank_0", False)
     assert not gc.isenabled()                        # the caller's off is kept
 
@@ -159,8 +159,8 @@ def test_a_host_process_keeps_its_collector_as_it_set_it(monkeypatch):
     assert seen == [True] and gc.isenabled()
     assert any(o is ir for o in gc.get_objects(generation=0) + gc.get_objects(generation=1))
     watched = []
-    original = collect.comm_rows
-    monkeypatch.setattr(collect, "comm_rows", lambda *a, **k: watched.append(gc.isenabled()) or original(*a, **k))
+    original = passes.comm_rows
+    monkeypatch.setattr(passes, "comm_rows", lambda *a, **k: watched.append(gc.isenabled()) or original(*a, **k))
     collect._compute(str(RANK), None, RankContext(rank=0), "rank_0", False)
     assert watched == [True]
 
