@@ -2,6 +2,7 @@
 results gathered into pandas DataFrames."""
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 from collections.abc import Mapping, Sequence
@@ -17,7 +18,7 @@ from msinspect.analysis.flow import answer
 from msinspect.analysis.ops import PIPELINE_OPS
 from msinspect.analysis.passes import Like, RankInput, before_planner_file
 from msinspect.analysis.pipeline_stages import RankKeys, StagesTold, facts_of, stages_from_ir, with_groups
-from msinspect.analysis.params import PARAM_COLUMNS, slice_text, with_slices
+from msinspect.analysis.params import PARAM_COLUMNS, params_at_end, slice_text, weights_of, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
 from msinspect.analysis.result import RankResult
 from msinspect.analysis.spool import SPOOL_RANKS, Derived, Spool, as_list, close_shelf, shelve
@@ -586,11 +587,32 @@ class Analysis:
         """One row per CNode, per rank."""
         return self.table("ops")
 
+    @functools.cached_property
+    def weights_at_end(self) -> dict[str, list[dict]]:
+        """Where no file read states a weight's layout: each file's weights as the rank's
+        step_parallel_end beside it states them (:func:`~msinspect.analysis.params.params_at_end`:
+        later passes keep the parallel pass's layouts; under ``enable_nd_tp`` validate's MatMuls
+        print no strategy), by file; empty where a file read states one, or none has such a file
+        beside it. The one place that decides it: :meth:`params_of` reads it, and through it
+        :meth:`slices`, the report and ``check``."""
+        if any(weights_of(result.params) for result in self.results):
+            return {}
+        return {result.file: rows for result in self.results
+                if (rows := params_at_end(result.file, self.context(result.rank)))}
+
+    def params_of(self, result: RankResult) -> list[dict]:
+        """The rank's parameter rows (before their slices: :func:`~msinspect.analysis.params.with_slices`):
+        its file's, and the weights of the step_parallel_end beside it where no file read states
+        one (:attr:`weights_at_end`)."""
+        found = self.weights_at_end.get(result.file)
+        return list(result.params) + found if found else result.params
+
     def slices(self) -> pd.DataFrame:
-        """One row per weight per rank: its layout and the slice the rank holds."""
+        """One row per weight per rank: its layout and the slice the rank holds (the weights of
+        the step_parallel_end beside the files read where they state none: :attr:`weights_at_end`)."""
         rows = []
         for result in self.results:
-            rows += with_slices(result.params, self.context(result.rank))
+            rows += with_slices(self.params_of(result), self.context(result.rank))
         frame = _frame(rows, PARAM_COLUMNS)
         frame["slice_text"] = [slice_text(s) if s is not None else "cannot tell" for s in frame["slice"]]
         return self._flag(frame)

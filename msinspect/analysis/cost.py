@@ -410,9 +410,12 @@ class AxisRules:
     asked row by row: :func:`comm_costs` and the report's cost fold
     (:class:`msinspect.report.rollup.Cost`) both ask it, so the two never differ."""
 
-    def __init__(self, experts: bool):
+    def __init__(self, experts: bool, at_end: bool = False):
         self.experts = experts
         """Whether the job has expert weights (:func:`stage_axes`)."""
+        self.at_end = at_end
+        """Whether the weights' layouts are the step_parallel_end's beside the files read
+        (:attr:`~msinspect.analysis.collect.Analysis.weights_at_end`): the weights' rule says so."""
         self._by_weights: dict = {}
         self._ended: dict[tuple, tuple] = {}  # stage -> layouts_at_end
 
@@ -505,7 +508,8 @@ class AxisRules:
             return self._by_weights[key]
         found = next(((a, m) for m, names in candidates
                       if (a := spanned(tuple(ranks), position, m, names, part)) is not None), None)
-        told = (found[0], f"group along {'part of one axis of ' if part else ''}device matrix {found[1]}") \
+        told = (found[0], f"group along {'part of one axis of ' if part else ''}device matrix {found[1]}"
+                + (f" of the weights at the rank's step_parallel_end ({LATER})" if self.at_end else "")) \
             if found is not None else ("cannot tell", _no_axis(candidates))
         if key is not None:
             self._by_weights[key] = told
@@ -525,7 +529,7 @@ def comm_costs(analysis) -> pd.DataFrame:
     comm = comm[comm["moves_data"].fillna(False).astype(bool)]
     runs = _runs_per_graph(analysis.operators())
     axes = _stage_axes(analysis)
-    rules = AxisRules(any(expert for _, expert in axes.values()))
+    rules = AxisRules(any(expert for _, expert in axes.values()), bool(analysis.weights_at_end))
     forward: dict[str, dict] = {}  # file -> its forward operators' axes by name
     positions: dict[tuple, dict[int, int]] = {}  # stage -> each rank's place in it
     calls = {r.file: operator_calls(r.strategies) for r in analysis.results}

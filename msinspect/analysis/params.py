@@ -366,13 +366,15 @@ def weights_of(rows: list[dict]) -> list[dict]:
 PARALLEL_PASS = ("step_parallel_begin", "step_parallel_end")
 
 
-def weights_at_end(path, ctx: RankContext) -> list[dict] | None:
-    """The weights of the rank's step_parallel_end beside ``path`` (the same rank's folder), with
-    their slices (:func:`with_slices`), where ``path`` is a later pass (validate, execute ...): the
-    parallel pass's output, whose layouts later passes keep, for a file that states none itself
-    (under ``enable_nd_tp`` validate's MatMuls print no strategy: zoo 20). Its weights are laid out
-    against its step_parallel_begin, as the analysis of that pass reads them. None where ``path``
-    is itself a parallel pass, there is no one such file beside it, or it cannot be read."""
+def params_at_end(path, ctx: RankContext) -> list[dict] | None:
+    """The weights' parameter rows (:func:`param_rows`, no slices yet) of the rank's
+    step_parallel_end beside ``path`` (the same rank's folder), where ``path`` is a later pass
+    (validate, execute ...): the parallel pass's output, whose layouts later passes keep, for a file
+    that states none itself (under ``enable_nd_tp`` validate's MatMuls print no strategy: zoo 20).
+    Its weights are laid out against its step_parallel_begin, as the analysis of that pass reads
+    them. None where ``path`` is itself a parallel pass, there is no one such file beside it, or it
+    cannot be read. Which files read take them is the analysis' to say
+    (:attr:`~msinspect.analysis.collect.Analysis.weights_at_end`)."""
     from msinspect.errors import MsInspectError
     from msinspect.parser import parse_file
 
@@ -387,7 +389,13 @@ def weights_at_end(path, ctx: RankContext) -> list[dict] | None:
         reference = parse_file(begin[0]) if len(begin) == 1 else None
     except MsInspectError:
         return None
-    return with_slices(weights_of(param_rows(ir, ctx, reference)), ctx)
+    return weights_of(param_rows(ir, ctx, reference))
+
+
+def weights_at_end(path, ctx: RankContext) -> list[dict] | None:
+    """:func:`params_at_end` with their slices (:func:`with_slices`); None where it is None."""
+    rows = params_at_end(path, ctx)
+    return None if rows is None else with_slices(rows, ctx)
 
 
 def slice_text(bounds) -> str:

@@ -32,24 +32,6 @@ SLICES_PRIORITY = ["rank", "param", "slice_text", "record", "global_shape", "ran
                    "opt_shard_ranks", "device_matrix", "tensor_map", "kind", "consumer"]
 
 
-def _slices_at_end(analysis, frame: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
-    """``frame`` (parameter slices without a weight) with the weights of the step_parallel_end
-    beside each rank's file (:func:`~msinspect.analysis.params.weights_at_end`), the rank's graph
-    inputs kept; and whether any came from there."""
-    import pandas as pd
-
-    from msinspect.analysis.params import PARAM_COLUMNS, slice_text, weights_at_end
-
-    rows = [row for result in analysis.results
-            for row in weights_at_end(result.file, analysis.context(result.rank)) or []]
-    if not rows:
-        return frame, False
-    found = pd.DataFrame(rows, columns=PARAM_COLUMNS)
-    found["slice_text"] = [slice_text(s) if s is not None else "cannot tell" for s in found["slice"]]
-    found["other_stage"] = False
-    return pd.concat([frame, found], ignore_index=True), True
-
-
 def _selected(frame: pd.DataFrame, ranks: tuple[int, ...], selector: str | None, what: str,
               pick=rows_of) -> pd.DataFrame:
     """The rows of ``frame`` (every rank read) on ``ranks`` that the --op ``selector`` names
@@ -195,9 +177,6 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
         analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv or as_jsonl, lenient=lenient, world=world,
                             scheduler=scheduler, ranks=ranks)
         frame = analysis.slices() if params or param else analysis.shapes()
-        beside = False
-        if (params or param) and not (frame["kind"] == "weight").any():
-            frame, beside = _slices_at_end(analysis, frame)
         if param:  # a weight no rank holds, or none of those asked for, is bad input: say which there are
             if not (frame["param"] == param).any():
                 raise no_weight(param, frame.loc[frame["kind"] != "input", "param"] if not frame.empty else [],
@@ -210,7 +189,7 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
             frame = _selected(frame, ranks, selector, "operator inputs")
     if params or param:
         frame = only_ranks(frame, ranks)
-        if beside:
+        if analysis.weights_at_end:  # the analysis read them there (Analysis.weights_at_end): say so
             click.echo(f"the files read (at {', '.join(sorted({r.stage for r in analysis.results if r.stage}))}) "
                        "state no weight's layout: the weights as the step_parallel_end beside each states them "
                        "(later passes keep the parallel pass's layouts)", err=True)

@@ -221,6 +221,7 @@ class StageAxes:
 
     def __init__(self, analysis, stages: Stages):
         self.by_stage: dict[int, tuple] = {}  # id(stage) -> (candidates, expert)
+        self.at_end = bool(analysis.weights_at_end)  # the weights are the step_parallel_end's beside
         self.keep: list = []
         done = set()
         ranks = sorted({r.rank for r in analysis.results if rank_number(r.rank) is not None})
@@ -230,7 +231,7 @@ class StageAxes:
             stage = ctx.stage_ranks or ctx.world or ()
             if not stage or id(stage) in done:
                 continue
-            rows = with_slices(weights_of(by_rank[rank].params), ctx)
+            rows = with_slices(weights_of(analysis.params_of(by_rank[rank])), ctx)
             full = [(tuple(r["device_matrix"]), tuple(r["tensor_map"]), r["global_shape"]) for r in rows
                     if isinstance(r["device_matrix"], (tuple, list)) and isinstance(r["tensor_map"], (tuple, list))
                     and math.prod(r["device_matrix"]) == len(stage)]
@@ -266,7 +267,7 @@ class Cost:
         self.received: dict[tuple[int, int], float] = {}  # Receive: counted where its sender was not read
         self.missing: dict = {}  # rank -> why its backward is not in its file (cost.backward_missing)
         self.read: set = set()
-        self.rules = AxisRules(axes.experts)
+        self.rules = AxisRules(axes.experts, axes.at_end)
 
     def _axis(self, row, ctx, forward_axis, calls: dict) -> tuple[str, str]:
         """:class:`~msinspect.analysis.cost.AxisRules` of one row, the weights' answer kept per
@@ -587,7 +588,9 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
     for result in analysis.results:
         number = rank_number(result.rank)
         ctx = stages.context(analysis, result.rank)
-        strategies, comm, params, held = result.strategies, result.comm, result.params, result.held
+        # the weights as the analysis reads them (Analysis.params_of: the step_parallel_end's where
+        # the files read state none), as Analysis.slices() and check read them
+        strategies, comm, params, held = result.strategies, result.comm, analysis.params_of(result), result.held
         mine = rank is None or result.rank == rank
         calls = any(_true(r["moves_data"]) for r in comm) or (mine and out.located.todo)
         ops = result.ops if calls else None

@@ -1,6 +1,7 @@
-"""``shapes --params`` on a pass that states no weight's layout reads the rank's
-step_parallel_end beside it (issue 39), as ``cost`` does (one reader:
-:func:`msinspect.analysis.params.weights_at_end`).
+"""A pass that states no weight's layout takes the weights of the rank's step_parallel_end beside
+it (issue 39): the analysis decides it once (``Analysis.weights_at_end``), and ``shapes --params``,
+the Python API (``Analysis.slices()``), the report, ``check`` and ``cost`` read the same rows (one
+reader: :func:`msinspect.analysis.params.params_at_end`).
 
 By hand, from ``fixtures/zoo/nets/20_doc_high_dimension_tp.py`` (MindSpore's 2-D tensor-parallel
 sample, 8 ranks, the zoo keeps ranks 0, 3 and 6) and MindSpore's Layout definitions:
@@ -80,3 +81,77 @@ def test_a_parallel_pass_reads_its_own_layouts(stage):
     weights = {(row["rank"], row["param"]): row["slice"] for row in json.loads(done.stdout) if row["kind"] == "weight"}
     assert weights == BY_HAND
     assert "beside" not in done.stderr
+
+
+# ------------------------------------------------------------------ one home: the analysis
+# The analysis decides it (Analysis.weights_at_end), so the Python API, the report and check read
+# the same rows as shapes --params; the slices are BY_HAND's, derived above from the script.
+
+@pytest.fixture(scope="module")
+def zoo20():
+    import msinspect
+    from msinspect.analysis import analyse
+
+    return analyse(msinspect.load_dump(ZOO20), jobs=1)
+
+
+def test_the_api_reads_the_weights_at_the_step_parallel_end_beside_validate(zoo20):
+    assert {r.stage for r in zoo20.results} == {"validate"}
+    assert sorted(zoo20.weights_at_end) == sorted(r.file for r in zoo20.results)  # every rank's file
+    slices = zoo20.slices()
+    weights = slices[slices["kind"] == "weight"]
+    assert {(row["rank"], row["param"]): [list(b) for b in row["slice"]]
+            for row in weights.to_dict("records")} == BY_HAND
+    assert set(weights["slice_text"]) == {"[0:128, 0:128]", "[0:128, 384:512]", "[128:256, 256:384]",
+                                          "[384:512, 0:128]", "[256:384, 128:256]"}
+    assert all("step_parallel_end" in f for f in weights["file"])
+    # the graph input stays the validate file's own row (the batch cut 8 ways: rank 3 rows 3072:4096)
+    inputs = slices[slices["kind"] == "input"]
+    assert all("validate" in f for f in inputs["file"]) and len(inputs) == 3
+
+
+def test_the_report_lays_out_the_same_weights(zoo20):
+    from msinspect.report.rollup import roll_up, weight_grids
+
+    rolled = roll_up(zoo20, many=False)
+    assert set(rolled.weights.params) == {"fc1_weight", "fc2_weight"}
+    cells = {}
+    for param, weight in rolled.weights.params.items():
+        assert list(weight.ranks.numbers) == [0, 3, 6] and weight.problem is None
+        grids, why = weight_grids(param, weight, {})
+        assert why is None and len(grids) == 1
+        (grid,) = grids
+        assert grid.device_matrix == (2, 4) and grid.tensor_map == ((1, 0) if param == "fc1_weight" else (0, 1))
+        for panel in grid.panels:
+            for row in panel.rows:
+                cells.update({(c.rank, param): [list(b) for b in c.slice] for c in row if c.read})
+    assert cells == BY_HAND
+
+
+def test_check_holds_the_same_weights_to_mindspores_record(zoo20):
+    from msinspect.analysis.second_opinion import compared_rows, verdict_counts
+
+    compared = compared_rows(zoo20)
+    weights = compared[compared["kind"] == "weight"]
+    assert {(row["rank"], row["param"]) for row in weights.to_dict("records")} == set(BY_HAND)
+    # the six weights and the three ranks' graph input (its dataset strategy), each as recorded
+    assert verdict_counts(compared) == "9 same"
+
+
+def test_checks_record_outcome_counts_the_weights():
+    from msinspect.check import check
+
+    spec = FIXTURES / "zoo" / "nets" / "20_doc_high_dimension_tp.toml"
+    (outcome,) = [o for o in check(spec, ZOO20).outcomes if o.expectation.kind == "record"]
+    assert outcome.passed and outcome.found.startswith("9 weight(s) of the ranks with a record: 9 same")
+
+
+def test_where_a_file_states_a_weight_nothing_is_read_beside_it():
+    # zoo 19 (optimizer parallel) states its weights' layouts at validate: no fallback, no note
+    import msinspect
+    from msinspect.analysis import analyse
+
+    analysis = analyse(msinspect.load_dump(FIXTURES / "zoo" / "19_doc_optimizer_parallel"), jobs=1)
+    assert analysis.weights_at_end == {}
+    assert (analysis.slices()["kind"] == "weight").any()
+    assert all("step_parallel_end" not in f for f in analysis.slices()["file"])

@@ -23,13 +23,6 @@ DUMPS = sorted(p for p in [*(FIXTURES / "zoo").iterdir(), *(FIXTURES / "ut").ite
 
 #: (dump, stage or "*", weight pattern, verdict) -> why msinspect's reading is not MindSpore's record.
 EXCEPTIONS: dict[tuple[str, str, str, str], str] = {
-    ("a_test_auto_parallel_reshape__test_reshape_auto_7", "validate", "network.network.mul_weight", "no row"):
-        "the UT asks for the gradient of x, which x does not reach: the compiled graph returns zeros and no "
-        "operator reads the weight at validate (its step_parallel_end row is MindSpore's)",
-    ("a_test_auto_parallel_reshape__test_reshape_depend_reshape", "validate", "network.network.mul_weight", "no row"):
-        "the UT asks for the gradient of x only: at validate the weight is read by x's gradient, a Mul the "
-        "autodiff made without a strategy, and the forward mul is not in the compiled graph (its "
-        "step_parallel_end row is MindSpore's)",
     ("15_mf_llama_moe_ep8", "validate", "model.layers.*.feed_forward.ffn.w[12]", "no row"):
         "the experts run in a self-defined-shard Morph (its Layout lays out w1 / w2) that MindSpore expands "
         "after the parallel passes: at validate no operator with a strategy or a Layout reads them (their "
@@ -38,11 +31,6 @@ EXCEPTIONS: dict[tuple[str, str, str, str], str] = {
         "rank 0 of 4 sends to rank 2 and names no group, and its file states neither its stage nor its peer's: "
         "stages of 1 or 2 ranks both fit (msinspect summary says so), so the layout on the stage cannot be "
         "told (of its weight network.fc0.weight and of its input x); MindSpore's record says 2 stages of 2",
-    ("20_doc_high_dimension_tp", "validate", "fc[12]_weight", "no row"):
-        "enable_nd_tp replaces each MatMul by one of its replacement graph, without a strategy; msinspect "
-        "finds the MatMul it replaced by the hash in its name (step_parallel_end), but at validate both "
-        "MatMuls share one primitive and print one name, 622579306631221945MatMul6: which is which cannot "
-        "be told there, so no row (the dump's step_parallel_end rows are MindSpore's)",
 }
 
 
