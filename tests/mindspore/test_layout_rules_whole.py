@@ -4,7 +4,8 @@ found missing. Every expectation is worked out by hand from the MindSpore source
 (``frontend/parallel/ops_info``), written beside it."""
 from __future__ import annotations
 
-from msinspect.mindspore.layouts import Call, Laid, RULES, ints, layout_of, on_devices, shard_of
+from msinspect.mindspore.layouts import (Call, Laid, RULES, divided, ints, layout_of, on_devices, shard_of,
+                                         slice_by_map)
 
 
 def laid(op, in_strategy, devices, operands=(), attrs=()):
@@ -307,3 +308,43 @@ def test_batch_matmul_batch_axes_and_a_broadcast_weight():
     # x transposed with a batch dimension: x (batch 2, b 4, a 2): a = 2, b = 4
     assert laid("BatchMatMul", ((2, 4, 2), (2, 4, 1)), 16, (None, None, True, False))[:4] == (
         (2, 2, 4, 1), ((3, 1, 2), (3, 1, 0)), (3, 2, 0), (2,))
+
+
+# ------------------------------------------------------------------ the registry's helpers
+def test_divided_gives_integers_and_refuses_a_zero_cut():
+    assert divided((16, 32), (2, 4)) == (8, 8) and all(isinstance(d, int) for d in divided((16, 32), (2, 4)))
+    assert divided((16,), (0,)) is None
+
+
+def test_no_strategy_no_layout():
+    assert layout_of(Call("Reshape", ()), 8) is None
+
+
+def test_the_repeated_axis_on_the_left_shifts_the_partial_axes():
+    # gather_info.cc's shard-axis mode puts the repeat on the left: matrix (4,) on 8 devices is
+    # [2, 4]; the maps count from the right and keep their axes, the partial axes (from the left)
+    # move one right; where the strategy fills the stage, nothing is added
+    left = on_devices(Laid((4,), ((0,),), None, (0,), "r", repeat_left=True), 8)
+    assert (left.device_matrix, left.tensor_maps, left.partial, left.rule) == ((2, 4), ((0,),), (1,), "r")
+    assert all(isinstance(d, int) for d in left.device_matrix)
+    full = on_devices(Laid((4, 2), ((1, 0),), None, (0,), "r", repeat_left=True), 8)
+    assert (full.device_matrix, full.partial) == ((4, 2), (0,))
+    # a rule's matrix of no axis (a scalar's strategy) uses one device: all 8 repeat it
+    assert on_devices(Laid((), ((),), None, (), "r"), 8).device_matrix == (8,)
+    assert on_devices(Laid((1,), ((-1,),), None, (), "r"), 8).device_matrix == (1, 8)
+    assert on_devices(Laid((0,), ((0,),), None, (), "r"), 8) is None
+
+
+def test_slices_past_the_map_and_after_uneven_rows():
+    # a dimension the map does not reach is whole; uneven rows (rows 2, 3) and an even second dimension
+    assert slice_by_map((2,), (0,), (4, 6), 1) == ((2, 4), (0, 6))
+    assert slice_by_map((2,), (0, -1), (5, 4), 1, rows=(2, 3)) == ((2, 5), (0, 4))
+
+
+def test_the_uneven_rows_are_the_tables_only():
+    # a hand-split table with 1-D indices (8,) cut 8 ways: the indices (16,) split evenly, rank 1
+    # holds 2:4, whatever the table's rows
+    split = (5, 6, 7, 8, 9, 10, 11, 8)
+    layout = layout_of(Call("Gather", ((8,), (8,)), (None, None, 0, 0), (("manual_split", split),)), 8)
+    assert layout.slice_of(1, (16,), 1) == ((2, 4),)
+    assert layout.slice_of(0, (64,), 1) == ((5, 11),)
