@@ -392,6 +392,13 @@ def params_at_end(path, ctx: RankContext) -> list[dict] | None:
     return weights_of(param_rows(ir, ctx, reference))
 
 
+def at_end_note(stages) -> str:
+    """What ``shapes --params`` and the report say where the weights' rows are the
+    step_parallel_end's beside the files read (:func:`params_at_end`); ``stages``: those read."""
+    return (f"the files read (at {', '.join(sorted(set(stages)))}) state no weight's layout: the weights as the "
+            "step_parallel_end beside each states them (later passes keep the parallel pass's layouts)")
+
+
 def weights_at_end(path, ctx: RankContext) -> list[dict] | None:
     """:func:`params_at_end` with their slices (:func:`with_slices`); None where it is None."""
     rows = params_at_end(path, ctx)

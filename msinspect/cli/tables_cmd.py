@@ -190,9 +190,9 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
     if params or param:
         frame = only_ranks(frame, ranks)
         if analysis.weights_at_end:  # the analysis read them there (Analysis.weights_at_end): say so
-            click.echo(f"the files read (at {', '.join(sorted({r.stage for r in analysis.results if r.stage}))}) "
-                       "state no weight's layout: the weights as the step_parallel_end beside each states them "
-                       "(later passes keep the parallel pass's layouts)", err=True)
+            from msinspect.analysis.params import at_end_note
+
+            click.echo(at_end_note(r.stage for r in analysis.results if r.stage), err=True)
         if not (frame["kind"] == "weight").any():  # an empty table would read as "no rank holds any weight"
             stages = sorted({r.stage for r in analysis.results if r.stage})
             earlier = {"validate": "step_parallel_end", "step_parallel_end": "step_parallel_begin"}.get(stages[-1]) \

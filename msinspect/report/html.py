@@ -135,6 +135,7 @@ def _params(weights) -> dict:
     """Each weight (repeated layers' weights collapsed into one block) and each distinct layout's
     device grid once (``weights``: a :class:`~msinspect.report.rollup.Weights` fed every rank's
     slices)."""
+    from msinspect.analysis.params import at_end_note
     from msinspect.report.rollup import weight_grids
 
     out, by_layout, cache = [], defaultdict(list), {}
@@ -163,8 +164,10 @@ def _params(weights) -> dict:
     picture_of = {p: pic["id"] for pic in pictures for p in pic["params"]}
     for info in out:
         info["picture"] = picture_of.get(info["param"])
+    stages = {r.stage for r in weights.analysis.results if r.stage}
+    note = at_end_note(stages) if weights.analysis.weights_at_end else None  # where the rows come from
     return {"params": out, "pictures": pictures, "picture_of": picture_of,
-            "blocks": param_blocks(out, PARAM_SHOWN)}
+            "blocks": param_blocks(out, PARAM_SHOWN), "note": note}
 
 
 def group_rows(analysis) -> list[dict]:

@@ -155,3 +155,20 @@ def test_where_a_file_states_a_weight_nothing_is_read_beside_it():
     assert analysis.weights_at_end == {}
     assert (analysis.slices()["kind"] == "weight").any()
     assert all("step_parallel_end" not in f for f in analysis.slices()["file"])
+
+
+def test_the_report_page_draws_them_and_says_where_they_come_from(tmp_path):
+    import re
+
+    page = tmp_path / "zoo20.html"
+    done = invoke("report", ZOO20, "-o", page)
+    assert done.exit_code == 0, done.stderr
+    html = page.read_text()
+    assert "step_parallel_end beside each states them" in html  # the params section's note
+    # each rank read holds BY_HAND's slice of each weight, drawn in the weight's device grid
+    # (fc1_weight's grid first, then fc2_weight's: two layouts, two pictures)
+    read = re.findall(r'id="grid(\d)-rank(\d)" data-rank="\d" data-slice="([^"]+)" data-colour="\d+" '
+                      r'data-read="yes"', html)
+    want = {(0 if param == "fc1_weight" else 1, rank): "[" + ", ".join(f"{a}:{b}" for a, b in bounds) + "]"
+            for (rank, param), bounds in BY_HAND.items()}
+    assert {(int(g), int(r)): s for g, r, s in read} == want
