@@ -4,10 +4,15 @@ bench/mutation_mindspore.py found missing. Expectations follow MindSpore's defin
 each) on records written here."""
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
+import pytest
+
 from msinspect.mindspore.layouts import Call, call_of
-from msinspect.mindspore.records import OperatorStrategy, RecordError, StrategyCheckpoint, WeightLayout, agree
+from msinspect.mindspore.records import (LAYOUT_FIELDS, LAYOUT_FORMAT, LayoutRecord, OperatorStrategy, RankRecord,
+                                         RecordError, StrategyCheckpoint, WeightLayout, _message_class, agree,
+                                         read_group_checkpoint, read_layout_record)
 
 
 def weight(device_matrix=(2, 4), tensor_map=(0, -1), group=None, size=None, step=None, source="strategy_0.ckpt"):
@@ -106,3 +111,75 @@ def test_call_of_reads_a_sum_over_none_as_every_dimension():
     assert call_of(node("SumExt", (REF, (1,), False, None))).operands == (None, (1,), False, None)
     assert call_of(node("SumExt", (REF,))).operands == (None,)
     assert call_of(node("MeanExt", (REF, None))).operands == (None, ())
+
+
+# ------------------------------------------------------------------ the layout file, the group checkpoint, a rank folder
+def layout_file(tmp_path, entry, fields=None):
+    path = tmp_path / "parameter_layout_0.json"
+    path.write_text(json.dumps({"format": LAYOUT_FORMAT, "layouts": {"w": entry},
+                                **({"fields": list(fields)} if fields else {})}))
+    return path
+
+
+def test_a_layout_entry_of_six_fields_as_mindspore_before_2_10_gives_them(tmp_path):
+    # LAYOUT_FIELDS: device_matrix, tensor_map, slice_shape, field_size, uniform_split, opt_shard_group
+    path = layout_file(tmp_path, [[2, 4], [1, -1], [4, 16], 0, True, ""])
+    assert read_layout_record(path).weights["w"] == WeightLayout(
+        name="w", device_matrix=(2, 4), tensor_map=(1, -1), slice_shape=(4, 16), field_size=0, uniform_split=True,
+        opt_shard_group="", source=str(path))
+
+
+def test_a_bad_layout_entry_names_the_file_and_the_parameter(tmp_path):
+    good = [[2, 4], [1, -1], [4, 16], 0, True, ""]
+    for entry, message in [
+        (good[:5], f"parameter 'w': expected a list of at least 6 fields, found {good[:5]!r}"),
+        (3, "parameter 'w': expected a list of at least 6 fields, found 3"),
+        (good[:5] + [3], "parameter 'w': opt_shard_group: expected text, found 3"),
+        (["x"] + good[1:], "parameter 'w': expected a list of integers, found 'x'"),
+        ([good[0], "x"] + good[2:], "parameter 'w': expected a list of integers, found 'x'"),
+        (good + ["x"], "parameter 'w': expected a list of integers, found 'x'"),  # full_shape
+    ]:
+        path = layout_file(tmp_path, entry)
+        with pytest.raises(RecordError) as caught:
+            read_layout_record(path)
+        assert str(caught.value) == f"{path}: {message}"
+
+
+def test_a_reshaped_map_with_a_size_one_dimension_left_over(tmp_path):
+    # (512, 64) cut (("dp", "tp"), "None") over (2, 4): the dictionary's map of the weight reshaped
+    # to (2, 256, 64, 1) is [1, 0, -1, -1] with the reshaped slice [1, 64, 64, 1]: 1 * 2, 64 * 4
+    # make 512, 64 makes 64, and the last 1 joins the last dimension: ((1, 0), -1)
+    entry = [[2, 4], [1, 0, -1, -1], [256, 64], 0, True, "", [512, 64], [1, 64, 64, 1]]
+    path = layout_file(tmp_path, entry, LAYOUT_FIELDS[:8])
+    assert read_layout_record(path).weights["w"].tensor_map == ((1, 0), -1)
+
+
+def test_a_group_checkpoint_keeps_its_groups_and_restore_ranks(tmp_path):
+    # node_strategy.proto's ParallelGroupMap: items (group_name, ranks) and ckpt_restore_rank_list
+    message = _message_class("ParallelGroupMap")()
+    item = message.parallel_group_item.add(group_name="2-1645")
+    item.parallel_group_ranks.dim.extend([0, 4])
+    message.ckpt_restore_rank_list.dim.extend([0, 1])
+    path = tmp_path / "group_info_0.pb"
+    path.write_bytes(message.SerializeToString())
+    record = read_group_checkpoint(path)
+    assert (record.path, record.groups, record.restore_ranks) == (str(path), {"2-1645": (0, 4)}, (0, 1))
+    empty = tmp_path / "group_info_1.pb"
+    empty.write_bytes(b"")
+    with pytest.raises(RecordError) as caught:
+        read_group_checkpoint(empty)
+    assert str(caught.value) == f"{empty}: empty: not a group checkpoint"
+
+
+def test_a_rank_folders_weights_are_the_last_compiles_that_has_any():
+    def compiled(n, weights):
+        return LayoutRecord(f"parameter_layout_{n}.json", n, 0, 8, "train", None, 1, None, None, weights)
+
+    def checkpoint(n, weights):
+        return StrategyCheckpoint(f"strategy_{n}.ckpt", "protobuf", 1, (), weights)
+
+    a, b = {"w": weight()}, {"w": weight(size=2)}
+    assert RankRecord("r", layouts=(compiled(0, a), compiled(1, b), compiled(2, {}))).weights == b
+    assert RankRecord("r", checkpoints=(checkpoint(0, a), checkpoint(1, b), checkpoint(2, {}))).weights == b
+    assert RankRecord("r", layouts=(compiled(0, {}),), checkpoints=(checkpoint(0, a),)).weights == a
+    assert RankRecord("r").weights == {}
