@@ -325,8 +325,8 @@ def diff_ranks(left: str | os.PathLike | RankDump, right: str | os.PathLike | Ra
                          "left_line": x["line"], "right_line": y["line"]})
     result.comm = pd.DataFrame(comm, columns=COLUMNS["comm"])
 
-    sl = {r["param"]: r for r in with_slices(lr.params, ctx_l)}
-    sr = {r["param"]: r for r in with_slices(rr.params, ctx_r)}
+    sl = {r["param"]: r for r in with_slices(analysis_l.params_of(lr), ctx_l)}
+    sr = {r["param"]: r for r in with_slices(analysis_r.params_of(rr), ctx_r)}
     kept = [rank_record(lr), rank_record(rr)]
     slices = []
     for param in sorted(sl.keys() | sr.keys()):

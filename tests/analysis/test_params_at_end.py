@@ -172,3 +172,22 @@ def test_the_report_page_draws_them_and_says_where_they_come_from(tmp_path):
     want = {(0 if param == "fc1_weight" else 1, rank): "[" + ", ".join(f"{a}:{b}" for a, b in bounds) + "]"
             for (rank, param), bounds in BY_HAND.items()}
     assert {(int(g), int(r)): s for g, r, s in read} == want
+
+
+def test_zoo20_diff_of_two_ranks_compares_the_weights_read_at_step_parallel_end():
+    """``msinspect diff`` of ranks 3 and 6 at validate: both weights differ, each side's slice as
+    :data:`BY_HAND` says (before, the diff read the validate file's rows alone and had no weight)."""
+    from msinspect.analysis.diff import diff_ranks
+
+    found = diff_ranks(ZOO20 / "rank_3", ZOO20 / "rank_6")
+    weights = found.slices[found.slices["param"].isin(["fc1_weight", "fc2_weight"])]
+
+    def text(rank, param):
+        rows, cols = BY_HAND[(rank, param)]
+        return f"[{rows[0]}:{rows[1]}, {cols[0]}:{cols[1]}]"
+
+    assert {(r.param, r.left_slice, r.right_slice) for r in weights.itertuples()} == {
+        (param, text(3, param), text(6, param)) for param in ("fc1_weight", "fc2_weight")}
+    # MindSpore's own record (the strategy checkpoint each rank kept) says the same slices
+    assert {(r.param, r.left_record, r.right_record) for r in weights.itertuples()} == {
+        (param, text(3, param), text(6, param)) for param in ("fc1_weight", "fc2_weight")}
