@@ -55,7 +55,7 @@ def test_inputs_are_told_where_the_weights_cannot_be():
     assert rows[(3, "args0")]["global_shape"] == (8192, 256)
     assert rows[(3, "args0")]["slice"] == ((3072, 4096), (0, 256))
     assert rows[(6, "args0")]["slice"] == ((6144, 7168), (0, 256))
-    # (the CLI then reads the weights at the step_parallel_end beside it: tests/analysis/test_params_at_end.py)
+    # (the analysis then reads the weights at the step_parallel_end beside it: tests/analysis/test_params_at_end.py)
 
 
 def test_a_dynamic_dimension_has_no_slice():
