@@ -183,3 +183,39 @@ def test_a_rank_folders_weights_are_the_last_compiles_that_has_any():
     assert RankRecord("r", checkpoints=(checkpoint(0, a), checkpoint(1, b), checkpoint(2, {}))).weights == b
     assert RankRecord("r", layouts=(compiled(0, {}),), checkpoints=(checkpoint(0, a),)).weights == a
     assert RankRecord("r").weights == {}
+
+
+# ------------------------------------------------------------------ record_of
+def strategy_ckpt(path, stage):
+    # node_strategy.proto's ParallelStrategyMap with no items: current_stage is its one required field
+    path.write_bytes(_message_class("ParallelStrategyMap")(current_stage=stage).SerializeToString())
+
+
+def test_a_rank_folder_orders_each_kind_by_compile_number(tmp_path):
+    from msinspect.mindspore.records import record_of
+
+    strategy_ckpt(tmp_path / "strategy_1.ckpt", 2)
+    strategy_ckpt(tmp_path / "strategy.ckpt", 1)  # no number: before the numbered ones
+    (tmp_path / "strategy_0.json").write_text(json.dumps({"current_stage": 3, "parallel_strategy_item": {}}))
+    record = record_of(tmp_path)
+    assert record.folder == str(tmp_path)
+    assert [(c.path.rsplit("/", 1)[1], c.format) for c in record.checkpoints] == [
+        ("strategy.ckpt", "protobuf"), ("strategy_0.json", "json"), ("strategy_1.ckpt", "protobuf")]
+
+
+def test_a_rank_folder_with_groups_only_or_nothing(tmp_path):
+    from msinspect.mindspore.records import RecordReadError, record_of
+
+    message = _message_class("ParallelGroupMap")()
+    message.ckpt_restore_rank_list.dim.extend([0])
+    (tmp_path / "group_info_0.pb").write_bytes(message.SerializeToString())
+    assert len(record_of(tmp_path).groups) == 1
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert record_of(empty) is None
+    with pytest.raises(RecordReadError) as caught:
+        record_of(tmp_path / "none")
+    assert str(caught.value) == f"{tmp_path / 'none'}: no such folder"
+    with pytest.raises(RecordReadError) as caught:
+        record_of(tmp_path / "group_info_0.pb")
+    assert str(caught.value) == f"{tmp_path / 'group_info_0.pb'}: not a folder"
