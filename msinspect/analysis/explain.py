@@ -32,6 +32,7 @@ from msinspect.analysis.explain_layouts import (COMBINED_BY, OutputLayout, cut_t
 from msinspect.analysis.flow import (consumers, first_input, is_data_edge, is_source, label, passes_through,
                                      path_between, producer)
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
+from msinspect.analysis.params import params_at_end
 from msinspect.analysis.vocabulary import MIRROR_OPS, int_attr, moves_data, stated_size
 from msinspect.graph import node_id
 from msinspect.mindspore.layouts import BATCH_MATMUL_OPS, MATMUL_OPS, call_of, layout_of, map_axes
@@ -169,7 +170,6 @@ class _File:
                           if row.get("set_by") == "user" and line in self.by_line
                           and not is_backward(self.by_line[line])}
         self._links = None
-        self.dump = getattr(analysis, "dump", None)
         self._at_end = None
         #: The file's collectives by the ``unique_id`` MindSpore gives a forward node: a gradient
         #: collective names its forward one by it (``forward_unique_id``).
@@ -202,9 +202,9 @@ class _File:
         that read it with it) in those of the rank's step_parallel_end file, read as the analyses
         read it. None where neither gives one."""
         found = _layout_row(self.result.params, weight)
-        if found is None and self.ir.stage != "step_parallel_end" and self.dump is not None:
+        if found is None and self.ir.stage != "step_parallel_end":
             if self._at_end is None:
-                self._at_end = _params_at_end(self.dump, self.ctx.rank)
+                self._at_end = params_at_end(self.result.file, self.ctx) or []
             found = _layout_row(self._at_end, weight)
             where = "the step_parallel_end file beside it"
         else:
@@ -274,18 +274,6 @@ def _layout_row(rows, weight: str):
         if row.get("param") == weight and isinstance(laid, dict) and laid.get("device_matrix") is not None:
             return row, laid
     return None
-
-
-def _params_at_end(dump, rank: int | None) -> list:
-    """The weight rows of ``rank``'s step_parallel_end file, as the analyses read them; [] where
-    the rank has none."""
-    from msinspect.analysis.collect import analyse
-
-    ranks = [r for r in dump.ranks if r.rank == rank]
-    if not ranks or not ranks[0].stage_files("step_parallel_end"):
-        return []
-    results = analyse(dump, "step_parallel_end", only=[rank]).results
-    return list(results[0].params) if results else []
 
 
 def _source(node: Node) -> str | None:
