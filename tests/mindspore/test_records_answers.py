@@ -219,3 +219,65 @@ def test_a_rank_folder_with_groups_only_or_nothing(tmp_path):
     with pytest.raises(RecordReadError) as caught:
         record_of(tmp_path / "group_info_0.pb")
     assert str(caught.value) == f"{tmp_path / 'group_info_0.pb'}: not a folder"
+
+
+# ------------------------------------------------------------------ the protobuf checkpoint, the layout file's header
+def test_every_field_of_a_protobuf_checkpoint(tmp_path):
+    from msinspect.mindspore.records import read_strategy_checkpoint
+
+    # node_strategy.proto's ParallelStrategyMap, each value distinct
+    message = _message_class("ParallelStrategyMap")(current_stage=3)
+    op = message.parallel_strategy_item.add(node_name="MatMul_emb")
+    op.parallel_strategys.stage = 1
+    op.parallel_strategys.parallel_strategy.add().dim.extend([2, 1])
+    item = message.parallel_layout_item.add(param_name="emb")
+    layouts = item.parallel_layouts
+    layouts.dev_matrix.add().dim.extend([2, 4])
+    layouts.tensor_map.add().dim.extend([1, -1])
+    layouts.param_split_shape.add().dim.extend([5, 3])
+    layouts.indices_offset.add().dim.extend([0, 5])
+    layouts.field, layouts.opt_weight_shard_step, layouts.opt_weight_shard_size = 2, 4, 2
+    path = tmp_path / "strategy_0.ckpt"
+    path.write_bytes(message.SerializeToString())
+    checkpoint = read_strategy_checkpoint(path)
+    assert (checkpoint.path, checkpoint.format, checkpoint.current_stage) == (str(path), "protobuf", 3)
+    assert checkpoint.operators == (OperatorStrategy("MatMul_emb", 1, ((2, 1),)),)
+    # no stage prefix: the stage of the file's operators (1)
+    assert checkpoint.weights["emb"] == WeightLayout(
+        name="emb", device_matrix=(2, 4), tensor_map=(1, -1), slice_shape=None, field_size=2, uniform_split=None,
+        opt_shard_group=None, opt_shard_step=4, opt_shard_size=2, pipeline_stage=1, split_shape=(5, 3),
+        indices_offset=(0, 5), source=str(path))
+    # a parameter with a device matrix but no tensor map
+    bad = message.parallel_layout_item.add(param_name="w")
+    bad.parallel_layouts.dev_matrix.add().dim.extend([2])
+    bad.parallel_layouts.field, bad.parallel_layouts.opt_weight_shard_step = 0, 0
+    bad.parallel_layouts.opt_weight_shard_size = 0
+    path.write_bytes(message.SerializeToString())
+    with pytest.raises(RecordError) as caught:
+        read_strategy_checkpoint(path)
+    assert str(caught.value) == f"{path}: parameter 'w': no device matrix or tensor map"
+
+
+def test_the_layout_files_header(tmp_path):
+    # the rank's stage: rank // (rank_size // pipeline_stages): rank 5 of 8 in 2 stages is stage 1
+    path = tmp_path / "parameter_layout_0.json"
+    entry = [[2], [0], [4], 0, True, ""]
+    path.write_text(json.dumps({"format": LAYOUT_FORMAT, "rank": 5, "rank_size": 8, "pipeline_stages": 2,
+                                "layouts": {"w": entry}}))
+    assert read_layout_record(path).weights["w"].pipeline_stage == 1
+    for header, message in [
+        ({"rank": 5}, None), ({"rank_size": 8, "pipeline_stages": 2}, None),
+        ({"format": "other"}, f"not a parameter layout file: its format is 'other', not {LAYOUT_FORMAT!r} with a "
+                              "layouts object"),
+        ({"layouts": []}, f"not a parameter layout file: its format is {LAYOUT_FORMAT!r}, not {LAYOUT_FORMAT!r} "
+                          "with a layouts object"),
+        ({"fields": ["a"] * 6}, f"its fields {['a'] * 6} do not begin with {list(LAYOUT_FIELDS[:6])}"),
+        ({"rank": "x"}, "rank: expected an integer, found 'x'"),
+    ]:
+        path.write_text(json.dumps({"format": LAYOUT_FORMAT, "layouts": {"w": entry}, **header}))
+        if message is None:  # without all three, no stage
+            assert read_layout_record(path).weights["w"].pipeline_stage is None
+            continue
+        with pytest.raises(RecordError) as caught:
+            read_layout_record(path)
+        assert str(caught.value) == f"{path}: {message}"
