@@ -56,7 +56,12 @@ So every mutant the first run checked is killed, timed out (34: the tests ran pa
 or named equivalent. The 207 layouts.py mutants the first run had not reached, run next (3.8 min):
 188 killed, 19 survived; after tests for 16 of them and 3 named equivalent, their rerun (3.5 min)
 left none. So every layouts.py mutant is killed, timed out (15) or one of the 29 named equivalent.
-records.py's 688 unreached: see docs/performance.md.
+records.py's 688 the first run had not reached, run next (13.6 min): 519 killed, 169 survived;
+after tests for them (test_records_answers.py), their rerun (5.4 min) killed 99 and left 70 open,
+not yet tested nor named: in read_layout_record 16, _read_bytes 11 (its I/O error messages),
+_per_dimension 9, record_of 7, _message_class 6, _unknown_fields 5, _decode 5, _layout_entry 4,
+_stage_and_name 2, _map_of 2, read_strategy_checkpoint, _number and _load_json one each. Rerun
+them with ``--mutants /tmp/msinspect-mutation-rest-records2/survivors.txt`` after writing more.
 """
 from __future__ import annotations
 
