@@ -58,11 +58,13 @@ demo: prepared
 	[ -n "$$reports" ] || echo "  none: no run folder was made"; exit $$status
 
 # One pytest worker a core (pytest-xdist), each test file whole on one worker: a file's module and
-# session fixtures (the seeds' dry runs, the train jobs' runs) are made once.
+# session fixtures (the seeds' dry runs, the train jobs' runs) are made once. Files are handed out
+# in the order collected (tests/conftest.py: the longest first), not xdist's most-tests-first,
+# which began the train jobs' file (a few tests, four minutes) last, on one core, alone.
 # Each file says when it ends, with the files and tests done and about how long is left
 # (tests/progress.py).
 test: prepared
-	$(BIN)/python -m pytest -n auto --dist loadfile
+	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
 
 # The quick subset for daily work (about a minute on two cores): every parser construct's golden
 # file in both readings, the analyses' golden files, calls, layouts, the zoo's specs and the CLI's

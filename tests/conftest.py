@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The longest files (each runs MindSpore's planner on 8 simulated ranks, or reads the corpus twice),
 #: collected first: under ``make test`` a worker takes each whole, and one begun last kept a single
 #: core busy for the suite's last minutes while the other had nothing left (tests/progress.py's lines).
+#: ``make test`` passes ``--no-loadscope-reorder``: else pytest-xdist hands out the files with the
+#: most tests first, whatever this order.
 LONGEST_FIRST = ("tests/train/test_train_jobs.py", "tests/dryrun/test_dryrun_seed_runs.py",
                  "tests/parser/test_readings.py", "tests/parser/test_mutations.py")
 
