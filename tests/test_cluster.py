@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 
@@ -75,8 +76,14 @@ def cluster(tmp_path_factory):
 
 
 def _same_locally_and_on(address: str, *args: str) -> tuple[str, str]:
+    """The command's output run here and on the cluster. The cluster's run has a cache of its own,
+    empty: with the suite's (where an earlier test may have left every rank's answer) it would
+    send the workers nothing."""
     local = msinspect(*args, "--json", cwd=ROOT)
-    remote = msinspect(*args, "--json", "--scheduler", address, cwd=ROOT)
+    with tempfile.TemporaryDirectory() as own:
+        remote = subprocess.run([sys.executable, "-m", "msinspect.cli", *args, "--json", "--scheduler", address],
+                                capture_output=True, text=True, cwd=ROOT, timeout=300,
+                                env={**os.environ, "MSINSPECT_PARSE_CACHE_DIR": own})
     assert local.returncode == remote.returncode == 0, (local.stderr, remote.stderr)
     return local.stdout, remote.stdout
 
