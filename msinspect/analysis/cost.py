@@ -85,7 +85,7 @@ from typing import TYPE_CHECKING, Iterable
 from msinspect.analysis.ops import PIPELINE_OPS, stable_name
 from msinspect.analysis.vocabulary import GLOBAL_NORM_PREFIX
 from msinspect.schema import is_missing
-from msinspect.stages import stage_of
+from msinspect.stages import PARALLEL_STAGES, stage_of
 from msinspect.mindspore.layouts import layout_of, map_axes
 
 if TYPE_CHECKING:
@@ -463,10 +463,8 @@ class AxisRules:
         weights' device matrices of the rank's step_parallel_end (:func:`layouts_at_end`, read
         once a stage), where the file is of a later pass; else "cannot tell", ``why`` and what the
         step_parallel_end did not tell."""
-        from msinspect.analysis.params import PARALLEL_PASS
-
         path = row.get("file")
-        if not isinstance(path, str) or stage_of(path) in PARALLEL_PASS:
+        if not isinstance(path, str) or stage_of(path) in PARALLEL_STAGES:
             return "cannot tell", why
         stage = tuple(position)
         if stage not in self._ended:

@@ -19,7 +19,7 @@ from msinspect.analysis.strategies import REPLACEMENT_NAME, strategy_of
 from msinspect.graph import to_networkx
 from msinspect.mindspore.layouts import Call, call_of, divided, layout_of, shard_of, slice_by_map, standard
 from msinspect.model import IRFile, Node
-from msinspect.stages import files_of_stage, stage_of
+from msinspect.stages import PARALLEL_STAGES, files_of_stage, stage_of
 
 if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
     import networkx as nx
@@ -362,10 +362,6 @@ def weights_of(rows: list[dict]) -> list[dict]:
     return [row for row in rows if row.get("kind", "weight") == "weight"]
 
 
-#: The passes of the parallel pass itself: their own weights' layouts, or none yet.
-PARALLEL_PASS = ("step_parallel_begin", "step_parallel_end")
-
-
 def params_at_end(path, ctx: RankContext) -> list[dict] | None:
     """The weights' parameter rows (:func:`param_rows`, no slices yet) of the rank's
     step_parallel_end beside ``path`` (the same rank's folder), where ``path`` is a later pass
@@ -378,7 +374,7 @@ def params_at_end(path, ctx: RankContext) -> list[dict] | None:
     from msinspect.errors import MsInspectError
     from msinspect.parser import parse_file
 
-    if not isinstance(path, str) or stage_of(path) in PARALLEL_PASS:
+    if not isinstance(path, str) or stage_of(path) in PARALLEL_STAGES:  # their own layouts, or none yet
         return None
     folder = Path(path).parent
     end, begin = files_of_stage(folder, "step_parallel_end"), files_of_stage(folder, "step_parallel_begin")
