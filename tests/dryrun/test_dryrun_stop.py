@@ -50,20 +50,25 @@ def test_rank_numbers_are_left_out_but_other_numbers_are_not(tmp_path):
 
 def test_ranks_that_fail_alike_cancel_the_rest(dryrun_xdg, tmp_path):
     """matmul_strategy.py 2,4/4,1 asks for 2 * 4 = 8 devices; the job has 4, so MindSpore refuses the
-    strategy on every rank. Two at a time: ranks 0 and 1 fail alike, and rank 3, queued until one
-    of them is done, is never started (rank 2 starts when rank 0 fails, and is stopped)."""
+    strategy on every rank. Two at a time: ranks 0 and 1 start; the first to fail frees its place to
+    rank 2; the second failure (whichever of the three it is) stops the run. So two of ranks 0-2 fail
+    alike, the third is cancelled while running, and rank 3, whose turn comes after the second
+    failure, is never started. Which two fail first is the machine's timing, not the launcher's."""
     result = CliRunner().invoke(main, ["dryrun", str(NETS / "matmul_strategy.py"), "--ranks", "4", "--jobs", "2",
                                        "--out", str(tmp_path), "--", "2,4/4,1"], env={"COLUMNS": "400"})
     assert result.exit_code == 1, result.output
     (run,) = tmp_path.iterdir()
     record = json.loads((run / "config.json").read_text())
     (failure,) = record["failures"]
-    assert failure["ranks"] == [0, 1] and "it requires 8 devices" in failure["reason"]
+    failed = failure["ranks"]
+    assert len(failed) == 2 and set(failed) < {0, 1, 2} and "it requires 8 devices" in failure["reason"]
+    (running,) = {0, 1, 2} - set(failed)
     cancelled = {rank: c for c in record["cancelled"] for rank in c["ranks"]}
-    assert sorted(cancelled) == [2, 3]
-    why = "ranks 0-1 failed alike, for a reason that does not depend on the rank; --keep-going compiles every rank"
+    assert sorted(cancelled) == sorted([running, 3])
+    pair = {(0, 1): "ranks 0-1", (0, 2): "ranks 0, 2", (1, 2): "ranks 1-2"}[tuple(failed)]
+    why = f"{pair} failed alike, for a reason that does not depend on the rank; --keep-going compiles every rank"
     assert cancelled[3]["reason"] == f"not started: {why}" and cancelled[3]["logs"] == []
-    assert why in cancelled[2]["reason"]
+    assert why in cancelled[running]["reason"]
     assert not (run / "logs" / "rank_3.log").exists() and "rank_3.log" not in result.output
     text = " ".join(result.output.split())
     assert f"rank 3 cancelled: not started: {why}" in text
