@@ -14,6 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from msinspect.analysis.comm_totals import Total
 from msinspect.ranks_text import ranks_text
 
 if TYPE_CHECKING:
@@ -126,37 +127,30 @@ def by_shape(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 class ShapeTotals:
-    """:func:`shape_totals` fed one comm row at a time (``lists``: the rank lists seen)."""
+    """:func:`shape_totals` fed one comm row at a time (``lists``: the rank lists seen): per key, a
+    :class:`~msinspect.analysis.comm_totals.Total` (the sums every comm total makes) and the
+    groups it holds."""
 
     def __init__(self, lists: GroupLists | None = None):
-        self._out: dict[str, dict] = {}
+        self._out: dict[str, tuple[Total, dict]] = {}
         self.lists = lists or GroupLists()
 
     def add(self, row: dict) -> None:
         ranks = self.lists.one(row["group_ranks"])
         shape = self.lists.shape(ranks) if ranks is not None else None
         key = shape or (self.lists.text(ranks) if ranks is not None else "cannot tell")
-        total = self._out.get(key)
-        if total is None:
-            total = self._out[key] = {"shape": key, "groups": {}, "ops": 0, "ranks": set(), "kinds": {},
-                                      "wire": 0, "wire_missing": 0, "tensor": 0, "tensor_missing": 0}
+        found = self._out.get(key)
+        if found is None:
+            found = self._out[key] = (Total(), {})
         if ranks is not None:
-            total["groups"][id(ranks)] = None  # one object per content (GroupLists.one)
-        total["ops"] += 1
-        total["kinds"][row["kind"]] = None
-        if row["rank"] is not None and row["rank"] == row["rank"]:
-            total["ranks"].add(int(row["rank"]))
-        for name in ("wire", "tensor"):
-            value = row[f"{name}_bytes"]
-            if value is None or value != value:
-                total[f"{name}_missing"] += 1
-            else:
-                total[name] += int(value)
+            found[1][id(ranks)] = None  # one object per content (GroupLists.one)
+        found[0].add(row)
 
     def totals(self) -> list[dict]:
-        return [{**t, "groups": len(t["groups"]), "ranks": ranks_text(t["ranks"]), "kinds": ", ".join(t["kinds"]),
-                 "wire": None if t["wire_missing"] else t["wire"], "tensor": None if t["tensor_missing"] else t["tensor"]}
-                for t in self._out.values()]
+        return [{"shape": key, "groups": len(groups), "ops": t.operators, "ranks": t.ranks_text(),
+                 "kinds": ", ".join(t.kinds), "wire": t.wire_bytes, "wire_missing": t.wire_missing,
+                 "tensor": t.tensor_bytes, "tensor_missing": t.tensor_missing}
+                for key, (t, groups) in self._out.items()]
 
 
 def shape_totals(moving: pd.DataFrame) -> list[dict]:

@@ -22,8 +22,8 @@ def test_ranks_of_one_shape_are_one_row():
     """Ranks 0-7 of a TP4 x DP2 job, one AllReduce each over its own tensor group (0-3 or 4-7), one
     Send to the rank 4 ahead: every rank's rows read alike once written by shape."""
     frame = pd.DataFrame([{"rank": r, "group_ranks": tuple(range(r // 4 * 4, r // 4 * 4 + 4)), "group": f"4-{r // 4}",
-                           "peer": r + 4 if r < 4 else None, "kind": "forward", "wire_bytes": 10, "tensor_bytes": 8,
-                           "moves_data": True} for r in range(8)])
+                           "peer": r + 4 if r < 4 else None, "op": "AllReduce", "kind": "forward", "wire_bytes": 10,
+                           "tensor_bytes": 8, "moves_data": True} for r in range(8)])
     shaped = by_shape(frame)
     assert set(shaped["group_ranks"]) == {"each rank's own: 4 ranks, stride 1"}
     assert shaped["group"].isna().all()
