@@ -158,6 +158,7 @@ class _File:
         from msinspect.parser import parse_file
 
         self.result = result
+        self.analysis = analysis
         self.ir = parse_file(result.file, lenient=True)
         self.graph = to_networkx(self.ir)
         self.by_line = {n.line: n for n in self.ir.nodes() if n.index is not None}
@@ -176,6 +177,33 @@ class _File:
         self.by_unique_id = {str(n.cnode_primal_attrs["unique_id"]): n for n in self.by_line.values()
                              if "unique_id" in n.cnode_primal_attrs and is_comm(n) and not is_backward(n)}
         self._reference = None
+        self._weights = None
+        self._peers: dict = {}
+        self.remote = False
+        """Whether this is another rank's file read for a Receive of the rank explained."""
+
+    def peer(self, result) -> _File:
+        """The file of another rank the analysis read (a pipeline Receive's sender), read once."""
+        found = self._peers.get(result.file)
+        if found is None:
+            found = self._peers[result.file] = _File(self.analysis, result)
+            found.remote = True
+        return found
+
+    def weight(self, key: str | None) -> dict | None:
+        """The row of the weight at graph key ``key`` as the analysis lays it out
+        (:meth:`~msinspect.analysis.collect.Analysis.params_of`, with its slice:
+        :func:`~msinspect.analysis.params.with_slices`): its layout, the slice the rank holds;
+        None where ``key`` is no weight of the file or the analysis states none for it."""
+        data = self.graph.nodes[key] if key is not None and key in self.graph else {}
+        if data.get("node") is not None or not data.get("has_default"):
+            return None
+        if self._weights is None:
+            from msinspect.analysis.params import weights_of, with_slices
+
+            rows = with_slices(weights_of(self.analysis.params_of(self.result)), self.ctx)
+            self._weights = {row["param"]: row for row in rows}
+        return self._weights.get(data.get("name"))
 
     def replaced(self, key: str | None) -> Node | None:
         """The operator of the rank's pre-parallel file (its reference, step_parallel_begin) that
@@ -559,7 +587,13 @@ def _producer_layout(f: _File, key: str | None) -> tuple[OutputLayout | None, st
             return OutputLayout(tuple(1 for _ in shape), (), tuple(None for _ in shape),
                                 rule="a graph input: the rank holds it as the file shows it"), \
                 f"the graph input {data.get('name')} {_shape_text(shape)}, held whole as the rank reads it"
+        if data.get("has_default"):
+            return _weight_layout(f, key)
+        if data.get("bound") and data.get("kind") == NodeKind.PARAMETER:
+            return _argument_layout(f, key)
         return None, f"{label(f.graph, key)} is a weight or a subgraph's parameter: its cut is not its consumer's"
+    if node.op == "Receive":
+        return _received_layout(f, node)
     strategy = f.strategy_of(key)
     row = f.strategies.get(node.line)
     out = row.get("out_strategy") if row else None
@@ -596,9 +630,94 @@ def _producer_layout(f: _File, key: str | None) -> tuple[OutputLayout | None, st
                 return found, said
             return None, f"{said}, and no rule here gives that operator's output for this strategy"
         return None, f"{node.name} ({node.op}) carries no strategy{_unmatched(f, key)}"
+    if found is None and f.devices is None and strategy and all(set(s) <= {1} for s in strategy):
+        # every input whole on every rank: so is the output, whatever the stage's devices
+        found = output_layout(node, strategy, 1)
+        if found is not None:
+            found = replace(found, rule=f"{found.rule}; every input whole, so the output is, on any number of "
+                                        "devices (the stage's are not told)")
+    if found is None and f.devices is None:
+        return None, (f"how {node.op} {_strategy_text(strategy)} cuts its output over the stage: the stage's "
+                      "devices are not known (a pipeline whose stages the files read do not tell)")
     if found is None:
         return None, f"no rule for how {node.op} cuts its output (in_strategy {_strategy_text(strategy)})"
     return found, f"{node.name} ({node.op}) in_strategy {_strategy_text(strategy)}"
+
+
+def _weight_layout(f: _File, key: str) -> tuple[OutputLayout | None, str]:
+    """How a weight is cut at the rank: its layout (device matrix, tensor map) as the analysis
+    states it (:meth:`_File.weight`), each dimension in as many parts as the matrix axes its map
+    names make (the slice the rank holds). A weight the optimizer shard cuts again is not taken:
+    the rank holds a part of its slice, which MindSpore gathers before any other step."""
+    name = label(f.graph, key)
+    row = f.weight(key)
+    if row is None or row.get("device_matrix") is None or row.get("tensor_map") is None:
+        return None, (f"{name} is a weight whose layout the files read do not state (no operator with a "
+                      "strategy reads it, and its shapes do not tell its cut)")
+    if row.get("opt_shard_group"):
+        return None, (f"{name} is a weight the optimizer shard cuts again over {row['opt_shard_group']}: the rank "
+                      "holds a part of its layout's slice")
+    matrix, tensor_map = tuple(row["device_matrix"]), tuple(row["tensor_map"])
+    width = len(matrix)
+    factors, axes = [], []
+    for entry in tensor_map:
+        named = [width - 1 - a for a in map_axes(entry)]
+        parts = prod(matrix[a] for a in named)
+        factors.append(parts)
+        axes.append(named[0] if len(named) == 1 and parts > 1 else None)
+    said = (f"the weight {name} {_shape_text(row['global_shape'])}, laid out by device matrix {_shape_text(matrix)}, "
+            f"tensor map {_shape_text(tensor_map)}"
+            + (f" (as {row['consumer']} ({row['op']}) reads it)" if row.get("consumer") else
+               f" (its shape at the rank, {_shape_text(row['rank_shape'])}, is its cut)"))
+    return OutputLayout(tuple(factors), matrix, tuple(axes), rule="the weight's layout"), said
+
+
+def _received_layout(f: _File, node: Node) -> tuple[OutputLayout | None, str]:
+    """How a pipeline Receive's output is cut: as the sender's Send sends it, the output of the
+    operator before that Send in the sender rank's file (MindSpore gives the Receive that
+    operator's strategy, ``pipeline_transformer.cc``, but not its kind, so the strategy alone
+    does not tell the cut). The Send is the one of the peer's file sending to this rank with the
+    same ``sr_tag``; where that file is not read, the reason names the rank."""
+    peer = (f.comm.get(node.line) or {}).get("peer")
+    strategy = f.strategy_of(node_id(node))
+    carried = f" (it carries the sender's strategy {_strategy_text(strategy)})" if strategy else ""
+    if peer is None:
+        return None, f"the Receive's data comes from another rank's Send{carried}, and which rank the file does not tell"
+    sender = next((r for r in f.analysis.results if r.rank == peer and r.rank != f.ctx.rank), None)
+    if f.remote and sender is not None:  # one hop only: a sender's own Receive is not followed further
+        return None, (f"the Receive's data is what rank {peer}'s Send sends{carried}, itself received in rank "
+                      f"{f.ctx.rank}'s file from rank {peer}: not followed a second hop")
+    if sender is None:
+        return None, (f"the Receive's data is what rank {peer}'s Send sends{carried}: the operator before that Send "
+                      f"is in rank {peer}'s file, which was not read")
+    other = f.peer(sender)
+    tag = node.primitive_attrs.get("sr_tag")
+    sends = [n for n in other.by_line.values() if n.op == "Send" and n.primitive_attrs.get("sr_tag") == tag
+             and (other.comm.get(n.line) or {}).get("peer") == f.ctx.rank]
+    if len(sends) != 1:
+        return None, (f"the Receive's data is what rank {peer}'s Send sends{carried}: rank {peer}'s file holds "
+                      f"{len(sends)} Sends to rank {f.ctx.rank} with sr_tag {tag}, not one")
+    layout, said = _producer_layout(other, _producer(other, node_id(sends[0])))
+    where = f"rank {peer}'s Send (line {sends[0].line}, sr_tag {tag}) sends it"
+    return layout, f"{where}: {said}"
+
+
+def _argument_layout(f: _File, key: str) -> tuple[OutputLayout | None, str]:
+    """How a subgraph's parameter bound at several calls (one per micro-batch under a pipeline)
+    is cut: as the argument each call passes is, where they are all cut alike; None where one is
+    not told or they differ."""
+    name = label(f.graph, key)
+    args = [u for u in f.graph.predecessors(key) if u != key]
+    found = [_producer_layout(f, u) if f.node(u) is not None else (None, "") for u in args]
+    cuts = {layout.factors for layout, _ in found if layout is not None}
+    if not args or len(cuts) != 1 or any(layout is None for layout, _ in found):
+        said = "; ".join(dict.fromkeys(why for layout, why in found if layout is None and why))
+        return None, (f"{name} is a subgraph's parameter bound at {len(args)} calls, whose arguments are not told "
+                      f"cut alike" + (f" ({said})" if said else ""))
+    layout, said = found[0]
+    names = ", ".join(dict.fromkeys(f.name(u) for u in args))
+    return layout, (f"{name}, the subgraph's parameter, is what each of its {len(args)} calls passes ({names}), "
+                    f"each cut alike: {said}")
 
 
 def _dataset_cut(f: _File, key: str):
@@ -662,6 +781,9 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
     if reshape is not None:
         e.facts.append(f"reaches {e.consumer} through {f.name(reshape)} (a Reshape the file gives no strategy)")
     trail = path_between(f.graph, source, target) if source is not None and target is not None else None
+    if trail is not None and key not in trail:  # another way round it (a weight read twice): the one through it
+        ahead, beyond = path_between(f.graph, source, key), path_between(f.graph, key, target)
+        trail = [*ahead, key, *beyond] if ahead is not None and beyond is not None else trail
     if before is not None or after is not None:
         middle = path_between(f.graph, *ends) if None not in ends else None
         trail = [*(before[1] if before else ()), *(middle if middle is not None else [key]),
@@ -994,10 +1116,15 @@ def _whole_shapes(f: _File, source: str | None, target: str | None, position: in
     made = f.node(source)
     row = f.strategies.get(made.line) if made is not None else None
     produced = (row or {}).get("global_output")
+    if made is None and (weight := f.weight(source)) is not None:  # a weight: its whole shape
+        produced = weight["global_shape"]
     taking = f.node(target)
     row = f.strategies.get(taking.line) if taking is not None else None
     inputs = (row or {}).get("global_inputs") or ()
-    taken = inputs[position] if position is not None and position < len(inputs) else None
+    # one shape per input of its strategy, else the row left out an input it has no shape for
+    # (a <null> abstract) and its positions are not the inputs'
+    aligned = len(inputs) == len((row or {}).get("in_strategy") or ())
+    taken = inputs[position] if aligned and position is not None and position < len(inputs) else None
     steps = [f.by_line[line] for line in e.chain_lines if line in f.by_line]
     if taken is None and produced and steps:  # a Squeeze's or ExpandDims' constant axes tell it
         taken = _squeezed(tuple(produced), steps)

@@ -1,0 +1,102 @@
+"""``explain`` of a redistribution whose producer is no operator with a strategy: a weight, a
+subgraph's parameter bound at one call per micro-batch, a pipeline Receive (issue 39, item 5).
+Each expectation is worked out by hand from the network script named in its fixture's comment
+and MindSpore's rules, in the comment above it.
+"""
+from __future__ import annotations
+
+import pytest
+
+from msinspect.analysis.explain import explain
+
+from tests.analysis.explain_helpers import UT, ZOO, read, step
+
+FIRST_DIM = UT / ("a_test_reshape_parameter_scalar_or_other_shape__"
+                  "test_reshape_parameter_first_dim_can_div_by_dev_num")
+
+
+@pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
+@pytest.mark.parametrize("rank", [0, 5])
+def test_a_weight_cut_behind_a_reshape_is_gathered_whole(stage, rank):
+    # fixtures/ut/<FIRST_DIM>.toml (the UT's net, semi-auto on 8 devices): w1 (2048,) is read only
+    # by the reshape, which has no strategy; MindSpore gives it its input's batch-parallel cut,
+    # (8,) (the UT's slice 4 * 64 = 256 = 2048 / 8): device matrix (8,), map (0,), rank r holds
+    # w1[256 r : 256 r + 256]. The reshape makes it (32, 64), each rank (4, 64); add ((1, 1),
+    # (1, 1)) wants it whole. In w1's own terms: dimension 0 gathered from 8 parts to whole, over
+    # all 8 ranks (the device matrix's one axis), by the Reshape then the AllGather of one step.
+    found = explain(read(FIRST_DIM, stage, rank), "re:redistribution_op_.*", rank=rank)
+    assert sorted(e.op for e in found) == ["AllGather", "Reshape"]
+    for e in found:
+        assert (e.producer, e.consumer) == ("w1", "add")
+        assert (e.producer_layout, e.consumer_layout) == ((8,), (1, 1))
+        assert step(e) == ("gather", (0,), 8)
+        assert not e.cannot_tell
+    gather = next(e for e in found if e.op == "AllGather")
+    assert gather.predicted_group == tuple(range(8)) == gather.group_ranks
+
+
+def test_a_weight_reshaped_into_its_readers_cut_moves_nothing():
+    # fixtures/ut/a_test_auto_parallel_reshape__test_reshape_auto_7.toml: mul ((1, 2, 4), (2, 4))
+    # reads the weight (128, 96) itself as input 1, so its layout is (2, 4): rank 0 holds rows
+    # 0:64, columns 0:24. Reshaped to (1, 128, 96) for input 0, cut (1, 2, 4): rank 0 reads rows
+    # 0:64, columns 0:24 of the one batch, the same 64 x 24 numbers. The parallel pass's per-rank
+    # Reshape (to (1, 64, 24)) alone: nothing moves.
+    found = explain(read(UT / "a_test_auto_parallel_reshape__test_reshape_auto_7", "step_parallel_end"),
+                    "type:Reshape", rank=0)
+    assert len(found) == 1
+    e = found[0]
+    assert (e.producer, e.consumer) == ("network.network.mul_weight", "mul")
+    assert (e.producer_layout, e.consumer_layout) == ((2, 4), (1, 2, 4))
+    assert (e.action, e.dims, e.chain) == ("none", (), ("Reshape",))
+    assert not e.cannot_tell
+
+
+@pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
+def test_a_micro_batch_parameter_is_cut_as_each_call_passes_it(stage):
+    # fixtures/ut/b_test_pipeline_inference__test_pipeline_inference_first_stage.toml: x (8, 32) in
+    # 2 micro-batches of 4 rows, each a StridedSlice ((1, 1),) of x: whole. The lazy-inlined body
+    # takes it as its parameter x, once per call; fc0's matmul ((2, 1), (1, 1)) over the stage's 2
+    # ranks wants rows in 2: rank 0 keeps rows 0:2 of the 4, a StridedSlice, nothing on the wire.
+    dump = UT / "b_test_pipeline_inference__test_pipeline_inference_first_stage"
+    found = [e for e in explain(read(dump, stage), "type:StridedSlice", rank=0) if e.subject == "communication"]
+    assert len(found) == 1
+    e = found[0]
+    assert (e.producer, e.consumer) == ("x", "matmul")
+    assert (e.producer_layout, e.consumer_layout) == ((1, 1), (2, 1))
+    assert step(e) == ("split", (0,), 2)
+    assert e.kept == ((0, 2), (0, 32))
+    assert "each of its 2 calls passes" in " ".join(e.facts)
+    assert not e.cannot_tell
+
+
+@pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
+def test_the_tokens_of_each_micro_batch_are_split_over_the_data_parallel_pair(stage):
+    # Zoo 13 (fixtures/zoo/nets/13_mf_llama_pp_interleave.py): full batch, 4 micro-batches of 2
+    # sequences, each the _VirtualDatasetCell's strided_slice ((1, 1),) of the inputs: whole, (2,
+    # 65). LlamaForCausalLM's body is one subgraph, its tokens parameter bound at the 4 calls;
+    # its slice (input_ids[:, :64]) is cut ((dp 2, 1),): rank 0 (dp 0) keeps sequence 0, rows 0:1
+    # of 2, all 65 positions: dimension 0 split in 2, on the rank's own data.
+    found = [e for e in explain(read(ZOO / "13_mf_llama_pp_interleave", stage), "type:StridedSlice", rank=0)
+             if e.subject == "communication" and e.consumer == "slice"]
+    assert found
+    for e in found:
+        assert e.producer.endswith("tokens")
+        assert (e.producer_layout, e.consumer_layout) == ((1, 1), (2, 1))
+        assert step(e) == ("split", (0,), 2)
+        assert e.kept == ((0, 1), (0, 65))
+        assert not e.cannot_tell
+
+
+@pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
+def test_a_receive_from_a_rank_not_read_names_that_rank(stage):
+    # fixtures/ut/b_test_pipeline_split__test_pipeline_split_stage1.toml: rank 16 (stage 1)
+    # receives stage 0's output from rank 0, cut as stage 0's matmul1 ((8, 1), (1, 1)) leaves it;
+    # the Receive carries that strategy but not which operator's it is, and rank 0's file is not
+    # in the dump: "cannot tell", naming rank 0 and saying its file was not read.
+    found = [e for e in explain(read(UT / "b_test_pipeline_split__test_pipeline_split_stage1", stage, 16),
+                                "type:StridedSlice", rank=16) if e.producer == "Receive"]
+    assert found
+    for e in found:
+        assert e.producer_layout is None and e.action is None
+        said = " ".join(e.cannot_tell)
+        assert "rank 0's Send" in said and "((8, 1), (1, 1))" in said and "rank 0's file, which was not read" in said
