@@ -97,21 +97,37 @@ class _Context(RankContext):
 
 
 class Ranks:
-    """Rank numbers as they come, in a compact array (a merged row of a 10,000-rank job holds
-    10,000 of them); :meth:`listed` gives equal arrays one shared list."""
+    """Rank numbers as they come, kept as runs of consecutive numbers (``start, stop`` pairs in a
+    compact array): the ranks come in order, so the merged row that every rank of a 10,000-rank job
+    shares is one run, not 10,000 numbers (a rank apart from the one before starts a run of its
+    own: two numbers). :meth:`listed` gives equal lists one shared list."""
 
     _shared: dict[bytes, list[int]]
 
     def __init__(self):
-        self.numbers = array("q")
+        self._runs = array("q")
 
     def add(self, rank) -> None:
         number = rank_number(rank)
-        if number is not None:
-            self.numbers.append(number)
+        if number is None:
+            return
+        runs = self._runs
+        if runs and runs[-1] == number:
+            runs[-1] = number + 1
+        else:
+            runs.append(number)
+            runs.append(number + 1)
+
+    @property
+    def numbers(self) -> array:
+        """The numbers in the order they came."""
+        out, runs = array("q"), self._runs
+        for i in range(0, len(runs), 2):
+            out.extend(range(runs[i], runs[i + 1]))
+        return out
 
     def listed(self, shared: dict) -> list[int]:
-        key = self.numbers.tobytes()
+        key = self._runs.tobytes()  # one way only to cut a list into runs: equal lists, equal keys
         if key not in shared:
             shared[key] = self.numbers.tolist()
         return shared[key]
