@@ -17,291 +17,31 @@ them. A mirror operator: the replicas of its weight. A collective of the gradien
 forward collective whose bprop it is (MindSpore records its ``unique_id`` on it), and what that
 bprop does to the gradient (:data:`BPROP`). What the IR does not say is labelled
 ``reconstruction`` or ``cannot tell: <reason>``.
+
+The file as explain reads it and the answer: :mod:`msinspect.analysis.explain_file`; the step of a
+redistribution between producer and consumer: :mod:`msinspect.analysis.explain_steps`.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import asdict, replace
 from math import prod
-from dataclasses import asdict, dataclass, field, replace
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from msinspect.analysis.explain_layouts import (COMBINED_BY, OutputLayout, cut_through_reshape, input_layout,
-                                                output_layout, ranks_along, reduced_parts)
-from msinspect.analysis.flow import (consumers, first_input, is_data_edge, is_source, label, passes_through,
-                                     path_between, producer)
+from msinspect.analysis.explain_file import Explanation, RankFile, dims_text, node_is, shape_text, strategy_text
+from msinspect.analysis.explain_layouts import COMBINED_BY, OutputLayout, input_layout, output_layout, reduced_parts
+from msinspect.analysis.explain_steps import (after_steps, before_steps, by_definition, compare_group, input_position,
+                                              own_step, rank_input, redistribution_step, whole_shapes)
+from msinspect.analysis.flow import consumers, first_input, is_source, label, passes_through, path_between, producer
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
-from msinspect.analysis.params import params_at_end
-from msinspect.analysis.vocabulary import MIRROR_OPS, int_attr, moves_data, stated_size
+from msinspect.analysis.vocabulary import GLOBAL_NORM_PREFIX, MIRROR_OPS, int_attr, moves_data, stated_size
 from msinspect.graph import node_id
 from msinspect.mindspore.layouts import BATCH_MATMUL_OPS, MATMUL_OPS, call_of, layout_of, map_axes
 from msinspect.model import Node, NodeKind
 from msinspect.ranks_text import ranks_text
 
-if TYPE_CHECKING:
-    import networkx as nx
-
-    from msinspect.analysis.collect import Analysis
-
-#: The flag ``StepAutoParallel`` sets on the graph once the strategy search ran (auto_parallel
-#: only): its absence in a file the parallel pass ran in means semi_auto_parallel.
-AUTO_FLAG = "auto_parallel_run_once_only"
 #: One-input operators that, given no strategy by the parallel pass, pass their input's layout on.
 _LAYOUT_KEEPING = frozenset({"Cast", "TensorMove"})
-#: Operators a propagation path never goes through: they join values that do not share a layout.
-_NOT_A_LINK = frozenset({"MakeTuple", "UpdateState", "Depend", "Return", "make_tuple"})
-
-
-@dataclass
-class Explanation:
-    """Why one operator (or several equal ones: ``lines``) of one rank is as it is."""
-
-    rank: int | None
-    file: str
-    line: int
-    name: str
-    op: str
-    subject: str
-    """``strategy``, ``communication`` or ``other`` (neither: nothing the planner decided)."""
-    verdict: str
-    """A strategy: ``user``, or how the planner set it (``set_by`` ``planner``, docs/cli.md's
-    vocabulary): ``propagated``, ``planner`` (its search), ``default``; or ``cannot tell``; a
-    communication operator: its kind (:mod:`msinspect.analysis.vocabulary`)."""
-    headline: str
-    facts: list[str] = field(default_factory=list)
-    """What the IR says."""
-    reconstruction: list[str] = field(default_factory=list)
-    """What msinspect worked out from MindSpore's rules: not recorded in the IR."""
-    cannot_tell: list[str] = field(default_factory=list)
-    """What the IR does not tell, with why."""
-    lines: tuple[int, ...] = ()
-    """Every line of the file with this same answer (one operator per block or micro-batch)."""
-    in_strategy: tuple | None = None
-    set_by: str | None = None
-    source: str | None = None
-    """Where the network calls the operator: ``gpt.py:123: q = ...`` (the IR's innermost ``# In file``)."""
-    origin: str | None = None
-    """A propagated strategy: the user-set operator it was reached from (reconstruction)."""
-    path: tuple[str, ...] = ()
-    """From ``origin`` to the operator, the operators on the way (reconstruction)."""
-    kind: str | None = None
-    group_ranks: tuple[int, ...] | None = None
-    predicted_group: tuple[int, ...] | None = None
-    """The ranks the producer's (or the weight's) device matrix gives for this step (reconstruction)."""
-    producer: str | None = None
-    consumer: str | None = None
-    producer_layout: tuple[int, ...] | None = None
-    """Parts per dimension of the tensor as the producer gives it."""
-    consumer_layout: tuple[int, ...] | None = None
-    """Parts per dimension of the tensor as the consumer takes it (its in_strategy for that input)."""
-    action: str | None = None
-    """``sum``, ``max`` / ``min`` / ``prod`` (a reduction that does not sum, combined over the
-    ranks), ``gather``, ``split``, ``exchange``, ``replicas``, ``send``, ``receive``, ``none``;
-    None: cannot tell."""
-    dims: tuple[int, ...] = ()
-    """The dimensions the step gathers (``gather``, ``exchange``), splits (``split``) or sums over."""
-    parts: int | None = None
-    own_shapes: tuple | None = None
-    """Where ``dims`` count the dimensions of the tensor as it reaches the collective (one of a
-    redistribution's per-rank Reshapes before it), not the producer's: that tensor's per-rank
-    shape before and after the collective (a bprop: its forward collective's), from the file
-    (:func:`_own_step`); None: the producer's."""
-    reshaped: tuple[int, ...] | None = None
-    """Where a Reshape between producer and consumer changes the tensor's rank: the producer's cut
-    read in the consumer's shape (reconstruction, :func:`~msinspect.analysis.explain_layouts.
-    cut_through_reshape`); ``dims`` then count the consumer's dimensions."""
-    chain: tuple[str, ...] = ()
-    """The communication and redistribution operators between producer and consumer, in order."""
-    kept: tuple | None = None
-    """A StridedSlice: ``(begin, end)`` per dimension the rank keeps."""
-    chain_lines: tuple[int, ...] = ()
-    """The file lines of ``chain``."""
-    chain_groups: tuple = ()
-    """The ranks of each collective of ``chain`` that moves data, in order."""
-    forward: str | None = None
-    """A collective of the gradient graph: the forward collective whose bprop it is, in words
-    (``the AllReduce after out_matmul, line 1990``), from the ``forward_unique_id`` MindSpore
-    records on it."""
-    readers: tuple[str, ...] = ()
-    """The gradient's AllReduce of a forward sum: the nearest forward matrix products reading the
-    sum with their weight cut along its output dimension, whose input gradients it adds up
-    (reconstruction)."""
-
-    def to_dict(self) -> dict:
-        """Plain values only (lists, not tuples), for JSON and the report."""
-        return _plain(asdict(self))
-
-    def text_lines(self) -> list[str]:
-        """The answer for a person, unwrapped: headline, then facts, reconstruction, cannot tell."""
-        out = [self.headline]
-        out += [f"fact: {t}" for t in self.facts]
-        out += [f"reconstruction: {t}" for t in self.reconstruction]
-        out += [f"cannot tell: {t}" for t in self.cannot_tell]
-        return out
-
-
-def _plain(value):
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
-    return value
-
-
-# ------------------------------------------------------------------ one rank's file
-class _File:
-    """One rank's file: its graph, its rows (strategies, comm) by line, its context."""
-
-    def __init__(self, analysis: Analysis, result):
-        from msinspect.graph import to_networkx
-        from msinspect.parser import parse_file
-
-        self.result = result
-        self.analysis = analysis
-        self.ir = parse_file(result.file, lenient=True)
-        self.graph = to_networkx(self.ir)
-        self.by_line = {n.line: n for n in self.ir.nodes() if n.index is not None}
-        self.strategies = {row["line"]: row for row in result.strategies}
-        self.comm = {row["line"]: row for row in result.comm}
-        self.ctx = analysis.context(result.rank)
-        self.auto = AUTO_FLAG in self.ir.attrs
-        self.pipelined = bool(result.pipelined)
-        self.user_keys = {node_id(self.by_line[line]) for line, row in self.strategies.items()
-                          if row.get("set_by") == "user" and line in self.by_line
-                          and not is_backward(self.by_line[line])}
-        self._links = None
-        self._at_end = None
-        #: The file's collectives by the ``unique_id`` MindSpore gives a forward node: a gradient
-        #: collective names its forward one by it (``forward_unique_id``).
-        self.by_unique_id = {str(n.cnode_primal_attrs["unique_id"]): n for n in self.by_line.values()
-                             if "unique_id" in n.cnode_primal_attrs and is_comm(n) and not is_backward(n)}
-        self._reference = None
-        self._weights = None
-        self._peers: dict = {}
-        self.remote = False
-        """Whether this is another rank's file read for a Receive of the rank explained."""
-
-    def peer(self, result) -> _File:
-        """The file of another rank the analysis read (a pipeline Receive's sender), read once."""
-        found = self._peers.get(result.file)
-        if found is None:
-            found = self._peers[result.file] = _File(self.analysis, result)
-            found.remote = True
-        return found
-
-    def weight(self, key: str | None) -> dict | None:
-        """The row of the weight at graph key ``key`` as the analysis lays it out
-        (:meth:`~msinspect.analysis.collect.Analysis.params_of`, with its slice:
-        :func:`~msinspect.analysis.params.with_slices`): its layout, the slice the rank holds;
-        None where ``key`` is no weight of the file or the analysis states none for it."""
-        data = self.graph.nodes[key] if key is not None and key in self.graph else {}
-        if data.get("node") is not None or not data.get("has_default"):
-            return None
-        if self._weights is None:
-            from msinspect.analysis.params import weights_of, with_slices
-
-            rows = with_slices(weights_of(self.analysis.params_of(self.result)), self.ctx)
-            self._weights = {row["param"]: row for row in rows}
-        return self._weights.get(data.get("name"))
-
-    def replaced(self, key: str | None) -> Node | None:
-        """The operator of the rank's pre-parallel file (its reference, step_parallel_begin) that
-        the hash-named operator ``key`` of a replacement graph stands for (``GenerateGraph`` names
-        them ``HashName(instance) + index``: ``enable_nd_tp``'s MatMuls), with its strategy; None
-        where ``key`` is no such operator or the reference does not hold it."""
-        from msinspect.analysis.params import _original
-        from msinspect.analysis.strategies import REPLACEMENT_NAME
-
-        node = self.node(key)
-        name = str(node.instance_name or "") if node is not None else ""
-        if not REPLACEMENT_NAME.match(name.removeprefix("forward_op")) or not self.result.reference:
-            return None
-        if self._reference is None:
-            from msinspect.parser import parse_file
-
-            self._reference = (parse_file(self.result.reference, lenient=True), {})
-        reference, known = self._reference
-        return _original(replace(node, instance_name=name.removeprefix("forward_op")), self.ir, reference, known)
-
-    def user_layout(self, weight: str) -> tuple[tuple[int, ...], tuple, str] | None:
-        """(device matrix, tensor map, in words) of the ``Layout`` the user gave ``weight``: in
-        this file's weight rows, else (at a later pass, where MindSpore has expanded the operator
-        that read it with it) in those of the rank's step_parallel_end file, read as the analyses
-        read it. None where neither gives one."""
-        found = _layout_row(self.result.params, weight)
-        if found is None and self.ir.stage != "step_parallel_end":
-            if self._at_end is None:
-                self._at_end = params_at_end(self.result.file, self.ctx) or []
-            found = _layout_row(self._at_end, weight)
-            where = "the step_parallel_end file beside it"
-        else:
-            where = "this file"
-        if found is None:
-            return None
-        row, laid = found
-        said = (f"{weight} is laid out by the user's Layout {_shape_text(laid['device_matrix'])}, tensor map "
-                f"{_shape_text(laid['tensor_map'])}, as input {row.get('input_index', '?')} of {row.get('consumer')} "
-                f"({row.get('op')}) in {where}")
-        return tuple(laid["device_matrix"]), tuple(laid["tensor_map"]), said
-
-    # the ranks of the stage, where they can be told
-    @property
-    def stage_ranks(self) -> tuple[int, ...] | None:
-        if self.ctx.stage_ranks:
-            return tuple(self.ctx.stage_ranks)
-        return None if self.pipelined else (tuple(self.ctx.world) if self.ctx.world else None)
-
-    @property
-    def devices(self) -> int | None:
-        ranks = self.stage_ranks
-        return len(ranks) if ranks else None
-
-    def node(self, key: str | None) -> Node | None:
-        return self.graph.nodes[key].get("node") if key is not None and key in self.graph else None
-
-    def strategy_of(self, key: str | None):
-        node = self.node(key)
-        row = self.strategies.get(node.line) if node is not None else None
-        return row["in_strategy"] if row else None
-
-    def name(self, key: str | None) -> str | None:
-        return label(self.graph, key)
-
-    def group(self, matrix, axes) -> tuple[int, ...] | None:
-        ranks, local = self.stage_ranks, self.ctx.local_rank
-        if not ranks or local is None or self.ctx.rank is None or not axes:
-            return None
-        return ranks_along(tuple(matrix), tuple(axes), local, ranks)
-
-    # the forward graph without communication: where a strategy can travel unchanged
-    def links(self) -> nx.Graph:
-        if self._links is None:
-            import networkx as nx
-
-            graph = self.graph
-
-            def keep(key: str) -> bool:
-                data = graph.nodes[key]
-                node = data.get("node")
-                if node is None:
-                    return bool(data.get("bound"))  # a subgraph's parameter bound at its call
-                moves_cut = is_comm(node) and node.op.removeprefix("PrimFunc_") != "Reshape"
-                return not (moves_cut or is_backward(node) or node.op in _NOT_A_LINK
-                            or node.kind == NodeKind.RETURN and not data.get("bound"))
-
-            view = nx.subgraph_view(graph, filter_node=keep, filter_edge=partial(is_data_edge, graph))
-            self._links = nx.Graph(view.to_undirected(as_view=True))
-        return self._links
-
-
-def _layout_row(rows, weight: str):
-    """(row, user Layout) of the weight row of ``weight`` that carries the user's Layout; None."""
-    for row in rows or ():
-        laid = row.get("user_layout")
-        if row.get("param") == weight and isinstance(laid, dict) and laid.get("device_matrix") is not None:
-            return row, laid
-    return None
 
 
 def _source(node: Node) -> str | None:
@@ -316,18 +56,8 @@ def _source(node: Node) -> str | None:
     return f"{Path(found['file']).name}:{found['line']}: {found['code'].strip()}"
 
 
-def _shape_text(shape) -> str:
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")" if shape is not None else "?"
-
-
-def _strategy_text(strategy) -> str:
-    if strategy is None:
-        return "?"
-    return "(" + ", ".join(_shape_text(s) for s in strategy) + ("," if len(strategy) == 1 else "") + ")"
-
-
 # ------------------------------------------------------------------ strategies
-def _explain_strategy(f: _File, node: Node, row: dict) -> Explanation:
+def _explain_strategy(f: RankFile, node: Node, row: dict) -> Explanation:
     key = node_id(node)
     strategy, set_by = row["in_strategy"], row.get("set_by")
     e = Explanation(f.ctx.rank, f.result.file, node.line, node.name, node.op, "strategy", "cannot tell", "",
@@ -338,26 +68,26 @@ def _explain_strategy(f: _File, node: Node, row: dict) -> Explanation:
         expected = (row.get("expected_rank_inputs") or ())
         r = expected[i] if i < len(expected) else None
         if g is not None:
-            e.facts.append(f"input {i}: {_shape_text(g)} cut {_shape_text(part)}"
-                           + (f" -> {_shape_text(r)} per rank" if r is not None else ""))
+            e.facts.append(f"input {i}: {shape_text(g)} cut {shape_text(part)}"
+                           + (f" -> {shape_text(r)} per rank" if r is not None else ""))
     where = f" (the network calls it at {e.source}; the shard() line itself is not in the IR)" if e.source else ""
     if set_by == "user":
         e.verdict = "user"
-        e.headline = f"{node.name}: {_strategy_text(strategy)} set by the user with shard(){where}"
+        e.headline = f"{node.name}: {strategy_text(strategy)} set by the user with shard(){where}"
         e.facts.insert(0, "the primitive carries the user's in_strategy attribute")
         return e
     if set_by != "planner":
-        e.headline = f"{node.name}: {_strategy_text(strategy)}, set by whom the file cannot tell"
+        e.headline = f"{node.name}: {strategy_text(strategy)}, set by whom the file cannot tell"
         e.cannot_tell.append(f"the {f.ir.stage} file does not keep the user's shard() attribute; "
                              "read step_parallel_end (--stage)")
         return e
     if node.op.startswith("_Virtual"):
         e.verdict = "planner"
-        e.headline = f"{node.name}: {_strategy_text(strategy)}, set by the planner: the parallel pass's own operator"
+        e.headline = f"{node.name}: {strategy_text(strategy)}, set by the planner: the parallel pass's own operator"
         return e
     if not f.auto:
         e.verdict = "default"
-        e.headline = (f"{node.name}: {_strategy_text(strategy)}, set by the planner: no shard() on it, so "
+        e.headline = (f"{node.name}: {strategy_text(strategy)}, set by the planner: no shard() on it, so "
                       "semi_auto_parallel's default for such an operator")
         e.reconstruction.append("under semi_auto_parallel MindSpore gives an operator without shard() a strategy of "
                                 "its own (step_parallel.cc, GenerateBatchParallelStrategy: the batch dimension cut "
@@ -367,11 +97,11 @@ def _explain_strategy(f: _File, node: Node, row: dict) -> Explanation:
     origin = _origin(f, key)
     if origin is None:
         if f.user_keys:
-            e.headline = f"{node.name}: {_strategy_text(strategy)}, set by the planner: chosen by its search"
+            e.headline = f"{node.name}: {strategy_text(strategy)}, set by the planner: chosen by its search"
             e.cannot_tell.append("no user-set operator reaches it without a redistribution on the way: which "
                                  "cost drove the choice is not in the IR")
         else:
-            e.headline = (f"{node.name}: {_strategy_text(strategy)}, set by the planner: chosen by its search (no "
+            e.headline = (f"{node.name}: {strategy_text(strategy)}, set by the planner: chosen by its search (no "
                           "shard() in the graph: the recursive search or sharding propagation's cost model)")
             e.cannot_tell.append("which cost drove it: the IR records the result only")
         return e
@@ -380,8 +110,8 @@ def _explain_strategy(f: _File, node: Node, row: dict) -> Explanation:
     e.origin = f.name(user)
     e.path = tuple(_path_name(f, k) for k in path)
     user_node = f.node(user)
-    e.headline = (f"{node.name}: {_strategy_text(strategy)}, set by the planner: reached from the user's {e.origin} "
-                  f"{_strategy_text(f.strategy_of(user))} by sharding propagation (reconstruction)")
+    e.headline = (f"{node.name}: {strategy_text(strategy)}, set by the planner: reached from the user's {e.origin} "
+                  f"{strategy_text(f.strategy_of(user))} by sharding propagation (reconstruction)")
     e.reconstruction.append(f"path {' -> '.join(e.path)}: no communication and no change of cut on the way (a "
                             "per-rank Reshape at most), so each operator takes its input as its neighbour gives it")
     if user_node is not None and _source(user_node):
@@ -393,7 +123,7 @@ def _explain_strategy(f: _File, node: Node, row: dict) -> Explanation:
     return e
 
 
-def _real(f: _File, key: str) -> bool:
+def _real(f: RankFile, key: str) -> bool:
     """An operator a path counts: not plumbing, not a bound call; a per-rank Reshape counts."""
     node = f.node(key)
     if node is None or is_plumbing(node):
@@ -401,7 +131,7 @@ def _real(f: _File, key: str) -> bool:
     return node.op.removeprefix("PrimFunc_") == "Reshape" or not passes_through(f.graph, key)
 
 
-def _path_name(f: _File, key: str) -> str:
+def _path_name(f: RankFile, key: str) -> str:
     """An operator on a propagation path by its instance name; a redistribution step (the per-rank
     Reshape MindSpore puts in place of the network's) by its op."""
     node = f.node(key)
@@ -410,7 +140,7 @@ def _path_name(f: _File, key: str) -> str:
     return f.name(key)
 
 
-def _origin(f: _File, key: str):
+def _origin(f: RankFile, key: str):
     """(user-set operator, path of real operators from it to ``key``, others as near) or None."""
     import networkx as nx
 
@@ -434,13 +164,8 @@ def _origin(f: _File, key: str):
     return user, path, list(dict.fromkeys(a for a in also if a != f.name(user)))
 
 
-def _is(test, node: Node | None) -> bool:
-    """``test(node)`` for a node; False for a graph key with no node (a parameter)."""
-    return node is not None and test(node)
-
-
 # ------------------------------------------------------------------ communication
-def _producer(f: _File, key: str) -> str | None:
+def _producer(f: RankFile, key: str) -> str | None:
     """The real operator or parameter whose value reaches ``key``'s first input
     (:func:`~msinspect.analysis.flow.producer`), where a ``TupleGetItem`` of a ``_VirtualDataset``
     or ``MakeTuple`` is followed to the input it picks (the labels, not the ids)."""
@@ -467,8 +192,8 @@ def _producer(f: _File, key: str) -> str | None:
     return producer(graph, key) if current is None else None
 
 
-def _unmatched(f: _File, key: str | None) -> str:
-    """Why a hash-named operator of a replacement graph (:meth:`_File.replaced`) is not matched
+def _unmatched(f: RankFile, key: str | None) -> str:
+    """Why a hash-named operator of a replacement graph (:meth:`RankFile.replaced`) is not matched
     to the operator it stands for, or a graph's ``Return`` says no cut, in words after a colon; ""
     for any other operator."""
     from msinspect.analysis.strategies import REPLACEMENT_NAME
@@ -487,7 +212,7 @@ def _unmatched(f: _File, key: str | None) -> str:
             "tells)")
 
 
-def _virtual_output(f: _File, key: str) -> str | None:
+def _virtual_output(f: RankFile, key: str) -> str | None:
     """The ``_VirtualOutput`` with a strategy that ``key``'s value reaches through plumbing and
     communication: the parallel pass's marker of the graph's output, whose strategy is the cut the
     output must have (``virtual_output_info.cc``); None where there is none."""
@@ -507,67 +232,7 @@ def _virtual_output(f: _File, key: str) -> str | None:
     return None
 
 
-#: Local operators of a redistribution that a later pass leaves with no strategy and a name of
-#: their own (at validate comm reuse renames the per-rank Reshapes ``Reshape-op1``): a chain goes
-#: through them to the operators with strategies at its ends.
-_STEP_OPS = frozenset({"Reshape", "StridedSlice", "Split", "Concat", "TupleGetItem", "MakeTuple"})
-
-
-def _is_step(f: _File, key: str | None) -> bool:
-    node = f.node(key)
-    return node is not None and f.strategy_of(key) is None and not is_backward(node) \
-        and (node.op.removeprefix("PrimFunc_") in _STEP_OPS or passes_through(f.graph, key))
-
-
-def _before_steps(f: _File, key: str) -> tuple[str, list[str]] | None:
-    """(the nearest operator with a strategy upstream of ``key`` through redistribution steps
-    with none, or the graph input they start from, those steps from ``key`` on) where ``key`` is
-    such a step; None elsewhere."""
-    steps, current = [], key
-    while current is not None and _is_step(f, current) and current not in steps:
-        steps.append(current)
-        current = first_input(f.graph, current)
-    if not steps or current is None:
-        return None
-    data = f.graph.nodes[current]
-    graph_input = data.get("node") is None and data.get("kind") == NodeKind.PARAMETER and not data.get("has_default")
-    if f.strategy_of(current) is None and not graph_input:
-        return None
-    return current, steps[::-1]
-
-
-def _after_steps(f: _File, key: str) -> tuple[list[str], str] | None:
-    """(the redistribution steps with no strategy from ``key`` on, the one forward operator with a
-    strategy they all reach) where ``key`` is such a step; None elsewhere, or where they reach
-    anything else (a graph output, several operators)."""
-    from msinspect.analysis.flow import data_view
-
-    data, steps, todo, found = data_view(f.graph), [], [key], set()
-    while todo and len(steps) < 64:
-        current = todo.pop()
-        if current in steps or _is(is_backward, f.node(current)):
-            continue
-        if not _is_step(f, current):
-            if f.strategy_of(current) is None:
-                return None
-            found.add(current)
-            continue
-        steps.append(current)
-        todo += list(data.successors(current))
-    if todo or len(found) != 1 or not steps:
-        return None
-    return sorted(steps, key=lambda k: f.node(k).line if f.node(k) else 0), found.pop()
-
-
-def _position(f: _File, trail: list[str], start: str, consumer: str) -> int | None:
-    for key in [start, *trail]:
-        data = f.graph.get_edge_data(key, consumer)
-        if data:
-            return next(iter(data.values())).get("position")
-    return None
-
-
-def _producer_layout(f: _File, key: str | None) -> tuple[OutputLayout | None, str]:
+def _producer_layout(f: RankFile, key: str | None) -> tuple[OutputLayout | None, str]:
     """How the producer gives its output, and in words where that comes from."""
     data = f.graph.nodes[key] if key is not None else {}
     node = data.get("node")
@@ -579,14 +244,14 @@ def _producer_layout(f: _File, key: str | None) -> tuple[OutputLayout | None, st
         if dataset is not None:
             cut, vd = dataset
             found = input_layout(cut, f.devices)
-            text = f"the dataset input {data.get('name')} cut {_shape_text(cut)} by {vd.name} " \
-                   f"{_strategy_text(f.strategy_of(node_id(vd)))}"
+            text = f"the dataset input {data.get('name')} cut {shape_text(cut)} by {vd.name} " \
+                   f"{strategy_text(f.strategy_of(node_id(vd)))}"
             return found or OutputLayout(tuple(cut), (), tuple(None for _ in cut), rule="the dataset's cut"), text
         if data.get("kind") == NodeKind.PARAMETER and shapes and shapes[0] is not None and not data.get("has_default"):
             shape = shapes[0]
             return OutputLayout(tuple(1 for _ in shape), (), tuple(None for _ in shape),
                                 rule="a graph input: the rank holds it as the file shows it"), \
-                f"the graph input {data.get('name')} {_shape_text(shape)}, held whole as the rank reads it"
+                f"the graph input {data.get('name')} {shape_text(shape)}, held whole as the rank reads it"
         if data.get("has_default"):
             return _weight_layout(f, key)
         if data.get("bound") and data.get("kind") == NodeKind.PARAMETER:
@@ -602,7 +267,7 @@ def _producer_layout(f: _File, key: str | None) -> tuple[OutputLayout | None, st
         # out_strategy says how the output leaves the operator once its own communication ran;
         # the in_strategy's rule still says which axes hold partial sums before it
         first = tuple(out[0])
-        said = f"{node.name} ({node.op}) in_strategy {_strategy_text(strategy)}, out_strategy {_strategy_text(out)}"
+        said = f"{node.name} ({node.op}) in_strategy {strategy_text(strategy)}, out_strategy {strategy_text(out)}"
         if found is not None and found.factors == first:
             return replace(found, rule=f"{found.rule}; its out_strategy the same"), said
         return OutputLayout(first, found.matrix if found else (), tuple(None for _ in first),
@@ -624,7 +289,7 @@ def _producer_layout(f: _File, key: str | None) -> tuple[OutputLayout | None, st
             strategy = original.strategy.in_strategy
             found = output_layout(original, strategy, f.devices)
             said = (f"{node.name} ({node.op}) is of the graph MindSpore put in place of {original.name} "
-                    f"({original.op.removeprefix('PrimFunc_')}) {_strategy_text(strategy)} (read in the rank's "
+                    f"({original.op.removeprefix('PrimFunc_')}) {strategy_text(strategy)} (read in the rank's "
                     "step_parallel_begin file)")
             if found is not None:
                 return found, said
@@ -637,16 +302,16 @@ def _producer_layout(f: _File, key: str | None) -> tuple[OutputLayout | None, st
             found = replace(found, rule=f"{found.rule}; every input whole, so the output is, on any number of "
                                         "devices (the stage's are not told)")
     if found is None and f.devices is None:
-        return None, (f"how {node.op} {_strategy_text(strategy)} cuts its output over the stage: the stage's "
+        return None, (f"how {node.op} {strategy_text(strategy)} cuts its output over the stage: the stage's "
                       "devices are not known (a pipeline whose stages the files read do not tell)")
     if found is None:
-        return None, f"no rule for how {node.op} cuts its output (in_strategy {_strategy_text(strategy)})"
-    return found, f"{node.name} ({node.op}) in_strategy {_strategy_text(strategy)}"
+        return None, f"no rule for how {node.op} cuts its output (in_strategy {strategy_text(strategy)})"
+    return found, f"{node.name} ({node.op}) in_strategy {strategy_text(strategy)}"
 
 
-def _weight_layout(f: _File, key: str) -> tuple[OutputLayout | None, str]:
+def _weight_layout(f: RankFile, key: str) -> tuple[OutputLayout | None, str]:
     """How a weight is cut at the rank: its layout (device matrix, tensor map) as the analysis
-    states it (:meth:`_File.weight`), each dimension in as many parts as the matrix axes its map
+    states it (:meth:`RankFile.weight`), each dimension in as many parts as the matrix axes its map
     names make (the slice the rank holds). A weight the optimizer shard cuts again is not taken:
     the rank holds a part of its slice, which MindSpore gathers before any other step."""
     name = label(f.graph, key)
@@ -665,14 +330,14 @@ def _weight_layout(f: _File, key: str) -> tuple[OutputLayout | None, str]:
         parts = prod(matrix[a] for a in named)
         factors.append(parts)
         axes.append(named[0] if len(named) == 1 and parts > 1 else None)
-    said = (f"the weight {name} {_shape_text(row['global_shape'])}, laid out by device matrix {_shape_text(matrix)}, "
-            f"tensor map {_shape_text(tensor_map)}"
+    said = (f"the weight {name} {shape_text(row['global_shape'])}, laid out by device matrix {shape_text(matrix)}, "
+            f"tensor map {shape_text(tensor_map)}"
             + (f" (as {row['consumer']} ({row['op']}) reads it)" if row.get("consumer") else
-               f" (its shape at the rank, {_shape_text(row['rank_shape'])}, is its cut)"))
+               f" (its shape at the rank, {shape_text(row['rank_shape'])}, is its cut)"))
     return OutputLayout(tuple(factors), matrix, tuple(axes), rule="the weight's layout"), said
 
 
-def _received_layout(f: _File, node: Node) -> tuple[OutputLayout | None, str]:
+def _received_layout(f: RankFile, node: Node) -> tuple[OutputLayout | None, str]:
     """How a pipeline Receive's output is cut: as the sender's Send sends it, the output of the
     operator before that Send in the sender rank's file (MindSpore gives the Receive that
     operator's strategy, ``pipeline_transformer.cc``, but not its kind, so the strategy alone
@@ -680,9 +345,10 @@ def _received_layout(f: _File, node: Node) -> tuple[OutputLayout | None, str]:
     same ``sr_tag``; where that file is not read, the reason names the rank."""
     peer = (f.comm.get(node.line) or {}).get("peer")
     strategy = f.strategy_of(node_id(node))
-    carried = f" (it carries the sender's strategy {_strategy_text(strategy)})" if strategy else ""
+    carried = f" (it carries the sender's strategy {strategy_text(strategy)})" if strategy else ""
     if peer is None:
-        return None, f"the Receive's data comes from another rank's Send{carried}, and which rank the file does not tell"
+        return None, (f"the Receive's data comes from another rank's Send{carried}, and which rank the file "
+                      "does not tell")
     sender = next((r for r in f.analysis.results if r.rank == peer and r.rank != f.ctx.rank), None)
     if f.remote and sender is not None:  # one hop only: a sender's own Receive is not followed further
         return None, (f"the Receive's data is what rank {peer}'s Send sends{carried}, itself received in rank "
@@ -702,7 +368,7 @@ def _received_layout(f: _File, node: Node) -> tuple[OutputLayout | None, str]:
     return layout, f"{where}: {said}"
 
 
-def _argument_layout(f: _File, key: str) -> tuple[OutputLayout | None, str]:
+def _argument_layout(f: RankFile, key: str) -> tuple[OutputLayout | None, str]:
     """How a subgraph's parameter bound at several calls (one per micro-batch under a pipeline)
     is cut: as the argument each call passes is, where they are all cut alike; None where one is
     not told or they differ."""
@@ -720,7 +386,7 @@ def _argument_layout(f: _File, key: str) -> tuple[OutputLayout | None, str]:
                     f"each cut alike: {said}")
 
 
-def _dataset_cut(f: _File, key: str):
+def _dataset_cut(f: RankFile, key: str):
     """(cut, the _VirtualDataset node) of a graph input the parallel pass's ``_VirtualDataset``
     takes: its strategy for that input (how the dataset gives each rank its part); None elsewhere."""
     for vd_key, data in f.graph.nodes(data=True):
@@ -739,7 +405,7 @@ def _dataset_cut(f: _File, key: str):
     return None
 
 
-def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
+def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
     key = node_id(node)
     kind = row.get("kind")
     group = tuple(row["group_ranks"]) if row.get("group_ranks") else None
@@ -763,8 +429,8 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
     if reshape is not None:  # a Reshape with no strategy: the operator beyond it says what it needs
         target = reshape
         reshape = (with_strategy or users)[0]
-    before = _before_steps(f, source) if source is not None and not is_backward(node) else None
-    after = _after_steps(f, target) if target is not None and reshape is None and not is_backward(node) else None
+    before = before_steps(f, source) if source is not None and not is_backward(node) else None
+    after = after_steps(f, target) if target is not None and reshape is None and not is_backward(node) else None
     ends = (source, target)
     if before is not None:  # the redistribution's own operators, renamed and given no strategy
         source = before[0]
@@ -788,7 +454,7 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
         middle = path_between(f.graph, *ends) if None not in ends else None
         trail = [*(before[1] if before else ()), *(middle if middle is not None else [key]),
                  *(after[0] if after else ())]
-    chain_keys = sorted((k for k in (trail or [key]) if _is(is_comm, f.node(k)) or k == key),
+    chain_keys = sorted((k for k in (trail or [key]) if node_is(is_comm, f.node(k)) or k == key),
                         key=lambda k: f.node(k).line)
     e.chain = tuple(f.node(k).op.removeprefix("PrimFunc_") for k in chain_keys)
     e.chain_lines = tuple(f.node(k).line for k in chain_keys)
@@ -826,9 +492,9 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
     summed = _after_lookup(f, source, key) if layout is None and source is not None else None
     if summed is not None:
         layout, said = summed
-    position = _position(f, trail or [], key, target) if target is not None else None
+    position = input_position(f, trail or [], key, target) if target is not None else None
     if reshape is not None:
-        position = _position(f, path_between(f.graph, reshape, target) or [], reshape, target)
+        position = input_position(f, path_between(f.graph, reshape, target) or [], reshape, target)
     need = f.strategy_of(target)
     wanted = tuple(need[position]) if need is not None and position is not None and position < len(need) else None
     original = f.replaced(target) if need is None and target is not None else None
@@ -838,19 +504,19 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
         need, position = original.strategy.in_strategy, 0
         wanted = tuple(need[0])
         e.facts.append(f"{e.consumer} is of the graph MindSpore put in place of {original.name} ({original.op}) "
-                       f"{_strategy_text(need)} (read in the rank's step_parallel_begin file): it takes "
-                       f"{original.name}'s input 0 cut {_shape_text(wanted)}")
+                       f"{strategy_text(need)} (read in the rank's step_parallel_begin file): it takes "
+                       f"{original.name}'s input 0 cut {shape_text(wanted)}")
     e.producer_layout = layout.factors if layout is not None else None
     e.consumer_layout = wanted
     if layout is not None:
         e.facts.append(f"producer: {said}")
         if layout.matrix:
-            e.reconstruction.append(f"{e.producer} gives its output cut {_shape_text(layout.factors)} ({layout.rule})")
+            e.reconstruction.append(f"{e.producer} gives its output cut {shape_text(layout.factors)} ({layout.rule})")
     else:
         e.cannot_tell.append(f"how the producer gives its output: {said}")
     if wanted is not None and original is None:
-        e.facts.append(f"consumer: {e.consumer} ({f.node(target).op}) in_strategy {_strategy_text(need)}: "
-                       f"input {position} cut {_shape_text(wanted)}")
+        e.facts.append(f"consumer: {e.consumer} ({f.node(target).op}) in_strategy {strategy_text(need)}: "
+                       f"input {position} cut {shape_text(wanted)}")
     elif target is not None and wanted is None:
         why = (f"is of the graph MindSpore put in place of {original.name} ({original.op}), and which of its inputs "
                "it takes the file does not tell" if original is not None
@@ -863,20 +529,20 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
     if combined is not None and combined.partial and node.op == "AllReduce":
         return _partial_sum(f, node, e, _need_not_matter(node, e, combined), over,
                             COMBINED_BY[made.op.removeprefix("PrimFunc_")])
-    if kind == "forward" and str(node.instance_name or "").startswith(GLOBAL_NORM):
+    if kind == "forward" and str(node.instance_name or "").startswith(GLOBAL_NORM_PREFIX):
         return _global_norm(node, e, over)
     lookup = _masked_lookup(f, source) if kind == "forward" and node.op in ("AllReduce", "ReduceScatter") else None
     if lookup is not None:
         return _lookup_sum(f, node, e, *lookup, over)
     if kind == "forward" and node.op in ("AllReduce", "ReduceScatter", "AllGather"):
         e.headline = f"{node.op} {over}: {e.producer}'s own communication (its replacement graph or its rule)"
-        own = _own_step(f, node)
-        defined = _by_definition(f, node) if own is None else None
+        own = own_step(f, node)
+        defined = by_definition(f, node) if own is None else None
         if defined is not None:  # no shapes printed: what MindSpore's collective does by definition
             e.action = "gather" if node.op == "AllGather" else node.primitive_attrs.get("op", "sum")
             e.dims, e.parts = defined[0], defined[1]
             did = "gathered" if node.op == "AllGather" else f"combined ({e.action}) and scattered"
-            e.headline += f": {_dims_text(e.dims)} of the tensor as it reaches it is {did} ({e.parts} parts)"
+            e.headline += f": {dims_text(e.dims)} of the tensor as it reaches it is {did} ({e.parts} parts)"
             e.facts.append(defined[2])
             return e
         if own is None:
@@ -887,17 +553,13 @@ def _explain_comm(f: _File, node: Node, row: dict) -> Explanation:
         e.action = "gather" if node.op == "AllGather" else node.primitive_attrs.get("op", "sum")
         e.dims, e.parts, e.own_shapes = own[0], own[1], own[3]
         did = "gathered" if node.op == "AllGather" else f"combined ({e.action}) and scattered"
-        e.headline += f": {_dims_text(e.dims)} of the tensor as it reaches it is {did} ({e.parts} parts)"
+        e.headline += f": {dims_text(e.dims)} of the tensor as it reaches it is {did} ({e.parts} parts)"
         e.facts.append(f"its own shapes, {own[2]}: MindSpore's {node.op} works on dimension 0"
                        + (", the Split and Concat after it move the parts" if e.dims != (0,) else ""))
         return e
-    needed = _rank_input(f, target, position)
-    return _step(f, node, e, layout, wanted, over, needed, _whole_shapes(f, source, target, position, wanted, e))
-
-
-#: The instance names MindSpore's parallel pass gives the AllReduces it adds to gradient clipping's
-#: global norm (``PARALLEL_GLOBALNORM_IN_STAGES``, ``..._BETWEEN_STAGES``).
-GLOBAL_NORM = "PARALLEL_GLOBALNORM"
+    needed = rank_input(f, target, position)
+    whole = whole_shapes(f, source, target, position, wanted, e)
+    return redistribution_step(f, node, e, layout, wanted, over, needed, whole)
 
 
 def _need_not_matter(node: Node, e: Explanation, layout: OutputLayout | None = None) -> OutputLayout | None:
@@ -941,7 +603,7 @@ def _loss_scale(node: Node, e: Explanation, over: str) -> Explanation:
     return e
 
 
-def _masked_lookup(f: _File, source: str | None):
+def _masked_lookup(f: RankFile, source: str | None):
     """(the Gather, its layout) where ``source`` is the last operator of the graph MindSpore puts
     in place of a Gather that cuts its table along the gathered axis (``gather_info.cc``: each
     rank looks up the ids its part of the table holds and masks the rest to zero; a Mul by the
@@ -966,7 +628,7 @@ def _masked_lookup(f: _File, source: str | None):
     return current, OutputLayout((), layout.device_matrix, (), partial, layout.rule)
 
 
-def _after_lookup(f: _File, source: str, upto: str) -> tuple[OutputLayout, str] | None:
+def _after_lookup(f: RankFile, source: str, upto: str) -> tuple[OutputLayout, str] | None:
     """How a masked lookup's output (``source``: the last operator of the graph MindSpore puts in
     place of a Gather that cuts its table along the axis it gathers, :func:`_masked_lookup`) is cut
     once the one collective between it and ``upto`` has added the ranks' parts: as a Gather's
@@ -977,7 +639,7 @@ def _after_lookup(f: _File, source: str, upto: str) -> tuple[OutputLayout, str] 
     if found is None:
         return None
     sums = [f.node(k) for k in path_between(f.graph, source, upto) or []
-            if _is(lambda n: n.op in ("AllReduce", "ReduceScatter") and not is_backward(n), f.node(k))]
+            if node_is(lambda n: n.op in ("AllReduce", "ReduceScatter") and not is_backward(n), f.node(k))]
     if len(sums) != 1:
         return None
     gather, strategy = found[0], f.strategy_of(found[0])
@@ -993,12 +655,12 @@ def _after_lookup(f: _File, source: str, upto: str) -> tuple[OutputLayout, str] 
         factors[0] *= size
         how += f" and leaves each its part of dimension 0 ({size} parts)"
     said = (f"the masked lookup of {f.name(gather)} ({f.node(gather).op.removeprefix('PrimFunc_')}) "
-            f"{_strategy_text(strategy)}, whose {added.op} (line {added.line}) {how}: a Gather's output, its "
+            f"{strategy_text(strategy)}, whose {added.op} (line {added.line}) {how}: a Gather's output, its "
             "indices' cut then the table's other dimensions'")
     return OutputLayout(tuple(factors), (), tuple(None for _ in factors), rule="the summed lookup"), said
 
 
-def _lookup_sum(f: _File, node: Node, e: Explanation, gather: str, layout: OutputLayout, over: str) -> Explanation:
+def _lookup_sum(f: RankFile, node: Node, e: Explanation, gather: str, layout: OutputLayout, over: str) -> Explanation:
     """The collective that adds the masked lookups of a Gather whose table is cut along the axis
     it gathers: a ReduceScatter also leaves each rank its part of dimension 0."""
     e.action = "sum"
@@ -1007,37 +669,38 @@ def _lookup_sum(f: _File, node: Node, e: Explanation, gather: str, layout: Outpu
     name, strategy = f.name(gather), f.strategy_of(gather)
     e.cannot_tell[:] = [t for t in e.cannot_tell if not t.startswith("how the producer")]
     _need_not_matter(node, e)
-    e.facts.append(f"the lookup: {name} ({f.node(gather).op}) in_strategy {_strategy_text(strategy)}, "
+    e.facts.append(f"the lookup: {name} ({f.node(gather).op}) in_strategy {strategy_text(strategy)}, "
                    f"{e.producer} after it in the graph MindSpore puts in its place")
     e.headline = (f"{node.op} {over}: the {f.node(gather).op.removeprefix('PrimFunc_')} {name} cuts its table along "
                   f"the axis it gathers {e.parts} ways: each rank "
                   "looks up only the ids its part holds, the rest masked to zero, so each holds a partial sum; "
                   "the ranks add them")
-    own = _own_step(f, node) if node.op == "ReduceScatter" else None
+    own = own_step(f, node) if node.op == "ReduceScatter" else None
     if own is not None:
         e.dims, e.own_shapes = own[0], own[3]
-        e.headline += f", each keeping its part of {_dims_text(e.dims)} ({own[2]})"
+        e.headline += f", each keeping its part of {dims_text(e.dims)} ({own[2]})"
     elif node.op == "ReduceScatter":  # no shapes in the file: MindSpore's ReduceScatter scatters dimension 0
         e.dims = (0,)
         e.headline += ", each keeping its part of dimension 0 (a ReduceScatter's; the file prints no shapes here)"
     e.reconstruction.append(f"{layout.rule}: MindSpore's GatherInfo replaces the lookup with a masked one and "
                             "adds the parts (gather_info.cc)")
-    _compare_group(e, layout)
+    compare_group(e, layout)
     return e
 
 
-def _plain_reshape(f: _File, key: str | None) -> str | None:
+def _plain_reshape(f: RankFile, key: str | None) -> str | None:
     """The first forward operator with a strategy that reads the Reshape ``key`` the file gives
     no strategy (at validate the parallel pass's per-rank Reshape is one such); None where ``key``
     is not one, or nothing with a strategy reads it."""
     node = f.node(key)
     if node is None or node.op.removeprefix("PrimFunc_") != "Reshape" or f.strategy_of(key) is not None:
         return None
-    beyond = [u for u in consumers(f.graph, key) if f.strategy_of(u) is not None and not _is(is_backward, f.node(u))]
+    beyond = [u for u in consumers(f.graph, key)
+              if f.strategy_of(u) is not None and not node_is(is_backward, f.node(u))]
     return beyond[0] if beyond else None
 
 
-def _partial_sum(f: _File, node: Node, e: Explanation, layout: OutputLayout, over: str,
+def _partial_sum(f: RankFile, node: Node, e: Explanation, layout: OutputLayout, over: str,
                  combine: str = "sum") -> Explanation:
     """The collective that combines each rank's partial result over the matrix axes
     ``layout.partial``: a sum, or (``combine``) the max, min or product of a reduction that does
@@ -1066,400 +729,12 @@ def _partial_sum(f: _File, node: Node, e: Explanation, layout: OutputLayout, ove
             cuts = ", ".join(f"dimension {i} {layout.factors[i] // rule.factors[i]} ways" for i in e.dims)
             e.headline = (f"{node.op} {over}: {e.producer} cuts {what} {e.parts} ways, so each rank holds a partial "
                           f"sum; the ranks add them and each keeps its part of the sum ({cuts}: its out_strategy "
-                          f"{_shape_text(layout.factors)})")
-    _compare_group(e, layout)
+                          f"{shape_text(layout.factors)})")
+    compare_group(e, layout)
     return e
 
 
-def _compare_group(e: Explanation, layout: OutputLayout, span: tuple[int, ...] | None = None,
-                   split: bool = False) -> None:
-    """Set the ranks the device matrix gives beside those MindSpore wrote (``span``: those the
-    chain's collectives reach together, where the step is one of several)."""
-    if e.predicted_group is None:
-        e.cannot_tell.append("which ranks the producer's device matrix gives: the stage's ranks or this rank's "
-                             "place among them are not known")
-        return
-    how = "an axis split in two where only part of it is gathered; " if split else ""
-    said = (f"the producer's device matrix {_shape_text(layout.matrix)} ({how}repeated calculation on the right) "
-            f"puts {ranks_text(e.predicted_group, word=True)} along the cut this step undoes")
-    wrote = span if span is not None else e.group_ranks
-    if span is not None:
-        said += (f"; the chain's collectives ({' then '.join(ranks_text(g) for g in _chain_groups(e))}) reach "
-                 f"{ranks_text(span, word=True)} together")
-    if span is not None and set(e.predicted_group) < set(span):
-        # the ranks holding the parts are among those the chain reaches: the others keep none
-        # of them, so what they exchange is an intermediate layout of MindSpore's redistribution
-        said += (", more than those: MindSpore's redistribution passes the parts through ranks that keep none "
-                 "of them (intermediate layouts)")
-    elif wrote is not None and tuple(e.predicted_group) != tuple(wrote):
-        said += f", not the {ranks_text(wrote, word=True)} MindSpore wrote: the reconstruction is off here"
-    elif wrote is not None:
-        said += ", as MindSpore wrote"
-    e.reconstruction.append(said)
-
-
-def _rank_input(f: _File, key: str | None, position: int | None) -> tuple[int, ...] | None:
-    """The shape input ``position`` of the operator ``key`` has at the rank by its strategy (its
-    whole shape cut as the strategy says); None where the file does not tell it."""
-    node = f.node(key)
-    row = f.strategies.get(node.line) if node is not None else None
-    expected = (row or {}).get("expected_rank_inputs") or ()
-    shape = expected[position] if position is not None and position < len(expected) else None
-    return tuple(shape) if shape else None
-
-
-def _whole_shapes(f: _File, source: str | None, target: str | None, position: int | None, wanted,
-                  e: Explanation) -> tuple | None:
-    """(the producer's output, the consumer's input) as whole shapes, where the file tells both:
-    the producer's from its row, the consumer's from its row, else from the last per-rank Reshape
-    before it (its shape times the consumer's cut). None where either is not told."""
-    made = f.node(source)
-    row = f.strategies.get(made.line) if made is not None else None
-    produced = (row or {}).get("global_output")
-    if made is None and (weight := f.weight(source)) is not None:  # a weight: its whole shape
-        produced = weight["global_shape"]
-    taking = f.node(target)
-    row = f.strategies.get(taking.line) if taking is not None else None
-    inputs = (row or {}).get("global_inputs") or ()
-    # one shape per input of its strategy, else the row left out an input it has no shape for
-    # (a <null> abstract) and its positions are not the inputs'
-    aligned = len(inputs) == len((row or {}).get("in_strategy") or ())
-    taken = inputs[position] if aligned and position is not None and position < len(inputs) else None
-    steps = [f.by_line[line] for line in e.chain_lines if line in f.by_line]
-    if taken is None and produced and steps:  # a Squeeze's or ExpandDims' constant axes tell it
-        taken = _squeezed(tuple(produced), steps)
-    if taken is None and wanted is not None:
-        last = next((f.by_line[line] for line in reversed(e.chain_lines) if line in f.by_line
-                     and f.by_line[line].op.removeprefix("PrimFunc_") == "Reshape"), None)
-        shape = last.inputs[1] if last is not None and len(last.inputs) > 1 else None
-        if isinstance(shape, tuple) and len(shape) == len(wanted) and all(type(v) is int for v in shape):
-            taken = tuple(v * w for v, w in zip(shape, wanted))
-    if not produced or not taken or not all(type(v) is int and v > 0 for v in (*produced, *taken)):
-        return None
-    return tuple(produced), tuple(taken)
-
-
-def _step(f: _File, node: Node, e: Explanation, layout: OutputLayout | None, wanted, over: str,
-          needed: tuple[int, ...] | None = None, whole: tuple | None = None) -> Explanation:
-    have = e.producer_layout
-    if have is not None and wanted is not None and set(have) == {1}:
-        have = e.producer_layout = tuple(1 for _ in wanted)  # whole stays whole through any Reshape
-    elif have is not None and wanted is not None and set(wanted) == {1} and len(have) != len(wanted):
-        # the consumer takes it whole after a Reshape: every cut dimension is gathered, in the
-        # producer's terms (the collective runs before the Reshape)
-        wanted = tuple(1 for _ in have)
-    if node.op == "StridedSlice":
-        e.kept = _kept(node)
-        if e.kept:
-            e.facts.append("keeps " + "[" + ", ".join(f"{b}:{t}" for b, t in e.kept) + "] of its input")
-    if node.op in ("AlltoAll", "AllToAll"):
-        attrs = node.primitive_attrs
-        if "split_dim" in attrs:
-            e.facts.append(f"AlltoAll splits dimension {attrs.get('split_dim')} in {attrs.get('split_count')} parts, "
-                           f"sends part i to the group's i-th rank and concatenates what it gets on dimension "
-                           f"{attrs.get('concat_dim')}")
-    through = None
-    if have is not None and wanted is not None and len(have) != len(wanted):
-        # a Reshape between: the producer's cut read in the consumer's shape, where it is a cut
-        mapped = cut_through_reshape(whole[0], have, whole[1]) if whole is not None else None
-        through = (mapped, whole[1]) if mapped is not None else None
-        if _reshapes_only(f, e):
-            return _local_reshape(f, node, e, have, wanted, needed, through)
-        back = cut_through_reshape(whole[1], wanted, whole[0]) if whole is not None and through is None else None
-        if back is not None:  # no cut in the consumer's shape, but the consumer's is one in the producer's
-            e.reconstruction.append(f"a Reshape between: {e.producer}'s cut is no cut of whole blocks in "
-                                    f"{e.consumer}'s shape {_shape_text(whole[1])}, but in {e.producer}'s "
-                                    f"{_shape_text(whole[0])} {e.consumer}'s cut {_shape_text(wanted)} is "
-                                    f"{_shape_text(back)}: the step in {e.producer}'s terms")
-            wanted = back
-    if through is None and (have is None or wanted is None or len(have) != len(wanted)):
-        if have is not None and wanted is not None:
-            why = (f"in {e.consumer}'s shape {_shape_text(whole[1])}, {e.producer}'s {_shape_text(whole[0])} cut "
-                   f"{_shape_text(have)} is no cut of whole blocks (the Reshape interleaves its parts)"
-                   if whole is not None else "the file gives the whole shapes of neither end, or of one only")
-            e.cannot_tell.append(f"the step: the tensor changes rank on the way ({_shape_text(have)} to "
-                                 f"{_shape_text(wanted)}: a Reshape between), and {why}")
-        e.headline = (f"{node.op} {over}: between {e.producer or 'no producer found'} and "
-                      f"{e.consumer or 'no consumer found'}; the step cannot be told")
-        own = _own_step(f, node)
-        if own is not None:  # the step as a whole is not told, this collective's part of it is
-            e.action = "gather" if node.op == "AllGather" else "sum"
-            e.dims, e.parts, e.own_shapes = own[0], own[1], own[3]
-            did = "gathered" if node.op == "AllGather" else "summed and scattered"
-            e.headline = (f"{node.op} {over}: between {e.producer or 'no producer found'} and "
-                          f"{e.consumer or 'no consumer found'}: {_dims_text(e.dims)} of the tensor as it "
-                          f"reaches it is {did} ({e.parts} parts)")
-            e.facts.append(f"its own shapes, {own[2]}: MindSpore's {node.op} works on dimension 0"
-                           + (", the Split and Concat after it move the parts" if e.dims != (0,) else ""))
-        return e
-    given = have
-    if through is not None:
-        have = e.reshaped = through[0]
-        e.reconstruction.append(f"a Reshape between: in {e.consumer}'s shape {_shape_text(through[1])}, "
-                                f"{e.producer}'s cut {_shape_text(given)} is {_shape_text(have)} (row-major, a cut "
-                                "dimension's parts are its outer digits)")
-    gathered = tuple(i for i, (p, c) in enumerate(zip(have, wanted)) if p > c)
-    split = tuple(i for i, (p, c) in enumerate(zip(have, wanted)) if p < c)
-    ratio = 1
-    for i in gathered:
-        ratio *= have[i] // max(wanted[i], 1)
-    cut = 1
-    for i in split:
-        cut *= wanted[i] // max(have[i], 1)
-    taken = e.consumer_layout if e.consumer_layout is not None else wanted
-    between = (f"{e.producer} gives {_shape_text(given)}"
-               + (f", {_shape_text(have)} in {e.consumer}'s shape" if through is not None else "")
-               + f", {e.consumer} needs {_shape_text(taken)}"
-               + (" (whole, after a Reshape)" if len(taken) != len(wanted) and set(wanted) == {1}
-                  else f" ({_shape_text(wanted)} in {e.producer}'s shape)" if len(taken) != len(wanted) else ""))
-    moves = [f"dimension {i} is gathered ({have[i]} parts -> {_parts(wanted[i])})" for i in gathered]
-    moves += [f"dimension {i} is cut {'further ' if have[i] > 1 else ''}({_parts(have[i])} -> {wanted[i]} parts)"
-              for i in split]
-    if gathered and split:
-        e.action, e.dims, e.parts = "exchange", gathered + split, ratio
-    elif gathered:
-        e.action, e.dims, e.parts = "gather", gathered, ratio
-    elif split:
-        e.action, e.dims, e.parts = "split", split, cut
-    else:
-        e.action = "none"
-        moves = ["the cut is the same on both sides (a step of a longer redistribution)"]
-    e.headline = f"{node.op} {over}: {between}: {'; '.join(moves)}"
-    own = _own_step(f, node) if through is not None else None
-    if own is not None:  # one collective of the step: its own shapes say its part, in its own terms
-        e.action = "gather" if node.op == "AllGather" else "sum"
-        e.dims, e.parts, e.own_shapes = own[0], own[1], own[3]
-        did = "gathered" if node.op == "AllGather" else "summed and scattered"
-        e.headline = (f"{node.op} {over}: {_dims_text(e.dims)} of the tensor as it reaches it is {did} ({e.parts} "
-                      f"parts), one collective of the step where {between}: {'; '.join(moves)}")
-        e.facts.append(f"its own shapes, {own[2]}: MindSpore's {node.op} works on dimension 0"
-                       + (", the Split and Concat after it move the parts" if e.dims != (0,) else ""))
-        return e
-    if through is not None:  # the producer's device matrix cuts its own dimensions, not these
-        return e
-    if node.op == "AllGather" and gathered and gathered != (0,):
-        e.facts.append("AllGather concatenates on dimension 0: the Split and Concat after it move the parts to "
-                       f"dimension {', '.join(map(str, gathered))}")
-    if layout is not None and layout.matrix and gathered and _moves(e):
-        axes = [layout.axes[i] for i in gathered]
-        if None not in axes and len(set(axes)) == len(axes):
-            # a dimension gathered from 8 parts to 2 gathers over the inner 4 of its axis
-            matrix, inner = list(layout.matrix), []
-            for axis, i in sorted(zip(axes, gathered), reverse=True):
-                ratio = have[i] // max(wanted[i], 1)
-                if matrix[axis] % ratio:
-                    return e
-                split_axis = ratio < matrix[axis]  # only part of it gathered: (outer, inner) in its place
-                matrix[axis:axis + 1] = [matrix[axis] // ratio, ratio] if split_axis else [ratio]
-                inner = [a + 1 for a in inner] + [axis + 1] if split_axis else inner + [axis]
-            e.predicted_group = f.group(matrix, inner)
-            _compare_group(e, replace(layout, matrix=tuple(matrix)), _span(f, e), tuple(matrix) != layout.matrix)
-    return e
-
-
-#: Operators that change a tensor's shape and nothing else: a redistribution made of them alone
-#: moves nothing.
-_SHAPE_ONLY = frozenset({"Reshape", "Squeeze", "ExpandDims"})
-
-
-def _reshapes_only(f: _File, e: Explanation) -> bool:
-    """Whether the redistribution between producer and consumer is per-rank Reshapes (or Squeezes,
-    ExpandDims) alone: no collective, nothing else, in its chain."""
-    steps = [f.by_line.get(line) for line in e.chain_lines]
-    return bool(steps) and all(n is not None and n.op.removeprefix("PrimFunc_") in _SHAPE_ONLY for n in steps)
-
-
-def _squeezed(shape: tuple[int, ...], steps: list[Node]) -> tuple[int, ...] | None:
-    """``shape`` through Squeezes and ExpandDims of constant axes, in order; None where another
-    operator is among ``steps`` or an axis does not fit."""
-    shape = list(shape)
-    for node in steps:
-        op = node.op.removeprefix("PrimFunc_")
-        axes = node.inputs[1] if len(node.inputs) > 1 else None
-        axes = (axes,) if type(axes) is int else axes
-        if op not in ("Squeeze", "ExpandDims") or not isinstance(axes, tuple) or not axes \
-                or not all(type(a) is int for a in axes):
-            return None
-        if op == "Squeeze":
-            dropped = {a % len(shape) for a in axes}
-            if any(shape[a] != 1 for a in dropped):
-                return None
-            shape = [v for i, v in enumerate(shape) if i not in dropped]
-        else:
-            shape.insert(axes[0] % (len(shape) + 1), 1)
-    return tuple(shape)
-
-
-def _local_reshape(f: _File, node: Node, e: Explanation, have, wanted, needed, through) -> Explanation:
-    """A redistribution that is per-rank Reshapes alone (the parallel pass's in place of the
-    network's Reshape): MindSpore found the rank's part of the producer's output to be the part
-    the consumer reads, in another shape, so each rank reshapes its own part and nothing moves.
-    The producer's and the consumer's cuts must then make as many parts; the last Reshape's shape
-    is checked against the consumer's input cut by its strategy where the file gives both."""
-    e.headline = (f"{node.op} on the rank's own data: {e.producer} gives {_shape_text(have)}, {e.consumer} needs "
-                  f"{_shape_text(wanted)}, the same part in another shape")
-    if prod(have) != prod(wanted) or through is not None and through[0] != tuple(wanted):
-        found = (f"in {e.consumer}'s shape {_shape_text(through[1])} {_shape_text(have)} is "
-                 f"{_shape_text(through[0])}" if through is not None and through[0] != tuple(wanted)
-                 else f"{_shape_text(have)} and {_shape_text(wanted)} make {prod(have)} and {prod(wanted)} parts")
-        e.cannot_tell.append(f"the step: MindSpore reshapes each rank's part alone, yet {found}: the layouts read "
-                             "here are off")
-        return e
-    e.action, e.dims = "none", ()
-    e.facts.append(f"no collective between {e.producer} and {e.consumer}: the redistribution is per-rank "
-                   f"{' then '.join(e.chain)} alone")
-    last = f.by_line.get(e.chain_lines[-1])
-    shape = last.inputs[1] if last is not None and len(last.inputs) > 1 else None
-    if needed is not None and isinstance(shape, tuple) and tuple(shape) == needed:
-        e.reconstruction.append(f"the last Reshape gives each rank {_shape_text(needed)}, {e.consumer}'s input cut "
-                                f"{_shape_text(wanted)}: each rank's part, {prod(wanted)} parts on both sides, "
-                                "reshaped in place")
-    elif through is not None:
-        e.reconstruction.append(f"in {e.consumer}'s shape {_shape_text(through[1])}, {e.producer}'s cut "
-                                f"{_shape_text(have)} is {_shape_text(wanted)}, the cut {e.consumer} takes: each "
-                                "rank's part, reshaped in place")
-    else:
-        e.reconstruction.append(f"{_shape_text(have)} and {_shape_text(wanted)} both make {prod(wanted)} parts: each "
-                                "rank's part, reshaped in place")
-    return e
-
-
-def _own_step(f: _File, node: Node) -> tuple[tuple[int, ...], int, str, tuple] | None:
-    """(dimensions, parts, in words, (shape before, shape after)) of what an AllGather or
-    ReduceScatter does to the tensor as it reaches it, from its own per-rank shapes: MindSpore's
-    AllGather concatenates the group's parts on dimension 0 (its output's dimension 0 is its
-    input's times the group's size), a ReduceScatter sums and leaves each rank its part of
-    dimension 0; an AllGather read by a Split on dimension 0 then a Concat (tensor
-    redistribution's way of gathering another dimension) gathers the dimension the Concat's
-    output grows on, or (no shapes printed) the Concat's axis. Where the file does not print both
-    shapes (step_parallel_end), the shape the per-rank Reshape before it gives and the group's
-    size. None where neither shows it."""
-    op = node.op.removeprefix("PrimFunc_")
-    if op not in ("AllGather", "ReduceScatter"):
-        return None
-    before = node.input_types[0].shape if node.input_types and node.input_types[0].is_tensor else None
-    after = node.output_shape
-    if not before or not after:
-        # a pass that did not infer the collective's output (step_parallel_end) may print its
-        # input as the network had it, not per rank: the per-rank Reshape before it tells
-        before, after = _reshaped_to(f, node), None
-    if not before or not before[0]:
-        return None
-    size = stated_size(node) or len((f.comm.get(node.line) or {}).get("group_ranks") or ())
-    if not after and size > 1 and (op == "AllGather" or before[0] % size == 0):
-        after = (before[0] * size if op == "AllGather" else before[0] // size, *before[1:])
-    if not after or len(before) != len(after):
-        return None
-    small, big = (before, after) if op == "AllGather" else (after, before)
-    if small[1:] != big[1:] or not small[0] or big[0] % small[0] or big[0] == small[0]:
-        return None
-    parts, dims = big[0] // small[0], (0,)
-    concat = _concat_after(f, node_id(node)) if op == "AllGather" else None
-    axis = concat.inputs[1] if concat is not None and len(concat.inputs) > 1 else None
-    if concat is not None and concat.output_shape and len(concat.output_shape) == len(before):
-        grown = tuple(i for i, (a, b) in enumerate(zip(before, concat.output_shape)) if b == a * parts and a != b)
-        if len(grown) != 1:
-            return None
-        dims = grown
-        after = concat.output_shape
-    elif concat is not None and type(axis) is int and -len(before) <= axis < len(before):
-        dims = (axis % len(before),)
-        after = tuple(b * parts if i == dims[0] else b for i, b in enumerate(before))
-    elif concat is not None:
-        return None
-    return dims, parts, f"per rank {_shape_text(before)} -> {_shape_text(after)}", (tuple(before), tuple(after))
-
-
-def _by_definition(f: _File, node: Node) -> tuple[tuple[int, ...], int, str] | None:
-    """(dimensions, parts, in words) of what a collective does by MindSpore's definition of it,
-    where the file prints no shapes (step_parallel_end): a ReduceScatter sums and leaves each rank
-    its part of dimension 0; an AllGather concatenates on dimension 0, or, read by a Split on
-    dimension 0 then a Concat, on the Concat's axis; in the group's parts. None for another
-    collective, or where the group's size or the Concat's axis is not told."""
-    op = node.op.removeprefix("PrimFunc_")
-    size = stated_size(node) or len((f.comm.get(node.line) or {}).get("group_ranks") or ())
-    if op not in ("AllGather", "ReduceScatter") or size < 2:
-        return None
-    if op == "ReduceScatter":
-        return (0,), size, "MindSpore's ReduceScatter sums and leaves each rank its part of dimension 0"
-    concat = _concat_after(f, node_id(node))
-    axis = concat.inputs[1] if concat is not None and len(concat.inputs) > 1 else 0
-    if type(axis) is not int or axis < 0:
-        return None
-    if concat is None:
-        return (0,), size, "MindSpore's AllGather concatenates the group's parts on dimension 0"
-    return (axis,), size, (f"MindSpore's AllGather concatenates on dimension 0; the Split and Concat after it move "
-                           f"the parts to dimension {axis}")
-
-
-def _reshaped_to(f: _File, node: Node) -> tuple[int, ...] | None:
-    """The shape the Reshape that feeds ``node`` gives (its constant shape operand: a per-rank
-    Reshape of a redistribution states the rank's shape); None where no such Reshape feeds it."""
-    source = f.node(first_input(f.graph, node_id(node)))
-    if source is None or source.op.removeprefix("PrimFunc_") != "Reshape" or len(source.inputs) < 2:
-        return None
-    shape = source.inputs[1]
-    if isinstance(shape, tuple) and shape and all(isinstance(v, int) and not isinstance(v, bool) for v in shape):
-        return shape
-    return None
-
-
-def _concat_after(f: _File, key: str) -> Node | None:
-    """The Concat of the Split -> TupleGetItem -> MakeTuple -> Concat tensor redistribution puts
-    after an AllGather ``key`` (the Split on dimension 0); None where no such Split reads it."""
-    split = [u for u in consumers(f.graph, key) if _is(lambda n: n.op.removeprefix("PrimFunc_") == "Split", f.node(u))]
-    if len(split) != 1 or f.node(split[0]).inputs[1:2] != (0,):
-        return None
-    todo, seen = [split[0]], set()
-    while todo:
-        current = todo.pop()
-        for user in f.graph.successors(current):
-            node = f.node(user)
-            if user in seen or node is None:
-                continue
-            seen.add(user)
-            if node.op.removeprefix("PrimFunc_") == "Concat":
-                return node
-            if node.op in ("TupleGetItem", "MakeTuple"):
-                todo.append(user)
-    return None
-
-
-def _chain_groups(e: Explanation) -> list:
-    return [g for g in e.chain_groups if g]
-
-
-def _moves(e: Explanation) -> bool:
-    return e.kind not in ("local", "virtual")
-
-
-def _parts(n: int) -> str:
-    return "whole" if n == 1 else f"{n} parts"
-
-
-def _span(f: _File, e: Explanation) -> tuple[int, ...] | None:
-    """The ranks the chain's collectives reach together: one AllGather over ranks 0-1 then one
-    over 0, 2, 4, 6 reach 0-7 (each rank's offsets within each group, added up); None where a
-    group of the chain is not known or the chain has one collective."""
-    rank = f.ctx.rank
-    groups = [tuple(row["group_ranks"]) if row.get("group_ranks") else None
-              for row in (f.comm.get(line) for line in e.chain_lines) if row and row.get("moves_data")]
-    if rank is None or len(groups) < 2 or any(g is None for g in groups):
-        return None
-    reach = {0}
-    for group in groups:
-        reach = {r + g - rank for r in reach for g in group}
-    return tuple(sorted(rank + r for r in reach))
-
-
-def _kept(node: Node):
-    begin, end = (node.inputs[1:3] + (None, None))[:2]
-    if not all(isinstance(v, tuple) and all(isinstance(i, int) for i in v) for v in (begin, end)):
-        return None
-    return tuple(zip(begin, end))
-
-
-def _weight_user(f: _File, weight: str) -> tuple[str, int] | None:
+def _weight_user(f: RankFile, weight: str) -> tuple[str, int] | None:
     """(forward operator, input position) where the weight named ``weight`` is read with a
     strategy: the first in file order; None where no such operator is in the file."""
     keys = [k for k, d in f.graph.nodes(data=True) if d.get("node") is None and d.get("name") == weight]
@@ -1475,13 +750,13 @@ def _weight_user(f: _File, weight: str) -> tuple[str, int] | None:
                          and not is_backward(f.node(u))]
                 user, key = (later[0], user) if later else (user, key)
             if f.strategy_of(user) is not None:
-                position = _position(f, path_between(f.graph, key, user) or [], key, user)
+                position = input_position(f, path_between(f.graph, key, user) or [], key, user)
                 if position is not None:
                     return user, position
     return None
 
 
-def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None) -> Explanation:
+def _mirror(f: RankFile, node: Node, row: dict, e: Explanation, target: str | None) -> Explanation:
     # the weight MindSpore names: on a mirror operator (step_parallel_end) its primitive, on the
     # gradient's AllReduce it becomes (validate) the node's primal attributes; its producer there
     # is the gradient's own operator (Grad_MatMul's MatMul-op2), not the weight
@@ -1499,13 +774,13 @@ def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None)
             e.consumer = f.name(target)
     cast = f.node(target)
     if not is_backward(node) and f.strategy_of(target) is None \
-            and _is(lambda n: n.op.removeprefix("PrimFunc_") in _LAYOUT_KEEPING, cast):
+            and node_is(lambda n: n.op.removeprefix("PrimFunc_") in _LAYOUT_KEEPING, cast):
         # a Cast the parallel pass gave no strategy (MindFormers' fp16 compute of a fp32 weight)
         # passes the weight's layout on: its reader with a strategy tells it
         later = [u for u in consumers(f.graph, target) if f.strategy_of(u) is not None
-                 and not _is(is_backward, f.node(u))]
+                 and not node_is(is_backward, f.node(u))]
         if later:
-            position = _position(f, path_between(f.graph, target, later[0]) or [], target, later[0])
+            position = input_position(f, path_between(f.graph, target, later[0]) or [], target, later[0])
             e.facts.append(f"{weight} reaches {f.name(later[0])} through {cast.name} ({cast.op}, no strategy: it "
                            "passes its input's layout on)")
             target = later[0]
@@ -1525,7 +800,7 @@ def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None)
         return e
     if position is None:
         trail = path_between(f.graph, node_id(node), target) or []
-        position = _position(f, trail, node_id(node), target)
+        position = input_position(f, trail, node_id(node), target)
     devices = f.devices
     layout = layout_of(call_of(consumer, strategy), devices)
     if layout is None or position is None or position >= len(layout.tensor_maps):
@@ -1538,18 +813,18 @@ def _mirror(f: _File, node: Node, row: dict, e: Explanation, target: str | None)
                if layout is not None else f"no layout rule for {consumer.op} here")
         e.cannot_tell.append(f"the weight's device matrix: {why}")
         return e
-    e.facts.append(f"{weight} is input {position} of {e.consumer} {_strategy_text(strategy)}")
+    e.facts.append(f"{weight} is input {position} of {e.consumer} {strategy_text(strategy)}")
     return _replicas(f, e, weight, layout.device_matrix, layout.tensor_maps[position])
 
 
-def _replicas(f: _File, e: Explanation, weight: str, matrix: tuple[int, ...], tensor_map: tuple) -> Explanation:
+def _replicas(f: RankFile, e: Explanation, weight: str, matrix: tuple[int, ...], tensor_map: tuple) -> Explanation:
     """The ranks holding the same slice of ``weight`` laid out by ``tensor_map`` (entries count
     the axes of ``matrix`` from the right) over ``matrix``: those differing from the rank only
     along the axes that cut none of its dimensions."""
     width = len(matrix)
     used = {width - 1 - v for entry in tensor_map for v in map_axes(entry)}
     free = [i for i in range(width) if i not in used and matrix[i] > 1]
-    e.reconstruction.append(f"device matrix {_shape_text(matrix)}, tensor map {_shape_text(tensor_map)}: "
+    e.reconstruction.append(f"device matrix {shape_text(matrix)}, tensor map {shape_text(tensor_map)}: "
                             f"axes {', '.join(map(str, free)) or 'none'} leave {weight} whole")
     e.predicted_group = f.group(matrix, free) if free else (f.ctx.rank,)
     e.parts = len(e.predicted_group) if e.predicted_group else None
@@ -1561,7 +836,7 @@ def _replicas(f: _File, e: Explanation, weight: str, matrix: tuple[int, ...], te
     return e
 
 
-def _optimizer(f: _File, node: Node, e: Explanation, over: str) -> Explanation:
+def _optimizer(f: RankFile, node: Node, e: Explanation, over: str) -> Explanation:
     """Optimizer parallel: a weight kept cut along dimension 0 over the ranks holding the same
     slice of it, gathered whole before use; its gradient's bprop, a ReduceScatter(sum) over the
     same ranks, sums the gradient and leaves each rank the part it updates. The weight is the one
@@ -1609,7 +884,7 @@ LOCAL_BPROP = {"Reshape": ("Reshape", "the gradient reshaped back to the shape t
 _PRODUCTS = MATMUL_OPS | BATCH_MATMUL_OPS
 
 
-def _forward_of(f: _File, node: Node) -> tuple[Node | None, str | None]:
+def _forward_of(f: RankFile, node: Node) -> tuple[Node | None, str | None]:
     """(the forward collective whose bprop ``node`` is, its primitive): the one whose
     ``unique_id`` the gradient collective carries as ``forward_unique_id``; where the file lacks
     it (MindSpore dropped it after building the gradient), None and the primitive its
@@ -1624,11 +899,7 @@ def _forward_of(f: _File, node: Node) -> tuple[Node | None, str | None]:
     return None, (named if named in BPROP or local else None)
 
 
-def _dims_text(dims) -> str:
-    return ("dimension " if len(dims) == 1 else "dimensions ") + ", ".join(map(str, dims))
-
-
-def _bprop(f: _File, node: Node, e: Explanation, ahead: Node | None, fop: str, over: str) -> Explanation:
+def _bprop(f: RankFile, node: Node, e: Explanation, ahead: Node | None, fop: str, over: str) -> Explanation:
     """A collective of the gradient graph that is MindSpore's bprop of the forward collective
     ``ahead`` (a ``fop``; None: not in the file) (:data:`BPROP`): what it does to the gradient
     follows from what ``ahead`` did to the data, explained as the forward is."""
@@ -1679,12 +950,12 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node | None, fop: str, o
             # the forward's step takes several collectives: which of its dimensions this one moved
             # is not told by the step as a whole; its own shapes (or an AlltoAll's attributes) tell it
             e.dims, e.parts = (), None
-            own = _own_step(f, ahead)
+            own = own_step(f, ahead)
             if own is not None:
                 e.dims, e.parts, e.own_shapes = own[0], own[1], own[3]
                 e.facts.append(f"the forward {fop} is one of {len(before.chain_groups)} collectives of one "
                                f"redistribution; its own shapes, {own[2]}, say what it moved: "
-                               f"{_dims_text(e.dims)} of the tensor as it reaches it, {e.parts} parts")
+                               f"{dims_text(e.dims)} of the tensor as it reaches it, {e.parts} parts")
             elif not (fop in ("AlltoAll", "AllToAll") and "split_dim" in node.primitive_attrs):
                 e.cannot_tell.append(f"which dimension: the forward {fop} is one of {len(before.chain_groups)} "
                                      "collectives of one redistribution, and neither the step nor its own "
@@ -1693,11 +964,11 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node | None, fop: str, o
             and not any(t.startswith("which dimension") for t in e.cannot_tell):
         # the forward's explanation does not tell it (or the forward is gone): the shapes of the
         # forward collective, else of this one, tell what moved in the tensor as it reaches it
-        own = next((found for found in (_own_step(f, n) for n in (ahead, node) if n is not None) if found), None)
+        own = next((found for found in (own_step(f, n) for n in (ahead, node) if n is not None) if found), None)
         if own is not None:
             e.dims, e.parts, e.own_shapes = own[0], e.parts or own[1], own[3]
-            whose = f"the forward {fop}'s" if ahead is not None and _own_step(f, ahead) else "its"
-            e.facts.append(f"{whose} own shapes, {own[2]}: {_dims_text(e.dims)} of the tensor as it reaches it, "
+            whose = f"the forward {fop}'s" if ahead is not None and own_step(f, ahead) else "its"
+            e.facts.append(f"{whose} own shapes, {own[2]}: {dims_text(e.dims)} of the tensor as it reaches it, "
                            f"{own[1]} parts")
     dims = e.dims
     if fop == "AllReduce":
@@ -1714,18 +985,18 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node | None, fop: str, o
         if combine == "sum" and ahead is not None:
             _column_cut_readers(f, ahead, e)
     elif fop == "AllGather":
-        keeps = f" of {_dims_text(dims)}" if dims else ""
-        which = f", which gathered {_dims_text(dims)}" if dims else ""
+        keeps = f" of {dims_text(dims)}" if dims else ""
+        which = f", which gathered {dims_text(dims)}" if dims else ""
         e.headline = (f"{op} {over}: the backward of {e.forward}{which}: the gradient of the whole is summed over "
                       f"the same ranks and each keeps its own part{keeps}")
         if dims and dims != (0,):
             e.facts.append(f"ReduceScatter scatters dimension 0: the bprops of the Split and Concat after the "
-                           f"AllGather move the parts from {_dims_text(dims)}")
+                           f"AllGather move the parts from {dims_text(dims)}")
         if ahead is not None and ahead.primitive_attrs.get("mean_flag") is True:
             e.facts.append("the AllGather's mean_flag: the bprop scales the gradient by 1 / the group's size")
     elif fop == "ReduceScatter":
         e.headline = (f"{op} {over}: the backward of {e.forward}: each rank's part of the gradient"
-                      f"{' (' + _dims_text(dims) + ')' if dims else ''} is gathered whole over the same ranks")
+                      f"{' (' + dims_text(dims) + ')' if dims else ''} is gathered whole over the same ranks")
     elif fop == "AlltoAllV":
         counts = [_operand(f, node_id(n), i) for n in (node, ahead) for i in (1, 2)] if ahead is not None else [None]
         swapped = None not in counts and counts[:2] == counts[:1:-1]
@@ -1761,7 +1032,7 @@ def _bprop(f: _File, node: Node, e: Explanation, ahead: Node | None, fop: str, o
     return e
 
 
-def _in_gradient(f: _File, node: Node, e: Explanation) -> Explanation:
+def _in_gradient(f: RankFile, node: Node, e: Explanation) -> Explanation:
     """A local step of the gradient graph that MindSpore records as part of a forward operator's
     gradient (``forward_node_name``), not of a collective's: a step of that operator's bprop on
     the rank's own data (``Grad_ReduceMean``'s Reshape of the output's gradient to the kept
@@ -1784,7 +1055,7 @@ def _in_gradient(f: _File, node: Node, e: Explanation) -> Explanation:
     return e
 
 
-def _parts_of_one(f: _File, before: Explanation, gathered: tuple[int, ...]) -> bool:
+def _parts_of_one(f: RankFile, before: Explanation, gathered: tuple[int, ...]) -> bool:
     """Whether the forward step ``before`` gathers one dimension (``gathered``) and the
     AllGathers of its chain (their groups' sizes multiplied) gather exactly its parts."""
     if len(gathered) != 1 or not before.group_ranks:
@@ -1804,7 +1075,7 @@ def _mirror_gradient(node: Node) -> bool:
         tuple(f"{op}_" for op in MIRROR_OPS))
 
 
-def _operand(f: _File, key: str, position: int) -> str | None:
+def _operand(f: RankFile, key: str, position: int) -> str | None:
     """The graph key of the value at input ``position`` of ``key``, followed through subgraph
     parameters to the argument bound at their one call; None where the file does not tell."""
     found = [source for source, edges in f.graph.pred[key].items()
@@ -1817,7 +1088,7 @@ def _operand(f: _File, key: str, position: int) -> str | None:
     return current
 
 
-def _same_group(f: _File, e: Explanation, ahead: Node) -> None:
+def _same_group(f: RankFile, e: Explanation, ahead: Node) -> None:
     """The bprop runs over the forward collective's group: its ranks beside those of this one."""
     row = f.comm.get(ahead.line) or {}
     forward = tuple(row["group_ranks"]) if row.get("group_ranks") else None
@@ -1833,7 +1104,7 @@ def _same_group(f: _File, e: Explanation, ahead: Node) -> None:
                                 "is off here")
 
 
-def _column_cut_readers(f: _File, ahead: Node, e: Explanation) -> None:
+def _column_cut_readers(f: RankFile, ahead: Node, e: Explanation) -> None:
     """The nearest forward matrix products reading the sum ``ahead`` makes with their weight cut
     along its output dimension: the input gradient dX = dY . W^T of each is a partial sum over the
     ranks holding the other columns, part of what the backward AllReduce adds up."""
@@ -1853,7 +1124,7 @@ def _column_cut_readers(f: _File, ahead: Node, e: Explanation) -> None:
             hops[user] = hops[key] + (1 if real else 0)
             if node is not None and node.op.removeprefix("PrimFunc_") in _PRODUCTS:
                 cut = output_layout(node, f.strategy_of(user), f.devices)
-                as_x = _position(f, [], key, user) == 0  # the sum is its X, not its weight
+                as_x = input_position(f, [], key, user) == 0  # the sum is its X, not its weight
                 if as_x and cut is not None and cut.factors and cut.factors[-1] > 1 and not cut.partial:
                     found.append((hops[user], node.line, user, cut.factors[-1]))
                 continue
@@ -1862,7 +1133,7 @@ def _column_cut_readers(f: _File, ahead: Node, e: Explanation) -> None:
         return
     nearest = [item for item in sorted(found) if item[0] == min(found)[0]]
     e.readers = tuple(f.name(k) for _, _, k, _ in nearest)
-    names = ", ".join(f"{f.name(k)} {_strategy_text(f.strategy_of(k))}" for _, _, k, _ in nearest)
+    names = ", ".join(f"{f.name(k)} {strategy_text(f.strategy_of(k))}" for _, _, k, _ in nearest)
     ways = " or ".join(str(n) for n in sorted({n for *_, n in nearest}))
     e.reconstruction.append(
         f"the nearest matrix products reading the sum cut their weight along its output dimension: {names}; each "
@@ -1870,7 +1141,7 @@ def _column_cut_readers(f: _File, ahead: Node, e: Explanation) -> None:
         "ranks holding the others: this AllReduce is where they are added up")
 
 
-def _pipeline(f: _File, node: Node, row: dict, e: Explanation) -> Explanation:
+def _pipeline(f: RankFile, node: Node, row: dict, e: Explanation) -> Explanation:
     peer = row.get("peer")
     shape = row.get("shape")
     rank = f.ctx.rank
@@ -1880,11 +1151,11 @@ def _pipeline(f: _File, node: Node, row: dict, e: Explanation) -> Explanation:
              "the next pipeline stage" if peer > rank else "the previous pipeline stage")
     if node.op == "Send":
         e.action = "send"
-        e.headline = (f"Send to rank {peer if peer is not None else '?'}: {e.producer}'s output {_shape_text(shape)} "
+        e.headline = (f"Send to rank {peer if peer is not None else '?'}: {e.producer}'s output {shape_text(shape)} "
                       f"goes to {stage}")
     else:
         e.action = "receive"
-        e.headline = (f"Receive from rank {peer if peer is not None else '?'}: {_shape_text(shape)} from "
+        e.headline = (f"Receive from rank {peer if peer is not None else '?'}: {shape_text(shape)} from "
                       f"{stage} for {e.consumer}")
         e.facts.append(f"the data is what rank {peer if peer is not None else '?'}'s matching Send sends: "
                        "which operator produced it is in that rank's file, not this one")
@@ -1896,7 +1167,7 @@ def _pipeline(f: _File, node: Node, row: dict, e: Explanation) -> Explanation:
 
 
 # ------------------------------------------------------------------ entry point
-def _other(f: _File, node: Node) -> Explanation:
+def _other(f: RankFile, node: Node) -> Explanation:
     e = Explanation(f.ctx.rank, f.result.file, node.line, node.name, node.op, "other", "cannot tell", "",
                     source=_source(node))
     e.headline = f"{node.name} ({node.op}): no strategy and no communication: nothing the planner decided here"
@@ -2018,7 +1289,7 @@ def _backward_analysis(source, rank: int | None):
 
 def _answers(analysis, result, lines) -> list[Explanation]:
     """The explanations of the operators at ``lines`` of one rank's file, equal ones folded."""
-    f = _File(analysis, result)
+    f = RankFile(analysis, result)
     answers: dict[tuple, Explanation] = {}
     for line in lines:
         node = f.by_line.get(line)

@@ -182,7 +182,8 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
             continue
         node, index, stands_in = hit
         # an operator of a replacement graph: read the one it replaced, or at least its attributes
-        replaced = _original(node, ir, reference, stand_ins) if REPLACEMENT_NAME.match(node.instance_name or "") else None
+        replaced = (replaced_operator(node, ir, reference, stand_ins)
+                    if REPLACEMENT_NAME.match(node.instance_name or "") else None)
         if stands_in:
             if replaced is None or replaced.op != node.op or index >= len(strategy_of(replaced).in_strategy):
                 continue
@@ -212,7 +213,7 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
     return rows
 
 
-def _original(node: Node, ir: IRFile, reference: IRFile | None, known: dict) -> Node | None:
+def replaced_operator(node: Node, ir: IRFile, reference: IRFile | None, known: dict) -> Node | None:
     """The operator of the pre-parallel ``reference`` file that ``node``, an operator of its
     replacement graph, stands for: the one whose instance name hashes to ``node``'s name's prefix
     (``HashName(instance)``, :func:`~msinspect.analysis.comm_groups.std_hash`; the index after it
