@@ -28,7 +28,8 @@ from dataclasses import asdict, replace
 from math import prod
 from pathlib import Path
 
-from msinspect.analysis.explain_file import Explanation, RankFile, dims_text, node_is, shape_text, strategy_text
+from msinspect.analysis.explain_file import (LAYOUT_KEEPING, Explanation, RankFile, dims_text, node_is, shape_text,
+                                             strategy_text)
 from msinspect.analysis.explain_layouts import COMBINED_BY, OutputLayout, input_layout, output_layout, reduced_parts
 from msinspect.analysis.explain_steps import (after_steps, before_steps, by_definition, compare_group, input_position,
                                               own_step, rank_input, redistribution_step, whole_shapes)
@@ -39,9 +40,6 @@ from msinspect.graph import node_id
 from msinspect.mindspore.layouts import BATCH_MATMUL_OPS, MATMUL_OPS, call_of, layout_of, map_axes
 from msinspect.model import Node, NodeKind
 from msinspect.ranks_text import ranks_text
-
-#: One-input operators that, given no strategy by the parallel pass, pass their input's layout on.
-_LAYOUT_KEEPING = frozenset({"Cast", "TensorMove"})
 
 
 def _source(node: Node) -> str | None:
@@ -272,7 +270,7 @@ def _producer_layout(f: RankFile, key: str | None) -> tuple[OutputLayout | None,
             return replace(found, rule=f"{found.rule}; its out_strategy the same"), said
         return OutputLayout(first, found.matrix if found else (), tuple(None for _ in first),
                             found.partial if found else (), rule="its out_strategy"), said
-    if strategy is None and node.op.removeprefix("PrimFunc_") in _LAYOUT_KEEPING:
+    if strategy is None and node.op.removeprefix("PrimFunc_") in LAYOUT_KEEPING:
         # the parallel pass gave it no operator info: redistribution takes the layout of the
         # nearest operator before it that has one (step_parallel.cc, FindPrevLayout)
         inner = _producer(f, key)
@@ -490,8 +488,10 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
         return e
     layout, said = _producer_layout(f, source)
     summed = _after_lookup(f, source, key) if layout is None and source is not None else None
+    shaped = source  # whose whole output the step reads: a summed lookup's is its Gather's
     if summed is not None:
         layout, said = summed
+        shaped = _masked_lookup(f, source)[0]
     position = input_position(f, trail or [], key, target) if target is not None else None
     if reshape is not None:
         position = input_position(f, path_between(f.graph, reshape, target) or [], reshape, target)
@@ -558,7 +558,7 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
                        + (", the Split and Concat after it move the parts" if e.dims != (0,) else ""))
         return e
     needed = rank_input(f, target, position)
-    whole = whole_shapes(f, source, target, position, wanted, e)
+    whole = whole_shapes(f, shaped, target, position, wanted, e)
     return redistribution_step(f, node, e, layout, wanted, over, needed, whole)
 
 
@@ -743,7 +743,7 @@ def _weight_user(f: RankFile, weight: str) -> tuple[str, int] | None:
             node = f.node(user)
             if node is None or is_backward(node):
                 continue
-            if f.strategy_of(user) is None and node.op.removeprefix("PrimFunc_") in _LAYOUT_KEEPING:
+            if f.strategy_of(user) is None and node.op.removeprefix("PrimFunc_") in LAYOUT_KEEPING:
                 # a Cast the parallel pass gave no strategy (MindFormers' fp16 compute of a fp32
                 # weight) passes the weight's layout on: its reader with a strategy tells it
                 later = [u for u in consumers(f.graph, user) if f.strategy_of(u) is not None
@@ -774,7 +774,7 @@ def _mirror(f: RankFile, node: Node, row: dict, e: Explanation, target: str | No
             e.consumer = f.name(target)
     cast = f.node(target)
     if not is_backward(node) and f.strategy_of(target) is None \
-            and node_is(lambda n: n.op.removeprefix("PrimFunc_") in _LAYOUT_KEEPING, cast):
+            and node_is(lambda n: n.op.removeprefix("PrimFunc_") in LAYOUT_KEEPING, cast):
         # a Cast the parallel pass gave no strategy (MindFormers' fp16 compute of a fp32 weight)
         # passes the weight's layout on: its reader with a strategy tells it
         later = [u for u in consumers(f.graph, target) if f.strategy_of(u) is not None

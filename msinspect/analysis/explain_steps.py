@@ -12,7 +12,7 @@ from dataclasses import replace
 from math import prod
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.explain_file import Explanation, dims_text, node_is, shape_text
+from msinspect.analysis.explain_file import LAYOUT_KEEPING, Explanation, dims_text, node_is, shape_text
 from msinspect.analysis.explain_layouts import OutputLayout, cut_through_reshape
 from msinspect.analysis.flow import consumers, first_input, passes_through
 from msinspect.analysis.ops import is_backward
@@ -123,15 +123,25 @@ def rank_input(f: RankFile, key: str | None, position: int | None) -> tuple[int,
 
 
 def whole_shapes(f: RankFile, source: str | None, target: str | None, position: int | None, wanted,
-                 e: Explanation) -> tuple | None:
-    """(the producer's output, the consumer's input) as whole shapes, where the file tells both:
-    the producer's from its row, the consumer's from its row, else from the last per-rank Reshape
-    before it (its shape times the consumer's cut). None where either is not told."""
+                 e: Explanation) -> tuple:
+    """(the producer's output, the consumer's input) as whole shapes, each None where the file does
+    not tell it (:func:`told` says whether both are known extents): the producer's from its row
+    (through a Cast or TensorMove the parallel pass gave no strategy, which keeps the shape), a
+    weight's from its layout, an operator of a replacement graph's from the operator it replaces
+    (read in the rank's step_parallel_begin, whose shapes are whole); the consumer's from its
+    row, else from the last per-rank Reshape before it (its shape times the consumer's cut)."""
     made = f.node(source)
+    while made is not None and f.strategy_of(source) is None and made.op.removeprefix("PrimFunc_") in LAYOUT_KEEPING:
+        source = first_input(f.graph, source)
+        while source is not None and passes_through(f.graph, source):
+            source = first_input(f.graph, source)
+        made = f.node(source)
     row = f.strategies.get(made.line) if made is not None else None
     produced = (row or {}).get("global_output")
     if made is None and (weight := f.weight(source)) is not None:  # a weight: its whole shape
         produced = weight["global_shape"]
+    elif row is None and (original := f.replaced(source)) is not None:
+        produced = original.output_shape  # of a replacement graph: the output of what it replaces
     taking = f.node(target)
     row = f.strategies.get(taking.line) if taking is not None else None
     inputs = (row or {}).get("global_inputs") or ()
@@ -140,7 +150,7 @@ def whole_shapes(f: RankFile, source: str | None, target: str | None, position: 
     aligned = len(inputs) == len((row or {}).get("in_strategy") or ())
     taken = inputs[position] if aligned and position is not None and position < len(inputs) else None
     steps = [f.by_line[line] for line in e.chain_lines if line in f.by_line]
-    if taken is None and produced and steps:  # a Squeeze's or ExpandDims' constant axes tell it
+    if taken is None and produced and _known(produced) and steps:  # a Squeeze's or ExpandDims' constant axes
         taken = _squeezed(tuple(produced), steps)
     if taken is None and wanted is not None:
         last = next((f.by_line[line] for line in reversed(e.chain_lines) if line in f.by_line
@@ -148,9 +158,32 @@ def whole_shapes(f: RankFile, source: str | None, target: str | None, position: 
         shape = last.inputs[1] if last is not None and len(last.inputs) > 1 else None
         if isinstance(shape, tuple) and len(shape) == len(wanted) and all(type(v) is int for v in shape):
             taken = tuple(v * w for v, w in zip(shape, wanted))
-    if not produced or not taken or not all(type(v) is int and v > 0 for v in (*produced, *taken)):
-        return None
-    return tuple(produced), tuple(taken)
+    return (tuple(produced) if produced else None), (tuple(taken) if taken else None)
+
+
+def _known(shape) -> bool:
+    return bool(shape) and all(type(v) is int and v > 0 for v in shape)
+
+
+def told(whole: tuple | None) -> bool:
+    """Whether both shapes of :func:`whole_shapes` are told, every extent known (none dynamic)."""
+    return whole is not None and all(_known(shape) for shape in whole)
+
+
+def _untold(e: Explanation, whole: tuple | None) -> str:
+    """Why :func:`whole_shapes` does not tell both ends, in words: which end the file lacks, or
+    which is dynamic."""
+    produced, taken = whole if whole is not None else (None, None)
+    ends = ((f"{e.producer}'s output", produced), (f"{e.consumer}'s input", taken))
+    missing = [what for what, shape in ends if not shape]
+    dynamic = [f"{what} {shape_text(shape)}" for what, shape in ends if shape and not _known(shape)]
+    said = []
+    if dynamic:
+        said.append(f"{' and '.join(dynamic)} {'have' if len(dynamic) > 1 else 'has'} dynamic dimensions (-1), "
+                    "whose extents are not known before the run: which dimensions the Reshape groups is not told")
+    if missing:
+        said.append(f"the file gives no whole shape of {' nor of '.join(missing)}")
+    return "; ".join(said)
 
 
 def redistribution_step(f: RankFile, node: Node, e: Explanation, layout: OutputLayout | None, wanted, over: str,
@@ -178,6 +211,7 @@ def redistribution_step(f: RankFile, node: Node, e: Explanation, layout: OutputL
                            f"sends part i to the group's i-th rank and concatenates what it gets on dimension "
                            f"{attrs.get('concat_dim')}")
     through = None
+    shapes, whole = whole, (whole if told(whole) else None)
     if have is not None and wanted is not None and len(have) != len(wanted):
         # a Reshape between: the producer's cut read in the consumer's shape, where it is a cut
         mapped = cut_through_reshape(whole[0], have, whole[1]) if whole is not None else None
@@ -195,7 +229,7 @@ def redistribution_step(f: RankFile, node: Node, e: Explanation, layout: OutputL
         if have is not None and wanted is not None:
             why = (f"in {e.consumer}'s shape {shape_text(whole[1])}, {e.producer}'s {shape_text(whole[0])} cut "
                    f"{shape_text(have)} is no cut of whole blocks (the Reshape interleaves its parts)"
-                   if whole is not None else "the file gives the whole shapes of neither end, or of one only")
+                   if whole is not None else _untold(e, shapes))
             e.cannot_tell.append(f"the step: the tensor changes rank on the way ({shape_text(have)} to "
                                  f"{shape_text(wanted)}: a Reshape between), and {why}")
         e.headline = (f"{node.op} {over}: between {e.producer or 'no producer found'} and "
