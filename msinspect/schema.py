@@ -338,6 +338,9 @@ def plain(value: Any, field: str | None = None) -> Any:
     """A JSON value: NaN / NA -> None, numpy scalars -> Python, tuples and sets -> lists, paths ->
     str, enums -> their value, dicts and dataclasses -> dicts, recursively; a float of a field the
     schema types ``int`` (pandas turns an int column with a gap into floats) -> int."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool:  # most values: asked first, by exact type
+        return value
     if is_missing(value):
         return None
     if isinstance(value, enum.Enum):  # before str and int: a str enum is its value

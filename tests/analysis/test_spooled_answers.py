@@ -19,7 +19,7 @@ from msinspect.analysis.comm_groups import mindspore_name
 from msinspect.analysis.summary import iter_summary_rows, summary_rows
 from msinspect.analysis.tally import tally_of
 from msinspect.dumps import load_dump
-from msinspect.schema import json_pieces, jsonl_lines, to_json
+from msinspect.schema import json_pieces, jsonl_lines, plain, record, rows_of, to_json
 from tests.conftest import FIXTURES
 
 MULTI_RANK = sorted([p for p in FIXTURES.glob("*_8rank")]
@@ -33,14 +33,20 @@ def store(tmp_path_factory):
     return caches.Store(tmp_path_factory.mktemp("results"))
 
 
+def _json(rows) -> str:
+    """Rows as the JSON values ``--json`` prints (:func:`msinspect.schema.record`), as compact
+    text: ``1`` and ``1.0``, ``true`` and ``1`` still differ, without the indented encoder's cost."""
+    return json.dumps([record(r) if isinstance(r, dict) else plain(r) for r in rows_of(rows)], ensure_ascii=False)
+
+
 def answers(analysis) -> dict:
     """Every answer of an analysis, as JSON text."""
     groups = rank_groups(analysis)
     return {
-        "summary": to_json(summary_rows(analysis, groups)), "groups": json.dumps(groups.to_dict()),
-        "strategies": to_json(analysis.strategies()), "comm": to_json(analysis.comm()),
-        "shapes": to_json(analysis.shapes()), "slices": to_json(analysis.slices()),
-        "operators": to_json(analysis.operators()), "gradient_sync": to_json(analysis.gradient_sync()),
+        "summary": _json(summary_rows(analysis, groups)), "groups": json.dumps(groups.to_dict()),
+        "strategies": _json(analysis.strategies()), "comm": _json(analysis.comm()),
+        "shapes": _json(analysis.shapes()), "slices": _json(analysis.slices()),
+        "operators": _json(analysis.operators()), "gradient_sync": _json(analysis.gradient_sync()),
         "world": repr(analysis.world), "stages": repr(analysis.stages), "complete": repr(analysis.complete),
         "skipped": repr(analysis.skipped),
     }
