@@ -32,7 +32,7 @@ from msinspect.analysis.explain_file import (LAYOUT_KEEPING, Explanation, RankFi
                                              strategy_text)
 from msinspect.analysis.explain_layouts import COMBINED_BY, OutputLayout, input_layout, output_layout, reduced_parts
 from msinspect.analysis.explain_steps import (after_steps, before_steps, by_definition, compare_group, input_position,
-                                              own_step, rank_input, redistribution_step, whole_shapes)
+                                              own_step, rank_input, redistribution_step, strategy_index, whole_shapes)
 from msinspect.analysis.flow import consumers, first_input, is_source, label, passes_through, path_between, producer
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
 from msinspect.analysis.vocabulary import GLOBAL_NORM_PREFIX, MIRROR_OPS, int_attr, moves_data, stated_size
@@ -495,6 +495,7 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
     position = input_position(f, trail or [], key, target) if target is not None else None
     if reshape is not None:
         position = input_position(f, path_between(f.graph, reshape, target) or [], reshape, target)
+    position = strategy_index(f.node(target), position)  # the operand's entry in the consumer's strategy
     need = f.strategy_of(target)
     wanted = tuple(need[position]) if need is not None and position is not None and position < len(need) else None
     original = f.replaced(target) if need is None and target is not None else None

@@ -85,6 +85,24 @@ def input_position(f: RankFile, trail: list[str], start: str, consumer: str) -> 
     return None
 
 
+#: The input kinds MindSpore's strategy has an entry for: tensors (``<null>``: a tensor whose
+#: abstract the pass did not infer, as step_parallel_end prints a redistribution's output).
+_CUT_KINDS = frozenset({"Tensor", "Ref", "null"})
+
+
+def strategy_index(node: Node | None, position: int | None) -> int | None:
+    """Which entry of ``node``'s in_strategy its operand at ``position`` is: MindSpore's strategy
+    has one per tensor input, the scalars and tuples among them left out (GatherD's ``dim``
+    between its input and its index). ``position`` itself where the file gives the inputs' kinds
+    of none before it; None where that operand is no tensor."""
+    types = node.input_types if node is not None else ()
+    if position is None or position >= len(types):
+        return position
+    if types[position].kind not in _CUT_KINDS:
+        return None
+    return sum(1 for t in types[:position] if t.kind in _CUT_KINDS)
+
+
 def compare_group(e: Explanation, layout: OutputLayout, span: tuple[int, ...] | None = None,
                   split: bool = False) -> None:
     """Set the ranks the device matrix gives beside those MindSpore wrote (``span``: those the

@@ -1,5 +1,6 @@
 """``explain`` of a redistribution whose producer is no operator with a strategy: a weight, a
-subgraph's parameter bound at one call per micro-batch, a pipeline Receive (issue 39, item 5).
+subgraph's parameter bound at one call per micro-batch, a pipeline Receive; and a consumer whose
+strategy has no entry for a scalar operand before the one it reads (issue 39, item 5).
 Each expectation is worked out by hand from the network script named in its fixture's comment
 and MindSpore's rules, in the comment above it.
 """
@@ -100,3 +101,19 @@ def test_a_receive_from_a_rank_not_read_names_that_rank(stage):
         assert e.producer_layout is None and e.action is None
         said = " ".join(e.cannot_tell)
         assert "rank 0's Send" in said and "((8, 1), (1, 1))" in said and "rank 0's file, which was not read" in said
+
+
+@pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
+def test_a_consumer_strategy_counts_its_tensor_inputs_only(stage):
+    # fixtures/ut/a_test_gatherd__test_gathernd_dim2.toml: gatherd(w1, 2, x) with ((2, 8, 1),
+    # (2, 8, 1)): MindSpore's strategy has one entry per tensor input, so the index x (operand 2,
+    # after the scalar dim) is cut as the second entry, (2, 8, 1). x is the graph input (16, 32,
+    # 64), whole on every rank (full batch); rank 0 keeps [0:8, 0:4, 0:64] of it: dimensions 0
+    # and 1 split, 2 x 8 = 16 parts, by two StridedSlices on the rank's own data.
+    found = [e for e in explain(read(UT / "a_test_gatherd__test_gathernd_dim2", stage), "type:StridedSlice", rank=0)
+             if e.consumer == "gatherd"]
+    assert found
+    for e in found:
+        assert (e.producer, e.producer_layout, e.consumer_layout) == ("inputs0", (1, 1, 1), (2, 8, 1))
+        assert step(e) == ("split", (0, 1), 16)
+        assert not e.cannot_tell
