@@ -423,8 +423,11 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
     target = (with_strategy or users or [None])[0]
     if not with_strategy and not is_backward(node):  # the graph's output: its _VirtualOutput tells the cut
         target = _virtual_output(f, key) or target
-    reshape = _plain_reshape(f, target) if not is_backward(node) else None
-    if reshape is not None:  # a Reshape with no strategy: the operator beyond it says what it needs
+    # a mirror's or an optimizer gather's weight layout is read at the Cast itself (_mirror); the
+    # parallel pass's bookkeeping (virtual) has no step
+    step_kind = kind not in ("gradient", "optimizer", "virtual") and not _mirror_gradient(node)
+    reshape = _plain_reshape(f, target, casts=step_kind) if not is_backward(node) else None
+    if reshape is not None:  # a Reshape or a Cast with no strategy: the operator beyond it says what it needs
         target = reshape
         reshape = (with_strategy or users)[0]
     before = before_steps(f, source) if source is not None and not is_backward(node) else None
@@ -443,7 +446,10 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
     if len(users) > 1:
         e.facts.append(f"feeds {', '.join(f.name(u) for u in users)}")
     if reshape is not None:
-        e.facts.append(f"reaches {e.consumer} through {f.name(reshape)} (a Reshape the file gives no strategy)")
+        passed = f.node(reshape).op.removeprefix("PrimFunc_")
+        e.facts.append(f"reaches {e.consumer} through {f.name(reshape)} (a Reshape the file gives no strategy)"
+                       if passed == "Reshape" else f"reaches {e.consumer} through {f.name(reshape)} ({passed}, no "
+                       "strategy: it passes its input's layout on, step_parallel.cc FindNextLayout)")
     trail = path_between(f.graph, source, target) if source is not None and target is not None else None
     if trail is not None and key not in trail:  # another way round it (a weight read twice): the one through it
         ahead, beyond = path_between(f.graph, source, key), path_between(f.graph, key, target)
@@ -689,12 +695,15 @@ def _lookup_sum(f: RankFile, node: Node, e: Explanation, gather: str, layout: Ou
     return e
 
 
-def _plain_reshape(f: RankFile, key: str | None) -> str | None:
+def _plain_reshape(f: RankFile, key: str | None, casts: bool = True) -> str | None:
     """The first forward operator with a strategy that reads the Reshape ``key`` the file gives
-    no strategy (at validate the parallel pass's per-rank Reshape is one such); None where ``key``
-    is not one, or nothing with a strategy reads it."""
+    no strategy (at validate the parallel pass's per-rank Reshape is one such), or the Cast or
+    TensorMove ``key`` with none, which passes its input's layout on (MindSpore's redistribution
+    looks past it for the next operator with one); None where ``key`` is not one, or nothing with
+    a strategy reads it; ``casts`` False: a Reshape only."""
     node = f.node(key)
-    if node is None or node.op.removeprefix("PrimFunc_") != "Reshape" or f.strategy_of(key) is not None:
+    op = node.op.removeprefix("PrimFunc_") if node is not None else None
+    if op not in ("Reshape", *(LAYOUT_KEEPING if casts else ())) or f.strategy_of(key) is not None:
         return None
     beyond = [u for u in consumers(f.graph, key)
               if f.strategy_of(u) is not None and not node_is(is_backward, f.node(u))]

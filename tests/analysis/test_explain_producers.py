@@ -117,3 +117,22 @@ def test_a_consumer_strategy_counts_its_tensor_inputs_only(stage):
         assert (e.producer, e.producer_layout, e.consumer_layout) == ("inputs0", (1, 1, 1), (2, 8, 1))
         assert step(e) == ("split", (0, 1), 16)
         assert not e.cannot_tell
+
+
+def test_a_reshape_read_through_a_cast_is_what_the_cast_s_reader_needs():
+    # Zoo 15 (fixtures/zoo/nets/15_mf_llama_moe_ep8.py): MoEV3 treats the 8 ranks as data
+    # parallel for the tokens: its router's div_3d ((8, 1, 1), (8, 1, 1)) gives the coefficients
+    # of the 256 tokens' 2 experts as (8, 32, 2), cut 8 ways along dimension 0. It is reshaped to
+    # (8, 32, 2, 1) and cast to float16 (a Cast with no strategy, which passes its input's layout
+    # on) for mul_router_coeff ((8, 1, 1, 1), (8, 1, 1, 1)): input 1 cut (8, 1, 1, 1), the same
+    # part of each rank, (1, 32, 2), in another shape, (1, 32, 2, 1): the per-rank Reshape alone,
+    # nothing moves, once per layer (2).
+    found = [e for e in explain(read(ZOO / "15_mf_llama_moe_ep8", "step_parallel_end"), "type:Reshape", rank=0)
+             if e.producer == "div_3d"]
+    assert len(found) == 1 and len(found[0].lines) == 2
+    e = found[0]
+    assert e.consumer == "mul_router_coeff"
+    assert (e.producer_layout, e.consumer_layout) == ((8, 1, 1), (8, 1, 1, 1))
+    assert (e.action, e.dims, e.chain) == ("none", (), ("Reshape",))
+    assert "the last Reshape gives each rank (1, 32, 2, 1)" in " ".join(e.reconstruction)
+    assert not e.cannot_tell
