@@ -175,15 +175,18 @@ def producer(graph: nx.MultiDiGraph, key: str) -> str | None:
     return None
 
 
-def _walk(graph: nx.MultiDiGraph, start: str, step) -> Iterator[tuple[str, str]]:
+def _walk(graph: nx.MultiDiGraph, start: str, step, also: Callable[[str], bool] | None = None
+          ) -> Iterator[tuple[str, str]]:
     """``(from, to)`` for every node reached from ``start``, breadth first, going on from ``start``
-    and from the nodes data passes through (:func:`is_through`) only; ``step`` gives a node's
-    neighbours (successors or predecessors in the data view). ``graph`` is the full graph:
-    networkx asks its walk's graph for its size, which a filtered view counts node by node."""
+    and from the nodes data passes through (:func:`is_through`) only, and those ``also`` accepts;
+    ``step`` gives a node's neighbours (successors or predecessors in the data view). ``graph`` is
+    the full graph: networkx asks its walk's graph for its size, which a filtered view counts node
+    by node."""
     import networkx as nx
 
     def onward(key: str):
-        return step(key) if key == start or passes_through(graph, key) else ()
+        go = key == start or passes_through(graph, key) or (also is not None and also(key))
+        return step(key) if go else ()
 
     return nx.generic_bfs_edges(graph, start, onward)
 
@@ -221,9 +224,16 @@ def path_between(graph: nx.MultiDiGraph, source: str, target: str,
     ``target`` directly), or None when ``source`` is not reached that way. ``data``: as for
     :func:`consumers`.
     """
+    return trail_between(graph, source, target, data)
+
+
+def trail_between(graph: nx.MultiDiGraph, source: str, target: str, data: nx.MultiDiGraph | None = None,
+                  also: Callable[[str], bool] | None = None) -> list[str] | None:
+    """:func:`path_between`, the walk going on through the nodes ``also`` accepts as well (a
+    check's operators allowed on the way); not kept, the predicate being the caller's."""
     data = data if data is not None else data_view(graph)
     came_from = {}
-    for nearer, upstream in _walk(graph, target, data.predecessors):
+    for nearer, upstream in _walk(graph, target, data.predecessors, also):
         if upstream == source:
             trail = []
             while nearer != target:

@@ -89,30 +89,16 @@ class Feeds(ExpectationKind):
 
 def _trail(graph, source: str, target: str, through: tuple[str, ...]) -> list[str] | None:
     """The keys between ``source`` and ``target`` (as :func:`~msinspect.analysis.flow.path_between`
-    gives them), walking back along data edges from
-    ``target`` through what carries data (:func:`~msinspect.analysis.flow.passes_through`) and the
-    operators ``through`` allows; None where ``source`` is not reached so."""
-    import networkx as nx
+    gives them), walking back along data edges from ``target`` through what carries data
+    (:func:`~msinspect.analysis.flow.passes_through`) and the operators ``through`` allows; None
+    where ``source`` is not reached so."""
+    from msinspect.analysis.flow import trail_between
 
-    from msinspect.analysis.flow import data_view, passes_through
-
-    data = data_view(graph)
-
-    def onward(key: str):
+    def allowed(key: str) -> bool:
         node = graph.nodes[key].get("node")
-        passable = key == target or passes_through(graph, key) or (node is not None and _allowed(node, through))
-        return data.predecessors(key) if passable else ()
+        return node is not None and _allowed(node, through)
 
-    came_from: dict[str, str] = {}
-    for nearer, upstream in nx.generic_bfs_edges(graph, target, onward):
-        if upstream == source:
-            trail = []
-            while nearer != target:
-                trail.append(nearer)
-                nearer = came_from[nearer]
-            return trail[::-1]
-        came_from[upstream] = nearer
-    return None
+    return trail_between(graph, source, target, also=allowed)
 
 
 def _allowed(node: Node, through: tuple[str, ...]) -> bool:
