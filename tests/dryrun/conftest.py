@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dryrun_helpers import RANKS, SEED002
+from dryrun_helpers import RANKS, SEED002, SEED002_RANKS
 
 
 def pytest_configure(config):
@@ -68,4 +68,5 @@ def runs_root(tmp_path_factory) -> Path:
 def seed002_report(dryrun_env, runs_root):
     from msinspect.dryrun import run_dryrun
 
-    return run_dryrun(SEED002, RANKS, out_root=runs_root, jobs=2, environment=dryrun_env, timeout=300)
+    return run_dryrun(SEED002, RANKS, only=list(SEED002_RANKS), out_root=runs_root, jobs=2, environment=dryrun_env,
+                      timeout=300)

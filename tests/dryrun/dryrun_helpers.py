@@ -7,6 +7,11 @@ from pathlib import Path
 NETS = Path(__file__).parent / "nets"
 SEED002 = NETS / "seed002_sharding_propagation.py"
 RANKS = 8
+#: The ranks of seed 002's 8 that its dry run compiles (tests/dryrun/conftest.py): one of each
+#: half of the (2, 4) device grid, at different places in it (rank 0: batch slice 0, width slice
+#: 0; rank 5: batch slice 1, width slice 1). The training job's dry run of the same network
+#: compiles all 8 (tests/train/test_train_jobs.py).
+SEED002_RANKS = (0, 5)
 
 
 # ---------------------------------------------------------------- line-level IR helpers

@@ -1,4 +1,5 @@
-"""A dry run of the seed 002 network on 8 simulated ranks, checked per rank; and what
+"""A dry run of the seed 002 network on 8 simulated ranks (two of them compiled:
+``SEED002_RANKS``), checked per rank; and what
 a default dry run keeps (issue 26): ``validate`` beside the parallel stages, so that ``shapes``
 has every rank's shapes and ``comm`` the bytes of every collective, what it left out, and the
 run's settings in its ``config.json`` (seed 002's run, default settings).
@@ -13,7 +14,7 @@ import json
 import re
 
 from click.testing import CliRunner
-from dryrun_helpers import RANKS, SEED002, assert_honest, group_ranks, ir_text, primitive_calls
+from dryrun_helpers import RANKS, SEED002, SEED002_RANKS, assert_honest, group_ranks, ir_text, primitive_calls
 
 from msinspect.cli import main
 
@@ -29,7 +30,7 @@ def test_seed002_every_rank_complete(seed002_report):
 
     report = seed002_report
     assert report.ok, "\n".join(f"rank {r.rank}: {r.state.value} {r.reason}" for r in report.failed)
-    assert [r.rank for r in report.ranks] == list(range(RANKS))
+    assert [r.rank for r in report.ranks] == list(SEED002_RANKS)
     for r in report.ranks:
         assert r.step_parallel_end and all(is_complete(p) for p in r.step_parallel_end)
         assert r.ir_dir == report.run_dir / f"rank_{r.rank}"
@@ -43,7 +44,7 @@ def test_seed002_every_rank_complete(seed002_report):
 
 
 def test_seed002_user_strategy_on_every_rank(seed002_report):
-    for rank in range(RANKS):
+    for rank in SEED002_RANKS:
         matmuls = [line for line in primitive_calls(ir_text(seed002_report, rank), "MatMul")
                    if "instance name: matmul}" in line]
         assert len(matmuls) == 1, f"rank {rank}: {len(matmuls)} forward 'matmul' nodes"
@@ -51,7 +52,7 @@ def test_seed002_user_strategy_on_every_rank(seed002_report):
 
 
 def test_seed002_groups_name_the_right_ranks(seed002_report):
-    for rank in range(RANKS):
+    for rank in SEED002_RANKS:
         groups = group_ranks(ir_text(seed002_report, rank))
         half = "0-1-2-3" if rank < 4 else "4-5-6-7"
         # The (4, 1) cut of the weight's rows is reduced over the 4 ranks of the rank's half.
@@ -90,7 +91,7 @@ def test_the_default_keeps_validate_and_the_parallel_stages(seed002_report):
 def test_shapes_of_a_default_run_has_every_ranks_shapes(seed002_report):
     rows = _json(["shapes", str(seed002_report.run_dir)])
     matmul = [r for r in rows if r["name"] == "matmul"]
-    assert {r["rank"] for r in matmul} == set(range(RANKS))
+    assert {r["rank"] for r in matmul} == set(SEED002_RANKS)
     assert all(r["stage"] == "validate" for r in rows)
     # the user's ((2, 4), (4, 1)) cut of (16, 32) x (32, 16), seen on the rank: (8, 8) and (8, 16)
     assert all(r["rank_shape"] is not None and r["ok"] is True for r in matmul), matmul[:2]
@@ -111,7 +112,7 @@ def test_the_run_records_its_settings(seed002_report):
     assert seed002_report.record == seed002_report.run_dir / "config.json"
     assert record["run"] == "dry_run" and record["status"] == "ok" and record["failures"] == []
     assert record["script"] == str(SEED002.resolve()) and record["script_args"] == []
-    assert record["ranks"] == RANKS and record["run_ranks"] == list(range(RANKS)) == record["ranks_ok"]
+    assert record["ranks"] == RANKS and record["run_ranks"] == list(SEED002_RANKS) == record["ranks_ok"]
     assert record["parallel_mode"] == "auto_parallel (sharding_propagation)"
     assert record["mindspore"] == importlib.metadata.version("mindspore")
     assert record["all_passes"] is False and record["kept_stages"] == list(DRYRUN_PASSES)
@@ -121,7 +122,7 @@ def test_the_run_records_its_settings(seed002_report):
     assert record["environment"]["all_processes"]["CUDA_HOME"]
     assert record["command"][:5] == ["msinspect", "dryrun", str(SEED002.resolve()), "--ranks", str(RANKS)]
     assert record["started"] <= record["finished"] and record["wall_seconds"] > 0
-    assert record["records"] == {str(r): RECORDS for r in range(RANKS)}
+    assert record["records"] == {str(r): RECORDS for r in SEED002_RANKS}
     assert record["script_records"] == {} and record["record_failures"] == {}
 
 
