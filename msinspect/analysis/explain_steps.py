@@ -93,13 +93,12 @@ _CUT_KINDS = frozenset({"Tensor", "Ref", "null"})
 def strategy_index(node: Node | None, position: int | None) -> int | None:
     """Which entry of ``node``'s in_strategy its operand at ``position`` is: MindSpore's strategy
     has one per tensor input, the scalars and tuples among them left out (GatherD's ``dim``
-    between its input and its index). ``position`` itself where the file gives the inputs' kinds
-    of none before it; None where that operand is no tensor."""
+    between its input and its index). ``position`` itself where the file does not give that
+    input's kind, or it is no tensor (a tuple of them, as Concat takes: there ``position`` is
+    already the element's, as the caller finds it through the MakeTuple)."""
     types = node.input_types if node is not None else ()
-    if position is None or position >= len(types):
+    if position is None or position >= len(types) or types[position].kind not in _CUT_KINDS:
         return position
-    if types[position].kind not in _CUT_KINDS:
-        return None
     return sum(1 for t in types[:position] if t.kind in _CUT_KINDS)
 
 
@@ -174,7 +173,7 @@ def whole_shapes(f: RankFile, source: str | None, target: str | None, position: 
         last = next((f.by_line[line] for line in reversed(e.chain_lines) if line in f.by_line
                      and f.by_line[line].op.removeprefix("PrimFunc_") == "Reshape"), None)
         shape = last.inputs[1] if last is not None and len(last.inputs) > 1 else None
-        if isinstance(shape, tuple) and len(shape) == len(wanted) and all(type(v) is int for v in shape):
+        if isinstance(shape, tuple) and len(shape) == len(wanted) and all(type(v) is int and v > 0 for v in shape):
             taken = tuple(v * w for v, w in zip(shape, wanted))
     return (tuple(produced) if produced else None), (tuple(taken) if taken else None)
 

@@ -136,3 +136,20 @@ def test_a_reshape_read_through_a_cast_is_what_the_cast_s_reader_needs():
     assert (e.action, e.dims, e.chain) == ("none", (), ("Reshape",))
     assert "the last Reshape gives each rank (1, 32, 2, 1)" in " ".join(e.reconstruction)
     assert not e.cannot_tell
+
+
+@pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
+def test_a_concat_strategy_counts_the_elements_of_its_tuple(stage):
+    # fixtures/ut/b_test_pipeline_inference__test_pipeline_inference_last_stage.toml: rank 3 (stage
+    # 1: ranks 2-3) gives each micro-batch's (4, 32) result cut (2, 1) by fc2's matmul ((2, 1), (1,
+    # 1)); the wrapper's concat takes the two results as one tuple, its strategy one entry per
+    # element, ((1, 1), (1, 1)): each whole. So dimension 0 is gathered, 2 parts, over ranks 2-3,
+    # once per micro-batch: the tuple's element is the strategy's entry, not the Concat's operand.
+    dump = UT / "b_test_pipeline_inference__test_pipeline_inference_last_stage"
+    found = [e for e in explain(read(dump, stage, 3), "type:AllGather", rank=3) if e.consumer == "concat"]
+    assert len(found) == 1 and len(found[0].lines) == 2
+    e = found[0]
+    assert (e.producer, e.producer_layout, e.consumer_layout) == ("matmul", (2, 1), (1, 1))
+    assert step(e) == ("gather", (0,), 2)
+    assert tuple(e.group_ranks) == (2, 3)
+    assert not e.cannot_tell
