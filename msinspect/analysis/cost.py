@@ -83,7 +83,7 @@ import math
 from typing import TYPE_CHECKING, Iterable
 
 from msinspect.analysis.ops import PIPELINE_OPS, stable_name
-from msinspect.analysis.vocabulary import GLOBAL_NORM_PREFIX
+from msinspect.analysis.vocabulary import ALL_TO_ALL, GLOBAL_NORM_PREFIX
 from msinspect.schema import is_missing
 from msinspect.stages import PARALLEL_STAGES, stage_of
 from msinspect.mindspore.layouts import layout_of, map_axes
@@ -108,7 +108,6 @@ SHORT = "the backward is not in the file read"
 
 COST_COLUMNS = ["rank", "line", "name", "op", "kind", "group_ranks", "wire_bytes", "runs", "count_basis",
                 "step_bytes", "axis", "axis_from", "phase", "micro", "graph", "file"]
-_ALLTOALL = frozenset({"AlltoAll", "AllToAll", "AlltoAllV", "AllToAllV", "NeighborExchange", "NeighborExchangeV2"})
 
 
 # ------------------------------------------------------------------ how often an operator runs
@@ -437,14 +436,14 @@ class AxisRules:
             axis, why = "optimizer shard", "kind optimizer (optimizer-parallel gather or its gradient's scatter)"
         elif row["kind"] == "gradient":
             axis, why = "data", "kind gradient (a weight's gradient summed over its replicas)"
-        elif row["op"] in _ALLTOALL and self.experts and shape is not None and len(shape) >= 3:
+        elif row["op"] in ALL_TO_ALL and self.experts and shape is not None and len(shape) >= 3:
             axis, why = "expert", "AlltoAll of a 3-D tensor in a job with expert weights"
         elif twin is not None and twin in forward:
             axis, why = forward[twin]
             why = f"the forward operator's: {why}"
         elif ranks is None:
             axis, why = "cannot tell", "the IR does not say the group's ranks"
-        elif row["op"] in _ALLTOALL and user_called(row) and (matrix := among_replicas(ranks, position, candidates)):
+        elif row["op"] in ALL_TO_ALL and user_called(row) and (matrix := among_replicas(ranks, position, candidates)):
             whose = "the bprop of the user's" if row["kind"] == "backward" else "the user's"
             axis, why = "expert", (f"{whose} {row['op']} among data-parallel replicas (along a data axis of "
                                    f"device matrix {matrix}): tokens exchanged between replicas, expert "
@@ -675,7 +674,7 @@ def sends(op: str, rank: int, group: list[int], index: int, sent) -> list[tuple[
     Receive is its peer's Send, counted by its caller."""
     if op == "Send":
         return [(rank, r, sent) for r in group if r != rank]
-    if op in _ALLTOALL:
+    if op in ALL_TO_ALL:
         others = [r for r in group if r != rank]
         return [(rank, r, sent / len(others)) for r in others]
     if len(group) > 1:

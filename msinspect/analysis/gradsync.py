@@ -53,7 +53,7 @@ GRADIENT_INPUT = {
 }
 _GRADIENT_NAMES = ("gradient", "grad", "delta")
 #: Collectives that sum: what synchronises a gradient.
-_REDUCING = frozenset({"AllReduce", "ReduceScatter", "_HostReduceScatter"}) | vocabulary.MIRROR_OPS
+_REDUCING = vocabulary.REDUCING
 #: What MindSpore puts before a weight's name for its accumulated gradient under pipeline or
 #: gradient accumulation (``accu_grads.layer2.bias``).
 _ACCUMULATED = ("accu_grads.", "accu_grad.")

@@ -67,32 +67,38 @@ class CommOp:
     algorithm: str | None
     """The ring formula of its wire bytes (see :func:`wire_bytes`); None: none known."""
     doc: str
+    like: str | None = None
+    """The collective whose rules it follows where an analysis asks what a collective does to a
+    tensor (explain's reasons, what sums a gradient, the expert axis, the rank matrix):
+    ``AllReduce``, ``AllGather``, ``ReduceScatter`` or ``AlltoAll``; None: rules of its own (a
+    mirror, an optimizer gather, Send / Receive, a virtual operator) or none."""
 
 
 _OPS = [
     # collectives of comm_ops.py
-    CommOp("AllReduce", True, None, "allreduce", "reduce over the group, every rank gets the result"),
-    CommOp("AllGather", True, None, "allgather", "concatenate every rank's tensor along axis 0"),
+    CommOp("AllReduce", True, None, "allreduce", "reduce over the group, every rank gets the result", like="AllReduce"),
+    CommOp("AllGather", True, None, "allgather", "concatenate every rank's tensor along axis 0", like="AllGather"),
     # the V variants send parts of sizes given at run time: their wire bytes cannot be told
-    CommOp("AllGatherV", True, None, None, "AllGather of tensors of different sizes"),
-    CommOp("ReduceScatter", True, None, "reducescatter", "reduce over the group, rank i keeps part i"),
-    CommOp("ReduceScatterV", True, None, None, "ReduceScatter of parts of different sizes"),
-    CommOp("AlltoAll", True, None, "alltoall", "split along one axis, send part i to rank i"),
-    CommOp("AllToAll", True, None, "alltoall", "AlltoAll (older spelling)"),
-    CommOp("AlltoAllV", True, None, None, "AlltoAll of parts of different sizes"),
-    CommOp("AllToAllv", True, None, None, "AlltoAllV (older spelling)"),
+    CommOp("AllGatherV", True, None, None, "AllGather of tensors of different sizes", like="AllGather"),
+    CommOp("ReduceScatter", True, None, "reducescatter", "reduce over the group, rank i keeps part i",
+           like="ReduceScatter"),
+    CommOp("ReduceScatterV", True, None, None, "ReduceScatter of parts of different sizes", like="ReduceScatter"),
+    CommOp("AlltoAll", True, None, "alltoall", "split along one axis, send part i to rank i", like="AlltoAll"),
+    CommOp("AllToAll", True, None, "alltoall", "AlltoAll (older spelling)", like="AlltoAll"),
+    CommOp("AlltoAllV", True, None, None, "AlltoAll of parts of different sizes", like="AlltoAll"),
+    CommOp("AllToAllv", True, None, None, "AlltoAllV (older spelling)", like="AlltoAll"),
     CommOp("Broadcast", True, None, None, "the root's tensor to every rank of the group"),
     CommOp("Reduce", True, None, None, "reduce over the group to one rank"),
     CommOp("CollectiveScatter", True, None, None, "the root's tensor split over the group"),
     CommOp("CollectiveGather", True, None, None, "every rank's tensor gathered on the root"),
-    CommOp("NeighborExchange", True, None, None, "send to and receive from given ranks"),
-    CommOp("NeighborExchangeV2", True, None, None, "halo exchange with neighbour ranks"),
+    CommOp("NeighborExchange", True, None, None, "send to and receive from given ranks", like="AlltoAll"),
+    CommOp("NeighborExchangeV2", True, None, None, "halo exchange with neighbour ranks", like="AlltoAll"),
     CommOp("BatchISendIRecv", True, None, None, "batched sends and receives"),
     CommOp("Barrier", False, None, None, "synchronises the group, no data"),
     CommOp("Send", True, "pipeline", "p2p", "the tensor to one rank (pipeline stages)"),
     CommOp("Receive", True, "pipeline", "p2p", "a tensor from one rank (pipeline stages)"),
-    CommOp("_HostAllGather", True, None, "allgather", "AllGather on the host"),
-    CommOp("_HostReduceScatter", True, None, "reducescatter", "ReduceScatter on the host"),
+    CommOp("_HostAllGather", True, None, "allgather", "AllGather on the host", like="AllGather"),
+    CommOp("_HostReduceScatter", True, None, "reducescatter", "ReduceScatter on the host", like="ReduceScatter"),
     # operators the parallel pass inserts
     CommOp("_MirrorOperator", True, "gradient", "allreduce",
            "identity forward; its gradient is AllReduce over the ranks holding the same slice"),
@@ -120,6 +126,10 @@ MOVING = frozenset(op.name for op in _OPS if op.moves_data)
 #: Virtual operators that are listed with communication but move nothing.
 VIRTUAL = frozenset(op.name for op in _OPS if op.kind == "virtual")
 MIRROR_OPS = frozenset(op.name for op in _OPS if op.kind == "gradient")
+#: Collectives that sum over their group: what synchronises a gradient (a mirror's is its bprop).
+REDUCING = frozenset(op.name for op in _OPS if op.like in ("AllReduce", "ReduceScatter")) | MIRROR_OPS
+#: Collectives that exchange parts with every other rank of their group.
+ALL_TO_ALL = frozenset(op.name for op in _OPS if op.like == "AlltoAll")
 PIPELINE_OPS = frozenset({"Send", "Receive"})
 #: The vocabulary's primitives by their name without case: ``alltoall`` is ``AlltoAll`` (and the
 #: older spelling ``AllToAll``: one primitive, two spellings, matched alike).
@@ -139,6 +149,12 @@ def _one_edit(a: str, b: str) -> bool:
                                   and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
     short, long = sorted((a, b), key=len)
     return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+
+
+def like(op: str) -> str | None:
+    """:attr:`CommOp.like` of the primitive ``op``; None for one the vocabulary does not hold."""
+    found = VOCABULARY.get(op)
+    return found.like if found is not None else None
 
 
 def check_kind(kind: str, *, communication: bool) -> None:
