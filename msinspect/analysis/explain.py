@@ -35,7 +35,8 @@ from msinspect.analysis.explain_steps import (after_steps, before_steps, by_defi
                                               own_step, rank_input, redistribution_step, strategy_index, whole_shapes)
 from msinspect.analysis.flow import consumers, first_input, is_source, label, passes_through, path_between, producer
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
-from msinspect.analysis.vocabulary import GLOBAL_NORM_PREFIX, MIRROR_OPS, int_attr, moves_data, stated_size
+from msinspect.analysis.vocabulary import (GLOBAL_NORM_PREFIX, MIRROR_OPS, acting_as, int_attr, moves_data,
+                                          stated_size)
 from msinspect.graph import node_id
 from msinspect.mindspore.layouts import BATCH_MATMUL_OPS, MATMUL_OPS, call_of, layout_of, map_axes
 from msinspect.model import Node, NodeKind
@@ -478,7 +479,7 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
         return _in_gradient(f, node, e)
     if kind == "optimizer":
         return _optimizer(f, node, e, over)
-    lookup = _masked_lookup(f, source) if kind == "unknown" and node.op in ("AllReduce", "ReduceScatter") else None
+    lookup = _masked_lookup(f, source) if kind == "unknown" and acting_as(node.op) in ("AllReduce", "ReduceScatter") else None
     if lookup is not None:  # renamed (comm reuse), yet it follows the Gather's replacement graph
         e.facts.append(f"its name ({node.instance_name}) does not say who inserted it; it adds what the graph "
                        "MindSpore puts in place of the Gather gives, so it is that graph's")
@@ -529,26 +530,26 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
                "it takes the file does not tell" if original is not None
                else f"carries no strategy for that input{_unmatched(f, target)}")
         e.cannot_tell.append(f"what the consumer needs: {e.consumer} {why}")
-    if layout is not None and layout.partial and node.op in ("AllReduce", "ReduceScatter"):
+    if layout is not None and layout.partial and acting_as(node.op) in ("AllReduce", "ReduceScatter"):
         return _partial_sum(f, node, e, _need_not_matter(node, e, layout), over)
     made = f.node(source)
     combined = reduced_parts(made, f.strategy_of(source), f.devices) if made is not None else None
-    if combined is not None and combined.partial and node.op == "AllReduce":
+    if combined is not None and combined.partial and acting_as(node.op) == "AllReduce":
         return _partial_sum(f, node, e, _need_not_matter(node, e, combined), over,
                             COMBINED_BY[made.op.removeprefix("PrimFunc_")])
     if kind == "forward" and str(node.instance_name or "").startswith(GLOBAL_NORM_PREFIX):
         return _global_norm(node, e, over)
-    lookup = _masked_lookup(f, source) if kind == "forward" and node.op in ("AllReduce", "ReduceScatter") else None
+    lookup = _masked_lookup(f, source) if kind == "forward" and acting_as(node.op) in ("AllReduce", "ReduceScatter") else None
     if lookup is not None:
         return _lookup_sum(f, node, e, *lookup, over)
-    if kind == "forward" and node.op in ("AllReduce", "ReduceScatter", "AllGather"):
+    if kind == "forward" and acting_as(node.op) in ("AllReduce", "ReduceScatter", "AllGather"):
         e.headline = f"{node.op} {over}: {e.producer}'s own communication (its replacement graph or its rule)"
         own = own_step(f, node)
         defined = by_definition(f, node) if own is None else None
         if defined is not None:  # no shapes printed: what MindSpore's collective does by definition
-            e.action = "gather" if node.op == "AllGather" else node.primitive_attrs.get("op", "sum")
+            e.action = "gather" if acting_as(node.op) == "AllGather" else node.primitive_attrs.get("op", "sum")
             e.dims, e.parts = defined[0], defined[1]
-            did = "gathered" if node.op == "AllGather" else f"combined ({e.action}) and scattered"
+            did = "gathered" if acting_as(node.op) == "AllGather" else f"combined ({e.action}) and scattered"
             e.headline += f": {dims_text(e.dims)} of the tensor as it reaches it is {did} ({e.parts} parts)"
             e.facts.append(defined[2])
             return e
@@ -557,9 +558,9 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
                                  "and the file prints no shapes for it")
             return e
         # no rule says what the operator's own graph needs; the collective's shapes say what it does
-        e.action = "gather" if node.op == "AllGather" else node.primitive_attrs.get("op", "sum")
+        e.action = "gather" if acting_as(node.op) == "AllGather" else node.primitive_attrs.get("op", "sum")
         e.dims, e.parts, e.own_shapes = own[0], own[1], own[3]
-        did = "gathered" if node.op == "AllGather" else f"combined ({e.action}) and scattered"
+        did = "gathered" if acting_as(node.op) == "AllGather" else f"combined ({e.action}) and scattered"
         e.headline += f": {dims_text(e.dims)} of the tensor as it reaches it is {did} ({e.parts} parts)"
         e.facts.append(f"its own shapes, {own[2]}: MindSpore's {node.op} works on dimension 0"
                        + (", the Split and Concat after it move the parts" if e.dims != (0,) else ""))
@@ -573,7 +574,7 @@ def _need_not_matter(node: Node, e: Explanation, layout: OutputLayout | None = N
     """An AllReduce of partial sums gives every rank the whole sum whatever its consumer's cut:
     where the consumer carries no strategy (a ReduceMean's own RealDiv), that is no gap.
     Returns ``layout`` (for the caller's convenience)."""
-    if node.op == "AllReduce":
+    if acting_as(node.op) == "AllReduce":
         e.cannot_tell[:] = [t for t in e.cannot_tell if not t.startswith("what the consumer needs")]
     return layout
 
@@ -646,7 +647,7 @@ def _after_lookup(f: RankFile, source: str, upto: str) -> tuple[OutputLayout, st
     if found is None:
         return None
     sums = [f.node(k) for k in path_between(f.graph, source, upto) or []
-            if node_is(lambda n: n.op in ("AllReduce", "ReduceScatter") and not is_backward(n), f.node(k))]
+            if node_is(lambda n: acting_as(n.op) in ("AllReduce", "ReduceScatter") and not is_backward(n), f.node(k))]
     if len(sums) != 1:
         return None
     gather, strategy = found[0], f.strategy_of(found[0])
@@ -655,7 +656,7 @@ def _after_lookup(f: RankFile, source: str, upto: str) -> tuple[OutputLayout, st
     table, indices = tuple(strategy[0]), tuple(strategy[1])
     factors = [*table[:axis], *indices, *table[axis + 1:]]
     added, how = sums[0], "adds the ranks' parts"
-    if added.op == "ReduceScatter":
+    if acting_as(added.op) == "ReduceScatter":
         size = len((f.comm.get(added.line) or {}).get("group_ranks") or ()) or stated_size(added)
         if not size or not factors:
             return None
@@ -682,11 +683,11 @@ def _lookup_sum(f: RankFile, node: Node, e: Explanation, gather: str, layout: Ou
                   f"the axis it gathers {e.parts} ways: each rank "
                   "looks up only the ids its part holds, the rest masked to zero, so each holds a partial sum; "
                   "the ranks add them")
-    own = own_step(f, node) if node.op == "ReduceScatter" else None
+    own = own_step(f, node) if acting_as(node.op) == "ReduceScatter" else None
     if own is not None:
         e.dims, e.own_shapes = own[0], own[3]
         e.headline += f", each keeping its part of {dims_text(e.dims)} ({own[2]})"
-    elif node.op == "ReduceScatter":  # no shapes in the file: MindSpore's ReduceScatter scatters dimension 0
+    elif acting_as(node.op) == "ReduceScatter":  # no shapes in the file: MindSpore's ReduceScatter scatters dimension 0
         e.dims = (0,)
         e.headline += ", each keeping its part of dimension 0 (a ReduceScatter's; the file prints no shapes here)"
     e.reconstruction.append(f"{layout.rule}: MindSpore's GatherInfo replaces the lookup with a masked one and "
@@ -732,7 +733,7 @@ def _partial_sum(f: RankFile, node: Node, e: Explanation, layout: OutputLayout, 
             e.cannot_tell.append(f"the AllReduce's op is {told!r}, not the {combine!r} {made.op} needs: "
                                  "the reconstruction is off here")
     rule = output_layout(made, f.strategy_of(node_id(made)), f.devices) if made is not None else None
-    if node.op == "ReduceScatter" and rule is not None and len(rule.factors) == len(layout.factors):
+    if acting_as(node.op) == "ReduceScatter" and rule is not None and len(rule.factors) == len(layout.factors):
         # the sum leaves cut where the out_strategy cuts further than the in_strategy's rule
         e.dims = tuple(i for i, (a, b) in enumerate(zip(rule.factors, layout.factors)) if b > a)
         if e.dims:
@@ -859,7 +860,7 @@ def _optimizer(f: RankFile, node: Node, e: Explanation, over: str) -> Explanatio
         e.action, e.dims = "gather", (0,)
         e.headline = (f"{node.op} {over}: optimizer parallel: the weight {called} is kept cut along dimension 0 over "
                       "these ranks and gathered whole before use (its gradient scattered back)")
-    elif node.op == "ReduceScatter" and is_backward(node):
+    elif acting_as(node.op) == "ReduceScatter" and is_backward(node):
         e.action, e.dims = "sum", (0,)
         e.headline = (f"{node.op} {over}: optimizer parallel: the gradient of the weight {called} is summed over "
                       "the ranks that keep it cut, each keeping the part of dimension 0 it updates")
@@ -906,7 +907,7 @@ def _forward_of(f: RankFile, node: Node) -> tuple[Node | None, str | None]:
         return found, found.op.removeprefix("PrimFunc_")
     named = str(attrs.get("forward_node_name", "")).rsplit("_", 1)[0]
     local = LOCAL_BPROP.get(named, (None,))[0] == node.op.removeprefix("PrimFunc_")
-    return None, (named if named in BPROP or local else None)
+    return None, (named if acting_as(named) in BPROP or local else None)
 
 
 def _bprop(f: RankFile, node: Node, e: Explanation, ahead: Node | None, fop: str, over: str) -> Explanation:
@@ -936,8 +937,8 @@ def _bprop(f: RankFile, node: Node, e: Explanation, ahead: Node | None, fop: str
         e.action = "none"
         e.headline = f"{op} on the rank's own data: the backward of {e.forward}: {LOCAL_BPROP[fop][1]}"
         return e
-    expected, action = BPROP.get(fop, (None, None))
-    if expected != op:
+    expected, action = BPROP.get(fop) or BPROP.get(acting_as(fop), (None, None))
+    if expected not in (op, acting_as(op)):
         e.headline = f"{op} {over}: in the gradient of {e.forward}; the step cannot be told"
         e.cannot_tell.append(f"what it does: MindSpore's bprop of {fop} is {expected or 'not one msinspect knows'}"
                              f", not {op}")
@@ -948,15 +949,15 @@ def _bprop(f: RankFile, node: Node, e: Explanation, ahead: Node | None, fop: str
         have, want = before.producer_layout, before.consumer_layout
         same_rank = bool(have) and bool(want) and len(have) == len(want)
         gathered = tuple(i for i in range(len(have)) if have[i] > want[i]) if same_rank else ()
-        if fop == "AllGather" and before.action == "exchange" and same_rank:
+        if acting_as(fop) == "AllGather" and before.action == "exchange" and same_rank:
             e.dims = gathered  # the AllGather of an exchange gathers; the StridedSlice after it cuts the rest
         told = before.predicted_group is not None and before.group_ranks is not None \
             and tuple(before.predicted_group) == tuple(before.group_ranks)
-        if len(before.chain_groups) > 1 and fop == "AllGather" and _parts_of_one(f, before, gathered):
+        if len(before.chain_groups) > 1 and acting_as(fop) == "AllGather" and _parts_of_one(f, before, gathered):
             # one dimension gathered by several AllGathers whose groups multiply to its parts:
             # each gathers part of it
             e.parts = len(before.group_ranks)
-        elif len(before.chain_groups) > 1 and not told and fop != "AllReduce":
+        elif len(before.chain_groups) > 1 and not told and acting_as(fop) != "AllReduce":
             # the forward's step takes several collectives: which of its dimensions this one moved
             # is not told by the step as a whole; its own shapes (or an AlltoAll's attributes) tell it
             e.dims, e.parts = (), None
@@ -970,7 +971,7 @@ def _bprop(f: RankFile, node: Node, e: Explanation, ahead: Node | None, fop: str
                 e.cannot_tell.append(f"which dimension: the forward {fop} is one of {len(before.chain_groups)} "
                                      "collectives of one redistribution, and neither the step nor its own "
                                      "shapes tell which part of it this one does")
-    if not e.dims and fop in ("AllGather", "ReduceScatter") \
+    if not e.dims and acting_as(fop) in ("AllGather", "ReduceScatter") \
             and not any(t.startswith("which dimension") for t in e.cannot_tell):
         # the forward's explanation does not tell it (or the forward is gone): the shapes of the
         # forward collective, else of this one, tell what moved in the tensor as it reaches it
@@ -981,7 +982,7 @@ def _bprop(f: RankFile, node: Node, e: Explanation, ahead: Node | None, fop: str
             e.facts.append(f"{whose} own shapes, {own[2]}: {dims_text(e.dims)} of the tensor as it reaches it, "
                            f"{own[1]} parts")
     dims = e.dims
-    if fop == "AllReduce":
+    if acting_as(fop) == "AllReduce":
         combine = ahead.primitive_attrs.get("op", "sum") if ahead is not None else "sum"
         e.headline = (f"{op} {over}: the backward of {e.forward}: the gradient of a sum over ranks is summed over "
                       "the same ranks, so each rank's partial result gets the whole gradient")
@@ -994,7 +995,7 @@ def _bprop(f: RankFile, node: Node, e: Explanation, ahead: Node | None, fop: str
         e.parts = e.parts or (len(e.group_ranks) if e.group_ranks else None)
         if combine == "sum" and ahead is not None:
             _column_cut_readers(f, ahead, e)
-    elif fop == "AllGather":
+    elif acting_as(fop) == "AllGather":
         keeps = f" of {dims_text(dims)}" if dims else ""
         which = f", which gathered {dims_text(dims)}" if dims else ""
         e.headline = (f"{op} {over}: the backward of {e.forward}{which}: the gradient of the whole is summed over "
@@ -1004,7 +1005,7 @@ def _bprop(f: RankFile, node: Node, e: Explanation, ahead: Node | None, fop: str
                            f"AllGather move the parts from {dims_text(dims)}")
         if ahead is not None and ahead.primitive_attrs.get("mean_flag") is True:
             e.facts.append("the AllGather's mean_flag: the bprop scales the gradient by 1 / the group's size")
-    elif fop == "ReduceScatter":
+    elif acting_as(fop) == "ReduceScatter":
         e.headline = (f"{op} {over}: the backward of {e.forward}: each rank's part of the gradient"
                       f"{' (' + dims_text(dims) + ')' if dims else ''} is gathered whole over the same ranks")
     elif fop == "AlltoAllV":
@@ -1034,7 +1035,7 @@ def _bprop(f: RankFile, node: Node, e: Explanation, ahead: Node | None, fop: str
             # attributes say it in the terms of the tensor it exchanges
             dims = e.dims = tuple(dict.fromkeys((concat, split)))
             e.parts = e.parts or int_attr(node, "split_count")
-    if fop not in ("AllReduce", "AlltoAllV") and not dims and ahead is not None and not e.cannot_tell:
+    if acting_as(fop) != "AllReduce" and fop != "AlltoAllV" and not dims and ahead is not None and not e.cannot_tell:
         # (an AlltoAllV moves blocks, not a dimension)
         e.cannot_tell.append(f"which dimension: the forward {fop}'s own explanation does not tell it")
     if ahead is not None:
@@ -1072,7 +1073,7 @@ def _parts_of_one(f: RankFile, before: Explanation, gathered: tuple[int, ...]) -
         return False
     have, want = before.producer_layout[gathered[0]], before.consumer_layout[gathered[0]]
     rows = [f.comm.get(line) or {} for line in before.chain_lines
-            if f.by_line.get(line) is not None and f.by_line[line].op == "AllGather"]
+            if f.by_line.get(line) is not None and acting_as(f.by_line[line].op) == "AllGather"]
     sizes = [len(row["group_ranks"]) for row in rows if row.get("group_ranks")]
     return len(sizes) == len(rows) and prod(sizes) == have // max(want, 1)
 

@@ -16,7 +16,7 @@ from msinspect.analysis.explain_file import LAYOUT_KEEPING, Explanation, dims_te
 from msinspect.analysis.explain_layouts import OutputLayout, cut_through_reshape
 from msinspect.analysis.flow import consumers, first_input, passes_through
 from msinspect.analysis.ops import is_backward
-from msinspect.analysis.vocabulary import stated_size
+from msinspect.analysis.vocabulary import acting_as, stated_size
 from msinspect.graph import node_id
 from msinspect.model import Node, NodeKind
 from msinspect.ranks_text import ranks_text
@@ -253,9 +253,9 @@ def redistribution_step(f: RankFile, node: Node, e: Explanation, layout: OutputL
                       f"{e.consumer or 'no consumer found'}; the step cannot be told")
         own = own_step(f, node)
         if own is not None:  # the step as a whole is not told, this collective's part of it is
-            e.action = "gather" if node.op == "AllGather" else "sum"
+            e.action = "gather" if acting_as(node.op) == "AllGather" else "sum"
             e.dims, e.parts, e.own_shapes = own[0], own[1], own[3]
-            did = "gathered" if node.op == "AllGather" else "summed and scattered"
+            did = "gathered" if acting_as(node.op) == "AllGather" else "summed and scattered"
             e.headline = (f"{node.op} {over}: between {e.producer or 'no producer found'} and "
                           f"{e.consumer or 'no consumer found'}: {dims_text(e.dims)} of the tensor as it "
                           f"reaches it is {did} ({e.parts} parts)")
@@ -297,9 +297,9 @@ def redistribution_step(f: RankFile, node: Node, e: Explanation, layout: OutputL
     e.headline = f"{node.op} {over}: {between}: {'; '.join(moves)}"
     own = own_step(f, node) if through is not None else None
     if own is not None:  # one collective of the step: its own shapes say its part, in its own terms
-        e.action = "gather" if node.op == "AllGather" else "sum"
+        e.action = "gather" if acting_as(node.op) == "AllGather" else "sum"
         e.dims, e.parts, e.own_shapes = own[0], own[1], own[3]
-        did = "gathered" if node.op == "AllGather" else "summed and scattered"
+        did = "gathered" if acting_as(node.op) == "AllGather" else "summed and scattered"
         e.headline = (f"{node.op} {over}: {dims_text(e.dims)} of the tensor as it reaches it is {did} ({e.parts} "
                       f"parts), one collective of the step where {between}: {'; '.join(moves)}")
         e.facts.append(f"its own shapes, {own[2]}: MindSpore's {node.op} works on dimension 0"
@@ -307,7 +307,7 @@ def redistribution_step(f: RankFile, node: Node, e: Explanation, layout: OutputL
         return e
     if through is not None:  # the producer's device matrix cuts its own dimensions, not these
         return e
-    if node.op == "AllGather" and gathered and gathered != (0,):
+    if acting_as(node.op) == "AllGather" and gathered and gathered != (0,):
         e.facts.append("AllGather concatenates on dimension 0: the Split and Concat after it move the parts to "
                        f"dimension {', '.join(map(str, gathered))}")
     if layout is not None and layout.matrix and gathered and _moves(e):
@@ -404,7 +404,7 @@ def own_step(f: RankFile, node: Node) -> tuple[tuple[int, ...], int, str, tuple]
     output grows on, or (no shapes printed) the Concat's axis. Where the file does not print both
     shapes (step_parallel_end), the shape the per-rank Reshape before it gives and the group's
     size. None where neither shows it."""
-    op = node.op.removeprefix("PrimFunc_")
+    op = acting_as(node.op.removeprefix("PrimFunc_"))
     if op not in ("AllGather", "ReduceScatter"):
         return None
     before = node.input_types[0].shape if node.input_types and node.input_types[0].is_tensor else None
@@ -446,7 +446,7 @@ def by_definition(f: RankFile, node: Node) -> tuple[tuple[int, ...], int, str] |
     its part of dimension 0; an AllGather concatenates on dimension 0, or, read by a Split on
     dimension 0 then a Concat, on the Concat's axis; in the group's parts. None for another
     collective, or where the group's size or the Concat's axis is not told."""
-    op = node.op.removeprefix("PrimFunc_")
+    op = acting_as(node.op.removeprefix("PrimFunc_"))
     size = stated_size(node) or len((f.comm.get(node.line) or {}).get("group_ranks") or ())
     if op not in ("AllGather", "ReduceScatter") or size < 2:
         return None

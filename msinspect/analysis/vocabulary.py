@@ -157,6 +157,12 @@ def like(op: str) -> str | None:
     return found.like if found is not None else None
 
 
+def acting_as(op: str) -> str:
+    """The collective whose rules ``op`` follows (:attr:`CommOp.like`): ``AllReduce`` for
+    ``AllReduce`` and for any primitive added as one; ``op`` itself for the rest."""
+    return like(op) or op
+
+
 def check_kind(kind: str, *, communication: bool) -> None:
     """ValueError, with the close names, when ``kind`` (an operator type a spec names, matched
     without case: ``AllToAll`` is MindSpore's ``AlltoAll``) is not one MindSpore has: with
