@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Collection
 from msinspect.analysis.align import align
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.mindspore.layouts import call_of, divided
-from msinspect.analysis.ops import as_shape, as_shapes, scope_of, tensor_inputs
+from msinspect.analysis.ops import as_shape, as_shapes, scope_of
 from msinspect.graph import node_id, to_networkx
 from msinspect.model import (IRFile, Node, Strategy, carries_user_attribute,  # noqa: F401
                              layout_strategy)
@@ -71,8 +71,11 @@ def _repeat_key(graph: nx.MultiDiGraph, key: str) -> tuple:
 
 
 def _abstract_inputs(node: Node, count: int) -> tuple | None:
-    shapes = [a.shape for a in tensor_inputs(node)][:count]
-    return tuple(shapes) if shapes and all(s is not None for s in shapes) else None
+    """The shapes of the node's first ``count`` tensor inputs, one per strategy entry: None for an
+    input written ``<null>`` (MindSpore left its abstract unset), which holds its place, so that
+    the shapes after it are not read as the entries' before it; None where none is printed."""
+    shapes = [a.shape for a in node.input_types if a.kind in ("Tensor", "Ref", "null")][:count]
+    return tuple(shapes) if any(s is not None for s in shapes) else None
 
 
 def _abstract_output(node: Node):
@@ -132,7 +135,7 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
         r_out = None if is_global else _abstract_output(node)
         expected = None
         if g_in is not None and strategy.in_strategy and len(g_in) == count:
-            parts = [divided(shape, s) for shape, s in zip(g_in, strategy.in_strategy)]
+            parts = [divided(shape, s) if shape is not None else None for shape, s in zip(g_in, strategy.in_strategy)]
             expected = tuple(parts) if all(p is not None for p in parts) else None
         ok = None if expected is None or r_in is None else expected == r_in
         rows.append({
