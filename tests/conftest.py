@@ -70,7 +70,10 @@ def kept_record(dump) -> int:
 
 def invoke(*args):
     """``msinspect ARGS`` run in this process by click's test runner, stderr kept apart from
-    stdout (click 8.1 asks for it, 8.2 always does); each argument given as text."""
+    stdout (click 8.1 asks for it, 8.2 always does); each argument given as text. The process's
+    environment is put back afterwards: the command sets variables for the processes it starts
+    (``--no-cache`` sets MSINSPECT_NO_CACHE), which in a process of its own end with it, and here
+    would reach every later test's processes (a Dask worker that caches nothing)."""
     from click.testing import CliRunner
 
     from msinspect.cli import main
@@ -79,7 +82,12 @@ def invoke(*args):
         runner = CliRunner(mix_stderr=False)  # click 8.1
     except TypeError:  # click 8.2 keeps stderr apart by itself
         runner = CliRunner()
-    return runner.invoke(main, [str(a) for a in args])
+    saved = dict(os.environ)
+    try:
+        return runner.invoke(main, [str(a) for a in args])
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 import uuid
+from pathlib import Path
 
 import psutil
 import pytest
@@ -75,15 +76,21 @@ def cluster(tmp_path_factory):
         assert not any(psutil.pid_exists(p.pid) for p in procs)
 
 
+def _parsed_files(cache: Path) -> list[Path]:
+    """The parsed IR files kept in a cache folder (not its analysed ranks nor its built grammars)."""
+    return [p for p in cache.rglob("*") if p.is_file() and p.relative_to(cache).parts[0] not in ("results", "grammar")]
+
+
 def _same_locally_and_on(address: str, *args: str) -> tuple[str, str]:
     """The command's output run here and on the cluster. The cluster's run has a cache of its own,
     empty: with the suite's (where an earlier test may have left every rank's answer) it would
-    send the workers nothing."""
+    send the workers nothing; it parses nothing itself (the workers do)."""
     local = msinspect(*args, "--json", cwd=ROOT)
     with tempfile.TemporaryDirectory() as own:
         remote = subprocess.run([sys.executable, "-m", "msinspect.cli", *args, "--json", "--scheduler", address],
                                 capture_output=True, text=True, cwd=ROOT, timeout=300,
                                 env={**os.environ, "MSINSPECT_PARSE_CACHE_DIR": own})
+        assert _parsed_files(Path(own)) == [], "the command sent to the cluster parsed files itself"
     assert local.returncode == remote.returncode == 0, (local.stderr, remote.stderr)
     return local.stdout, remote.stdout
 
@@ -100,8 +107,10 @@ def test_summary_and_check_on_the_cluster_match_a_local_run(cluster):
     report = json.loads(remote)
     assert report["failed_count"] == 0 and report["passed_count"] > 0
     assert remote == local
-    # the parsing happened on the workers: they wrote their own cache (at least one file per rank)
-    assert len([p for p in worker_cache.rglob("*") if p.is_file()]) >= 8
+    # the parsing happened on the workers, in their own cache: a rank read by what differs from
+    # another of its batch parses no file of its own (msinspect.analysis.alike), so how many
+    # files they keep depends on how the ranks were batched; that they keep some does not
+    assert _parsed_files(worker_cache)
 
 
 def test_progress_arrives_from_the_futures(cluster):
