@@ -37,7 +37,7 @@ def kind_of(node: Node, graph: nx.MultiDiGraph, key: str, planner: bool | None =
     kind = vocabulary.kind_of(node, is_backward(node), planner)
     if kind == "backward" and scope_of(node).rsplit("/", 1)[-1].startswith(vocabulary.MIRROR_BPROP_SCOPE):
         return "gradient"
-    if kind in ("user", "unknown") and vocabulary.like(node.op) == "AllGather":
+    if kind in ("user", "unknown") and vocabulary.acting_as(node.op) == "AllGather":
         source = producer(graph, key)
         data = graph.nodes[source] if source is not None else {}
         if data.get("kind") == "parameter" and data.get("has_default"):

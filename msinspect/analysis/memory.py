@@ -49,7 +49,7 @@ def shards_of_rank(comm: list[dict], held: list[dict]) -> dict[str, int]:
     """Weight -> the size of its optimizer-shard group, in one rank (its comm and weight rows):
     the group of the optimizer-kind ReduceScatter that sums its gradient (``synced_by``)."""
     size = {(r["file"], r["line"]): r["group_size"] for r in comm
-            if r["kind"] == "optimizer" and vocabulary.like(r["op"]) == "ReduceScatter" and not is_missing(r["group_size"])}
+            if r["kind"] == "optimizer" and vocabulary.acting_as(r["op"]) == "ReduceScatter" and not is_missing(r["group_size"])}
     out = {}
     for row in held:
         for line in row["synced_by"]:

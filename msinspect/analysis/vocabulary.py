@@ -151,16 +151,11 @@ def _one_edit(a: str, b: str) -> bool:
     return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
 
 
-def like(op: str) -> str | None:
-    """:attr:`CommOp.like` of the primitive ``op``; None for one the vocabulary does not hold."""
-    found = VOCABULARY.get(op)
-    return found.like if found is not None else None
-
-
 def acting_as(op: str) -> str:
     """The collective whose rules ``op`` follows (:attr:`CommOp.like`): ``AllReduce`` for
     ``AllReduce`` and for any primitive added as one; ``op`` itself for the rest."""
-    return like(op) or op
+    found = VOCABULARY.get(op)
+    return (found.like if found is not None else None) or op
 
 
 def check_kind(kind: str, *, communication: bool) -> None:
