@@ -6,6 +6,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -82,12 +83,8 @@ def invoke(*args):
         runner = CliRunner(mix_stderr=False)  # click 8.1
     except TypeError:  # click 8.2 keeps stderr apart by itself
         runner = CliRunner()
-    saved = dict(os.environ)
-    try:
+    with mock.patch.dict(os.environ):
         return runner.invoke(main, [str(a) for a in args])
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 @pytest.fixture

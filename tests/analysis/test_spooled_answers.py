@@ -19,7 +19,7 @@ from msinspect.analysis.comm_groups import mindspore_name
 from msinspect.analysis.summary import iter_summary_rows, summary_rows
 from msinspect.analysis.tally import tally_of
 from msinspect.dumps import load_dump
-from msinspect.schema import json_pieces, jsonl_lines, plain, record, rows_of, to_json
+from msinspect.schema import json_pieces, jsonl_lines, to_json
 from tests.conftest import FIXTURES
 
 MULTI_RANK = sorted([p for p in FIXTURES.glob("*_8rank")]
@@ -34,9 +34,9 @@ def store(tmp_path_factory):
 
 
 def _json(rows) -> str:
-    """Rows as the JSON values ``--json`` prints (:func:`msinspect.schema.record`), as compact
-    text: ``1`` and ``1.0``, ``true`` and ``1`` still differ, without the indented encoder's cost."""
-    return json.dumps([record(r) if isinstance(r, dict) else plain(r) for r in rows_of(rows)], ensure_ascii=False)
+    """Rows as ``--jsonl`` writes them (the values of ``--json``, compact: ``1`` and ``1.0``,
+    ``true`` and ``1`` still differ, without the indented encoder's cost)."""
+    return "".join(jsonl_lines(rows))
 
 
 def answers(analysis) -> dict:
