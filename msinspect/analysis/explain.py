@@ -33,7 +33,7 @@ from msinspect.analysis.explain_file import (LAYOUT_KEEPING, Explanation, RankFi
 from msinspect.analysis.explain_layouts import COMBINED_BY, OutputLayout, input_layout, output_layout, reduced_parts
 from msinspect.analysis.explain_steps import (after_steps, before_steps, by_definition, compare_group, input_position,
                                               own_step, rank_input, redistribution_step, strategy_index, whole_shapes)
-from msinspect.analysis.flow import consumers, first_input, is_source, label, passes_through, path_between, producer
+from msinspect.analysis.flow import consumers, first_input, is_source, passes_through, path_between, producer
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
 from msinspect.analysis.vocabulary import (GLOBAL_NORM_PREFIX, MIRROR_OPS, acting_as, int_attr, moves_data,
                                           stated_size)
@@ -106,7 +106,7 @@ def _explain_strategy(f: RankFile, node: Node, row: dict) -> Explanation:
         return e
     user, path, also = origin
     e.verdict = "propagated"
-    e.origin = f.name(user)
+    e.origin = f.label(user)
     e.path = tuple(_path_name(f, k) for k in path)
     user_node = f.node(user)
     e.headline = (f"{node.name}: {strategy_text(strategy)}, set by the planner: reached from the user's {e.origin} "
@@ -136,7 +136,7 @@ def _path_name(f: RankFile, key: str) -> str:
     node = f.node(key)
     if node is not None and is_comm(node):
         return node.op.removeprefix("PrimFunc_")
-    return f.name(key)
+    return f.label(key)
 
 
 def _origin(f: RankFile, key: str):
@@ -159,8 +159,8 @@ def _origin(f: RankFile, key: str):
     best = found[0][0]
     user = found[0][3]
     path = [k for k in reversed(paths[user]) if _real(f, k)]
-    also = [f.name(u) for length, _, _, u in found[1:] if length == best]
-    return user, path, list(dict.fromkeys(a for a in also if a != f.name(user)))
+    also = [f.label(u) for length, _, _, u in found[1:] if length == best]
+    return user, path, list(dict.fromkeys(a for a in also if a != f.label(user)))
 
 
 # ------------------------------------------------------------------ communication
@@ -255,7 +255,7 @@ def _producer_layout(f: RankFile, key: str | None) -> tuple[OutputLayout | None,
             return _weight_layout(f, key)
         if data.get("bound") and data.get("kind") == NodeKind.PARAMETER:
             return _argument_layout(f, key)
-        return None, f"{label(f.graph, key)} is a weight or a subgraph's parameter: its cut is not its consumer's"
+        return None, f"{f.label(key)} is a weight or a subgraph's parameter: its cut is not its consumer's"
     if node.op == "Receive":
         return _received_layout(f, node)
     strategy = f.strategy_of(key)
@@ -313,7 +313,7 @@ def _weight_layout(f: RankFile, key: str) -> tuple[OutputLayout | None, str]:
     states it (:meth:`RankFile.weight`), each dimension in as many parts as the matrix axes its map
     names make (the slice the rank holds). A weight the optimizer shard cuts again is not taken:
     the rank holds a part of its slice, which MindSpore gathers before any other step."""
-    name = label(f.graph, key)
+    name = f.label(key)
     row = f.weight(key)
     if row is None or row.get("device_matrix") is None or row.get("tensor_map") is None:
         return None, (f"{name} is a weight whose layout the files read do not state (no operator with a "
@@ -371,7 +371,7 @@ def _argument_layout(f: RankFile, key: str) -> tuple[OutputLayout | None, str]:
     """How a subgraph's parameter bound at several calls (one per micro-batch under a pipeline)
     is cut: as the argument each call passes is, where they are all cut alike; None where one is
     not told or they differ."""
-    name = label(f.graph, key)
+    name = f.label(key)
     args = [u for u in f.graph.predecessors(key) if u != key]
     found = [_producer_layout(f, u) if f.node(u) is not None else (None, "") for u in args]
     cuts = {layout.factors for layout, _ in found if layout is not None}
@@ -380,7 +380,7 @@ def _argument_layout(f: RankFile, key: str) -> tuple[OutputLayout | None, str]:
         return None, (f"{name} is a subgraph's parameter bound at {len(args)} calls, whose arguments are not told "
                       f"cut alike" + (f" ({said})" if said else ""))
     layout, said = found[0]
-    names = ", ".join(dict.fromkeys(f.name(u) for u in args))
+    names = ", ".join(dict.fromkeys(f.label(u) for u in args))
     return layout, (f"{name}, the subgraph's parameter, is what each of its {len(args)} calls passes ({names}), "
                     f"each cut alike: {said}")
 
@@ -438,18 +438,18 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
         source = before[0]
     if after is not None:
         target = after[1]
-    e.producer, e.consumer = f.name(source), f.name(target)
+    e.producer, e.consumer = f.label(source), f.label(target)
     if before is not None or after is not None:
         passed = [*(before[1] if before else ()), *(after[0] if after else ())]
-        names = ", ".join(dict.fromkeys(f.name(k) for k in passed))
+        names = ", ".join(dict.fromkeys(f.label(k) for k in passed))
         e.facts.append(f"between {e.producer} and {e.consumer} through {names}: local steps and plumbing with no "
                        "strategy (at validate comm reuse renames a redistribution's own)")
     if len(users) > 1:
-        e.facts.append(f"feeds {', '.join(f.name(u) for u in users)}")
+        e.facts.append(f"feeds {', '.join(f.label(u) for u in users)}")
     if reshape is not None:
         passed = f.node(reshape).op.removeprefix("PrimFunc_")
-        e.facts.append(f"reaches {e.consumer} through {f.name(reshape)} (a Reshape the file gives no strategy)"
-                       if passed == "Reshape" else f"reaches {e.consumer} through {f.name(reshape)} ({passed}, no "
+        e.facts.append(f"reaches {e.consumer} through {f.label(reshape)} (a Reshape the file gives no strategy)"
+                       if passed == "Reshape" else f"reaches {e.consumer} through {f.label(reshape)} ({passed}, no "
                        "strategy: it passes its input's layout on, step_parallel.cc FindNextLayout)")
     trail = path_between(f.graph, source, target) if source is not None and target is not None else None
     if trail is not None and key not in trail:  # another way round it (a weight read twice): the one through it
@@ -662,7 +662,7 @@ def _after_lookup(f: RankFile, source: str, upto: str) -> tuple[OutputLayout, st
             return None
         factors[0] *= size
         how += f" and leaves each its part of dimension 0 ({size} parts)"
-    said = (f"the masked lookup of {f.name(gather)} ({f.node(gather).op.removeprefix('PrimFunc_')}) "
+    said = (f"the masked lookup of {f.label(gather)} ({f.node(gather).op.removeprefix('PrimFunc_')}) "
             f"{strategy_text(strategy)}, whose {added.op} (line {added.line}) {how}: a Gather's output, its "
             "indices' cut then the table's other dimensions'")
     return OutputLayout(tuple(factors), (), tuple(None for _ in factors), rule="the summed lookup"), said
@@ -674,7 +674,7 @@ def _lookup_sum(f: RankFile, node: Node, e: Explanation, gather: str, layout: Ou
     e.action = "sum"
     e.parts = prod(layout.matrix[a] for a in layout.partial)
     e.predicted_group = f.group(layout.matrix, layout.partial)
-    name, strategy = f.name(gather), f.strategy_of(gather)
+    name, strategy = f.label(gather), f.strategy_of(gather)
     e.cannot_tell[:] = [t for t in e.cannot_tell if not t.startswith("how the producer")]
     _need_not_matter(node, e)
     e.facts.append(f"the lookup: {name} ({f.node(gather).op}) in_strategy {strategy_text(strategy)}, "
@@ -782,7 +782,7 @@ def _mirror(f: RankFile, node: Node, row: dict, e: Explanation, target: str | No
         found = _weight_user(f, weight) if weight else None
         if found is not None:
             target, position = found
-            e.consumer = f.name(target)
+            e.consumer = f.label(target)
     cast = f.node(target)
     if not is_backward(node) and f.strategy_of(target) is None \
             and node_is(lambda n: n.op.removeprefix("PrimFunc_") in LAYOUT_KEEPING, cast):
@@ -792,10 +792,10 @@ def _mirror(f: RankFile, node: Node, row: dict, e: Explanation, target: str | No
                  and not node_is(is_backward, f.node(u))]
         if later:
             position = input_position(f, path_between(f.graph, target, later[0]) or [], target, later[0])
-            e.facts.append(f"{weight} reaches {f.name(later[0])} through {cast.name} ({cast.op}, no strategy: it "
+            e.facts.append(f"{weight} reaches {f.label(later[0])} through {cast.name} ({cast.op}, no strategy: it "
                            "passes its input's layout on)")
             target = later[0]
-            e.consumer = f.name(target)
+            e.consumer = f.label(target)
     consumer = f.node(target)
     strategy = f.strategy_of(target)
     if consumer is None or strategy is None:
@@ -1143,8 +1143,8 @@ def _column_cut_readers(f: RankFile, ahead: Node, e: Explanation) -> None:
     if not found:
         return
     nearest = [item for item in sorted(found) if item[0] == min(found)[0]]
-    e.readers = tuple(f.name(k) for _, _, k, _ in nearest)
-    names = ", ".join(f"{f.name(k)} {strategy_text(f.strategy_of(k))}" for _, _, k, _ in nearest)
+    e.readers = tuple(f.label(k) for _, _, k, _ in nearest)
+    names = ", ".join(f"{f.label(k)} {strategy_text(f.strategy_of(k))}" for _, _, k, _ in nearest)
     ways = " or ".join(str(n) for n in sorted({n for *_, n in nearest}))
     e.reconstruction.append(
         f"the nearest matrix products reading the sum cut their weight along its output dimension: {names}; each "

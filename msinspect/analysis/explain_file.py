@@ -1,4 +1,4 @@
-"""One rank's file as ``explain`` reads it (:class:`RankFile`: its graph, its rows by line, its
+"""One rank's file as ``explain`` reads it (:class:`RankFile`: its view, its rows by line, its
 context), the answer ``explain`` gives (:class:`Explanation`), and how both write shapes and
 strategies. Shared by :mod:`msinspect.analysis.explain` and :mod:`msinspect.analysis.explain_steps`.
 """
@@ -9,7 +9,8 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from msinspect.analysis.explain_layouts import ranks_along
-from msinspect.analysis.flow import is_data_edge, label
+from msinspect.analysis.file_view import view_of
+from msinspect.analysis.flow import is_data_edge
 from msinspect.analysis.ops import is_backward, is_comm
 from msinspect.analysis.params import params_at_end
 from msinspect.graph import node_id
@@ -128,17 +129,17 @@ def _plain(value):
 
 
 class RankFile:
-    """One rank's file: its graph, its rows (strategies, comm) by line, its context."""
+    """One rank's file as ``explain`` reads it: its view (:class:`~msinspect.analysis.file_view.
+    FileView`: the parsed file, its graph, its nodes by line), its rows (strategies, comm) by line,
+    its context."""
 
     def __init__(self, analysis: Analysis, result):
-        from msinspect.graph import to_networkx
-        from msinspect.parser import parse_file
-
         self.result = result
         self.analysis = analysis
-        self.ir = parse_file(result.file, lenient=True)
-        self.graph = to_networkx(self.ir)
-        self.by_line = {n.line: n for n in self.ir.nodes() if n.index is not None}
+        self.view = view_of(result.file)
+        self.ir = self.view.ir
+        self.graph = self.view.graph
+        self.by_line = self.view.by_line
         self.strategies = {row["line"]: row for row in result.strategies}
         self.comm = {row["line"]: row for row in result.comm}
         self.ctx = analysis.context(result.rank)
@@ -236,15 +237,15 @@ class RankFile:
         return len(ranks) if ranks else None
 
     def node(self, key: str | None) -> Node | None:
-        return self.graph.nodes[key].get("node") if key is not None and key in self.graph else None
+        return self.view.node(key)
 
     def strategy_of(self, key: str | None):
         node = self.node(key)
         row = self.strategies.get(node.line) if node is not None else None
         return row["in_strategy"] if row else None
 
-    def name(self, key: str | None) -> str | None:
-        return label(self.graph, key)
+    def label(self, key: str | None) -> str | None:
+        return self.view.label(key)
 
     def group(self, matrix, axes) -> tuple[int, ...] | None:
         ranks, local = self.stage_ranks, self.ctx.local_rank

@@ -9,13 +9,17 @@ definition of which edges carry a value. Calls to the file's subgraphs are walke
 (:mod:`msinspect.graph` binds each argument to the callee's parameter and each callee's
 ``Return`` to the call): a call's arguments reach the callee, its output comes from the callee's
 ``Return`` (:func:`passes_through`).
+
+The walks marked :func:`remembered` keep their answers with the graph where it was asked to
+(:func:`remember`); that store and the name of a node (:func:`label`) belong to the file's view,
+:mod:`msinspect.analysis.file_view`, and are given here too for the walks' callers.
 """
 from __future__ import annotations
 
-from functools import partial, wraps
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Callable, Iterator
 
+from msinspect.analysis.file_view import answer, keeps_answers, kept_answers, label, remember, remembered
 from msinspect.analysis.ops import is_comm, is_plumbing
 from msinspect.graph import RETURNED
 from msinspect.model import Node, NodeKind
@@ -23,59 +27,9 @@ from msinspect.model import Node, NodeKind
 if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
     import networkx as nx
 
-
-#: Where :func:`remember` keeps the walks' answers: in the graph's own attributes, so they go
-#: with it.
-_MEMO = "flow_answers"
-
-
-def remember(graph: nx.MultiDiGraph) -> None:
-    """Keep the answers of the walks marked :func:`remembered` on ``graph`` (this module's
-    :func:`first_input`, :func:`producer`, :func:`consumers`, :func:`path_between`, and others')
-    and give them again when asked again: for a graph that will not change while it is kept, read
-    for many ranks (ranks read alike, :mod:`msinspect.analysis.alike`). The walks read the graph's
-    edges and what of each node the ranks read against one graph share (its operator, kind,
-    instance name, strategy, the kinds and shapes of its values): the values that differ between
-    them (group names, constants) are never read by a remembered walk."""
-    graph.graph[_MEMO] = {}
-
-
-def keeps_answers(graph: nx.MultiDiGraph) -> bool:
-    """Whether :func:`remember` asked ``graph`` to keep its answers (:func:`answer`)."""
-    return _MEMO in graph.graph
-
-
-def kept_answers(graph: nx.MultiDiGraph) -> Mapping:
-    """The answers ``graph`` keeps (:func:`remember`), read only: empty where it keeps none."""
-    return MappingProxyType(graph.graph.get(_MEMO) or {})
-
-
-def remembered(walk: Callable) -> Callable:
-    """``walk(graph, *keys[, data])`` (graph keys, then the graph's data view or None), its answer
-    kept where :func:`remember` asked for it: ``data`` is the same for every call on one graph, so
-    the keys name the answer. A list is given as a copy, so a caller may change it."""
-    @wraps(walk)
-    def kept(graph, *args):
-        keys = args if not args or isinstance(args[-1], str) else args[:-1]
-        found = answer(graph, (walk.__name__, *keys), lambda: walk(graph, *args))
-        return list(found) if isinstance(found, list) else found
-    return kept
-
-
-def answer(graph: nx.MultiDiGraph, name: tuple, compute: Callable):
-    """``compute()``, kept under ``name`` where :func:`remember` asked for it and given again
-    when asked again: ``name`` holds everything the answer reads that ranks read against one
-    graph may not share (their values), the rest being the graph's."""
-    memo = graph.graph.get(_MEMO)
-    if memo is None:
-        return compute()
-    found = memo.get(name, _NONE)  # hashed once: a name can be long
-    if found is _NONE:
-        found = memo[name] = compute()
-    return found
-
-
-_NONE = object()
+__all__ = ["answer", "consumers", "data_view", "first_input", "is_data_edge", "is_source", "is_through",
+           "keeps_answers", "kept_answers", "label", "passes_through", "path_between", "producer",
+           "reaches_back", "remember", "remembered", "trail_between"]
 
 
 def _node(graph: nx.MultiDiGraph, key: str) -> Node | None:
@@ -242,16 +196,3 @@ def trail_between(graph: nx.MultiDiGraph, source: str, target: str, data: nx.Mul
             return trail[::-1]
         came_from[upstream] = nearer
     return None
-
-
-def label(graph: nx.MultiDiGraph, key: str | None) -> str | None:
-    """The user-facing name of a graph node: instance name, parameter name, or debug name; a call
-    of subgraphs without an instance name by what it calls (``call @g``, ``call @g1 | @g2``)."""
-    if key is None:
-        return None
-    data = graph.nodes[key]
-    node = data.get("node")
-    if node is not None and not node.instance_name and node.callee_graphs and \
-            data.get("kind") in (NodeKind.CALL_GRAPH, NodeKind.CALL_VALUE):
-        return "call " + " | ".join(f"@{g}" for g in node.callee_graphs)
-    return data.get("name") or key

@@ -178,7 +178,7 @@ def type_ordinals(keys: Iterable[Hashable]) -> list[int]:
     counted, what they count as): each one's count among those of its key before it.
     MindSpore's ``ParallelValidator`` counts per graph (the key holds the graph, the rank's file
     and :func:`validator_type`); the one definition of the numbering, for a parsed file
-    (:class:`msinspect.expectations.irnodes.FileNodes`) and for operator rows
+    (:meth:`msinspect.analysis.file_view.FileView.type_name`) and for operator rows
     (:func:`msinspect.analysis.selector.type_numbers`)."""
     counts: dict = {}
     out = []

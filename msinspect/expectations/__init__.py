@@ -17,7 +17,7 @@ import pkgutil
 
 from msinspect.expectations.base import KINDS, ExpectationKind, assertion, register
 
-_NOT_KINDS = {"base", "evidence", "irnodes", "values"}
+_NOT_KINDS = {"base", "evidence", "values"}
 
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
     if _module not in _NOT_KINDS:

@@ -4,7 +4,7 @@ with its value, anything else with its text."""
 from __future__ import annotations
 
 from msinspect.expectations.base import Checking, Expectation, ExpectationKind, Outcome, register
-from msinspect.expectations.evidence import Evidence, no_match, rank_cells_text, select_in
+from msinspect.expectations.evidence import Evidence, no_match, nodes_of, rank_cells_text, select_in
 
 
 @register
@@ -22,8 +22,6 @@ class Attrs(ExpectationKind):
         return f"{values['op']} {', '.join(f'{k}={v!r}' for k, v in values['attrs'].items())}"
 
     def check(self, checker: Checking, e: Expectation) -> Outcome:
-        from msinspect.expectations.irnodes import nodes_of
-
         want_attrs = e.values["attrs"]
         want = ", ".join(f"{k} = {v!r}" for k, v in want_attrs.items())
         analysis = checker.analysis(e)
@@ -32,7 +30,7 @@ class Attrs(ExpectationKind):
         if rows.empty:
             return Outcome(e, False, want, no_match(ops, e.values["op"]))
         bad, seen = [], set()
-        for row, found, node in nodes_of(rows):
+        for row, _, node in nodes_of(rows):
             attrs = {**node.primitive_attrs, **node.cnode_attrs}
             have = {k: attrs.get(k, _ABSENT) for k in want_attrs}
             seen.add(", ".join(f"{k} = {'absent' if h is _ABSENT else repr(h)}" for k, h in have.items()))

@@ -92,14 +92,22 @@ def _operand_hits(kinds, anchors, after: bool) -> list[bool]:
     """Which communication rows take an anchor as an operand (``after``) or are one of an
     anchor's operands, as the IR writes the edge: for anchors the nearest-operator names do not
     reach (plumbing such as ``Depend``)."""
-    from msinspect.expectations.irnodes import operand_lines
-
     at = set(zip(anchors["file"].astype(str), anchors["line"]))
     if after:
-        return [any((str(f), ln) in at for ln in operand_lines(f, line))
+        return [any((str(f), ln) in at for ln in _operand_lines(f, line))
                 for f, line in zip(kinds["file"], kinds["line"])]
-    feeds = {(str(f), ln) for f, line in at for ln in operand_lines(f, line)}
+    feeds = {(str(f), ln) for f, line in at for ln in _operand_lines(f, line)}
     return [(str(f), line) in feeds for f, line in zip(kinds["file"], kinds["line"])]
+
+
+def _operand_lines(path, line) -> set[int]:
+    """The lines of the operators the node at ``line`` of the file at ``path`` takes as inputs
+    (:meth:`~msinspect.analysis.file_view.FileView.input_nodes`)."""
+    from msinspect.analysis.file_view import view_of
+
+    view = view_of(path)
+    node = view.by_line.get(int(line))
+    return {made.line for made in view.input_nodes(node) if made is not None} if node is not None else set()
 
 
 def _no_kind(kind: str, comm) -> str:

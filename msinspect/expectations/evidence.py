@@ -8,13 +8,15 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from msinspect.model import Node, where
 from msinspect.ranks_text import ranks_text
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from msinspect.analysis.file_view import FileView
 
 #: The most IR lines shown for one failed expectation.
 MAX_EVIDENCE = 8
@@ -133,9 +135,23 @@ def in_graph(path: str, name, graph: str | int) -> bool:
 
 @lru_cache(maxsize=64)
 def _graph_order(path: str) -> tuple[str, ...]:
-    from msinspect.expectations.irnodes import file_nodes
+    from msinspect.analysis.file_view import view_of
 
-    return tuple(g.name for g in file_nodes(path).ir.subgraphs)
+    return tuple(g.name for g in view_of(path).ir.subgraphs)
+
+
+def nodes_of(rows) -> list[tuple[Any, FileView, Node]]:
+    """``(row, view, node)`` for each row of an analysis frame (``file``, ``line`` columns) whose
+    node its file's view (:func:`~msinspect.analysis.file_view.view_of`) holds."""
+    from msinspect.analysis.file_view import view_of
+
+    out = []
+    for row in rows.itertuples():
+        view = view_of(row.file)
+        node = view.by_line.get(int(row.line))
+        if node is not None:
+            out.append((row, view, node))
+    return out
 
 
 def no_match(frame: pd.DataFrame, selector: str, tail: str = "") -> str:

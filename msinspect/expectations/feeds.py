@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from msinspect.expectations.base import Checking, Expectation, ExpectationKind, Outcome, register
-from msinspect.expectations.evidence import Evidence, no_match, rank_cells_text, select_in
+from msinspect.expectations.evidence import Evidence, no_match, nodes_of, rank_cells_text, select_in
 
 if TYPE_CHECKING:
     from msinspect.model import Node
@@ -40,9 +40,7 @@ class Feeds(ExpectationKind):
     def check(self, checker: Checking, e: Expectation) -> Outcome:
         from msinspect.analysis.flow import path_between
         from msinspect.analysis.ops import is_plumbing
-        from msinspect.expectations.irnodes import nodes_of
         from msinspect.graph import node_id
-        from msinspect.model import NodeRef
 
         v = e.values
         through = v["through"]
@@ -54,25 +52,25 @@ class Feeds(ExpectationKind):
             if rows.empty:
                 return Outcome(e, False, want, no_match(ops, end))
         by_file: dict[str, list] = {}
-        for row, found, node in nodes_of(sources):
+        for row, _, node in nodes_of(sources):
             by_file.setdefault(str(row.file), []).append(node)
         fed, wrong, evidence, missing = [], [], [], []
-        for row, found, target in nodes_of(targets):
+        for row, view, target in nodes_of(targets):
             sources_here = by_file.get(str(row.file), [])
-            direct = [s for s in sources_here if s.graph == target.graph
-                      and any(isinstance(o, NodeRef) and o.index == s.index for o in target.inputs)]
-            trails = [[]] if direct else [path_between(found.graph, node_id(s), node_id(target)) for s in sources_here]
+            made = view.input_nodes(target)
+            direct = [s for s in sources_here if any(m is s for m in made)]
+            trails = [[]] if direct else [path_between(view.graph, node_id(s), node_id(target)) for s in sources_here]
             trails = [t for t in trails if t is not None]
             if not trails and through:  # through operators that compute (a mask's Mul): walk past those too
-                trails = [t for t in (_trail(found.graph, node_id(s), node_id(target), through) for s in sources_here)
+                trails = [t for t in (_trail(view.graph, node_id(s), node_id(target), through) for s in sources_here)
                           if t is not None]
             if not trails:
                 missing.append(row.rank)
                 continue
             trail = min(trails, key=len)
-            between = [found.graph.nodes[k].get("node") for k in trail]
+            between = [view.graph.nodes[k].get("node") for k in trail]
             between = [n for n in between if n is not None and not is_plumbing(n)]
-            names = [f"{found.name(n)}" for n in between]
+            names = [view.type_name(n) for n in between]
             fed.append(row.rank)
             if not all(_allowed(n, through) for n in between):
                 wrong.append(f"rank {row.rank}: through {', '.join(names)}")

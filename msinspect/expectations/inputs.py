@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from msinspect.expectations.base import Checking, Expectation, ExpectationKind, Outcome, register
-from msinspect.expectations.evidence import Evidence, no_match, rank_cells_text, select_in
+from msinspect.expectations.evidence import Evidence, no_match, nodes_of, rank_cells_text, select_in
 from msinspect.model import TensorValue
 
 
@@ -35,8 +35,6 @@ class Inputs(ExpectationKind):
         return f"{values['op']} takes {', '.join(map(repr, values['include']))}"
 
     def check(self, checker: Checking, e: Expectation) -> Outcome:
-        from msinspect.expectations.irnodes import nodes_of
-
         v = e.values
         exact = v.get("exact", False)
         want = ("inputs exactly " if exact else "inputs include ") + ", ".join(map(repr, v["include"]))
@@ -46,10 +44,10 @@ class Inputs(ExpectationKind):
         if rows.empty:
             return Outcome(e, False, want, no_match(ops, v["op"]))
         bad, seen = [], set()
-        for row, found, node in nodes_of(rows):
-            have = found.inputs(node)
+        for row, view, node in nodes_of(rows):
+            have = view.validator_inputs(node)
             ok = _exactly(have, v["include"]) if exact else all(_among(item, have) for item in v["include"])
-            text = f"{found.name(node)}({', '.join(map(repr, have))})"
+            text = f"{view.type_name(node)}({', '.join(map(repr, have))})"
             seen.add(text)
             if not ok:
                 bad.append(Evidence.of_node(row.rank, str(row.file), node))

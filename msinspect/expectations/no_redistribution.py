@@ -23,10 +23,11 @@ class NoRedistribution(ExpectationKind):
         return tuple(str(v) for v in values["between"] if v)
 
     def check(self, checker: Checking, e: Expectation) -> Outcome:
+        from msinspect.analysis.file_view import FileView
         from msinspect.analysis.flow import path_between
         from msinspect.analysis.ops import is_backward, is_comm, matches
         from msinspect.dumps import parse_many, pick_file
-        from msinspect.graph import node_id, to_networkx
+        from msinspect.graph import node_id
 
         first, second = e.values["between"]
         want = f"{first} feeds {second} directly (no communication or redistribution between)"
@@ -36,8 +37,9 @@ class NoRedistribution(ExpectationKind):
         found_any, problems, evidence = 0, [], []
         named, seen = {}, {first: False, second: False}  # instance name: op type; which end matched
         for rank, ir in zip(ranks, parse_many(files, jobs=checker.jobs, scheduler=checker.scheduler)):
-            graph = to_networkx(ir)
-            forward = [n for n in ir.nodes() if n.index is not None and not is_backward(n)]
+            view = FileView(ir)
+            graph = view.graph
+            forward = [n for n in view.by_line.values() if not is_backward(n)]
             named.update((n.instance_name, n.op) for n in forward if n.instance_name)
             sources = [n for n in forward if matches(n, first)]
             targets = [n for n in forward if matches(n, second)]

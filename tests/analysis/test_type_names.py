@@ -9,9 +9,9 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
+from msinspect.analysis.file_view import view_of
 from msinspect.analysis.ops import type_ordinals
 from msinspect.analysis.selector import type_name
-from msinspect.expectations.irnodes import file_nodes
 
 from tests.conftest import FIXTURES
 
@@ -26,8 +26,8 @@ def test_rows_and_files_name_every_operator_alike(dump):
     ops = analysis.operators()
     ops = ops[ops["rank"] == ops["rank"].min()]
     names = dict(zip(ops["line"], type_name(ops)))
-    nodes = file_nodes(ops["file"].iloc[0])
+    view = view_of(ops["file"].iloc[0])
     assert ops["graph"].nunique() > 1
-    assert {line: nodes.name(nodes.by_line[line]) for line in names} == names
+    assert {line: view.type_name(view.by_line[line]) for line in names} == names
     firsts = ops.loc[[n.endswith("-0") for n in type_name(ops)]]
     assert firsts.groupby("type")["graph"].nunique().max() > 1  # a type numbered from 0 in two graphs
