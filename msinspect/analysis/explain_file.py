@@ -196,9 +196,7 @@ class RankFile:
         if not REPLACEMENT_NAME.match(name.removeprefix("forward_op")) or not self.result.reference:
             return None
         if self._reference is None:
-            from msinspect.parser import parse_file
-
-            self._reference = (parse_file(self.result.reference, lenient=True), {})
+            self._reference = (view_of(self.result.reference).ir, {})
         reference, known = self._reference
         unmarked = replace(node, instance_name=name.removeprefix("forward_op"))
         return replaced_operator(unmarked, self.ir, reference, known)

@@ -12,6 +12,7 @@ from msinspect.expectations.base import Checking, Expectation, ExpectationKind, 
 from msinspect.expectations.evidence import Evidence, no_match, nodes_of, rank_cells_text, select_in
 
 if TYPE_CHECKING:
+    from msinspect.analysis.file_view import FileView
     from msinspect.model import Node
 
 CATEGORIES = ("comm", "redistribution", "virtual")
@@ -62,13 +63,13 @@ class Feeds(ExpectationKind):
             trails = [[]] if direct else [path_between(view.graph, node_id(s), node_id(target)) for s in sources_here]
             trails = [t for t in trails if t is not None]
             if not trails and through:  # through operators that compute (a mask's Mul): walk past those too
-                trails = [t for t in (_trail(view.graph, node_id(s), node_id(target), through) for s in sources_here)
+                trails = [t for t in (_trail(view, node_id(s), node_id(target), through) for s in sources_here)
                           if t is not None]
             if not trails:
                 missing.append(row.rank)
                 continue
             trail = min(trails, key=len)
-            between = [view.graph.nodes[k].get("node") for k in trail]
+            between = [view.node(k) for k in trail]
             between = [n for n in between if n is not None and not is_plumbing(n)]
             names = [view.type_name(n) for n in between]
             fed.append(row.rank)
@@ -85,7 +86,7 @@ class Feeds(ExpectationKind):
         return Outcome(e, bool(fed) and not wrong and not missing, want, "; ".join(found_text), evidence)
 
 
-def _trail(graph, source: str, target: str, through: tuple[str, ...]) -> list[str] | None:
+def _trail(view: FileView, source: str, target: str, through: tuple[str, ...]) -> list[str] | None:
     """The keys between ``source`` and ``target`` (as :func:`~msinspect.analysis.flow.path_between`
     gives them), walking back along data edges from ``target`` through what carries data
     (:func:`~msinspect.analysis.flow.passes_through`) and the operators ``through`` allows; None
@@ -93,10 +94,10 @@ def _trail(graph, source: str, target: str, through: tuple[str, ...]) -> list[st
     from msinspect.analysis.flow import trail_between
 
     def allowed(key: str) -> bool:
-        node = graph.nodes[key].get("node")
+        node = view.node(key)
         return node is not None and _allowed(node, through)
 
-    return trail_between(graph, source, target, also=allowed)
+    return trail_between(view.graph, source, target, also=allowed)
 
 
 def _allowed(node: Node, through: tuple[str, ...]) -> bool:

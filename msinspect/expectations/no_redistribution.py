@@ -51,7 +51,7 @@ class NoRedistribution(ExpectationKind):
                 if not trails:
                     continue
                 found_any += 1
-                comm = [graph.nodes[k]["node"] for k in min(trails, key=len) if is_comm(graph.nodes[k]["node"])]
+                comm = [n for n in map(view.node, min(trails, key=len)) if n is not None and is_comm(n)]
                 if comm:
                     problems.append(f"rank {rank.rank}: {', '.join(c.name for c in comm)}")
                     evidence += [Evidence.of_node(rank.rank, ir.path, c) for c in comm]
