@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import shutil
 
+import msinspect
+from msinspect.analysis import analyse
+from msinspect.analysis.explain_file import RankFile
 from msinspect.analysis.file_view import FileView, view_of
 from msinspect.graph import node_id
+from msinspect.model import ParamRef
 from msinspect.parser import parse_file
 
 from tests.conftest import FIXTURES
@@ -58,3 +62,19 @@ def test_a_file_is_read_once_while_unchanged(tmp_path):
     # step_parallel_end holds what the parallel pass inserted as well (matmul3 takes out1 cut
     # (2, 2) as (2, 4): a redistribution between them)
     assert len(again.by_line) > len(first.by_line)
+
+
+def test_a_parameter_is_named_less_mindspore_number():
+    view = FileView(parse_file(FILE, lenient=True))
+    # GradWrap.construct(x, y) calls grad_all(network)(x, y): the call takes the graph's inputs,
+    # which MindSpore writes %para1_x, %para2_y and ParallelValidator names x, y
+    call = next(n for n in view.by_line.values() if "GradWrap" in n.graph
+                and n.inputs and all(isinstance(o, ParamRef) for o in n.inputs))
+    assert view.validator_inputs(call) == ["x", "y"]
+    assert view.input_nodes(call) == [None, None]
+
+
+def test_explain_reads_the_file_the_kinds_read():
+    analysis = analyse(msinspect.load_dump(FILE.parent.parent), "step_parallel_begin")
+    result = analysis.results[0]
+    assert RankFile(analysis, result).view is view_of(result.file)
