@@ -69,6 +69,12 @@ def stage_of(path: str | PurePath) -> str:
     return _TRAILING.sub("", name) or name
 
 
+def later_pass(path) -> bool:
+    """Whether ``path`` is the file of a pass after the parallel passes (validate, execute ...),
+    whose weights keep the layouts the parallel pass gave them
+    (:func:`~msinspect.analysis.params.params_at_end`)."""
+    return isinstance(path, (str, PurePath)) and stage_of(path) not in PARALLEL_STAGES
+
 def files_of_stage(folder: str | PurePath, stages: str | tuple[str, ...]) -> list[Path]:
     """The IR files (``.ir`` or ``.ir.gz``) directly in ``folder`` whose stage (by name, never by
     number: :func:`stage_of`) is ``stages`` or one of them, sorted by name; [] for no folder."""

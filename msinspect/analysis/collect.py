@@ -18,7 +18,8 @@ from msinspect.analysis.flow import answer
 from msinspect.analysis.ops import PIPELINE_OPS
 from msinspect.analysis.passes import Like, RankInput, before_planner_file
 from msinspect.analysis.pipeline_stages import RankKeys, StagesTold, facts_of, stages_from_ir, with_groups
-from msinspect.analysis.params import PARAM_COLUMNS, params_at_end, slice_text, weights_of, with_slices
+from msinspect.analysis.gradsync import trained_weights, updated_weights
+from msinspect.analysis.params import PARAM_COLUMNS, at_end_note, params_at_end, slice_text, weights_of, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
 from msinspect.analysis.result import RankResult
 from msinspect.analysis.spool import SPOOL_RANKS, Derived, Spool, as_list, close_shelf, shelve
@@ -33,6 +34,7 @@ from msinspect.executors import _bare, batches, run_each
 from msinspect.rank_lists import compact
 from msinspect.ranks_read import RankRead, ReadPlan, plan_reads
 from msinspect.selection import world_of
+from msinspect.stages import later_pass
 
 #: Set (to anything but ""), every rank is read in full: no rank is read by what differs from
 #: another (:mod:`msinspect.analysis.alike`).
@@ -588,22 +590,56 @@ class Analysis:
         return self.table("ops")
 
     @functools.cached_property
+    def _weights_beside(self) -> tuple[dict[str, list[dict]], dict[str, list[str]]]:
+        """(:attr:`weights_at_end`, :attr:`weights_untold`), made in one pass over the files read."""
+        at_end: dict[str, list[dict]] = {}
+        untold: dict[str, list[str]] = {}
+        for result in self.results:
+            if not result.planner or not later_pass(result.file):
+                continue
+            stated = {row["param"] for row in weights_of(result.params)}
+            missing = trained_weights(result.held) - stated
+            if not missing:  # most files: read nothing beside them
+                continue
+            rows = [row for row in params_at_end(result.file, self.context(result.rank)) or []
+                    if row["param"] in missing]
+            if rows:
+                at_end[result.file] = rows
+            # a weight a forward graph only declares (another pipeline stage's) is none the rank uses
+            if left := updated_weights(result.held) - stated - {row["param"] for row in rows}:
+                untold[result.file] = sorted(left)
+        return at_end, untold
+
+    @property
     def weights_at_end(self) -> dict[str, list[dict]]:
-        """Where no file read states a weight's layout: each file's weights as the rank's
-        step_parallel_end beside it states them (:func:`~msinspect.analysis.params.params_at_end`:
-        later passes keep the parallel pass's layouts; under ``enable_nd_tp`` validate's MatMuls
-        print no strategy), by file; empty where a file read states one, or none has such a file
-        beside it. The one place that decides it: :meth:`params_of` reads it, and through it
-        :meth:`slices`, the report and ``check``."""
-        if any(weights_of(result.params) for result in self.results):
-            return {}
-        return {result.file: rows for result in self.results
-                if (rows := params_at_end(result.file, self.context(result.rank)))}
+        """Per file read, the weights it trains (:func:`~msinspect.analysis.gradsync.trained_weights`)
+        but states no layout of, as the rank's step_parallel_end beside it states them
+        (:func:`~msinspect.analysis.params.params_at_end`: later passes keep the parallel pass's
+        layouts; MindSpore expands a self-defined-shard operator after the parallel passes, and
+        under ``enable_nd_tp`` validate's MatMuls print no strategy), by file; a file is missing
+        where it states each weight it trains, or nothing beside it states the ones it does not.
+        The one place that decides it: :meth:`params_of` reads it, and through it :meth:`slices`,
+        the report and ``check``."""
+        return self._weights_beside[0]
+
+    @property
+    def weights_untold(self) -> dict[str, list[str]]:
+        """Per file read (of a later pass, the parallel pass run), the weights it updates
+        (:func:`~msinspect.analysis.gradsync.updated_weights`) whose layout neither it nor a
+        step_parallel_end beside it states (:attr:`weights_at_end`), by name: their slices cannot be
+        told from the files read."""
+        return self._weights_beside[1]
+
+    def at_end_notes(self) -> list[str]:
+        """What ``shapes --params`` and the report say of the weights the files read train but do
+        not lay out (:func:`~msinspect.analysis.params.at_end_note`); empty where they lay out each."""
+        return at_end_note((r.stage for r in self.results if r.stage), self.weights_at_end, self.weights_untold,
+                           any(weights_of(r.params) for r in self.results))
 
     def params_of(self, result: RankResult) -> list[dict]:
         """The rank's parameter rows (before their slices: :func:`~msinspect.analysis.params.with_slices`):
-        its file's, and the weights of the step_parallel_end beside it where no file read states
-        one (:attr:`weights_at_end`)."""
+        its file's, and the weights of the step_parallel_end beside it that it trains but states no
+        layout of (:attr:`weights_at_end`)."""
         found = self.weights_at_end.get(result.file)
         return list(result.params) + found if found else result.params
 

@@ -44,10 +44,13 @@ control flow (``Switch``, ``Partial``) is counted once: at most once per step (`
   (a partial-sum AllReduce after a row-parallel MatMul runs along the contracted dimension's
   axis: tensor; after a mean over the batch: data). It names the groups no weight's matrix
   holds: a group of part of an axis;
-- else, where the file read states no weight's layout for the stage (a later pass than the
-  parallel pass's, whose MatMuls under ``enable_nd_tp`` print no strategy: zoo 20 at validate),
-  the rules above against the weights' device matrices of the rank's step_parallel_end beside
-  it (:func:`layouts_at_end`): the parallel pass's output, whose layouts later passes keep;
+- the weights' device matrices include those of the weights the file read trains but does not
+  lay out (a later pass than the parallel pass's: under ``enable_nd_tp`` validate's MatMuls print
+  no strategy, zoo 20; MindSpore expands a self-defined-shard operator after the parallel passes,
+  zoo 15's experts), as the rank's step_parallel_end beside it states them
+  (:attr:`~msinspect.analysis.collect.Analysis.weights_at_end`): the parallel pass's output, whose
+  layouts later passes keep. Those are tried after the file's own, and a rule that only they
+  give says so;
 - ``cannot tell`` with the reason where none of these says (no layout, a group that is no
   sub-grid, a group the IR does not name). Sequence parallelism runs on the tensor group and the
   IR does not name it: its collectives count under ``tensor``.
@@ -80,12 +83,12 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Collection, Iterable
 
 from msinspect.analysis.ops import PIPELINE_OPS, stable_name
 from msinspect.analysis.vocabulary import ALL_TO_ALL, GLOBAL_NORM_PREFIX
 from msinspect.schema import is_missing
-from msinspect.stages import PARALLEL_STAGES, stage_of
+from msinspect.stages import later_pass
 from msinspect.mindspore.layouts import layout_of, map_axes
 
 if TYPE_CHECKING:
@@ -143,24 +146,36 @@ def _runs_per_graph(operators: pd.DataFrame) -> dict[tuple[str, str], tuple[int,
 
 
 # ------------------------------------------------------------------ the device matrix of a stage
-def _stage_axes(analysis) -> dict[tuple[int, ...], tuple[tuple, bool]]:
-    """Stage ranks -> (the weights' device matrices covering the stage, most dimensions first, each
-    with a name per dimension; whether a dimension cuts an expert weight), from their layouts."""
+def _stage_axes(analysis) -> dict[tuple[int, ...], tuple[tuple, bool, frozenset]]:
+    """Stage ranks -> :func:`weight_axes` of the weights of its lowest rank that has any, from
+    their layouts."""
     slices = analysis.slices()
     slices = slices[slices["kind"] == "weight"]  # a graph input's batch cut is no tensor axis
     out: dict = {}
     if slices.empty:
         return out
+    beside = {row["file"] for rows in analysis.weights_at_end.values() for row in rows}
     for rank, rows in slices.groupby("rank"):
         ctx = analysis.context(rank)
         stage = tuple(ctx.stage_ranks or ctx.world or ())
         if not stage or stage in out:
             continue
-        full = laid_over(rows.to_dict("records"), len(stage))
-        if not full:
-            continue
-        out[stage] = stage_axes(full)
+        found = weight_axes(rows.to_dict("records"), len(stage), beside)
+        if found is not None:
+            out[stage] = found
     return out
+
+
+def weight_axes(rows: list[dict], devices: int, beside: Collection[str] = ()) -> tuple[tuple, bool, frozenset] | None:
+    """(:func:`stage_axes` of the weight rows whose layout covers the ``devices`` of their stage;
+    the device matrices among them that only weights read beside the file give: rows whose file is
+    in ``beside``, a step_parallel_end read for weights the file read does not lay out,
+    :attr:`~msinspect.analysis.collect.Analysis.weights_at_end`); None where no row covers them."""
+    full = laid_over(rows, devices)
+    if not full:
+        return None
+    own = {m for m, _, _ in laid_over((r for r in rows if r["file"] not in beside), devices)}
+    return (*stage_axes(full), frozenset(m for m, _, _ in full) - own)
 
 
 def laid_over(rows: Iterable[dict], devices: int) -> list[tuple]:
@@ -377,8 +392,15 @@ def gradient_pending(ops: Iterable[dict]) -> bool:
 def why_no_backward(result) -> str | None:
     """Why a rank's backward cannot be told (:data:`NO_BACKWARD`) where its file (a
     :class:`~msinspect.analysis.result.RankResult`) holds no gradient graph
-    (:func:`gradient_pending`); None where it holds one, or where the network has none."""
-    return NO_BACKWARD.format(stage=result.stage or "?") if gradient_pending(result.ops) else None
+    (:func:`gradient_pending`); None where it holds one, or where the network has none. One
+    sentence object per stage name, shared by the ranks read at it."""
+    return _no_backward(result.stage or "?") if gradient_pending(result.ops) else None
+
+
+@functools.lru_cache(maxsize=None)
+def _no_backward(stage: str) -> str:
+    """:data:`NO_BACKWARD` of one stage name, made once (the ranks of a job are read at a few)."""
+    return NO_BACKWARD.format(stage=stage)
 
 
 def backward_missing(analysis) -> dict:
@@ -386,22 +408,8 @@ def backward_missing(analysis) -> dict:
     return {r.rank: why for r in analysis.results if (why := why_no_backward(r)) is not None}
 
 
-#: Why a later pass's weights are laid out as the rank's step_parallel_end states.
-LATER = "the file read states no weight's layout; later passes keep the parallel pass's"
-
-
-def layouts_at_end(path, rank, stage: tuple[int, ...]) -> tuple:
-    """The weights' device matrices of ``stage`` (:func:`stage_axes`) as the step_parallel_end file
-    beside ``path`` states them (:func:`~msinspect.analysis.params.weights_at_end`), where
-    ``path`` is a later pass (validate, execute ...): () where there is none, it cannot be read, or
-    it gives none."""
-    from msinspect.analysis.context import RankContext
-    from msinspect.analysis.params import weights_at_end
-
-    if rank is None or not stage:
-        return ()
-    full = laid_over(weights_at_end(path, RankContext(rank, stage_ranks=tuple(stage))) or [], len(stage))
-    return stage_axes(full)[0] if full else ()
+#: Why a later pass's weights are laid out as the rank's step_parallel_end states them.
+LATER = "the file read states no layout of them; later passes keep the parallel pass's"
 
 
 class AxisRules:
@@ -409,23 +417,21 @@ class AxisRules:
     asked row by row: :func:`comm_costs` and the report's cost fold
     (:class:`msinspect.report.rollup.Cost`) both ask it, so the two never differ."""
 
-    def __init__(self, experts: bool, at_end: bool = False):
+    def __init__(self, experts: bool):
         self.experts = experts
         """Whether the job has expert weights (:func:`stage_axes`)."""
-        self.at_end = at_end
-        """Whether the weights' layouts are the step_parallel_end's beside the files read
-        (:attr:`~msinspect.analysis.collect.Analysis.weights_at_end`): the weights' rule says so."""
         self._by_weights: dict = {}
-        self._ended: dict[tuple, tuple] = {}  # stage -> layouts_at_end
 
     def of(self, row: dict, *, candidates, position: dict[int, int], devices: int, forward: dict, calls: dict,
-           key=None) -> tuple[str, str]:
+           key=None, ended: Collection = ()) -> tuple[str, str]:
         """(axis, rule) of one comm row: ``candidates`` the weights' device matrices of its stage
         (:func:`stage_axes`), ``position`` each rank's place in the stage, ``devices`` the stage's
         size, ``forward`` the axes of its file's forward operators by name (a gradient operator
         takes its forward operator's; filled here), ``calls`` its file's
         :func:`operator_calls`; ``key``: a key for the group on its stage under which the
-        weights' answer is kept (None: not kept)."""
+        weights' answer is kept (None: not kept); ``ended``: the matrices among ``candidates``
+        that only weights read at the step_parallel_end beside the file give (:func:`weight_axes`):
+        the rule says so."""
         name = row["name"] or ""
         ranks = row["group_ranks"] if isinstance(row["group_ranks"], (tuple, list)) else None
         shape = row["shape"] if isinstance(row["shape"], (tuple, list)) else None
@@ -450,32 +456,15 @@ class AxisRules:
                                    "parallelism's dispatch")
         else:
             around = (row["producer"], *(row["consumers"] or ()))
-            axis, why = self._group(tuple(ranks), around, candidates, position, devices, calls, key)
-            if axis == "cannot tell" and not candidates:
-                axis, why = self._at_end(row, tuple(ranks), around, position, devices, why)
+            axis, why = self._group(tuple(ranks), around, candidates, position, devices, calls, key, ended)
+            if axis == "cannot tell" and not candidates and later_pass(row.get("file")):
+                why += "; nor does a step_parallel_end beside the file read"  # asked: Analysis.weights_at_end
         if twin is None and axis != "cannot tell":
             forward.setdefault(name, (axis, why))
         return axis, why
 
-    def _at_end(self, row: dict, ranks, around, position, devices: int, why: str) -> tuple[str, str]:
-        """(axis, rule) of a group whose file states no weight's layout for its stage, by the
-        weights' device matrices of the rank's step_parallel_end (:func:`layouts_at_end`, read
-        once a stage), where the file is of a later pass; else "cannot tell", ``why`` and what the
-        step_parallel_end did not tell."""
-        path = row.get("file")
-        if not isinstance(path, str) or stage_of(path) in PARALLEL_STAGES:
-            return "cannot tell", why
-        stage = tuple(position)
-        if stage not in self._ended:
-            self._ended[stage] = layouts_at_end(path, row.get("rank"), stage)
-        if not self._ended[stage]:
-            return "cannot tell", f"{why}; nor does a step_parallel_end beside the file read"
-        axis, rule = self._group(ranks, around, self._ended[stage], position, devices, {}, None)
-        if axis == "cannot tell":
-            return axis, f"{why}; at the rank's step_parallel_end: {rule}"
-        return axis, f"{rule} of the weights at the rank's step_parallel_end ({LATER})"
-
-    def _group(self, ranks, around, candidates, position, devices: int, calls: dict, key) -> tuple[str, str]:
+    def _group(self, ranks, around, candidates, position, devices: int, calls: dict, key,
+               ended: Collection = ()) -> tuple[str, str]:
         """(axis, rule) of a group by the device matrices of its stage: the weights', then its
         operators' (``around``: its producer, then its consumers), each the whole group, then
         along part of one axis; a group across pipeline stages by its places in each
@@ -486,27 +475,28 @@ class AxisRules:
             where = f"the same {'place' if len(places) == 1 else 'places'} of pipeline stages {stages}"
             if len(places) == 1:
                 return "pipeline", f"{where} (stage s of n ranks: s * n .. s * n + n - 1)"
-            axis, why = self._group(places, around, candidates, position, devices, calls, None)
+            axis, why = self._group(places, around, candidates, position, devices, calls, None, ended)
             return ("cannot tell", f"{where}: {why}") if axis == "cannot tell" else (f"pipeline+{axis}",
                                                                                       f"{where}, within one: {why}")
-        axis, why = self._weights(ranks, candidates, position, key)
+        axis, why = self._weights(ranks, candidates, position, key, ended)
         if axis == "cannot tell" and calls:
             axis, why = by_operators(ranks, around, calls, position, devices) or (axis, why)
         if axis == "cannot tell":
-            axis, why = self._weights(ranks, candidates, position, key and (key, "part"), part=True)
+            axis, why = self._weights(ranks, candidates, position, key and (key, "part"), ended, part=True)
             if axis == "cannot tell" and calls:
                 axis, why = by_operators(ranks, around, calls, position, devices, part=True) or (axis, why)
         return axis, why
 
-    def _weights(self, ranks, candidates, position, key, part: bool = False) -> tuple[str, str]:
+    def _weights(self, ranks, candidates, position, key, ended: Collection, part: bool = False) -> tuple[str, str]:
         """The axis of a group by the weights' device matrices of its stage (the first it spans;
-        ``part``: along part of one axis, :func:`spanned`)."""
+        ``part``: along part of one axis, :func:`spanned`; ``ended``: as :meth:`of` has it)."""
         if key is not None and key in self._by_weights:
             return self._by_weights[key]
-        found = next(((a, m) for m, names in candidates
+        # the file's own weights' matrices first: one read beside it only where they say nothing
+        found = next(((a, m) for m, names in sorted(candidates, key=lambda c: c[0] in ended)
                       if (a := spanned(tuple(ranks), position, m, names, part)) is not None), None)
         told = (found[0], f"group along {'part of one axis of ' if part else ''}device matrix {found[1]}"
-                + (f" of the weights at the rank's step_parallel_end ({LATER})" if self.at_end else "")) \
+                + (f" of the weights at the rank's step_parallel_end ({LATER})" if found[1] in ended else "")) \
             if found is not None else ("cannot tell", _no_axis(candidates))
         if key is not None:
             self._by_weights[key] = told
@@ -526,7 +516,7 @@ def comm_costs(analysis) -> pd.DataFrame:
     comm = comm[comm["moves_data"].fillna(False).astype(bool)]
     runs = _runs_per_graph(analysis.operators())
     axes = _stage_axes(analysis)
-    rules = AxisRules(any(expert for _, expert in axes.values()), bool(analysis.weights_at_end))
+    rules = AxisRules(any(expert for _, expert, _ in axes.values()))
     forward: dict[str, dict] = {}  # file -> its forward operators' axes by name
     positions: dict[tuple, dict[int, int]] = {}  # stage -> each rank's place in it
     calls = {r.file: operator_calls(r.strategies) for r in analysis.results}
@@ -536,9 +526,10 @@ def comm_costs(analysis) -> pd.DataFrame:
         stage = tuple(ctx.stage_ranks or ctx.world or ())
         position = positions.get(stage) or positions.setdefault(stage, {r: i for i, r in enumerate(stage)})
         ranks = row["group_ranks"] if isinstance(row["group_ranks"], (tuple, list)) else None
-        candidates = axes[stage][0] if stage in axes else ()
+        candidates, _, ended = axes.get(stage, ((), False, ()))
         axis, why = rules.of(row, candidates=candidates, position=position, devices=len(stage),
-                             forward=forward.setdefault(row["file"], {}), calls=calls.get(row["file"], {}))
+                             forward=forward.setdefault(row["file"], {}), calls=calls.get(row["file"], {}),
+                             ended=ended)
         count, basis = runs.get((row["file"], row["graph"]), (1, "once"))
         if not is_missing(row.get("micro")):
             basis = "unrolled" if basis == "once" else basis

@@ -201,6 +201,18 @@ def weight_rows(ir: IRFile, rank: int | None, comm: list[dict]) -> list[dict]:
     return rows
 
 
+def updated_weights(held: list[dict]) -> set[str]:
+    """The weights a rank's file updates or sums the gradient of, from its :func:`weight_rows`
+    (``result.held``): not its optimizer's states, whose names are their weight's with a prefix."""
+    return {row["param"] for row in held if row["update"] or row["synced_by"]}
+
+
+def trained_weights(held: list[dict]) -> set[str]:
+    """The weights a rank trains (:func:`updated_weights`); where it trains none (a forward graph),
+    every weight it holds, whether or not an operator of the file reads it."""
+    return updated_weights(held) or {row["param"] for row in held}
+
+
 # ------------------------------------------------------------------ across ranks
 def _replicas_by_layout(slices: pd.DataFrame, analysis) -> dict[tuple[int, str], tuple[int, ...]]:
     """(rank, weight) -> the ranks of its stage holding the same slice, from its layout."""

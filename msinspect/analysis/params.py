@@ -19,7 +19,7 @@ from msinspect.analysis.strategies import REPLACEMENT_NAME, strategy_of
 from msinspect.graph import to_networkx
 from msinspect.mindspore.layouts import Call, call_of, divided, layout_of, shard_of, slice_by_map, standard
 from msinspect.model import IRFile, Node
-from msinspect.stages import PARALLEL_STAGES, files_of_stage, stage_of
+from msinspect.stages import files_of_stage, later_pass, stage_of
 
 if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
     import networkx as nx
@@ -375,7 +375,7 @@ def params_at_end(path, ctx: RankContext) -> list[dict] | None:
     from msinspect.errors import MsInspectError
     from msinspect.parser import parse_file
 
-    if not isinstance(path, str) or stage_of(path) in PARALLEL_STAGES:  # their own layouts, or none yet
+    if not later_pass(path):  # their own layouts, or none yet
         return None
     folder = Path(path).parent
     end, begin = files_of_stage(folder, "step_parallel_end"), files_of_stage(folder, "step_parallel_begin")
@@ -389,17 +389,37 @@ def params_at_end(path, ctx: RankContext) -> list[dict] | None:
     return weights_of(param_rows(ir, ctx, reference))
 
 
-def at_end_note(stages) -> str:
-    """What ``shapes --params`` and the report say where the weights' rows are the
-    step_parallel_end's beside the files read (:func:`params_at_end`); ``stages``: those read."""
-    return (f"the files read (at {', '.join(sorted(set(stages)))}) state no weight's layout: the weights as the "
-            "step_parallel_end beside each states them (later passes keep the parallel pass's layouts)")
+#: How many weights a note names before it says how many more there are.
+_NAMED = 8
 
 
-def weights_at_end(path, ctx: RankContext) -> list[dict] | None:
-    """:func:`params_at_end` with their slices (:func:`with_slices`); None where it is None."""
-    rows = params_at_end(path, ctx)
-    return None if rows is None else with_slices(rows, ctx)
+def _names(names) -> str:
+    names = sorted(set(names))
+    shown = ", ".join(names[:_NAMED])
+    return shown + (f" and {len(names) - _NAMED} more" if len(names) > _NAMED else "")
+
+
+def at_end_note(stages, at_end: dict[str, list[dict]], untold: dict[str, list[str]],
+                stated: bool) -> list[str]:
+    """What ``shapes --params`` and the report say where the files read (at ``stages``) leave a
+    weight they train unlaid: whose rows are the step_parallel_end's beside them (``at_end``, by
+    file: :attr:`~msinspect.analysis.collect.Analysis.weights_at_end`) and whose slices cannot be
+    told (``untold``); ``stated``: whether a file read states any weight's layout itself."""
+    where = f"at {', '.join(sorted(set(stages))) or 'none'}"
+    notes = []
+    if at_end and not stated:
+        notes.append(f"the files read ({where}) state no weight's layout: the weights as the "
+                     "step_parallel_end beside each states them (later passes keep the parallel pass's layouts)")
+    elif at_end:
+        names = [row["param"] for rows in at_end.values() for row in rows]
+        notes.append(f"the files read ({where}) state no layout of {len(set(names))} weight(s) they train "
+                     f"({_names(names)}): those as the step_parallel_end beside each states them (later passes "
+                     "keep the parallel pass's layouts)")
+    if untold:
+        names = [name for left in untold.values() for name in left]
+        notes.append(f"cannot tell the slices of {len(set(names))} weight(s) the files read train ({_names(names)}): "
+                     f"neither the files read ({where}) nor a step_parallel_end beside them states their layout")
+    return notes
 
 
 def slice_text(bounds) -> str:

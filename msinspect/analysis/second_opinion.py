@@ -22,6 +22,7 @@ from math import prod
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from msinspect.analysis.gradsync import trained_weights
 from msinspect.mindspore.layouts import shard_of, slice_by_map
 
 if TYPE_CHECKING:
@@ -185,9 +186,7 @@ def unread(analysis, slices: pd.DataFrame, records: dict | None = None) -> list[
         record = records.get(result.rank)
         if record is None:
             continue
-        trained = [row for row in result.held if row["update"] or row["synced_by"]]
-        # the weights the rank trains; where it trains none (a forward graph), every weight it holds
-        names = {row["param"] for row in (trained or result.held)}
+        names = trained_weights(result.held)
         for name, layout in record.weights.items():
             if name in names and (result.rank, name) not in held:
                 out.append((result.rank, name, layout.device_matrix, layout.tensor_map))

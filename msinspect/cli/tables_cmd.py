@@ -189,10 +189,8 @@ def shapes(dump, selector, ranks, stage, params, param, mismatches, as_json, as_
             frame = _selected(frame, ranks, selector, "operator inputs")
     if params or param:
         frame = only_ranks(frame, ranks)
-        if analysis.weights_at_end:  # the analysis read them there (Analysis.weights_at_end): say so
-            from msinspect.analysis.params import at_end_note
-
-            click.echo(at_end_note(r.stage for r in analysis.results if r.stage), err=True)
+        for note in analysis.at_end_notes():  # weights read beside the files, or not told: say so
+            click.echo(note, err=True)
         if not (frame["kind"] == "weight").any():  # an empty table would read as "no rank holds any weight"
             stages = sorted({r.stage for r in analysis.results if r.stage})
             earlier = {"validate": "step_parallel_end", "step_parallel_end": "step_parallel_begin"}.get(stages[-1]) \

@@ -135,7 +135,6 @@ def _params(weights) -> dict:
     """Each weight (repeated layers' weights collapsed into one block) and each distinct layout's
     device grid once (``weights``: a :class:`~msinspect.report.rollup.Weights` fed every rank's
     slices)."""
-    from msinspect.analysis.params import at_end_note
     from msinspect.report.rollup import weight_grids
 
     out, by_layout, cache = [], defaultdict(list), {}
@@ -164,8 +163,7 @@ def _params(weights) -> dict:
     picture_of = {p: pic["id"] for pic in pictures for p in pic["params"]}
     for info in out:
         info["picture"] = picture_of.get(info["param"])
-    stages = {r.stage for r in weights.analysis.results if r.stage}
-    note = at_end_note(stages) if weights.analysis.weights_at_end else None  # where the rows come from
+    note = " ".join(weights.analysis.at_end_notes()) or None  # where the rows come from, or none could
     return {"params": out, "pictures": pictures, "picture_of": picture_of,
             "blocks": param_blocks(out, PARAM_SHOWN), "note": note}
 

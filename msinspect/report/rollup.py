@@ -32,8 +32,8 @@ from dataclasses import dataclass, field, replace
 
 from msinspect.analysis.comm_totals import CommTotals, Total, group_of, moves, reason_of, why_text
 from msinspect.analysis.context import RankContext
-from msinspect.analysis.cost import (AxisRules, graph_runs, matrix_frame, operator_calls, phase_of,
-                                     sends, stage_axes, why_no_backward)
+from msinspect.analysis.cost import (AxisRules, graph_runs, matrix_frame, operator_calls, phase_of, weight_axes,
+                                     sends, why_no_backward)
 from msinspect.analysis.gradsync import verdict_of
 from msinspect.mindspore.layouts import Layout
 from msinspect.analysis.memory import memory_of_rank, shards_of_rank
@@ -236,27 +236,24 @@ class StageAxes:
     has any (:func:`msinspect.analysis.cost.stage_axes`); the stage's names for each matrix."""
 
     def __init__(self, analysis, stages: Stages):
-        self.by_stage: dict[int, tuple] = {}  # id(stage) -> (candidates, expert)
-        self.at_end = bool(analysis.weights_at_end)  # the weights are the step_parallel_end's beside
+        self.by_stage: dict[int, tuple] = {}  # id(stage) -> cost.weight_axes: (candidates, expert, ended)
         self.keep: list = []
         done = set()
         ranks = sorted({r.rank for r in analysis.results if rank_number(r.rank) is not None})
         by_rank = {r.rank: r for r in analysis.results if rank_number(r.rank) is not None}
+        beside = {row["file"] for rows in analysis.weights_at_end.values() for row in rows}
         for rank in ranks:
             ctx = stages.context(analysis, rank)
             stage = ctx.stage_ranks or ctx.world or ()
             if not stage or id(stage) in done:
                 continue
-            rows = with_slices(weights_of(analysis.params_of(by_rank[rank])), ctx)
-            full = [(tuple(r["device_matrix"]), tuple(r["tensor_map"]), r["global_shape"]) for r in rows
-                    if isinstance(r["device_matrix"], (tuple, list)) and isinstance(r["tensor_map"], (tuple, list))
-                    and math.prod(r["device_matrix"]) == len(stage)]
-            if not full:
+            found = weight_axes(with_slices(weights_of(analysis.params_of(by_rank[rank])), ctx), len(stage), beside)
+            if found is None:
                 continue
             done.add(id(stage))
             self.keep.append(stage)
-            self.by_stage[id(stage)] = stage_axes(full)
-        self.experts = any(expert for _, expert in self.by_stage.values())
+            self.by_stage[id(stage)] = found
+        self.experts = any(expert for _, expert, _ in self.by_stage.values())
 
 
 def runs_per_graph(ops: list[dict]) -> dict[str, tuple[int, str]]:
@@ -283,16 +280,16 @@ class Cost:
         self.received: dict[tuple[int, int], float] = {}  # Receive: counted where its sender was not read
         self.missing: dict = {}  # rank -> why its backward is not in its file (cost.backward_missing)
         self.read: set = set()
-        self.rules = AxisRules(axes.experts, axes.at_end)
+        self.rules = AxisRules(axes.experts)
 
     def _axis(self, row, ctx, forward_axis, calls: dict) -> tuple[str, str]:
         """:class:`~msinspect.analysis.cost.AxisRules` of one row, the weights' answer kept per
         group and stage (each list one object per content: ``GroupLists.one``)."""
         stage = ctx.stage_ranks or ctx.world or ()
         ranks = row["group_ranks"]
-        by_stage = self.axes.by_stage.get(id(stage))
-        return self.rules.of(row, candidates=by_stage[0] if by_stage else (), position=self.stages.position(stage),
-                             devices=len(stage), forward=forward_axis, calls=calls, key=(id(stage), id(ranks)))
+        candidates, _, ended = self.axes.by_stage.get(id(stage), ((), False, ()))
+        return self.rules.of(row, candidates=candidates, position=self.stages.position(stage), devices=len(stage),
+                             forward=forward_axis, calls=calls, key=(id(stage), id(ranks)), ended=ended)
 
     def add_rank(self, rank, ctx, comm: list[dict], ops: list[dict] | None, no_backward: str | None = None,
                  strategies: list[dict] = ()) -> None:

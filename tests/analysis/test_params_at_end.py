@@ -191,3 +191,111 @@ def test_zoo20_diff_of_two_ranks_compares_the_weights_read_at_step_parallel_end(
     # MindSpore's own record (the strategy checkpoint each rank kept) says the same slices
     assert {(r.param, r.left_record, r.right_record) for r in weights.itertuples()} == {
         (param, text(3, param), text(6, param)) for param in ("fc1_weight", "fc2_weight")}
+
+
+# ------------------------------------------------------------------ per weight: zoo 15
+# By hand, from fixtures/zoo/nets/15_mf_llama_moe_ep8.py (MindFormers' LLaMA, 2 layers, MoEV3
+# experts, dp 4 x mp 2, expert_parallel 4, 8 ranks; the zoo keeps ranks 0 and 5), before reading
+# the validate file's rows:
+#
+# - each layer's experts are one Morph whose Layout lays out w1 (4 experts, 512, 2 x 1536) and
+#   w2 (4, 1536, 512) as ("inner_dp", "mp0", "mp1") over MoEV3's device matrix (2, 4, 1, 1, 1):
+#   outer_dp = 8 // 4 = 2, inner_dp = expert_parallel = 4, the rest 1. The expert dimension is cut
+#   4 ways by inner_dp; the other two by axes of size 1 (whole). MindSpore states a layout with
+#   its axes of size 1 left out (as its parameter_layout_dict does for every weight of the zoo):
+#   device matrix (2, 4), tensor map (0, -1, -1) (inner_dp is axis 0 counted from the right).
+# - rank r sits at outer_dp = r // 4, inner_dp = r % 4 (the last axis fastest): rank 0 holds expert
+#   0, [0:1, ...]; rank 5 holds expert 1, [1:2, ...].
+# - no optimizer shard (mf_llama.start leaves enable_parallel_optimizer off): no shard group.
+# MindSpore expands the Morph after the parallel passes: at validate no operator with a strategy
+# or a Layout reads w1 / w2, while the other weights keep an operator that states their layout.
+# So at validate these four, and only these, are the step_parallel_end's; the rest the file's own.
+ZOO15 = FIXTURES / "zoo" / "15_mf_llama_moe_ep8"
+EXPERTS = {f"model.layers.{layer}.feed_forward.ffn.{w}": shape
+           for layer in (0, 1) for w, shape in (("w1", (4, 512, 3072)), ("w2", (4, 1536, 512)))}
+EXPERT_OF = {0: 0, 5: 1}
+
+
+@pytest.fixture(scope="module")
+def zoo15():
+    import msinspect
+    from msinspect.analysis import analyse
+
+    return analyse(msinspect.load_dump(ZOO15), "validate", jobs=1)
+
+
+def test_zoo15_the_experts_weights_come_from_step_parallel_end_the_rest_from_validate(zoo15):
+    slices = zoo15.slices()
+    weights = slices[slices["kind"] == "weight"]
+    experts = weights[weights["param"].isin(list(EXPERTS))]
+    assert sorted(zip(experts["rank"], experts["param"])) == sorted((r, p) for r in (0, 5) for p in EXPERTS)
+    for row in experts.to_dict("records"):
+        whole = EXPERTS[row["param"]]
+        e = EXPERT_OF[row["rank"]]
+        assert tuple(row["global_shape"]) == whole
+        assert tuple(row["device_matrix"]) == (2, 4) and tuple(row["tensor_map"]) == (0, -1, -1)
+        assert [list(b) for b in row["slice"]] == [[e, e + 1], [0, whole[1]], [0, whole[2]]]
+        assert tuple(row["slice_shape"]) == (1, *whole[1:]) and not row["opt_shard_group"]
+        assert "step_parallel_end" in row["file"]
+    rest = weights[~weights["param"].isin(list(EXPERTS))]
+    assert len(rest) > 0 and all("validate" in f for f in rest["file"])  # the file's own, not replaced
+    # each file read takes from beside it those four, by name, and nothing else
+    assert {f: sorted(r["param"] for r in rows) for f, rows in zoo15.weights_at_end.items()} == {
+        r.file: sorted(EXPERTS) for r in zoo15.results}
+
+
+def test_zoo15_shapes_params_names_the_weights_it_read_beside_the_file():
+    done = invoke("shapes", ZOO15, "--params", "--stage", "validate", "--json")
+    assert done.exit_code == 0, done.stderr
+    rows = json.loads(done.stdout)
+    held = {(row["rank"], row["param"]): row["slice_text"] for row in rows if row["param"] in EXPERTS}
+    assert held == {(r, p): f"[{EXPERT_OF[r]}:{EXPERT_OF[r] + 1}, 0:{s[1]}, 0:{s[2]}]"
+                    for r in (0, 5) for p, s in EXPERTS.items()}
+    assert {row["record"] for row in rows if row["param"] in EXPERTS} == {"same"}  # MindSpore's record
+    # the note says which weights are the step_parallel_end's, not that the files state none
+    assert "step_parallel_end beside" in done.stderr and "state no weight's layout" not in done.stderr
+    assert "model.layers.0.feed_forward.ffn.w1" in done.stderr
+
+
+def test_zoo15_without_step_parallel_end_the_experts_are_named_cannot_tell(tmp_path):
+    # nothing beside validate lays out w1 / w2: no row for them, and the command says which
+    # weights it cannot tell rather than printing a table that reads as "no such weight"
+    root = tmp_path / "zoo15"
+    shutil.copytree(ZOO15, root)
+    for ir in root.glob("rank_*/step_parallel_end*"):
+        ir.unlink()
+    done = invoke("shapes", root, "--params", "--stage", "validate", "--json")
+    assert done.exit_code == 0, done.stderr
+    assert not [row for row in json.loads(done.stdout) if row["param"] in EXPERTS]
+    assert "cannot tell the slices of 4 weight(s)" in done.stderr
+    assert all(name in done.stderr for name in EXPERTS) and "those as the step_parallel_end" not in done.stderr
+
+
+def test_zoo15_the_report_lays_out_the_experts_and_says_where_from(zoo15):
+    from msinspect.report.html import _params
+    from msinspect.report.rollup import roll_up, weight_grids
+
+    rolled = roll_up(zoo15, many=False)
+    for param, whole in EXPERTS.items():
+        weight = rolled.weights.params[param]
+        grids, why = weight_grids(param, weight, {})
+        assert why is None and [g.device_matrix for g in grids] == [(2, 4)]
+        cells = {c.rank: [list(b) for b in c.slice] for panel in grids[0].panels for row in panel.rows
+                 for c in row if c.read}
+        assert cells == {r: [[e, e + 1], [0, whole[1]], [0, whole[2]]] for r, e in EXPERT_OF.items()}
+    note = _params(rolled.weights)["note"]
+    assert "no layout of 4 weight(s)" in note and "model.layers.1.feed_forward.ffn.w2" in note
+
+
+def test_zoo15_cost_tries_the_files_own_weights_first(zoo15):
+    # the attention's weights (dp 4 x mp 2: device matrix (4, 2)) are the validate file's own, the
+    # experts' (2, 4) the step_parallel_end's. A group of all 8 ranks is a whole sub-grid of both;
+    # the file's own answers it, so no rule leans on the file beside it, and the world group's
+    # rule names (4, 2). (Zoo 20, whose every weight is read beside the file, says so: above.)
+    from msinspect.analysis.cost import comm_costs
+
+    costs = comm_costs(zoo15)
+    assert not costs["axis_from"].str.contains("step_parallel_end").any()
+    world = costs[[isinstance(g, tuple) and sorted(g) == list(range(8)) for g in costs["group_ranks"]]]
+    by_weights = world[world["axis_from"].str.startswith("group along")]
+    assert len(by_weights) > 0 and by_weights["axis_from"].str.contains(r"device matrix \(4, 2\)", regex=True).all()

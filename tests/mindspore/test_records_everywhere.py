@@ -23,10 +23,6 @@ DUMPS = sorted(p for p in [*(FIXTURES / "zoo").iterdir(), *(FIXTURES / "ut").ite
 
 #: (dump, stage or "*", weight pattern, verdict) -> why msinspect's reading is not MindSpore's record.
 EXCEPTIONS: dict[tuple[str, str, str, str], str] = {
-    ("15_mf_llama_moe_ep8", "validate", "model.layers.*.feed_forward.ffn.w[12]", "no row"):
-        "the experts run in a self-defined-shard Morph (its Layout lays out w1 / w2) that MindSpore expands "
-        "after the parallel passes: at validate no operator with a strategy or a Layout reads them (their "
-        "step_parallel_end rows are MindSpore's)",
     ("b_test_pipeline_inference__test_pipeline_inference_first_stage", "*", "*", "cannot tell here"):
         "rank 0 of 4 sends to rank 2 and names no group, and its file states neither its stage nor its peer's: "
         "stages of 1 or 2 ranks both fit (msinspect summary says so), so the layout on the stage cannot be "
