@@ -61,7 +61,8 @@ class FileView:
 
     def node(self, key: str | None) -> Node | None:
         """The IR node at graph key ``key``; None for a key with no node (a parameter) or none."""
-        return self.graph.nodes[key].get("node") if key is not None and key in self.graph else None
+        graph = self.graph
+        return graph.nodes[key].get("node") if key is not None and key in graph else None
 
     def label(self, key: str | None) -> str | None:
         """The user-facing name of the graph node ``key`` (:func:`label`)."""
