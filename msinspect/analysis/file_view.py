@@ -28,17 +28,17 @@ _PARAM_PREFIX = re.compile(r"^para\d+_")
 
 
 class FileView:
-    """One parsed IR file: its graph (:func:`msinspect.graph.to_networkx`, built on first use
-    where none is given), its nodes by graph key (:meth:`node`), by line (:attr:`by_line`) and by
+    """One parsed IR file: its graph (:func:`msinspect.graph.to_networkx`, built on first use),
+    its nodes by graph key (:meth:`node`), by line (:attr:`by_line`) and by
     (subgraph, index) (:attr:`by_index`), their names (:meth:`label`, :meth:`type_name`) and the
     node each input comes from (:meth:`input_nodes`)."""
 
-    def __init__(self, ir: IRFile, graph: nx.MultiDiGraph | None = None) -> None:
+    def __init__(self, ir: IRFile) -> None:
         self.ir = ir
         """The parsed file."""
         self.by_line: dict[int, Node] = {n.line: n for n in ir.nodes() if n.index is not None}
         """The file's operators (nodes with an index) by line, in file order."""
-        self._graph = graph
+        self._graph: nx.MultiDiGraph | None = None
         self._by_index: dict[tuple[str, int], Node] | None = None
         self._type_names: dict[tuple[str, int], str] | None = None
 
