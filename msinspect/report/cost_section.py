@@ -5,12 +5,18 @@ per rank and, with a device memory stated, whether each rank fits (:mod:`msinspe
 agree share one row."""
 from __future__ import annotations
 
+from typing import Iterable, Iterator
+
 from msinspect.analysis.cost import AXES, MATRIX_ASSUMPTION, PHASES
 from msinspect.ranks_text import ranks_text
 
 _BASIS = {"once": "once per operator in the file",
           "unrolled": "micro-batches as MindSpore unrolls them (one copy per micro index)",
           "called": "times the file calls the subgraph holding it"}
+
+
+#: How many ranks' activation rows are made into dicts at a time (:func:`memory_fit`).
+_CHUNK = 1024
 
 
 def _ranks_text(ranks) -> str:
@@ -27,22 +33,28 @@ def _merged(rows: list[dict], keys: list[str]) -> list[dict]:
     return [{**{k: row[k] for k in keys}, "ranks": _ranks_text(ranks)} for ranks, row in merged.values()]
 
 
-def memory_fit(analysis, memory_rows: list[dict], device_memory: int | None) -> dict:
+def memory_fit(analysis, memory_rows: Iterable[dict], device_memory: int | None) -> dict:
     """The activation estimate per rank (:func:`~msinspect.analysis.activations.activations_per_rank`)
-    and, with ``device_memory``, each rank's static ``total`` (``memory_rows``: one per rank) plus
-    its activations against it, ranks that agree merged; what the estimate leaves out."""
+    and, with ``device_memory``, each rank's static ``total`` (``memory_rows``: one per rank, read
+    only then) plus its activations against it, ranks that agree merged; what the estimate leaves
+    out. The ranks' rows are read one at a time, never held as a list of 10,000 dicts."""
     from msinspect.analysis.activations import LEAVES_OUT, activations_per_rank, fit_of
 
-    active = activations_per_rank(analysis).to_dict("records")
+    frame = activations_per_rank(analysis)
+
+    def active() -> Iterator[dict]:
+        for start in range(0, len(frame), _CHUNK):
+            yield from frame.iloc[start:start + _CHUNK].to_dict("records")
+
     fits = []
     if device_memory is not None:
-        mine = {row["rank"]: row for row in active}
+        mine = {row["rank"]: (row["activations"], row["why"]) for row in active()}
         for row in memory_rows:
-            act = mine.get(row["rank"], {})
-            fits.append({"rank": row["rank"], "static": row["total"], "activations": act.get("activations"),
-                         **fit_of(row["total"], act.get("activations"), device_memory, act.get("why") or "")})
-    return {"activations": _merged(active, ["stage", "micro_batches", "in_flight", "per_micro", "shared", "inputs",
-                                            "activations", "why"]),
+            activations, why = mine.get(row["rank"], (None, None))
+            fits.append({"rank": row["rank"], "static": row["total"], "activations": activations,
+                         **fit_of(row["total"], activations, device_memory, why or "")})
+    return {"activations": _merged(active(), ["stage", "micro_batches", "in_flight", "per_micro", "shared",
+                                              "inputs", "activations", "why"]),
             "leaves_out": LEAVES_OUT, "device_memory": device_memory,
             "fits": _merged(fits, ["static", "activations", "total", "headroom", "fits"])}
 
@@ -86,6 +98,6 @@ def cost_section(rolled, analysis=None, device_memory: int | None = None) -> dic
         "matrix_svg": matrix_svg(cost.matrix()) if cost.count else "",
         "assumption": MATRIX_ASSUMPTION,
         "memory": [{**first, "ranks": _ranks_text(ranks)} for first, ranks in rolled.memory.values()],
-        "fit": memory_fit(analysis, [{**first, "rank": r} for first, ranks in rolled.memory.values() for r in ranks],
+        "fit": memory_fit(analysis, ({**first, "rank": r} for first, ranks in rolled.memory.values() for r in ranks),
                           device_memory) if analysis is not None else None,
     }

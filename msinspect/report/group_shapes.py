@@ -11,7 +11,7 @@ their size; ``msinspect comm`` and ``--json`` keep every rank's own group.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from msinspect.analysis.comm_totals import Total
@@ -26,20 +26,31 @@ MANY = 64
 
 def shape_of(ranks) -> str | None:
     """``4 ranks, stride 1`` for an evenly spaced rank list of two ranks or more; None for any
-    other list."""
+    other list. One string object per shape, shared by the groups of that shape."""
     if not isinstance(ranks, (tuple, list)) or len(ranks) < 2:
         return None
-    return _shape(tuple(ranks))
-
-
-@lru_cache(maxsize=1 << 14)
-def _shape(ranks: tuple[int, ...]) -> str | None:
-    """:func:`shape_of` of a tuple, kept: a job names a few groups, each on thousands of rows."""
     ordered = sorted(ranks)
     stride = ordered[1] - ordered[0]
     if stride <= 0 or any(b - a != stride for a, b in zip(ordered, ordered[1:])):
         return None
-    return f"{len(ordered)} ranks, stride {stride}"
+    key = (len(ordered), stride)
+    found = _SHAPES.get(key)
+    if found is None:
+        found = _SHAPES[key] = f"{len(ordered)} ranks, stride {stride}"
+    return found
+
+
+#: (size, stride) -> its words (:func:`shape_of`): a job has a few shapes and thousands of groups.
+_SHAPES: dict[tuple[int, int], str] = {}
+
+#: How many small groups' facts :class:`GroupLists` keeps, the most recently asked for: the ranks
+#: come in order and a small group is on the rows of its own ranks, so its facts are asked for
+#: again soon or not for long; made again when asked for after that (a few ranks sorted).
+KEPT_FACTS = 1024
+
+#: A group of more ranks than this keeps its facts for good (the world group: 10,000 ranks to
+#: sort and index).
+BIG_GROUP = 64
 
 
 class GroupLists:
@@ -47,12 +58,16 @@ class GroupLists:
     (its shape, its text, each rank's place in it, its ranks sorted) worked out once. The world
     group of 10,000 ranks is on many rows of every rank: hashed, sorted or searched for each row,
     it made the report quadratic in the ranks. :meth:`one` looks a list up by its object, so a
-    rank's rows that share one list hash it once; :meth:`forget_objects` lets the rank's go."""
+    rank's rows that share one list hash it once; :meth:`forget_objects` lets the rank's go. The
+    facts of the :data:`KEPT_FACTS` small groups asked for last are kept, those of a big group
+    (:data:`BIG_GROUP`) all along: kept for every group, they grew with the ranks (some 600 bytes
+    a group, 7,500 groups at 10,000 ranks)."""
 
     def __init__(self):
         self._values: dict[tuple, tuple] = {}
         self._objects: dict[int, tuple] = {}
-        self._facts: dict[int, dict] = {}
+        self._facts: OrderedDict[int, dict] = OrderedDict()
+        self._big: dict[int, dict] = {}
 
     def forget_objects(self) -> None:
         """Forget the list objects seen so far (their contents stay known)."""
@@ -69,9 +84,19 @@ class GroupLists:
         return found[1]
 
     def _of(self, ranks: tuple) -> dict:
+        """The facts of a tuple :meth:`one` gave (by its id: the tuple lives as long as this)."""
+        if len(ranks) > BIG_GROUP:
+            facts = self._big.get(id(ranks))
+            if facts is None:
+                facts = self._big[id(ranks)] = {}
+            return facts
         facts = self._facts.get(id(ranks))
         if facts is None:
             facts = self._facts[id(ranks)] = {}
+            if len(self._facts) > KEPT_FACTS:
+                self._facts.popitem(last=False)
+        else:
+            self._facts.move_to_end(id(ranks))
         return facts
 
     def shape(self, ranks: tuple) -> str | None:
@@ -99,8 +124,11 @@ class GroupLists:
         return facts["position"]
 
     def ordered(self, ranks: tuple) -> list[int]:
-        self.position(ranks)
-        return self._of(ranks)["ordered"]
+        """The list sorted (:meth:`position` makes both)."""
+        facts = self._of(ranks)
+        if "ordered" not in facts:
+            self.position(ranks)
+        return facts["ordered"]
 
 
 def shaped(row: dict, lists: GroupLists | None = None) -> dict:

@@ -100,16 +100,20 @@ class Ranks:
     """Rank numbers as they come, kept as runs of consecutive numbers (``start, stop`` pairs in a
     compact array): the ranks come in order, so the merged row that every rank of a 10,000-rank job
     shares is one run, not 10,000 numbers (a rank apart from the one before starts a run of its
-    own: two numbers). :meth:`listed` gives equal lists one shared list."""
+    own: two numbers). A rank that is no number (a file read outside ``rank_N`` folders) is kept
+    apart, in :attr:`others`; iterating gives the numbers, then those. :meth:`listed` gives equal
+    lists one shared list."""
 
     _shared: dict[bytes, list[int]]
 
     def __init__(self):
         self._runs = array("q")
+        self.others: list = []
 
     def add(self, rank) -> None:
         number = rank_number(rank)
         if number is None:
+            self.others.append(rank)
             return
         runs = self._runs
         if runs and runs[-1] == number:
@@ -125,6 +129,16 @@ class Ranks:
         for i in range(0, len(runs), 2):
             out.extend(range(runs[i], runs[i + 1]))
         return out
+
+    def __iter__(self):
+        runs = self._runs
+        for i in range(0, len(runs), 2):
+            yield from range(runs[i], runs[i + 1])
+        yield from self.others
+
+    def __len__(self) -> int:
+        runs = self._runs
+        return sum(runs[i + 1] - runs[i] for i in range(0, len(runs), 2)) + len(self.others)
 
     def listed(self, shared: dict) -> list[int]:
         key = self._runs.tobytes()  # one way only to cut a list into runs: equal lists, equal keys
@@ -336,7 +350,7 @@ class Cost:
                 self._matrix(rank, row, sent)
         if number is not None and cells:
             key = tuple(sorted((k, None if unknown else int(v)) for k, (v, unknown) in cells.items()))
-            self.per_rank.setdefault(key, []).append(number)
+            self.per_rank.setdefault(key, Ranks()).add(number)
 
     def _matrix(self, rank, row, sent) -> None:
         """:func:`msinspect.analysis.cost.rank_matrix` of one row."""
@@ -579,9 +593,12 @@ class Rolled:
     busiest: Busiest
     located: Located
     wire: dict = field(default_factory=dict)
+    """:func:`wire_of_rank`'s key -> the ranks that have it (:class:`Ranks`)."""
     wire_details: dict = field(default_factory=dict)
     held: dict = field(default_factory=dict)
+    """The weights a rank holds (param, shape, bytes) -> the ranks holding them (:class:`Ranks`)."""
     memory: dict = field(default_factory=dict)
+    """A rank's memory numbers -> [its memory row, the ranks that have them (:class:`Ranks`)]."""
     strategy_count: int = 0
     wrong_shapes: dict = field(default_factory=dict)
     wrong_ranks: set = field(default_factory=set)
@@ -635,16 +652,16 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
         out.sync.add_rank(held, slices, ctx)
         memory = memory_of_rank(result.rank, held, shards_of_rank(comm, held))
         key = tuple(memory[c] for c in ("optimizer", "weights", "weight_count", "gradients", "states", "other", "total"))
-        out.memory.setdefault(key, [memory, []])[1].append(result.rank)
+        out.memory.setdefault(key, [memory, Ranks()])[1].add(result.rank)
         if number is None:
             continue
         key, details = wire_of_rank(wire, no_backward)
-        out.wire.setdefault(key, []).append(number)
+        out.wire.setdefault(key, Ranks()).add(number)
         out.wire_details.setdefault(key, details)
         with_layout = {row["param"] for row in slices}
         kept = tuple(sorted((row["param"], row["shape"], row["bytes"]) for row in held
                             if row["update"] or row["synced_by"] or row["param"] in with_layout))
-        out.held.setdefault(kept, []).append(number)
+        out.held.setdefault(kept, Ranks()).add(number)
     out.sync.finish()
     return out
 

@@ -32,3 +32,12 @@ def test_equal_lists_share_one_list():
     a, b, c = ranks_of(0, 1, 2, 7), ranks_of(0, 1, 2, 7), ranks_of(0, 1, 2)
     assert a.listed(shared) is b.listed(shared)
     assert c.listed(shared) == [0, 1, 2] and c.listed(shared) is not a.listed(shared)
+
+
+def test_a_rank_without_a_number_is_kept_apart_and_comes_last():
+    # the memory and wire folds keep each rank of a row this way: numbers as runs, then a file read
+    # outside rank_N folders (rank None) as it came; len counts both, a rank repeated twice
+    found = ranks_of(4, None, 4, 5, 6)
+    assert list(found) == [4, 4, 5, 6, None]
+    assert len(found) == 5
+    assert list(found.numbers) == [4, 4, 5, 6]  # the merged tables' ranks: numbers only
