@@ -18,7 +18,7 @@ from msinspect.analysis.flow import answer
 from msinspect.analysis.ops import PIPELINE_OPS
 from msinspect.analysis.passes import Like, RankInput, before_planner_file
 from msinspect.analysis.pipeline_stages import RankKeys, StagesTold, facts_of, stages_from_ir, with_groups
-from msinspect.analysis.gradsync import trained_weights, updated_weights
+from msinspect.analysis.gradsync import accumulators, trained_weights, updated_weights
 from msinspect.analysis.params import PARAM_COLUMNS, at_end_note, params_at_end, slice_text, weights_of, with_slices
 from msinspect.analysis.signature import Signature, held_weights, signature_of
 from msinspect.analysis.result import RankResult
@@ -598,7 +598,7 @@ class Analysis:
             if not result.planner or not later_pass(result.file):
                 continue
             stated = {row["param"] for row in weights_of(result.params)}
-            missing = trained_weights(result.held) - stated
+            missing = (trained_weights(result.held) | accumulators(result.held)) - stated
             if not missing:  # most files: read nothing beside them
                 continue
             rows = [row for row in params_at_end(result.file, self.context(result.rank)) or []
@@ -613,7 +613,8 @@ class Analysis:
     @property
     def weights_at_end(self) -> dict[str, list[dict]]:
         """Per file read, the weights it trains (:func:`~msinspect.analysis.gradsync.trained_weights`)
-        but states no layout of, as the rank's step_parallel_end beside it states them
+        and their gradients' accumulators (:func:`~msinspect.analysis.gradsync.accumulators`) that
+        it states no layout of, as the rank's step_parallel_end beside it states them
         (:func:`~msinspect.analysis.params.params_at_end`: later passes keep the parallel pass's
         layouts; MindSpore expands a self-defined-shard operator after the parallel passes, and
         under ``enable_nd_tp`` validate's MatMuls print no strategy), by file; a file is missing

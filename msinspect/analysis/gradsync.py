@@ -207,6 +207,15 @@ def updated_weights(held: list[dict]) -> set[str]:
     return {row["param"] for row in held if row["update"] or row["synced_by"]}
 
 
+def accumulators(held: list[dict]) -> set[str]:
+    """The gradient accumulators among a rank's weights (:data:`_ACCUMULATED` before the name of a
+    weight it updates: ``accu_grads.layer2.bias``, a pipeline's or gradient accumulation's buffer,
+    laid out as MindSpore lays out its weight's gradient)."""
+    updated = updated_weights(held)
+    return {row["param"] for row in held
+            if any(row["param"].startswith(p) and row["param"][len(p):] in updated for p in _ACCUMULATED)}
+
+
 def trained_weights(held: list[dict]) -> set[str]:
     """The weights a rank trains (:func:`updated_weights`); where it trains none (a forward graph),
     every weight it holds, whether or not an operator of the file reads it."""

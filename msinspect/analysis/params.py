@@ -412,7 +412,8 @@ def at_end_note(stages, at_end: dict[str, list[dict]], untold: dict[str, list[st
                      "step_parallel_end beside each states them (later passes keep the parallel pass's layouts)")
     elif at_end:
         names = [row["param"] for rows in at_end.values() for row in rows]
-        notes.append(f"the files read ({where}) state no layout of {len(set(names))} weight(s) they train "
+        notes.append(f"the files read ({where}) state no layout of {len(set(names))} weight(s) they train or "
+                     "accumulate gradients in "
                      f"({_names(names)}): those as the step_parallel_end beside each states them (later passes "
                      "keep the parallel pass's layouts)")
     if untold:

@@ -299,3 +299,36 @@ def test_zoo15_cost_tries_the_files_own_weights_first(zoo15):
     world = costs[[isinstance(g, tuple) and sorted(g) == list(range(8)) for g in costs["group_ranks"]]]
     by_weights = world[world["axis_from"].str.startswith("group along")]
     assert len(by_weights) > 0 and by_weights["axis_from"].str.contains(r"device matrix \(4, 2\)", regex=True).all()
+
+
+# ------------------------------------------------------------------ gradient accumulators: zoo 18
+# By hand, from fixtures/zoo/nets/18_doc_pipeline_parallel.py (MindSpore's pipeline sample, 8
+# ranks in 2 stages of 4, the zoo keeps ranks 0 and 5): the pipeline's training cell accumulates
+# each weight's gradient over the 4 micro-batches in a buffer MindSpore clones from the weight
+# (``accu_grads.<weight>``, same shape, same layout: no optimizer parallel here, so nothing shards
+# it). Every weight of the sample is whole on its stage (device matrix [4], tensor map [-1, -1]:
+# the docstring's derivation), so each accumulator is too: rank 0 (stage 0) holds all of
+# accu_grads.layer1.param (784, 512), accu_grads.layer2.weight (512, 512) and .bias (512,);
+# rank 5 (stage 1) all of accu_grads.layer3.weight (10, 512) and .bias (10,). At validate no
+# operator with a strategy reads them; the step_parallel_end beside the file does.
+ZOO18 = FIXTURES / "zoo" / "18_doc_pipeline_parallel"
+ACCUMULATED = {
+    (0, "accu_grads.layer1.param"): (784, 512), (0, "accu_grads.layer2.weight"): (512, 512),
+    (0, "accu_grads.layer2.bias"): (512,), (5, "accu_grads.layer3.weight"): (10, 512),
+    (5, "accu_grads.layer3.bias"): (10,),
+}
+
+
+def test_zoo18_gradient_accumulators_at_validate_as_at_step_parallel_end():
+    import msinspect
+    from msinspect.analysis import analyse
+
+    slices = analyse(msinspect.load_dump(ZOO18), "validate", jobs=1).slices()
+    rows = {(r["rank"], r["param"]): r for r in slices.to_dict("records") if r["param"].startswith("accu_grads.")}
+    assert set(rows) == set(ACCUMULATED)
+    for key, whole in ACCUMULATED.items():
+        row = rows[key]
+        assert tuple(row["global_shape"]) == whole and tuple(row["device_matrix"]) == (4,)
+        assert tuple(row["tensor_map"]) == (-1,) * len(whole) and tuple(row["slice_shape"]) == whole
+        assert [tuple(b) for b in row["slice"]] == [(0, n) for n in whole] and not row["opt_shard_group"]
+        assert "step_parallel_end" in row["file"]
