@@ -140,7 +140,7 @@ def _params(weights) -> dict:
     out, by_layout, cache = [], defaultdict(list), {}
     for param, weight in weights.params.items():
         first = weight.first
-        grids, problem = weight_grids(param, weight, cache)
+        grids, problem = weight_grids(param, weight, cache, cells_up_to=GRID_DEVICES)
         info = {"param": param, "global_shape": text(first["global_shape"]), "op": first["op"],
                 "consumer": first["consumer"], "in_strategy": text(first["in_strategy"]),
                 "device_matrix": text(first["device_matrix"]), "tensor_map": text(first["tensor_map"]),

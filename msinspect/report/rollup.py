@@ -513,10 +513,12 @@ class Weights:
             weight.layouts.setdefault(key, (at, stage, bool(ctx.stage_ranks)))
 
 
-def weight_grids(param: str, weight: Weight, cache: dict) -> tuple[list, str | None]:
+def weight_grids(param: str, weight: Weight, cache: dict, cells_up_to: int | None = None) -> tuple[list, str | None]:
     """The weight's device grids (:func:`msinspect.report.grid.grids_of`), one per layout, or why
     its layout cannot be told; a grid of the same layout over the same ranks made once and
-    shared, renamed."""
+    shared, renamed. A grid over more than ``cells_up_to`` devices is kept without its cells (no
+    panels: a page does not draw it, it says how many devices and distinct slices it has): a
+    cell per device, each distinct layout's grid held some 4 MB at 10,000 ranks."""
     from msinspect.report.grid import device_grid, grid_note
 
     grids, ranks = [], None
@@ -530,6 +532,8 @@ def weight_grids(param: str, weight: Weight, cache: dict) -> tuple[list, str | N
         if key not in cache:
             try:
                 cache[key] = device_grid(param, shape, matrix, tensor_map, stage, read)
+                if cells_up_to is not None and len(stage) > cells_up_to:
+                    cache[key] = replace(cache[key], panels=[])
             except ValueError as error:
                 cache[key] = str(error)
         if isinstance(cache[key], str):
