@@ -6,6 +6,7 @@ their own small classes below.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from typing import Any, Union
@@ -20,6 +21,16 @@ class NodeRef:
 
     index: int
     """The node's number within its subgraph."""
+
+
+#: The ``paraN_`` MindSpore's dumper puts before a parameter's name (``para4_w2``).
+_PARA_NUMBER = re.compile(r"^para\d+_")
+
+
+def unnumbered(name: str) -> str:
+    """A parameter's name less the ``paraN_`` MindSpore's dumper puts before it: ``w2`` for
+    ``para4_w2``; a name without one as it is."""
+    return _PARA_NUMBER.sub("", name)
 
 
 @dataclass(frozen=True, slots=True)

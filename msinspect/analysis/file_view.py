@@ -10,13 +10,12 @@ file once per process.
 from __future__ import annotations
 
 import os
-import re
 from functools import lru_cache, wraps
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from msinspect.analysis.ops import type_ordinals, validator_type
-from msinspect.model import FreeVarRef, Node, NodeKind, NodeRef, ParamRef
+from msinspect.model import FreeVarRef, Node, NodeKind, NodeRef, ParamRef, unnumbered
 
 if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
     import networkx as nx
@@ -24,7 +23,6 @@ if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from 
     from msinspect.model import IRFile
 
 #: MindSpore's parameter names in a dump (``%para3_w``) name the weight after the prefix.
-_PARAM_PREFIX = re.compile(r"^para\d+_")
 
 
 class FileView:
@@ -94,7 +92,7 @@ class FileView:
             if isinstance(operand, NodeRef):
                 out.append(self.type_name(made) if made is not None else f"%{operand.index}")
             elif isinstance(operand, (ParamRef, FreeVarRef)):
-                out.append(_PARAM_PREFIX.sub("", str(operand.name)))
+                out.append(unnumbered(str(operand.name)))
             else:
                 out.append(operand)
         return out

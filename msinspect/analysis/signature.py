@@ -4,10 +4,11 @@ groups (:mod:`msinspect.analysis.groups`, which say what the parts are)."""
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Protocol
+
+from msinspect.model import unnumbered
 
 #: The parts of a signature, in the order differences are told.
 PARTS = ("weights", "ops", "strategies", "shapes", "comm")
@@ -61,13 +62,10 @@ def items_of(rows: RankRows, part: str) -> Counter:
     raise ValueError(part)
 
 
-_PARA = re.compile(r"^para\d+_")
-
-
 def held_weights(ir) -> frozenset[str]:
     """The names of the weights a parsed file holds (its parameters with a value), less the
     ``paraN_`` number MindSpore puts before them."""
-    return frozenset(_PARA.sub("", p.name) for p in ir.params if p.has_default)
+    return frozenset(unnumbered(p.name) for p in ir.params if p.has_default)
 
 
 def _digest(value) -> str:
