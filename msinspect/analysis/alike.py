@@ -183,9 +183,9 @@ class Exemplar:
 
     def names_read(self) -> set[str]:
         """:func:`_names_read` of the exemplar's graph, found again when it keeps more answers."""
-        from msinspect.analysis import flow
+        from msinspect.analysis import file_view
 
-        size = len(flow.kept_answers(self.graph))
+        size = len(file_view.kept_answers(self.graph))
         if self._read is None or self._read[0] != size:
             self._read = (size, _names_read(self.graph))
         return self._read[1]
@@ -367,13 +367,13 @@ def unordered_name(name) -> str | None:
 
 
 def _names_read(graph) -> set[str]:
-    """The names some answer the graph keeps holds (:func:`msinspect.analysis.flow.remember`: a
+    """The names some answer the graph keeps holds (:func:`msinspect.analysis.file_view.remember`: a
     communication row's producer and consumers, by name): every string in the kept answers'
     tuples and lists. A node so named cannot be renamed in place: the answer would keep the name
     of the rank that asked first."""
-    from msinspect.analysis import flow
+    from msinspect.analysis import file_view
 
-    kept = flow.kept_answers(graph)
+    kept = file_view.kept_answers(graph)
     if not kept:
         return set()
     found: set[str] = set()

@@ -14,7 +14,7 @@ from msinspect.analysis import passes
 from msinspect.analysis.comm import SharedGroups, comm_nodes, ranks_named, stated_world, with_world
 from msinspect.analysis.context import RankContext
 from msinspect.analysis.failure import failure_row
-from msinspect.analysis.flow import answer
+from msinspect.analysis.file_view import answer
 from msinspect.analysis.ops import PIPELINE_OPS
 from msinspect.analysis.passes import Like, RankInput, before_planner_file
 from msinspect.analysis.pipeline_stages import RankKeys, StagesTold, facts_of, stages_from_ir, with_groups
@@ -337,7 +337,7 @@ class _Batch:
     def _lead(self, task: tuple) -> RankResult:
         """Read the rank in full and keep it as the exemplar."""
         from msinspect.analysis import alike
-        from msinspect.analysis.flow import remember
+        from msinspect.analysis.file_view import remember
 
         path, reference, ctx, label = task
         with collector.paused():

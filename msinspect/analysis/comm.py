@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 from msinspect.analysis import comm_groups, vocabulary
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.flow import answer, consumers, data_view, first_input, keeps_answers, label, producer
+from msinspect.analysis.file_view import answer, keeps_answers, label
+from msinspect.analysis.flow import consumers, data_view, first_input, producer
 from msinspect.mindspore.layouts import call_of, divided, layout_of
 from msinspect.analysis.ops import (DTYPE_BYTES, PIPELINE_OPS, WORLD_GROUPS, as_shape, as_shapes, int_attr,
                                     is_backward, is_comm, is_plumbing, nbytes, scope_of)
-from msinspect.analysis.vocabulary import KINDS
 from msinspect.graph import RETURNED, node_id, to_networkx
 from msinspect.model import IRFile, Node, NodeKind
 from msinspect.rank_lists import compact

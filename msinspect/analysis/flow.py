@@ -10,26 +10,22 @@ definition of which edges carry a value. Calls to the file's subgraphs are walke
 ``Return`` to the call): a call's arguments reach the callee, its output comes from the callee's
 ``Return`` (:func:`passes_through`).
 
-The walks marked :func:`remembered` keep their answers with the graph where it was asked to
-(:func:`remember`); that store and the name of a node (:func:`label`) belong to the file's view,
-:mod:`msinspect.analysis.file_view`, and are given here too for the walks' callers.
+The walks marked :func:`~msinspect.analysis.file_view.remembered` keep their answers with the
+graph where it was asked to; that store belongs to the file's view
+(:mod:`msinspect.analysis.file_view`).
 """
 from __future__ import annotations
 
 from functools import partial
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from msinspect.analysis.file_view import answer, keeps_answers, kept_answers, label, remember, remembered
+from msinspect.analysis.file_view import remembered
 from msinspect.analysis.ops import is_comm, is_plumbing
 from msinspect.graph import RETURNED
 from msinspect.model import Node, NodeKind
 
 if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
     import networkx as nx
-
-__all__ = ["answer", "consumers", "data_view", "first_input", "is_data_edge", "is_source", "is_through",
-           "keeps_answers", "kept_answers", "label", "passes_through", "path_between", "producer",
-           "reaches_back", "remember", "remembered", "trail_between"]
 
 
 def _node(graph: nx.MultiDiGraph, key: str) -> Node | None:

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.flow import consumers, data_view, path_between, reaches_back, remembered
+from msinspect.analysis.file_view import remembered
+from msinspect.analysis.flow import consumers, data_view, path_between, reaches_back
 from msinspect.analysis.ops import as_shapes
 from msinspect.analysis.vocabulary import replace_graph_operator
 from msinspect.analysis.strategies import REPLACEMENT_NAME, strategy_of
@@ -85,7 +86,7 @@ def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str, data: nx.Mul
     graph that reads it (a new primitive the parallel pass made in place of the user's: the
     MatMuls of ``enable_nd_tp``), its input, and True. A walk of the graph that reads its
     operators' strategies and the kinds of their inputs, which ranks read alike share
-    (:func:`~msinspect.analysis.flow.remember`)."""
+    (:func:`~msinspect.analysis.file_view.remember`)."""
     carriers, found, replaced, todo = [param_key], [], [], consumers(graph, param_key, data)
     while todo:
         target = todo.pop(0)

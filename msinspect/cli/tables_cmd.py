@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import click
 
 from msinspect.cli.choice import Choice
-from msinspect.analysis.comm import KINDS, comm_totals
+from msinspect.analysis.comm import comm_totals
+from msinspect.analysis.vocabulary import KINDS
 from msinspect.analysis.second_opinion import with_records
 from msinspect.analysis.select import comm_of, no_match, no_operator, no_weight, not_on_ranks, rows_of
 from msinspect.cli.display import named_apart, short_scope

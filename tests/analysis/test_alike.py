@@ -252,7 +252,7 @@ def test_ranks_whose_names_are_shuffled_answer_as_read_in_full(tmp_path):
 def test_a_renamed_node_whose_name_a_kept_answer_holds_is_read_in_full():
     """A name the graph's kept answers hold (a communication row names its producer so) would
     keep the first rank's order for every rank: such a follower is read in full, unflagged."""
-    from msinspect.analysis.flow import remember, answer
+    from msinspect.analysis.file_view import answer, remember
 
     files = [next((ZOO / "12_mf_llama_tp8" / r).glob("*step_parallel_begin*")) for r in ("rank_0", "rank_5")]
     ir = parse_file(files[0])

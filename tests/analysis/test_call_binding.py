@@ -75,7 +75,7 @@ def test_calls_of_helpers_are_walked_into_and_out_of():
 def test_a_call_is_named_by_what_it_calls(branches):
     """A call has no instance name; its debug name (CNode_167) says nothing: it is shown by the
     graphs it may call."""
-    from msinspect.analysis.flow import label
+    from msinspect.analysis.file_view import label
 
     ir, graph = branches
     assert label(graph, f"{ir.entry}/%25") == ("call @27_24_14_✓↓__main___ControlFlowNet_construct_165"
