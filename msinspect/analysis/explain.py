@@ -348,14 +348,14 @@ def _received_layout(f: RankFile, node: Node) -> tuple[OutputLayout | None, str]
     if peer is None:
         return None, (f"the Receive's data comes from another rank's Send{carried}, and which rank the file "
                       "does not tell")
-    sender = next((r for r in f.analysis.results if r.rank == peer and r.rank != f.ctx.rank), None)
-    if f.remote and sender is not None:  # one hop only: a sender's own Receive is not followed further
+    if f.remote:  # one hop only: a sender's own Receive is not followed further
         return None, (f"the Receive's data is what rank {peer}'s Send sends{carried}, itself received in rank "
                       f"{f.ctx.rank}'s file from rank {peer}: not followed a second hop")
-    if sender is None:
+    other = f.peer(peer) if peer != f.ctx.rank else None
+    if other is None:
+        held = peer in {r.rank for r in f.analysis.dump.ranks}
         return None, (f"the Receive's data is what rank {peer}'s Send sends{carried}: the operator before that Send "
-                      f"is in rank {peer}'s file, which was not read")
-    other = f.peer(sender)
+                      f"is in rank {peer}'s file, " + ("which could not be read" if held else "which the dump does not hold"))
     tag = node.primitive_attrs.get("sr_tag")
     sends = [n for n in other.by_line.values() if n.op == "Send" and n.primitive_attrs.get("sr_tag") == tag
              and (other.comm.get(n.line) or {}).get("peer") == f.ctx.rank]
@@ -363,7 +363,7 @@ def _received_layout(f: RankFile, node: Node) -> tuple[OutputLayout | None, str]
         return None, (f"the Receive's data is what rank {peer}'s Send sends{carried}: rank {peer}'s file holds "
                       f"{len(sends)} Sends to rank {f.ctx.rank} with sr_tag {tag}, not one")
     layout, said = _producer_layout(other, _producer(other, node_id(sends[0])))
-    where = f"rank {peer}'s Send (line {sends[0].line}, sr_tag {tag}) sends it"
+    where = f"rank {peer}'s Send ({Path(other.result.file).name} line {sends[0].line}, sr_tag {tag}) sends it"
     return layout, f"{where}: {said}"
 
 

@@ -160,12 +160,30 @@ class RankFile:
         self.remote = False
         """Whether this is another rank's file read for a Receive of the rank explained."""
 
-    def peer(self, result) -> RankFile:
-        """The file of another rank the analysis read (a pipeline Receive's sender), read once."""
-        found = self._peers.get(result.file)
-        if found is None:
-            found = self._peers[result.file] = RankFile(self.analysis, result)
+    def peer(self, rank: int) -> RankFile | None:
+        """The file of another rank (a pipeline Receive's sender), read once: the analysis' where
+        it read that rank, else the dump's file of it at this file's stage, analysed by itself
+        (``explain`` reads the rank it explains alone); None where the dump holds no file of that
+        rank or it cannot be read."""
+        if rank in self._peers:
+            return self._peers[rank]
+        analysis = self.analysis
+        result = next((r for r in analysis.results if r.rank == rank), None)
+        if result is None and rank in {r.rank for r in analysis.dump.ranks}:
+            from msinspect.analysis.collect import analyse
+            from msinspect.errors import MsInspectError
+
+            try:
+                analysis = analyse(analysis.dump, self.result.stage, only=[rank], jobs=1,
+                                   world=len(analysis.world) if analysis.world else None)
+            except MsInspectError:
+                analysis = None
+            result = next((r for r in analysis.results if r.rank == rank), None) if analysis else None
+        found = None
+        if result is not None:
+            found = RankFile(analysis, result)
             found.remote = True
+        self._peers[rank] = found
         return found
 
     def weight(self, key: str | None) -> dict | None:

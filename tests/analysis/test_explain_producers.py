@@ -93,14 +93,53 @@ def test_a_receive_from_a_rank_not_read_names_that_rank(stage):
     # fixtures/ut/b_test_pipeline_split__test_pipeline_split_stage1.toml: rank 16 (stage 1)
     # receives stage 0's output from rank 0, cut as stage 0's matmul1 ((8, 1), (1, 1)) leaves it;
     # the Receive carries that strategy but not which operator's it is, and rank 0's file is not
-    # in the dump: "cannot tell", naming rank 0 and saying its file was not read.
+    # in the dump: "cannot tell", naming rank 0 and saying the dump does not hold its file.
     found = [e for e in explain(read(UT / "b_test_pipeline_split__test_pipeline_split_stage1", stage, 16),
                                 "type:StridedSlice", rank=16) if e.producer == "Receive"]
     assert found
     for e in found:
         assert e.producer_layout is None and e.action is None
         said = " ".join(e.cannot_tell)
-        assert "rank 0's Send" in said and "((8, 1), (1, 1))" in said and "rank 0's file, which was not read" in said
+        assert "rank 0's Send" in said and "((8, 1), (1, 1))" in said and "rank 0's file, which the dump does not hold" in said
+
+
+def _both_stages_of_the_pipeline(tmp_path):
+    """One dump of the 32-rank pipeline job holding rank 0 (stage 0) and rank 16 (stage 1).
+
+    MindSpore's UT compiles the same PipelineSplit net, context and shard() settings once per
+    rank; the two ports differ only in ``global_rank`` and in giving the optimizer that rank's
+    stage's weights, as each rank of a pipeline job does. Their rank folders side by side are the
+    two ranks of one job, as a dry run of ranks 0 and 16 would write them."""
+    import shutil
+
+    root = tmp_path / "pipeline_split_0_16"
+    for port, rank in (("stage0", 0), ("stage1", 16)):
+        shutil.copytree(UT / f"b_test_pipeline_split__test_pipeline_split_{port}" / f"rank_{rank}",
+                        root / f"rank_{rank}")
+    return root
+
+
+@pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
+def test_a_receive_from_a_rank_in_the_dump_reads_that_ranks_send(tmp_path, stage):
+    # The same job with rank 0's file beside rank 16's. Rank 0's Send to rank 16 sends block 0's
+    # output, matmul1's: ((8, 1), (1, 1)) on stage 0's 16 devices, its output (rows, columns) cut
+    # (8, 1), rows in 8 parts (2 ranks each). Rank 16's matmul wants ((16, 1), (1, 1)): rows in 16
+    # parts. So the StridedSlice after the Receive splits dimension 0 from 8 parts to 16 on the
+    # rank's own data (nothing on the wire), and rank 16, first of its pair, keeps the first half.
+    # Explaining rank 16 alone, as the CLI does, reads rank 0's file because the Receive needs it.
+    import msinspect
+    from msinspect.analysis import analyse
+
+    dump = msinspect.load_dump(_both_stages_of_the_pipeline(tmp_path))
+    found = [e for e in explain(analyse(dump, stage, only=[16], world=32), "type:StridedSlice", rank=16)
+             if e.producer == "Receive"]
+    assert found
+    for e in found:
+        assert (e.producer_layout, e.consumer_layout) == ((8, 1), (16, 1))
+        assert step(e) == ("split", (0,), 2)
+        assert not e.cannot_tell
+        said = " ".join(e.facts + e.reconstruction)
+        assert "rank 0's Send" in said and "matmul1" in said
 
 
 @pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
