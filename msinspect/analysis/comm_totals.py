@@ -63,6 +63,65 @@ def group_of(row: dict) -> tuple | None:
     return tuple(ranks) if isinstance(ranks, (tuple, list)) else None
 
 
+class RankSet:
+    """Ranks, each once: rank numbers as bits of a byte array from the lowest one's byte (10,000
+    ranks in 1.25 kB, where a set of their ints takes some 500 kB, and a report of many ranks
+    keeps one per kind and per group shape), anything else (a folder's name, for a file outside
+    ``rank_N`` folders) in a set."""
+
+    __slots__ = ("_bits", "_start", "_others", "_last")
+
+    def __init__(self):
+        self._last = None
+        """The rank added last (a rank's rows come one after another: added once)."""
+        self._bits = bytearray()
+        self._start = 0
+        """The rank number of the first bit, a multiple of 8."""
+        self._others: set = set()
+
+    def add(self, rank) -> None:
+        if rank is self._last and rank is not None:
+            return
+        self._last = rank
+        number = rank_number(rank)
+        if number is None or number < 0:
+            self._others.add(rank)
+            return
+        at = (number >> 3) - (self._start >> 3)
+        if not self._bits:
+            self._start, at = number & ~7, 0
+            self._bits.append(0)
+        elif at < 0:
+            self._bits[:0] = bytes(-at)
+            self._start, at = number & ~7, 0
+        elif at >= len(self._bits):
+            self._bits.extend(bytes(at + 1 - len(self._bits)))
+        self._bits[at] |= 1 << (number & 7)
+
+    def _as_int(self) -> int:
+        return int.from_bytes(self._bits, "little") << self._start
+
+    def __ior__(self, other: RankSet) -> RankSet:
+        self._others |= other._others
+        if other._bits:
+            merged = self._as_int() | other._as_int() if self._bits else other._as_int()
+            self._start = min(self._start, other._start) if self._bits else other._start
+            merged >>= self._start
+            self._bits = bytearray(merged.to_bytes((merged.bit_length() + 7) // 8, "little"))
+        return self
+
+    def numbers(self) -> list[int]:
+        """The rank numbers, ascending (those kept as bits, then any number among the others)."""
+        out, start = [], self._start
+        for i, byte in enumerate(self._bits):
+            if byte:
+                out.extend(start + 8 * i + bit for bit in range(8) if byte >> bit & 1)
+        return out + [n for n in map(rank_number, self._others) if n is not None]
+
+    def __len__(self) -> int:
+        return int.from_bytes(self._bits, "little").bit_count() + len(self._others)
+
+
 class Total:
     """Comm rows of one key summed: operators, the ranks they are on, their op types, kinds and
     group names (each in the order first seen), and their tensor and wire bytes (what is told,
@@ -73,7 +132,7 @@ class Total:
 
     def __init__(self):
         self.operators = 0
-        self.ranks: set = set()
+        self.ranks = RankSet()
         """Every rank told (a number, or a folder's name for a file outside rank_N folders)."""
         self.ops: dict = {}
         self.kinds: dict = {}
@@ -134,7 +193,7 @@ class Total:
 
     def ranks_text(self) -> str:
         """The numbered ranks as ``0-3, 6``."""
-        return ranks_text(n for n in map(rank_number, self.ranks) if n is not None)
+        return ranks_text(self.ranks.numbers())
 
 
 class CommTotals:
