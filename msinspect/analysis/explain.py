@@ -1182,7 +1182,8 @@ def _other(f: RankFile, node: Node) -> Explanation:
     e = Explanation(f.ctx.rank, f.result.file, node.line, node.name, node.op, "other", "cannot tell", "",
                     source=_source(node))
     e.headline = f"{node.name} ({node.op}): no strategy and no communication: nothing the planner decided here"
-    e.cannot_tell.append("the file gives it no strategy (a Reshape's layout follows its neighbours)")
+    e.cannot_tell.append("the file gives it no strategy" + (" (a Reshape's layout follows its neighbours)"
+                                                           if node.op == "Reshape" else ""))
     return e
 
 
