@@ -358,6 +358,10 @@ class RankShapes:
             found = self.rank_output(source)
             if found is not None:
                 return found
+        if upstream is not None and upstream.op == "Reshape" and vocabulary.is_redistribution_step(upstream):
+            found = _reshaped(upstream)
+            if found is not None:
+                return found
         if upstream is not None and printed:
             found = self._from_producer(upstream, first.shape)
             if found is not None:
@@ -444,6 +448,15 @@ class RankShapes:
                         return []
                     found.append((target, position))
         return found
+
+
+def _reshaped(node: Node) -> tuple[tuple[int, ...], str | None] | None:
+    """(shape, dtype) at the rank of a redistribution's Reshape: the pass writes the slice's shape as
+    its literal argument (zoo 18, step_parallel_end: ``Reshape(%1, (I64(32), I64(28), I64(28)))`` of
+    the (128, 1, 28, 28) input printed whole, before the AllGather of the micro-batch split)."""
+    shape = as_shape(node.inputs[1]) if len(node.inputs) > 1 else None
+    dtype = node.input_types[0].dtype if node.input_types else None
+    return (shape, dtype) if shape is not None and dtype is not None else None
 
 
 def _scope(graph: nx.MultiDiGraph, key: str | None) -> str | None:
