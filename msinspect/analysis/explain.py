@@ -32,7 +32,8 @@ from msinspect.analysis.explain_file import (LAYOUT_KEEPING, Explanation, RankFi
                                              strategy_text)
 from msinspect.analysis.explain_layouts import COMBINED_BY, OutputLayout, input_layout, output_layout, reduced_parts
 from msinspect.analysis.explain_steps import (after_steps, before_steps, by_definition, compare_group, input_position,
-                                              own_step, rank_input, redistribution_step, strategy_index, whole_shapes)
+                                              made_whole, own_step, rank_input, redistribution_step, strategy_index,
+                                              whole_shapes)
 from msinspect.analysis.flow import consumers, first_input, is_source, passes_through, path_between, producer
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
 from msinspect.analysis.vocabulary import (GLOBAL_NORM_PREFIX, MIRROR_OPS, acting_as, int_attr, moves_data,
@@ -189,6 +190,15 @@ def _producer(f: RankFile, key: str) -> str | None:
             return current
         current = first_input(graph, current)
     return producer(graph, key) if current is None else None
+
+
+def _last_reshape(f: RankFile, lines) -> tuple | None:
+    """The shape the last Reshape among the step's ``lines`` gives (its constant shape operand);
+    None where the step has none, or its shape is no constant."""
+    last = next((f.by_line[line] for line in sorted(lines, reverse=True) if line in f.by_line
+                 and f.by_line[line].op.removeprefix("PrimFunc_") == "Reshape"), None)
+    shape = last.inputs[1] if last is not None and len(last.inputs) > 1 else None
+    return shape if isinstance(shape, tuple) and shape and all(type(v) is int for v in shape) else None
 
 
 def _unmatched(f: RankFile, key: str | None) -> str:
@@ -506,6 +516,13 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
     need = f.strategy_of(target)
     wanted = tuple(need[position]) if need is not None and position is not None and position < len(need) else None
     original = f.replaced(target) if need is None and target is not None else None
+    # the redistribution is a Reshape's own (ReshapeInfo replaces it by one): with no layout after
+    # it, MindSpore gives its output its default, whole on every device of the stage
+    shape = (_last_reshape(f, [*e.chain_lines, *(f.node(k).line for k in (after[0] if after else ()))])
+             if need is None and original is None and target is not None and reshape is None else None)
+    whole_out = shape is not None and made_whole(f, target)
+    if whole_out:
+        wanted = (1,) * len(shape)
     if original is not None and original.op.removeprefix("PrimFunc_") in _PRODUCTS:
         # the graph MindSpore put in place of a matrix product takes its activation, input 0, from
         # outside (its weight is a parameter): cut as the replaced product's in_strategy says
@@ -522,7 +539,12 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
             e.reconstruction.append(f"{e.producer} gives its output cut {shape_text(layout.factors)} ({layout.rule})")
     else:
         e.cannot_tell.append(f"how the producer gives its output: {said}")
-    if wanted is not None and original is None:
+    if whole_out:
+        e.facts.append(f"consumer: {e.consumer} ({f.node(target).op}) has no strategy, nor does an operator after it: "
+                       f"the Reshape this step stands for takes MindSpore's default output layout, whole on every "
+                       f"device, {shape_text(wanted)} (step_parallel.cc FindNextLayout finds no layout after it; "
+                       "reshape_info.cc InferDefaultLayout)")
+    elif wanted is not None and original is None:
         e.facts.append(f"consumer: {e.consumer} ({f.node(target).op}) in_strategy {strategy_text(need)}: "
                        f"input {position} cut {shape_text(wanted)}")
     elif target is not None and wanted is None:

@@ -53,9 +53,48 @@ def before_steps(f: RankFile, key: str) -> tuple[str, list[str]] | None:
     return current, steps[::-1]
 
 
+#: How far past an operator without a strategy :func:`laid_after` looks.
+_AFTER_LIMIT = 64
+
+
+def laid_after(f: RankFile, key: str) -> bool:
+    """Whether a forward operator with a strategy reads what ``key`` (an operator without one)
+    gives, through others without one: as MindSpore's ``FindNextLayout`` (step_parallel.cc) looks
+    for a Reshape's next layout, past operators that are no parallel operator, in the forward graph
+    (the parallel pass runs before the backward is built)."""
+    seen, todo = {key}, [key]
+    while todo and len(seen) < _AFTER_LIMIT:
+        for user in consumers(f.graph, todo.pop()):
+            node = f.node(user)
+            if user in seen or node is None or is_backward(node):
+                continue
+            if f.strategy_of(user) is not None or _stands_in(node):  # one of a replacement graph has a layout
+                return True
+            seen.add(user)
+            todo.append(user)
+    return bool(todo)  # stopped before the end: do not claim there is none
+
+
+def made_whole(f: RankFile, key: str) -> bool:
+    """Whether the operator ``key`` (with no strategy) takes what a Reshape's redistribution gives
+    in MindSpore's default layout, whole on every device: no operator with a strategy reads it,
+    directly or past others without one (:func:`laid_after`), and it is no graph's output."""
+    node = f.node(key)
+    return node is not None and node.kind != NodeKind.RETURN and not _stands_in(node) and not laid_after(f, key)
+
+
+def _stands_in(node: Node) -> bool:
+    """Whether ``node`` is of a graph MindSpore put in place of an operator with a strategy
+    (its hash name: :data:`~msinspect.analysis.strategies.REPLACEMENT_NAME`), which prints none."""
+    from msinspect.analysis.strategies import REPLACEMENT_NAME
+
+    return bool(REPLACEMENT_NAME.match(str(node.instance_name or "").removeprefix("forward_op")))
+
+
 def after_steps(f: RankFile, key: str) -> tuple[list[str], str] | None:
-    """(the redistribution steps with no strategy from ``key`` on, the one forward operator with a
-    strategy they all reach) where ``key`` is such a step; None elsewhere, or where they reach
+    """(the redistribution steps with no strategy from ``key`` on, the one forward operator they
+    all reach, with a strategy or one a Reshape's default layout feeds, :func:`made_whole`) where
+    ``key`` is such a step; None elsewhere, or where they reach
     anything else (a graph output, several operators)."""
     from msinspect.analysis.flow import data_view
 
@@ -65,7 +104,7 @@ def after_steps(f: RankFile, key: str) -> tuple[list[str], str] | None:
         if current in steps or node_is(is_backward, f.node(current)):
             continue
         if not _is_step(f, current):
-            if f.strategy_of(current) is None:
+            if f.strategy_of(current) is None and not made_whole(f, current):
                 return None
             found.add(current)
             continue

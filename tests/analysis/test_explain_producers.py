@@ -143,6 +143,28 @@ def test_a_receive_from_a_rank_in_the_dump_reads_that_ranks_send(tmp_path, stage
 
 
 @pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
+def test_a_reshape_before_an_operator_with_no_layout_makes_its_output_whole(stage):
+    # fixtures/ut/a_test_reshape__test_reshape_net1_2.toml (16 devices, rank 0): matmul ((1, 8),
+    # (8, 2)) of x (256, 25088) by w (25088, 256) gives (256, 256) as partial sums over its 8-way
+    # contracted axis, columns cut 2; device matrix (1, 8, 2), rank r at contracted index r // 2,
+    # column index r % 2. Then the user's Reshape to (65536,) feeds the UT's VirtualLoss, a
+    # primitive of its own with no parallel operator: MindSpore's FindNextLayout (step_parallel.cc)
+    # finds no layout after the Reshape, so ReshapeInfo takes its default output layout,
+    # InferDefaultLayout: every dimension unmapped, whole on every device, (1,). Its redistribution
+    # sums the partials over ranks 0, 2, ..., 14 (same column index), then gathers dimension 1 from
+    # 2 parts over ranks 0-1 (same contracted index) and reshapes the whole (256, 256).
+    found = explain(read(UT / "a_test_reshape__test_reshape_net1_2", stage, 0), "type:AllGather", rank=0)
+    gathers = [e for e in found if e.consumer == "loss"]
+    assert len(gathers) == 1
+    (e,) = gathers
+    assert (e.producer, e.producer_layout, e.consumer_layout) == ("matmul", (1, 2), (1,))
+    assert step(e) == ("gather", (1,), 2)
+    assert tuple(e.group_ranks) == (0, 1)
+    assert not e.cannot_tell
+    assert "default output layout" in " ".join(e.facts)
+
+
+@pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
 def test_a_consumer_strategy_counts_its_tensor_inputs_only(stage):
     # fixtures/ut/a_test_gatherd__test_gathernd_dim2.toml: gatherd(w1, 2, x) with ((2, 8, 1),
     # (2, 8, 1)): MindSpore's strategy has one entry per tensor input, so the index x (operand 2,
