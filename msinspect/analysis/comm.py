@@ -358,10 +358,11 @@ class RankShapes:
             found = self.rank_output(source)
             if found is not None:
                 return found
-        if upstream is not None and upstream.op == "Reshape" and vocabulary.is_redistribution_step(upstream):
-            found = _reshaped(upstream)
-            if found is not None:
-                return found
+        if upstream is not None and vocabulary.is_redistribution_step(upstream):
+            shape = _stated_at_rank(upstream)
+            dtype = self._kept_dtype(source) if shape is not None else None
+            if dtype is not None:
+                return shape, dtype
         if upstream is not None and printed:
             found = self._from_producer(upstream, first.shape)
             if found is not None:
@@ -371,6 +372,23 @@ class RankShapes:
             return None
         shape = vocabulary.input_of(node, out, self.group_size(node))
         return (shape, first.dtype if printed else None) if shape is not None else None
+
+    def _kept_dtype(self, key: str | None) -> str | None:
+        """The element type of a node's output, read back through the operators that keep it (a
+        redistribution's steps, collectives) to the first that prints it."""
+        seen = set()
+        while key is not None and key not in seen:
+            seen.add(key)
+            node = self._node(key)
+            if node is None:
+                return None
+            first = node.input_types[0] if node.input_types else None
+            if first is not None and first.dtype is not None:
+                return first.dtype
+            if not (vocabulary.is_redistribution_step(node) or is_comm(node)):
+                return None
+            key = first_input(self.graph, key)
+        return None
 
     def _from_producer(self, upstream: Node, whole: tuple[int, ...]) -> tuple[int, ...] | None:
         """The output at the rank of an operator with a strategy whose global output (``whole``,
@@ -450,13 +468,19 @@ class RankShapes:
         return found
 
 
-def _reshaped(node: Node) -> tuple[tuple[int, ...], str | None] | None:
-    """(shape, dtype) at the rank of a redistribution's Reshape: the pass writes the slice's shape as
-    its literal argument (zoo 18, step_parallel_end: ``Reshape(%1, (I64(32), I64(28), I64(28)))`` of
-    the (128, 1, 28, 28) input printed whole, before the AllGather of the micro-batch split)."""
-    shape = as_shape(node.inputs[1]) if len(node.inputs) > 1 else None
-    dtype = node.input_types[0].dtype if node.input_types else None
-    return (shape, dtype) if shape is not None and dtype is not None else None
+def _stated_at_rank(node: Node) -> tuple[int, ...] | None:
+    """The output shape at the rank a redistribution's Reshape or StridedSlice states in its literal
+    arguments: the pass builds them for the slice (zoo 18, step_parallel_end: ``Reshape(%1, (I64(32),
+    I64(28), I64(28)))`` of the (128, 1, 28, 28) input printed whole, before the AllGather of the
+    micro-batch split; zoo 21: ``StridedSlice(%18, (0, 0, 0), (64, 4, 64), (1, 1, 1), 0, ...)``
+    before an AlltoAll). None for anything else (a slice with a mask set)."""
+    if node.op == "Reshape" and len(node.inputs) > 1:
+        return as_shape(node.inputs[1])
+    if node.op == "StridedSlice" and len(node.inputs) >= 4 and all(m == 0 for m in node.inputs[4:]):
+        begin, end, strides = (as_shape(v) for v in node.inputs[1:4])
+        if begin and end and strides and len(begin) == len(end) == len(strides) and min(strides) > 0:
+            return tuple(max(0, -(-(e - b) // s)) for b, e, s in zip(begin, end, strides))
+    return None
 
 
 def _scope(graph: nx.MultiDiGraph, key: str | None) -> str | None:

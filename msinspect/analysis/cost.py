@@ -190,20 +190,38 @@ def stage_axes(full: list[tuple]) -> tuple[tuple, bool]:
     """(the device matrices of a stage's weights, most dimensions first, each with a name per
     dimension: "tensor" where a weight is cut along it, else "data"; whether a dimension cuts an
     expert weight, its first of three or more) from each weight's ``(device matrix, tensor map,
-    global shape)``."""
-    candidates, expert = [], False
+    global shape)``. The matrices describe the same devices: in a matrix that cuts a weight
+    itself, a dimension that runs over the same ranks as a dimension another weight is cut along
+    in another matrix is "tensor" too (:func:`_strides`; zoo 21: fc2 cut over all 8 as ``(8,)``
+    makes every dimension of fc1's ``(2, 2, 2)`` tensor). Not so in a matrix of whole weights only
+    (its ranks are replicas of them), nor from an expert weight, whose experts are carved out of
+    the dense layers' data replicas (zoo 15: ``(2, 4)`` experts, the ``(8,)`` of a whole router)."""
+    cut, spread, expert = set(), set(), False
+    for matrix, tensor_map, shape in full:
+        for axis, entry in enumerate(tensor_map):
+            for device_axis in map_axes(entry):  # a dimension a Layout cuts by several: each
+                dimension = len(matrix) - 1 - device_axis  # entries count from the right
+                cut.add((matrix, dimension))
+                if axis == 0 and shape is not None and len(shape) >= 3:
+                    expert = True
+                else:
+                    spread |= _strides(matrix, dimension)
+    candidates = []
     for matrix in sorted({m for m, _, _ in full}, key=lambda m: (-len(m), m)):
-        cut = set()
-        for m, tensor_map, shape in full:
-            if m != matrix:
-                continue
-            for axis, entry in enumerate(tensor_map):
-                if isinstance(entry, int) and entry >= 0:
-                    cut.add(len(matrix) - 1 - entry)  # MindSpore counts tensor-map entries from the right
-                    if axis == 0 and shape is not None and len(shape) >= 3:
-                        expert = True
-        candidates.append((matrix, tuple("tensor" if d in cut else "data" for d in range(len(matrix)))))
+        cuts_one = any(m == matrix for m, _ in cut)
+        names = tuple("tensor" if (matrix, d) in cut or (cuts_one and _strides(matrix, d) & spread) else "data"
+                      for d in range(len(matrix)))
+        candidates.append((matrix, names))
     return tuple(candidates), expert
+
+
+def _strides(matrix: tuple[int, ...], d: int) -> set[int]:
+    """The rank strides dimension ``d`` of a device matrix steps by (row-major, the last dimension
+    fastest: dimension d of size n steps by s, 2s, ... up to (n-1)s, s the product of the sizes
+    right of it): two dimensions of matrices over the same devices run over the same ranks where
+    they share one."""
+    step = math.prod(matrix[d + 1:])
+    return {step * k for k in range(1, matrix[d])}
 
 
 #: The input whose first dimension is the batch, where it is not the first (a Gather reads its

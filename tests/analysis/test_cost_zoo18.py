@@ -54,7 +54,7 @@ micro-batch still has its own gather of the input (4 a rank: rank 0 lines 56, 14
 ``comm_reuse``) and ``loss_weights.sum()`` twice (4 sums a micro-batch, 16). So there: rank 0 data
 forward 4 x 301,056; rank 5 4 x 384 + 16 x 6. The gather prints ``(<null>)`` there; its input at the
 rank is the redistribution Reshape's literal shape, (32, 28, 28) float32 (msinspect read it as
-"cannot tell" until comm.py's ``_reshaped``).
+"cannot tell" until comm.py's ``_stated_at_rank``).
 """
 from __future__ import annotations
 
