@@ -55,6 +55,12 @@ micro-batch still has its own gather of the input (4 a rank: rank 0 lines 56, 14
 forward 4 x 301,056; rank 5 4 x 384 + 16 x 6. The gather prints ``(<null>)`` there; its input at the
 rank is the redistribution Reshape's literal shape, (32, 28, 28) float32 (msinspect read it as
 "cannot tell" until comm.py's ``_stated_at_rank``).
+
+Memory per rank (docs/cost.md "Static memory", the weights as the file holds them): rank 0 holds
+its stage's layer1.param, layer2.weight and layer2.bias whole: 2,656,256 bytes, 3 weights; rank 5
+layer3.weight and layer3.bias: 20,520 bytes, 2. nn.SGD clones ``accum`` and ``stat`` of each
+(test_cost.py: states twice the weights, states_expected 0); nn.PipelineGradReducer clones
+``accu_grads`` of each: the gradients are those buffers, the weights' size again.
 """
 from __future__ import annotations
 
@@ -63,6 +69,7 @@ import pytest
 import msinspect
 from msinspect.analysis import analyse
 from msinspect.analysis.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by
+from msinspect.analysis.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, cells, operators, split
 from tests.conftest import FIXTURES
@@ -125,3 +132,12 @@ def test_at_step_parallel_end_the_backward_cannot_tell(at_end):
     assert backward_missing(at_end) == {0: why, 5: why}
     frame = bytes_by(at_end, ("axis", "phase"))
     assert set(frame[frame["axis"] == "cannot tell"]["note"]) == {SHORT}
+
+
+def test_memory_per_rank(whole):
+    rows = memory_per_rank(whole).set_index("rank")
+    for rank, weights, count in ((0, 2_656_256, 3), (5, 20_520, 2)):
+        row = rows.loc[rank]
+        assert (row["optimizer"], row["weights"], row["weight_count"]) == ("SGD", weights, count)
+        assert (row["states"], row["states_expected"], row["gradients"]) == (2 * weights, 0, weights)
+        assert row["gradients_from"].startswith("accumulation")

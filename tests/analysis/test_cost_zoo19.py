@@ -31,6 +31,12 @@ The rank matrix: every group is the world ring, so rank r sends all its bytes to
 At step_parallel_end: the gathers, the mirrors (backward, data) and the loss sums (the file is
 read before CSE, so ``loss_weights.sum()`` is still written twice: 4 sums, 28 bytes); the
 reduce-scatters and the loss bprops are the gradient graph's: "cannot tell" with the reason.
+
+Memory per rank (docs/cost.md "Static memory": an optimizer-sharded weight as its shard, its
+gradient whole, one per weight times the shard group): weights (64, 784) 200,704 + (64, 512)
+131,072 + layer3.weight 20,480 + biases 2,048 + 2,048 + 40 = 356,392 bytes, 6 weights; SGD's
+``accum`` and ``stat`` clones of each as stored: 712,784; gradients 8 x 200,704 + 8 x 131,072 +
+20,480 + 4,136 = 2,678,824.
 """
 from __future__ import annotations
 
@@ -39,6 +45,7 @@ import pytest
 import msinspect
 from msinspect.analysis import analyse
 from msinspect.analysis.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by
+from msinspect.analysis.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, cells, operators, split
 from tests.conftest import FIXTURES
@@ -86,3 +93,9 @@ def test_at_step_parallel_end_the_backward_cannot_tell(at_end):
     assert backward_missing(at_end) == {0: why, 5: why}
     frame = bytes_by(at_end, ("axis", "phase"))
     assert set(frame[frame["axis"] == "cannot tell"]["note"]) == {SHORT}
+
+
+def test_memory_per_rank(whole):
+    for row in memory_per_rank(whole).to_dict("records"):
+        assert (row["optimizer"], row["weights"], row["weight_count"]) == ("SGD", 356_392, 6)
+        assert (row["states"], row["states_expected"], row["gradients"]) == (712_784, 0, 2_678_824)

@@ -61,6 +61,10 @@ to 1, 2, 4 (pairs), 2, 4, 6 ({0, 2, 4, 6}), 1 (world): {1, 2, 4, 6}; rank 2 = (0
 At step_parallel_end: the forward as above but the loss's ``loss_weights.sum()`` still written
 twice (4 sums, 28 bytes: CSE merges them later, zoo 18), the mirrors as backward data, and the rest
 of the backward "cannot tell" with the reason.
+
+Memory per rank (docs/cost.md "Static memory"): fc1_weight (196, 512) 401,408 + fc2_weight (64, 512)
+131,072 + fc3_weight (512, 10) 20,480 = 552,960 bytes, 3 weights; SGD's ``accum`` and ``stat``
+clones: 1,105,920; gradients one per weight, no optimizer shard: 552,960.
 """
 from __future__ import annotations
 
@@ -69,6 +73,7 @@ import pytest
 import msinspect
 from msinspect.analysis import analyse
 from msinspect.analysis.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by
+from msinspect.analysis.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, cells, operators, split
 from tests.conftest import FIXTURES
@@ -125,3 +130,9 @@ def test_at_step_parallel_end_the_backward_cannot_tell(at_end):
     assert backward_missing(at_end) == {rank: why for rank in RANKS}
     frame = bytes_by(at_end, ("axis", "phase"))
     assert set(frame[frame["axis"] == "cannot tell"]["note"]) == {SHORT}
+
+
+def test_memory_per_rank(whole):
+    for row in memory_per_rank(whole).to_dict("records"):
+        assert (row["optimizer"], row["weights"], row["weight_count"]) == ("SGD", 552_960, 3)
+        assert (row["states"], row["states_expected"], row["gradients"]) == (1_105_920, 0, 552_960)
