@@ -64,6 +64,9 @@ layer3.weight and layer3.bias: 20,520 bytes, 2. nn.SGD clones ``accum`` and ``st
 """
 from __future__ import annotations
 
+import json
+import shutil
+
 import pytest
 
 import msinspect
@@ -72,7 +75,7 @@ from msinspect.analysis.cost import NO_BACKWARD, SHORT, backward_missing, bytes_
 from msinspect.analysis.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, cells, operators, split
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, invoke
 
 ZOO18 = FIXTURES / "zoo" / "18_doc_pipeline_parallel"
 ACTIVATION = 8 * 512 * 4          # layer2's output a micro-batch at the rank
@@ -141,3 +144,23 @@ def test_memory_per_rank(whole):
         assert (row["optimizer"], row["weights"], row["weight_count"]) == ("SGD", weights, count)
         assert (row["states"], row["states_expected"], row["gradients"]) == (2 * weights, 0, weights)
         assert row["gradients_from"].startswith("accumulation")
+
+
+def test_the_command_reads_the_whole_step_by_default():
+    done = invoke("cost", ZOO18, "--by", "axis,phase", "--json")
+    assert done.exit_code == 0, done.stderr
+    told = {}
+    for row in json.loads(done.stdout)["bytes"]:
+        told.setdefault(row["rank"], {})[(row["axis"], row["phase"])] = row["step_bytes"]
+    assert told == {0: RANK0, 5: RANK5}
+
+
+def test_the_command_without_validate_says_why(tmp_path):
+    copy = tmp_path / "dump"
+    shutil.copytree(ZOO18, copy)
+    for ir in copy.glob("rank_*/*validate*"):
+        ir.unlink()
+    done = invoke("cost", copy, "--by", "axis,phase")
+    assert done.exit_code == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert "backward cannot tell" in said and NO_BACKWARD.format(stage="step_parallel_end") in said

@@ -40,6 +40,9 @@ gradient whole, one per weight times the shard group): weights (64, 784) 200,704
 """
 from __future__ import annotations
 
+import json
+import shutil
+
 import pytest
 
 import msinspect
@@ -48,7 +51,7 @@ from msinspect.analysis.cost import NO_BACKWARD, SHORT, backward_missing, bytes_
 from msinspect.analysis.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, cells, operators, split
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, invoke
 
 ZOO19 = FIXTURES / "zoo" / "19_doc_optimizer_parallel"
 GATHERS = 7 * 64 * 784 * 4 + 7 * 64 * 512 * 4
@@ -99,3 +102,23 @@ def test_memory_per_rank(whole):
     for row in memory_per_rank(whole).to_dict("records"):
         assert (row["optimizer"], row["weights"], row["weight_count"]) == ("SGD", 356_392, 6)
         assert (row["states"], row["states_expected"], row["gradients"]) == (712_784, 0, 2_678_824)
+
+
+def test_the_command_reads_the_whole_step_by_default():
+    done = invoke("cost", ZOO19, "--by", "axis,phase", "--json")
+    assert done.exit_code == 0, done.stderr
+    told = {}
+    for row in json.loads(done.stdout)["bytes"]:
+        told.setdefault(row["rank"], {})[(row["axis"], row["phase"])] = row["step_bytes"]
+    assert told == {0: RANK, 5: RANK}
+
+
+def test_the_command_without_validate_says_why(tmp_path):
+    copy = tmp_path / "dump"
+    shutil.copytree(ZOO19, copy)
+    for ir in copy.glob("rank_*/*validate*"):
+        ir.unlink()
+    done = invoke("cost", copy, "--by", "axis,phase")
+    assert done.exit_code == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert "backward cannot tell" in said and NO_BACKWARD.format(stage="step_parallel_end") in said

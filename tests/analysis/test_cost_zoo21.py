@@ -68,6 +68,9 @@ clones: 1,105,920; gradients one per weight, no optimizer shard: 552,960.
 """
 from __future__ import annotations
 
+import json
+import shutil
+
 import pytest
 
 import msinspect
@@ -76,7 +79,7 @@ from msinspect.analysis.cost import NO_BACKWARD, SHORT, backward_missing, bytes_
 from msinspect.analysis.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, cells, operators, split
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, invoke
 
 ZOO21 = FIXTURES / "zoo" / "21_doc_layout_two_axes"
 RANKS = (0, 2, 5)
@@ -136,3 +139,23 @@ def test_memory_per_rank(whole):
     for row in memory_per_rank(whole).to_dict("records"):
         assert (row["optimizer"], row["weights"], row["weight_count"]) == ("SGD", 552_960, 3)
         assert (row["states"], row["states_expected"], row["gradients"]) == (1_105_920, 0, 552_960)
+
+
+def test_the_command_reads_the_whole_step_by_default():
+    done = invoke("cost", ZOO21, "--by", "axis,phase", "--json")
+    assert done.exit_code == 0, done.stderr
+    told = {}
+    for row in json.loads(done.stdout)["bytes"]:
+        told.setdefault(row["rank"], {})[(row["axis"], row["phase"])] = row["step_bytes"]
+    assert told == {rank: RANK for rank in RANKS}
+
+
+def test_the_command_without_validate_says_why(tmp_path):
+    copy = tmp_path / "dump"
+    shutil.copytree(ZOO21, copy)
+    for ir in copy.glob("rank_*/*validate*"):
+        ir.unlink()
+    done = invoke("cost", copy, "--by", "axis,phase")
+    assert done.exit_code == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert "backward cannot tell" in said and NO_BACKWARD.format(stage="step_parallel_end") in said
