@@ -284,7 +284,7 @@ class Cost:
     def __init__(self, axes: StageAxes, stages: Stages, lists):
         self.axes, self.stages, self.lists = axes, stages, lists
         self.count = 0
-        self.per_rank: dict[tuple, list[int]] = {}  # the rank's cells, as items -> its ranks
+        self.per_rank: dict[tuple, Ranks] = {}  # the rank's cells, as items -> its ranks
         self.seen_axes: set = set()
         self.seen_phases: set = set()
         self.basis: set = set()
