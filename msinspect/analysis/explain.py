@@ -128,7 +128,7 @@ def _real(f: RankFile, key: str) -> bool:
     node = f.node(key)
     if node is None or is_plumbing(node):
         return False
-    return node.op.removeprefix("PrimFunc_") == "Reshape" or not passes_through(f.graph, key)
+    return node.op == "Reshape" or not passes_through(f.graph, key)
 
 
 def _path_name(f: RankFile, key: str) -> str:
@@ -136,7 +136,7 @@ def _path_name(f: RankFile, key: str) -> str:
     Reshape MindSpore puts in place of the network's) by its op."""
     node = f.node(key)
     if node is not None and is_comm(node):
-        return node.op.removeprefix("PrimFunc_")
+        return node.op
     return f.label(key)
 
 
@@ -196,7 +196,7 @@ def _last_reshape(f: RankFile, lines) -> tuple | None:
     """The shape the last Reshape among the step's ``lines`` gives (its constant shape operand);
     None where the step has none, or its shape is no constant."""
     last = next((f.by_line[line] for line in sorted(lines, reverse=True) if line in f.by_line
-                 and f.by_line[line].op.removeprefix("PrimFunc_") == "Reshape"), None)
+                 and f.by_line[line].op == "Reshape"), None)
     shape = last.inputs[1] if last is not None and len(last.inputs) > 1 else None
     return shape if isinstance(shape, tuple) and shape and all(type(v) is int for v in shape) else None
 
@@ -281,7 +281,7 @@ def _producer_layout(f: RankFile, key: str | None) -> tuple[OutputLayout | None,
             return replace(found, rule=f"{found.rule}; its out_strategy the same"), said
         return OutputLayout(first, found.matrix if found else (), tuple(None for _ in first),
                             found.partial if found else (), rule="its out_strategy"), said
-    if strategy is None and node.op.removeprefix("PrimFunc_") in LAYOUT_KEEPING:
+    if strategy is None and node.op in LAYOUT_KEEPING:
         # the parallel pass gave it no operator info: redistribution takes the layout of the
         # nearest operator before it that has one (step_parallel.cc, FindPrevLayout)
         inner = _producer(f, key)
@@ -298,7 +298,7 @@ def _producer_layout(f: RankFile, key: str | None) -> tuple[OutputLayout | None,
             strategy = original.strategy.in_strategy
             found = output_layout(original, strategy, f.devices)
             said = (f"{node.name} ({node.op}) is of the graph MindSpore put in place of {original.name} "
-                    f"({original.op.removeprefix('PrimFunc_')}) {strategy_text(strategy)} (read in the rank's "
+                    f"({original.op}) {strategy_text(strategy)} (read in the rank's "
                     "step_parallel_begin file)")
             if found is not None:
                 return found, said
@@ -457,7 +457,7 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
     if len(users) > 1:
         e.facts.append(f"feeds {', '.join(f.label(u) for u in users)}")
     if reshape is not None:
-        passed = f.node(reshape).op.removeprefix("PrimFunc_")
+        passed = f.node(reshape).op
         e.facts.append(f"reaches {e.consumer} through {f.label(reshape)} (a Reshape the file gives no strategy)"
                        if passed == "Reshape" else f"reaches {e.consumer} through {f.label(reshape)} ({passed}, no "
                        "strategy: it passes its input's layout on, step_parallel.cc FindNextLayout)")
@@ -471,7 +471,7 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
                  *(after[0] if after else ())]
     chain_keys = sorted((k for k in (trail or [key]) if node_is(is_comm, f.node(k)) or k == key),
                         key=lambda k: f.node(k).line)
-    e.chain = tuple(f.node(k).op.removeprefix("PrimFunc_") for k in chain_keys)
+    e.chain = tuple(f.node(k).op for k in chain_keys)
     e.chain_lines = tuple(f.node(k).line for k in chain_keys)
     e.chain_groups = tuple(tuple(f.comm[ln]["group_ranks"]) for ln in e.chain_lines
                            if ln in f.comm and f.comm[ln].get("moves_data") and f.comm[ln].get("group_ranks"))
@@ -523,7 +523,7 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
     whole_out = shape is not None and made_whole(f, target)
     if whole_out:
         wanted = (1,) * len(shape)
-    if original is not None and original.op.removeprefix("PrimFunc_") in _PRODUCTS:
+    if original is not None and original.op in _PRODUCTS:
         # the graph MindSpore put in place of a matrix product takes its activation, input 0, from
         # outside (its weight is a parameter): cut as the replaced product's in_strategy says
         need, position = original.strategy.in_strategy, 0
@@ -558,7 +558,7 @@ def _explain_comm(f: RankFile, node: Node, row: dict) -> Explanation:
     combined = reduced_parts(made, f.strategy_of(source), f.devices) if made is not None else None
     if combined is not None and combined.partial and acting_as(node.op) == "AllReduce":
         return _partial_sum(f, node, e, _need_not_matter(node, e, combined), over,
-                            COMBINED_BY[made.op.removeprefix("PrimFunc_")])
+                            COMBINED_BY[made.op])
     if kind == "forward" and str(node.instance_name or "").startswith(GLOBAL_NORM_PREFIX):
         return _global_norm(node, e, over)
     lookup = _masked_lookup(f, source) if kind == "forward" and acting_as(node.op) in ("AllReduce", "ReduceScatter") else None
@@ -645,7 +645,7 @@ def _masked_lookup(f: RankFile, source: str | None):
             return None
         current, hops = first_input(f.graph, current), hops + 1
     node, strategy = f.node(current), f.strategy_of(current)
-    if node is None or strategy is None or node.op.removeprefix("PrimFunc_") not in ("Gather", "GatherV2"):
+    if node is None or strategy is None or node.op not in ("Gather", "GatherV2"):
         return None
     call = call_of(node, strategy)
     axis = next((v for v in call.operands[2:3] if isinstance(v, int) and not isinstance(v, bool)), None)
@@ -684,7 +684,7 @@ def _after_lookup(f: RankFile, source: str, upto: str) -> tuple[OutputLayout, st
             return None
         factors[0] *= size
         how += f" and leaves each its part of dimension 0 ({size} parts)"
-    said = (f"the masked lookup of {f.label(gather)} ({f.node(gather).op.removeprefix('PrimFunc_')}) "
+    said = (f"the masked lookup of {f.label(gather)} ({f.node(gather).op}) "
             f"{strategy_text(strategy)}, whose {added.op} (line {added.line}) {how}: a Gather's output, its "
             "indices' cut then the table's other dimensions'")
     return OutputLayout(tuple(factors), (), tuple(None for _ in factors), rule="the summed lookup"), said
@@ -701,7 +701,7 @@ def _lookup_sum(f: RankFile, node: Node, e: Explanation, gather: str, layout: Ou
     _need_not_matter(node, e)
     e.facts.append(f"the lookup: {name} ({f.node(gather).op}) in_strategy {strategy_text(strategy)}, "
                    f"{e.producer} after it in the graph MindSpore puts in its place")
-    e.headline = (f"{node.op} {over}: the {f.node(gather).op.removeprefix('PrimFunc_')} {name} cuts its table along "
+    e.headline = (f"{node.op} {over}: the {f.node(gather).op} {name} cuts its table along "
                   f"the axis it gathers {e.parts} ways: each rank "
                   "looks up only the ids its part holds, the rest masked to zero, so each holds a partial sum; "
                   "the ranks add them")
@@ -725,7 +725,7 @@ def _plain_reshape(f: RankFile, key: str | None, casts: bool = True) -> str | No
     looks past it for the next operator with one); None where ``key`` is not one, or nothing with
     a strategy reads it; ``casts`` False: a Reshape only."""
     node = f.node(key)
-    op = node.op.removeprefix("PrimFunc_") if node is not None else None
+    op = node.op if node is not None else None
     if op not in ("Reshape", *(LAYOUT_KEEPING if casts else ())) or f.strategy_of(key) is not None:
         return None
     beyond = [u for u in consumers(f.graph, key)
@@ -776,7 +776,7 @@ def _weight_user(f: RankFile, weight: str) -> tuple[str, int] | None:
             node = f.node(user)
             if node is None or is_backward(node):
                 continue
-            if f.strategy_of(user) is None and node.op.removeprefix("PrimFunc_") in LAYOUT_KEEPING:
+            if f.strategy_of(user) is None and node.op in LAYOUT_KEEPING:
                 # a Cast the parallel pass gave no strategy (MindFormers' fp16 compute of a fp32
                 # weight) passes the weight's layout on: its reader with a strategy tells it
                 later = [u for u in consumers(f.graph, user) if f.strategy_of(u) is not None
@@ -807,7 +807,7 @@ def _mirror(f: RankFile, node: Node, row: dict, e: Explanation, target: str | No
             e.consumer = f.label(target)
     cast = f.node(target)
     if not is_backward(node) and f.strategy_of(target) is None \
-            and node_is(lambda n: n.op.removeprefix("PrimFunc_") in LAYOUT_KEEPING, cast):
+            and node_is(lambda n: n.op in LAYOUT_KEEPING, cast):
         # a Cast the parallel pass gave no strategy (MindFormers' fp16 compute of a fp32 weight)
         # passes the weight's layout on: its reader with a strategy tells it
         later = [u for u in consumers(f.graph, target) if f.strategy_of(u) is not None
@@ -926,9 +926,9 @@ def _forward_of(f: RankFile, node: Node) -> tuple[Node | None, str | None]:
     attrs = node.cnode_primal_attrs if is_backward(node) else {}
     found = f.by_unique_id.get(str(attrs.get("forward_unique_id")))
     if found is not None:
-        return found, found.op.removeprefix("PrimFunc_")
+        return found, found.op
     named = str(attrs.get("forward_node_name", "")).rsplit("_", 1)[0]
-    local = LOCAL_BPROP.get(named, (None,))[0] == node.op.removeprefix("PrimFunc_")
+    local = LOCAL_BPROP.get(named, (None,))[0] == node.op
     return None, (named if acting_as(named) in BPROP or local else None)
 
 
@@ -936,7 +936,7 @@ def _bprop(f: RankFile, node: Node, e: Explanation, ahead: Node | None, fop: str
     """A collective of the gradient graph that is MindSpore's bprop of the forward collective
     ``ahead`` (a ``fop``; None: not in the file) (:data:`BPROP`): what it does to the gradient
     follows from what ``ahead`` did to the data, explained as the forward is."""
-    op = node.op.removeprefix("PrimFunc_")
+    op = node.op
     row = f.comm.get(ahead.line) if ahead is not None else None
     before = _explain_comm(f, ahead, row) if row is not None else None
     after = f" after {before.producer}" if before is not None and before.producer else ""
@@ -1075,7 +1075,7 @@ def _in_gradient(f: RankFile, node: Node, e: Explanation) -> Explanation:
     named = str(attrs["forward_node_name"])
     found = next((n for n in f.by_line.values() if not is_backward(n) and "unique_id" in n.cnode_primal_attrs
                   and str(n.cnode_primal_attrs["unique_id"]) == str(attrs.get("forward_unique_id"))), None)
-    e.forward = (f"{found.name} ({found.op.removeprefix('PrimFunc_')}, line {found.line})" if found is not None
+    e.forward = (f"{found.name} ({found.op}, line {found.line})" if found is not None
                  else f"{named}, no longer in this file")
     e.action, e.dims = "none", ()
     e.headline = (f"{node.op} on the rank's own data: a step of the gradient of {e.forward}, as MindSpore's bprop "
@@ -1155,7 +1155,7 @@ def _column_cut_readers(f: RankFile, ahead: Node, e: Explanation) -> None:
                 continue
             real = node is not None and not passes_through(f.graph, user)
             hops[user] = hops[key] + (1 if real else 0)
-            if node is not None and node.op.removeprefix("PrimFunc_") in _PRODUCTS:
+            if node is not None and node.op in _PRODUCTS:
                 cut = output_layout(node, f.strategy_of(user), f.devices)
                 as_x = input_position(f, [], key, user) == 0  # the sum is its X, not its weight
                 if as_x and cut is not None and cut.factors and cut.factors[-1] > 1 and not cut.partial:

@@ -281,7 +281,7 @@ class RankFile:
                 node = data.get("node")
                 if node is None:
                     return bool(data.get("bound"))  # a subgraph's parameter bound at its call
-                moves_cut = is_comm(node) and node.op.removeprefix("PrimFunc_") != "Reshape"
+                moves_cut = is_comm(node) and node.op != "Reshape"
                 return not (moves_cut or is_backward(node) or node.op in _NOT_A_LINK
                             or node.kind == NodeKind.RETURN and not data.get("bound"))
 

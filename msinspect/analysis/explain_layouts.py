@@ -89,7 +89,7 @@ def reduced_parts(node: Node, in_strategy, devices: int | None) -> OutputLayout 
     """A reduction of :data:`COMBINED_BY`'s output layout with ``partial`` the matrix axes of its
     cut reduced dimensions, over which each rank holds its part's max (min, product): the axes a
     sum over the same dimensions leaves partial. None for any other operator, or no layout."""
-    op = node.op.removeprefix("PrimFunc_")
+    op = node.op
     if op not in COMBINED_BY or not in_strategy or any(ints(s) is None and s != () for s in in_strategy):
         return None
     found = _output(layout_of(replace(call_of(node, in_strategy), op="ReduceSum"), devices))

@@ -33,7 +33,7 @@ _STEP_OPS = frozenset({"Reshape", "StridedSlice", "Split", "Concat", "TupleGetIt
 def _is_step(f: RankFile, key: str | None) -> bool:
     node = f.node(key)
     return node is not None and f.strategy_of(key) is None and not is_backward(node) \
-        and (node.op.removeprefix("PrimFunc_") in _STEP_OPS or passes_through(f.graph, key))
+        and (node.op in _STEP_OPS or passes_through(f.graph, key))
 
 
 def before_steps(f: RankFile, key: str) -> tuple[str, list[str]] | None:
@@ -187,7 +187,7 @@ def whole_shapes(f: RankFile, source: str | None, target: str | None, position: 
     (read in the rank's step_parallel_begin, whose shapes are whole); the consumer's from its
     row, else from the last per-rank Reshape before it (its shape times the consumer's cut)."""
     made = f.node(source)
-    while made is not None and f.strategy_of(source) is None and made.op.removeprefix("PrimFunc_") in LAYOUT_KEEPING:
+    while made is not None and f.strategy_of(source) is None and made.op in LAYOUT_KEEPING:
         source = first_input(f.graph, source)
         while source is not None and passes_through(f.graph, source):
             source = first_input(f.graph, source)
@@ -210,7 +210,7 @@ def whole_shapes(f: RankFile, source: str | None, target: str | None, position: 
         taken = _squeezed(tuple(produced), steps)
     if taken is None and wanted is not None:
         last = next((f.by_line[line] for line in reversed(e.chain_lines) if line in f.by_line
-                     and f.by_line[line].op.removeprefix("PrimFunc_") == "Reshape"), None)
+                     and f.by_line[line].op == "Reshape"), None)
         shape = last.inputs[1] if last is not None and len(last.inputs) > 1 else None
         if isinstance(shape, tuple) and len(shape) == len(wanted) and all(type(v) is int and v > 0 for v in shape):
             taken = tuple(v * w for v, w in zip(shape, wanted))
@@ -375,7 +375,7 @@ def _reshapes_only(f: RankFile, e: Explanation) -> bool:
     """Whether the redistribution between producer and consumer is per-rank Reshapes (or Squeezes,
     ExpandDims) alone: no collective, nothing else, in its chain."""
     steps = [f.by_line.get(line) for line in e.chain_lines]
-    return bool(steps) and all(n is not None and n.op.removeprefix("PrimFunc_") in _SHAPE_ONLY for n in steps)
+    return bool(steps) and all(n is not None and n.op in _SHAPE_ONLY for n in steps)
 
 
 def _squeezed(shape: tuple[int, ...], steps: list[Node]) -> tuple[int, ...] | None:
@@ -383,7 +383,7 @@ def _squeezed(shape: tuple[int, ...], steps: list[Node]) -> tuple[int, ...] | No
     operator is among ``steps`` or an axis does not fit."""
     shape = list(shape)
     for node in steps:
-        op = node.op.removeprefix("PrimFunc_")
+        op = node.op
         axes = node.inputs[1] if len(node.inputs) > 1 else None
         axes = (axes,) if type(axes) is int else axes
         if op not in ("Squeeze", "ExpandDims") or not isinstance(axes, tuple) or not axes \
@@ -443,7 +443,7 @@ def own_step(f: RankFile, node: Node) -> tuple[tuple[int, ...], int, str, tuple]
     output grows on, or (no shapes printed) the Concat's axis. Where the file does not print both
     shapes (step_parallel_end), the shape the per-rank Reshape before it gives and the group's
     size. None where neither shows it."""
-    op = acting_as(node.op.removeprefix("PrimFunc_"))
+    op = acting_as(node.op)
     if op not in ("AllGather", "ReduceScatter"):
         return None
     before = node.input_types[0].shape if node.input_types and node.input_types[0].is_tensor else None
@@ -485,7 +485,7 @@ def by_definition(f: RankFile, node: Node) -> tuple[tuple[int, ...], int, str] |
     its part of dimension 0; an AllGather concatenates on dimension 0, or, read by a Split on
     dimension 0 then a Concat, on the Concat's axis; in the group's parts. None for another
     collective, or where the group's size or the Concat's axis is not told."""
-    op = acting_as(node.op.removeprefix("PrimFunc_"))
+    op = acting_as(node.op)
     size = stated_size(node) or len((f.comm.get(node.line) or {}).get("group_ranks") or ())
     if op not in ("AllGather", "ReduceScatter") or size < 2:
         return None
@@ -505,7 +505,7 @@ def _reshaped_to(f: RankFile, node: Node) -> tuple[int, ...] | None:
     """The shape the Reshape that feeds ``node`` gives (its constant shape operand: a per-rank
     Reshape of a redistribution states the rank's shape); None where no such Reshape feeds it."""
     source = f.node(first_input(f.graph, node_id(node)))
-    if source is None or source.op.removeprefix("PrimFunc_") != "Reshape" or len(source.inputs) < 2:
+    if source is None or source.op != "Reshape" or len(source.inputs) < 2:
         return None
     shape = source.inputs[1]
     if isinstance(shape, tuple) and shape and all(isinstance(v, int) and not isinstance(v, bool) for v in shape):
@@ -517,7 +517,7 @@ def _concat_after(f: RankFile, key: str) -> Node | None:
     """The Concat of the Split -> TupleGetItem -> MakeTuple -> Concat tensor redistribution puts
     after an AllGather ``key`` (the Split on dimension 0); None where no such Split reads it."""
     split = [u for u in consumers(f.graph, key)
-             if node_is(lambda n: n.op.removeprefix("PrimFunc_") == "Split", f.node(u))]
+             if node_is(lambda n: n.op == "Split", f.node(u))]
     if len(split) != 1 or f.node(split[0]).inputs[1:2] != (0,):
         return None
     todo, seen = [split[0]], set()
@@ -528,7 +528,7 @@ def _concat_after(f: RankFile, key: str) -> Node | None:
             if user in seen or node is None:
                 continue
             seen.add(user)
-            if node.op.removeprefix("PrimFunc_") == "Concat":
+            if node.op == "Concat":
                 return node
             if node.op in ("TupleGetItem", "MakeTuple"):
                 todo.append(user)

@@ -67,7 +67,7 @@ _NONE_IS_EVERY_DIM = frozenset({"SumExt", "MeanExt"})
 def call_of(node, in_strategy=()) -> Call:
     """The :class:`Call` of an IR node (:class:`msinspect.model.Node`) with this strategy."""
     attrs = node.primitive_attrs
-    op = node.op.removeprefix("PrimFunc_")
+    op = node.op
     operands = tuple(v if _constant(v) else None for v in node.inputs)
     if op in _NONE_IS_EVERY_DIM and len(node.inputs) > 1 and node.inputs[1] is None:
         operands = (operands[0], (), *operands[2:])  # the IR's literal None: an empty axis tuple
