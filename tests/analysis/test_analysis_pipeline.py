@@ -59,8 +59,9 @@ def test_diff_of_ranks_in_different_stages_shows_the_stage_difference():
     layer2 = forward[(forward["name"] == "matmul") & forward["scope"].str.endswith("layer2-Dense")]
     assert (layer1.iloc[0]["left_count"], layer1.iloc[0]["right_count"]) == (MICRO, 0)
     assert (layer2.iloc[0]["left_count"], layer2.iloc[0]["right_count"]) == (0, MICRO)
-    assert set(d.slices["param"]) == {"layer1.weight", "layer1.bias", "layer2.weight", "layer2.bias",
-                                      "layer3.weight", "layer3.bias"}
+    # each weight and, under the pipeline's gradient accumulation, its accumulator accu_grads.<weight>
+    weights = {"layer1.weight", "layer1.bias", "layer2.weight", "layer2.bias", "layer3.weight", "layer3.bias"}
+    assert set(d.slices["param"]) == weights | {f"accu_grads.{w}" for w in weights}
 
 
 def test_diff_within_a_stage_shows_only_slices_and_groups():

@@ -66,7 +66,11 @@ def test_at_step_parallel_end_every_weight_has_its_global_shape():
 def test_which_weights_each_pipeline_stage_holds():
     """Zoo 13 (fixtures/zoo/nets/13_mf_llama_pp_interleave.py: 4 layers, 2 stages, interleave 2):
     stage 0 (rank 0) holds layers 0 and 2 and the embedding, stage 1 (rank 7) layers 1 and 3, the
-    final norm and the head; every Linear weight of a stage has its slice there."""
+    final norm and the head; every Linear weight of a stage has its slice there, and so has its
+    gradient accumulator (``accu_grads.<weight>``: the pipeline accumulates each micro-batch's
+    gradient in a clone of the weight, laid out as the weight, but not cut again by the optimizer
+    shard: mf_llama.start sets ``gradient_accumulation_shard`` False, so the rank stores the
+    layout's whole slice of it)."""
     slices = analyse(msinspect.load_dump(ZOO / "13_mf_llama_pp_interleave")).slices()
 
     def held(rank):
@@ -78,5 +82,12 @@ def test_which_weights_each_pipeline_stage_holds():
     assert (layers0, layers7) == ({0, 2}, {1, 3})
     assert "model.tok_embeddings.embedding_weight" in names0 and "lm_head.weight" in names7
     assert "lm_head.weight" not in names0 and "model.tok_embeddings.embedding_weight" not in names7
-    linear = slices[slices["param"].str.contains(r"\.(?:wq|wk|wv|wo|w1|w2|w3)\.weight$|^lm_head")]
+    linear = slices[slices["param"].str.contains(r"^(?:model\.layers\..*\.(?:wq|wk|wv|wo|w1|w2|w3)\.weight|lm_head\.weight)$")]
     assert len(linear) == 2 * 7 * 2 + 1 and linear["slice"].notna().all()
+    rows = {(row["rank"], row["param"]): row for row in slices.to_dict("records")}
+    for row in linear.to_dict("records"):
+        accumulator = rows[(row["rank"], f"accu_grads.{row['param']}")]
+        for key in ("device_matrix", "tensor_map", "slice_shape"):
+            assert tuple(accumulator[key]) == tuple(row[key])
+        assert not accumulator["opt_shard_group"]
+        assert tuple(b - a for a, b in accumulator["slice"]) == tuple(row["slice_shape"])

@@ -96,8 +96,9 @@ REF = object()  # an operand that is another node's output: not a constant
 
 
 def test_call_of_keeps_constants_and_the_attributes_the_rules_read():
-    # 2.10 prints PrimFunc_MatMul(x, w, transpose_a, transpose_b); a one-dimensional strategy as (4)
-    call = call_of(node("PrimFunc_MatMul", (REF, REF, False, True), {"transpose_a": True, "group": "g"}),
+    # 2.10 prints PrimFunc_MatMul(x, w, transpose_a, transpose_b), which the parser reads as MatMul
+    # (model.Node.op); a one-dimensional strategy as (4)
+    call = call_of(node("MatMul", (REF, REF, False, True), {"transpose_a": True, "group": "g"}),
                    ((2, 1), 4))
     assert call == Call("MatMul", ((2, 1), (4,)), (None, None, False, True), (("transpose_a", True),))
     assert call_of(node("ReLU", ((1, 2), REF))) == Call("ReLU", (), ((1, 2), None))
