@@ -29,7 +29,7 @@ from math import prod
 from pathlib import Path
 
 from msinspect.analysis.explain_file import (LAYOUT_KEEPING, Explanation, RankFile, dims_text, node_is, shape_text,
-                                             strategy_text)
+                                             stands_in, strategy_text)
 from msinspect.analysis.explain_layouts import COMBINED_BY, OutputLayout, input_layout, output_layout, reduced_parts
 from msinspect.analysis.explain_steps import (after_steps, before_steps, by_definition, compare_group, input_position,
                                               made_whole, own_step, rank_input, redistribution_step, strategy_index,
@@ -205,13 +205,11 @@ def _unmatched(f: RankFile, key: str | None) -> str:
     """Why a hash-named operator of a replacement graph (:meth:`RankFile.replaced`) is not matched
     to the operator it stands for, or a graph's ``Return`` says no cut, in words after a colon; ""
     for any other operator."""
-    from msinspect.analysis.strategies import REPLACEMENT_NAME
-
     node = f.node(key)
     if node is not None and node.kind == NodeKind.RETURN:
         return (": it is the graph's output, whose cut the parallel pass's _VirtualOutput states; no _VirtualOutput "
                 "with a strategy is in this file (a later pass drops it: step_parallel_end holds it)")
-    if node is None or not REPLACEMENT_NAME.match(str(node.instance_name or "").removeprefix("forward_op")):
+    if not stands_in(node):
         return ""
     if not f.result.reference:
         return (": it is of the graph MindSpore put in place of another operator, and no step_parallel_begin file "
@@ -365,7 +363,8 @@ def _received_layout(f: RankFile, node: Node) -> tuple[OutputLayout | None, str]
     if other is None:
         held = peer in {r.rank for r in f.analysis.dump.ranks}
         return None, (f"the Receive's data is what rank {peer}'s Send sends{carried}: the operator before that Send "
-                      f"is in rank {peer}'s file, " + ("which could not be read" if held else "which the dump does not hold"))
+                      f"is in rank {peer}'s file, "
+                      + ("which could not be read" if held else "which the dump does not hold"))
     tag = node.primitive_attrs.get("sr_tag")
     sends = [n for n in other.by_line.values() if n.op == "Send" and n.primitive_attrs.get("sr_tag") == tag
              and (other.comm.get(n.line) or {}).get("peer") == f.ctx.rank]

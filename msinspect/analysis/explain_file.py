@@ -207,12 +207,11 @@ class RankFile:
         them ``HashName(instance) + index``: ``enable_nd_tp``'s MatMuls), with its strategy; None
         where ``key`` is no such operator or the reference does not hold it."""
         from msinspect.analysis.params import replaced_operator
-        from msinspect.analysis.strategies import REPLACEMENT_NAME
 
         node = self.node(key)
-        name = str(node.instance_name or "") if node is not None else ""
-        if not REPLACEMENT_NAME.match(name.removeprefix("forward_op")) or not self.result.reference:
+        if not stands_in(node) or not self.result.reference:
             return None
+        name = str(node.instance_name or "")
         if self._reference is None:
             self._reference = (view_of(self.result.reference).ir, {})
         reference, known = self._reference
@@ -288,6 +287,15 @@ class RankFile:
             view = nx.subgraph_view(graph, filter_node=keep, filter_edge=partial(is_data_edge, graph))
             self._links = nx.Graph(view.to_undirected(as_view=True))
         return self._links
+
+
+def stands_in(node: Node | None) -> bool:
+    """Whether ``node`` is of a graph MindSpore put in place of an operator with a strategy (its
+    hash name, :data:`~msinspect.analysis.strategies.REPLACEMENT_NAME`, after any ``forward_op``
+    of a forward operator's bprop), which prints none."""
+    from msinspect.analysis.strategies import REPLACEMENT_NAME
+
+    return node is not None and bool(REPLACEMENT_NAME.match(str(node.instance_name or "").removeprefix("forward_op")))
 
 
 def _layout_row(rows, weight: str):

@@ -12,7 +12,7 @@ from dataclasses import replace
 from math import prod
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.explain_file import LAYOUT_KEEPING, Explanation, dims_text, node_is, shape_text
+from msinspect.analysis.explain_file import LAYOUT_KEEPING, Explanation, dims_text, node_is, shape_text, stands_in
 from msinspect.analysis.explain_layouts import OutputLayout, cut_through_reshape
 from msinspect.analysis.flow import consumers, first_input, passes_through
 from msinspect.analysis.ops import is_backward
@@ -62,17 +62,20 @@ def laid_after(f: RankFile, key: str) -> bool:
     gives, through others without one: as MindSpore's ``FindNextLayout`` (step_parallel.cc) looks
     for a Reshape's next layout, past operators that are no parallel operator, in the forward graph
     (the parallel pass runs before the backward is built)."""
-    seen, todo = {key}, [key]
-    while todo and len(seen) < _AFTER_LIMIT:
-        for user in consumers(f.graph, todo.pop()):
-            node = f.node(user)
-            if user in seen or node is None or is_backward(node):
-                continue
-            if f.strategy_of(user) is not None or _stands_in(node):  # one of a replacement graph has a layout
-                return True
-            seen.add(user)
-            todo.append(user)
-    return bool(todo)  # stopped before the end: do not claim there is none
+    import networkx as nx
+
+    def laid(k: str) -> bool:  # one of a replacement graph stands for an operator with a layout
+        return f.strategy_of(k) is not None or stands_in(f.node(k))
+
+    def onward(k: str) -> list[str]:
+        if k != key and laid(k):
+            return []
+        return [u for u in consumers(f.graph, k) if not node_is(is_backward, f.node(u))]
+
+    for reached, (_, user) in enumerate(nx.generic_bfs_edges(f.graph, key, onward), 1):
+        if laid(user) or reached >= _AFTER_LIMIT:  # stopped before the end: do not claim there is none
+            return True
+    return False
 
 
 def made_whole(f: RankFile, key: str) -> bool:
@@ -80,15 +83,7 @@ def made_whole(f: RankFile, key: str) -> bool:
     in MindSpore's default layout, whole on every device: no operator with a strategy reads it,
     directly or past others without one (:func:`laid_after`), and it is no graph's output."""
     node = f.node(key)
-    return node is not None and node.kind != NodeKind.RETURN and not _stands_in(node) and not laid_after(f, key)
-
-
-def _stands_in(node: Node) -> bool:
-    """Whether ``node`` is of a graph MindSpore put in place of an operator with a strategy
-    (its hash name: :data:`~msinspect.analysis.strategies.REPLACEMENT_NAME`), which prints none."""
-    from msinspect.analysis.strategies import REPLACEMENT_NAME
-
-    return bool(REPLACEMENT_NAME.match(str(node.instance_name or "").removeprefix("forward_op")))
+    return node is not None and node.kind != NodeKind.RETURN and not stands_in(node) and not laid_after(f, key)
 
 
 def after_steps(f: RankFile, key: str) -> tuple[list[str], str] | None:
