@@ -623,6 +623,12 @@ class Analysis:
         the report and ``check``."""
         return self._weights_beside[0]
 
+    @functools.cached_property
+    def files_beside(self) -> frozenset[str]:
+        """The step_parallel_end files :attr:`weights_at_end` took weights from (its rows' ``file``):
+        a layout only their rows give is the file beside's, which a rule built on it says."""
+        return frozenset(row["file"] for rows in self.weights_at_end.values() for row in rows)
+
     @property
     def weights_untold(self) -> dict[str, list[str]]:
         """Per file read (of a later pass, the parallel pass run), the weights it updates

@@ -154,13 +154,12 @@ def _stage_axes(analysis) -> dict[tuple[int, ...], tuple[tuple, bool, frozenset]
     out: dict = {}
     if slices.empty:
         return out
-    beside = {row["file"] for rows in analysis.weights_at_end.values() for row in rows}
     for rank, rows in slices.groupby("rank"):
         ctx = analysis.context(rank)
         stage = tuple(ctx.stage_ranks or ctx.world or ())
         if not stage or stage in out:
             continue
-        found = weight_axes(rows.to_dict("records"), len(stage), beside)
+        found = weight_axes(rows.to_dict("records"), len(stage), analysis.files_beside)
         if found is not None:
             out[stage] = found
     return out
@@ -169,8 +168,8 @@ def _stage_axes(analysis) -> dict[tuple[int, ...], tuple[tuple, bool, frozenset]
 def weight_axes(rows: list[dict], devices: int, beside: Collection[str] = ()) -> tuple[tuple, bool, frozenset] | None:
     """(:func:`stage_axes` of the weight rows whose layout covers the ``devices`` of their stage;
     the device matrices among them that only weights read beside the file give: rows whose file is
-    in ``beside``, a step_parallel_end read for weights the file read does not lay out,
-    :attr:`~msinspect.analysis.collect.Analysis.weights_at_end`); None where no row covers them."""
+    in ``beside``, :attr:`~msinspect.analysis.collect.Analysis.files_beside`); None where no row
+    covers them."""
     full = laid_over(rows, devices)
     if not full:
         return None

@@ -390,36 +390,27 @@ def params_at_end(path, ctx: RankContext) -> list[dict] | None:
     return weights_of(param_rows(ir, ctx, reference))
 
 
-#: How many weights a note names before it says how many more there are.
-_NAMED = 8
-
-
-def _names(names) -> str:
-    names = sorted(set(names))
-    shown = ", ".join(names[:_NAMED])
-    return shown + (f" and {len(names) - _NAMED} more" if len(names) > _NAMED else "")
-
-
 def at_end_note(stages, at_end: dict[str, list[dict]], untold: dict[str, list[str]],
                 stated: bool) -> list[str]:
     """What ``shapes --params`` and the report say where the files read (at ``stages``) leave a
     weight they train unlaid: whose rows are the step_parallel_end's beside them (``at_end``, by
     file: :attr:`~msinspect.analysis.collect.Analysis.weights_at_end`) and whose slices cannot be
     told (``untold``); ``stated``: whether a file read states any weight's layout itself."""
+    from msinspect.analysis.select import listing
+
     where = f"at {', '.join(sorted(set(stages))) or 'none'}"
     notes = []
     if at_end and not stated:
         notes.append(f"the files read ({where}) state no weight's layout: the weights as the "
                      "step_parallel_end beside each states them (later passes keep the parallel pass's layouts)")
     elif at_end:
-        names = [row["param"] for rows in at_end.values() for row in rows]
-        notes.append(f"the files read ({where}) state no layout of {len(set(names))} weight(s) they train or "
-                     "accumulate gradients in "
-                     f"({_names(names)}): those as the step_parallel_end beside each states them (later passes "
-                     "keep the parallel pass's layouts)")
+        names = sorted({row["param"] for rows in at_end.values() for row in rows})
+        notes.append(f"the files read ({where}) state no layout of {len(names)} weight(s) they train or accumulate "
+                     f"gradients in ({listing(names)}): those as the step_parallel_end beside each states them "
+                     "(later passes keep the parallel pass's layouts)")
     if untold:
-        names = [name for left in untold.values() for name in left]
-        notes.append(f"cannot tell the slices of {len(set(names))} weight(s) the files read train ({_names(names)}): "
+        names = sorted({name for left in untold.values() for name in left})
+        notes.append(f"cannot tell the slices of {len(names)} weight(s) the files read train ({listing(names)}): "
                      f"neither the files read ({where}) nor a step_parallel_end beside them states their layout")
     return notes
 

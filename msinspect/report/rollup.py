@@ -255,13 +255,13 @@ class StageAxes:
         done = set()
         ranks = sorted({r.rank for r in analysis.results if rank_number(r.rank) is not None})
         by_rank = {r.rank: r for r in analysis.results if rank_number(r.rank) is not None}
-        beside = {row["file"] for rows in analysis.weights_at_end.values() for row in rows}
         for rank in ranks:
             ctx = stages.context(analysis, rank)
             stage = ctx.stage_ranks or ctx.world or ()
             if not stage or id(stage) in done:
                 continue
-            found = weight_axes(with_slices(weights_of(analysis.params_of(by_rank[rank])), ctx), len(stage), beside)
+            rows = with_slices(weights_of(analysis.params_of(by_rank[rank])), ctx)
+            found = weight_axes(rows, len(stage), analysis.files_beside)
             if found is None:
                 continue
             done.add(id(stage))
