@@ -1,8 +1,14 @@
 """What the hand-derived cost tests of the zoo (``test_cost_zoo*.py``) read: the ring formulas
-of docs/comm.md, and a rank's bytes per (axis, phase) and its matrix cells as plain dicts."""
+of docs/comm.md, a rank's bytes per (axis, phase) and its matrix cells as plain dicts, and what
+the command prints with and without validate."""
 from __future__ import annotations
 
+import json
+import shutil
+
 from msinspect.analysis.cost import bytes_by, rank_matrix
+
+from tests.conftest import invoke
 
 
 def allreduce(n: int, size: int) -> int:
@@ -26,3 +32,25 @@ def cells(analysis) -> dict:
     """(src, dst) -> bytes per step, the non-zero cells of the rank matrix."""
     matrix = rank_matrix(analysis)
     return {(int(r["src"]), int(r["dst"])): r["bytes"] for r in matrix.to_dict("records") if r["bytes"]}
+
+
+def told_by_command(dump) -> dict:
+    """rank -> (axis, phase) -> step_bytes, as ``msinspect cost DUMP --by axis,phase --json`` prints them."""
+    done = invoke("cost", dump, "--by", "axis,phase", "--json")
+    assert done.exit_code == 0, done.stderr
+    told: dict = {}
+    for row in json.loads(done.stdout)["bytes"]:
+        told.setdefault(row["rank"], {})[(row["axis"], row["phase"])] = row["step_bytes"]
+    return told
+
+
+def said_without_validate(dump, tmp_path) -> str:
+    """What ``msinspect cost --by axis,phase`` prints, its spaces folded, of a copy of ``dump`` with
+    its validate files taken out (a pass filter that left validate out)."""
+    copy = tmp_path / "dump"
+    shutil.copytree(dump, copy)
+    for ir in copy.glob("rank_*/*validate*"):
+        ir.unlink()
+    done = invoke("cost", copy, "--by", "axis,phase")
+    assert done.exit_code == 0, done.stderr
+    return " ".join(done.stdout.split())

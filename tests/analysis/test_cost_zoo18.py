@@ -64,9 +64,6 @@ layer3.weight and layer3.bias: 20,520 bytes, 2. nn.SGD clones ``accum`` and ``st
 """
 from __future__ import annotations
 
-import json
-import shutil
-
 import pytest
 
 import msinspect
@@ -74,8 +71,8 @@ from msinspect.analysis import analyse
 from msinspect.analysis.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by
 from msinspect.analysis.memory import memory_per_rank
 
-from tests.analysis.cost_by_hand import allreduce, cells, operators, split
-from tests.conftest import FIXTURES, invoke
+from tests.analysis.cost_by_hand import allreduce, cells, operators, said_without_validate, split, told_by_command
+from tests.conftest import FIXTURES
 
 ZOO18 = FIXTURES / "zoo" / "18_doc_pipeline_parallel"
 ACTIVATION = 8 * 512 * 4          # layer2's output a micro-batch at the rank
@@ -147,20 +144,9 @@ def test_memory_per_rank(whole):
 
 
 def test_the_command_reads_the_whole_step_by_default():
-    done = invoke("cost", ZOO18, "--by", "axis,phase", "--json")
-    assert done.exit_code == 0, done.stderr
-    told = {}
-    for row in json.loads(done.stdout)["bytes"]:
-        told.setdefault(row["rank"], {})[(row["axis"], row["phase"])] = row["step_bytes"]
-    assert told == {0: RANK0, 5: RANK5}
+    assert told_by_command(ZOO18) == {0: RANK0, 5: RANK5}
 
 
 def test_the_command_without_validate_says_why(tmp_path):
-    copy = tmp_path / "dump"
-    shutil.copytree(ZOO18, copy)
-    for ir in copy.glob("rank_*/*validate*"):
-        ir.unlink()
-    done = invoke("cost", copy, "--by", "axis,phase")
-    assert done.exit_code == 0, done.stderr
-    said = " ".join(done.stdout.split())
+    said = said_without_validate(ZOO18, tmp_path)
     assert "backward cannot tell" in said and NO_BACKWARD.format(stage="step_parallel_end") in said

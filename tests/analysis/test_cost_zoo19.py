@@ -40,9 +40,6 @@ gradient whole, one per weight times the shard group): weights (64, 784) 200,704
 """
 from __future__ import annotations
 
-import json
-import shutil
-
 import pytest
 
 import msinspect
@@ -50,8 +47,8 @@ from msinspect.analysis import analyse
 from msinspect.analysis.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by
 from msinspect.analysis.memory import memory_per_rank
 
-from tests.analysis.cost_by_hand import allreduce, cells, operators, split
-from tests.conftest import FIXTURES, invoke
+from tests.analysis.cost_by_hand import allreduce, cells, operators, said_without_validate, split, told_by_command
+from tests.conftest import FIXTURES
 
 ZOO19 = FIXTURES / "zoo" / "19_doc_optimizer_parallel"
 GATHERS = 7 * 64 * 784 * 4 + 7 * 64 * 512 * 4
@@ -105,20 +102,9 @@ def test_memory_per_rank(whole):
 
 
 def test_the_command_reads_the_whole_step_by_default():
-    done = invoke("cost", ZOO19, "--by", "axis,phase", "--json")
-    assert done.exit_code == 0, done.stderr
-    told = {}
-    for row in json.loads(done.stdout)["bytes"]:
-        told.setdefault(row["rank"], {})[(row["axis"], row["phase"])] = row["step_bytes"]
-    assert told == {0: RANK, 5: RANK}
+    assert told_by_command(ZOO19) == {0: RANK, 5: RANK}
 
 
 def test_the_command_without_validate_says_why(tmp_path):
-    copy = tmp_path / "dump"
-    shutil.copytree(ZOO19, copy)
-    for ir in copy.glob("rank_*/*validate*"):
-        ir.unlink()
-    done = invoke("cost", copy, "--by", "axis,phase")
-    assert done.exit_code == 0, done.stderr
-    said = " ".join(done.stdout.split())
+    said = said_without_validate(ZOO19, tmp_path)
     assert "backward cannot tell" in said and NO_BACKWARD.format(stage="step_parallel_end") in said

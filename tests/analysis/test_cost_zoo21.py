@@ -68,9 +68,6 @@ clones: 1,105,920; gradients one per weight, no optimizer shard: 552,960.
 """
 from __future__ import annotations
 
-import json
-import shutil
-
 import pytest
 
 import msinspect
@@ -78,8 +75,8 @@ from msinspect.analysis import analyse
 from msinspect.analysis.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by
 from msinspect.analysis.memory import memory_per_rank
 
-from tests.analysis.cost_by_hand import allreduce, cells, operators, split
-from tests.conftest import FIXTURES, invoke
+from tests.analysis.cost_by_hand import allreduce, cells, operators, said_without_validate, split, told_by_command
+from tests.conftest import FIXTURES
 
 ZOO21 = FIXTURES / "zoo" / "21_doc_layout_two_axes"
 RANKS = (0, 2, 5)
@@ -142,20 +139,9 @@ def test_memory_per_rank(whole):
 
 
 def test_the_command_reads_the_whole_step_by_default():
-    done = invoke("cost", ZOO21, "--by", "axis,phase", "--json")
-    assert done.exit_code == 0, done.stderr
-    told = {}
-    for row in json.loads(done.stdout)["bytes"]:
-        told.setdefault(row["rank"], {})[(row["axis"], row["phase"])] = row["step_bytes"]
-    assert told == {rank: RANK for rank in RANKS}
+    assert told_by_command(ZOO21) == {rank: RANK for rank in RANKS}
 
 
 def test_the_command_without_validate_says_why(tmp_path):
-    copy = tmp_path / "dump"
-    shutil.copytree(ZOO21, copy)
-    for ir in copy.glob("rank_*/*validate*"):
-        ir.unlink()
-    done = invoke("cost", copy, "--by", "axis,phase")
-    assert done.exit_code == 0, done.stderr
-    said = " ".join(done.stdout.split())
+    said = said_without_validate(ZOO21, tmp_path)
     assert "backward cannot tell" in said and NO_BACKWARD.format(stage="step_parallel_end") in said
