@@ -1,0 +1,111 @@
+"""Cost per step of zoo 16, MindFormers 2.0.0's ``LlamaForCausalLM`` on 256 ranks
+(``fixtures/zoo/nets/16_mf_llama_256.py`` and ``mf_llama.py``), derived by hand before msinspect
+read it; where the IR showed the first derivation wrong, the correction is written beside it with
+the line.
+
+From the scripts, their docstrings, zoo 12's (the same model at dp 2 x mp 4: the strategies with
+MindFormers' sources), MindSpore's records beside each rank (``parameter_layout_0.json``: every
+weight's device matrix (32, 8) and slice) and MindSpore's definitions. Ranks kept: 0, 131, 255
+(one stage: no pipeline). Wire bytes as docs/comm.md: ring AllReduce 2(n-1)/n S (whole bytes,
+rounded down), AllGather (n-1) S_in, ReduceScatter (n-1)/n S_in.
+
+The job: ``TransformerOpParallelConfig(data_parallel=32, model_parallel=8, vocab_emb_dp=False)``,
+no pipeline (``pipeline_stages`` 1, micro_batch_num 1), no optimizer parallel (``mf_llama.start``
+default), full batch, global batch 32 x sequence 64 = 2048 rows, 2048 / 32 = 64 at a rank.
+Device matrix (32, 8), rank = 8 dp_index + mp_index: tensor group of r 8 (r // 8) .. + 7 (0-7,
+128-135, 248-255), data group r % 8 + 8k (0, 8, .., 248; 3, 11, .., 251; 7, 15, .., 255), and the
+world 0-255. Weights float32, compute float16 (each Linear casts x and its weight to float16), the
+embedding and the loss float32.
+
+Forward, a layer (2 layers; every rank alike):
+- wq, wk, wv, w1, w3 ((32, 1), (8, 1)): column parallel, the input whole at the rank: nothing.
+- wo ((32, 8), (1, 8)), out_strategy ((32, 1),), and w2 ((32, 8), (1, 8)) contract the dimension
+  cut 8: their (2048, 512) output is a partial sum, rows cut 32: (64, 512) float16 = 65,536 bytes,
+  AllReduced over the tensor group: 2 x 7/8 x 65,536 = 114,688 each, 2 a layer.
+- attention (heads cut 8, batch 32: BatchMatMuls, softmax, rotary by slices, the causal mask by
+  dp only) and the RMSNorms ((32, 1, 1)): local.
+Forward, outside the layers:
+- the embedding Gather ((8, 1), (32, 1)) (MindSpore's GatherInfo "SHARD_BATCH_AND_AXIS", zoo 12):
+  each rank looks up its eighth of the table for its (1, 64) ids; the (1, 64, 512) float32 =
+  131,072 bytes are summed over the tensor group: 2 x 7/8 x 131,072 = 229,376.
+- lm_head ((32, 1), (8, 1)): logits (64, 128) at the rank, local.
+- the loss (MindFormers' ``CrossEntropyLoss``, core/loss/loss.py): ``_LogSoftmax`` casts to
+  float32, its ReduceMax ((32, 8),) and the ReduceSum of the exponentials ((32, 8),) reduce the
+  vocabulary cut 8: AllReduce of (64, 1) float32 = 256 bytes over the tensor group, 448 each;
+  ``_NLLLoss``'s ReduceSum ((32, 8),) over the vocabulary: (64,) float32, 448. 3 operators.
+- the loss then sums the masked per-token losses with ``sum2`` / ``mul2`` of strategy ``(1,)``:
+  whole on every rank. The per-token loss (2048,), cut 32, is gathered over the data group:
+  AllGather of (64,) float32 = 256 bytes, 31 x 256 = 7,936; the input mask (2048,), cut 32 as
+  the tokens are, likewise 7,936. The mask has two readers (``mul2`` and ``sum2``): a gather for
+  each edge at step_parallel_end, one after CSE at validate.
+Tensor forward: 229,376 + 4 x 114,688 + 3 x 448 = 689,472, 8 operators. Data forward: 2 x 7,936
+= 15,872, 2 operators at validate (3, 23,808, at step_parallel_end).
+
+Backward (the gradient graph, validate only):
+- tensor: MindSpore's bprop of an AllReduce is an AllReduce of dout (grad_comm_ops.py; zoo 01, 18):
+  one for each forward AllReduce whose input a weight's gradient needs: the embedding's (float32,
+  229,376), wo's and w2's (float16, 4 x 114,688), the three loss sums (3 x 448, ReduceMax's bprop
+  included: an AllReduce(sum) of dout, then the mask of the maxima). 689,472, 8 operators.
+- data: the per-token loss's gather has a bprop, a ReduceScatter of (2048,) float32 over the data
+  group, 31/32 x 8,192 = 7,936; the mask's has none (its gradient reaches no weight: pruned, as zoo
+  18's ``loss_weights.sum()``).
+- data, the mirrors (each weight's gradient, float32, summed over the ranks holding the same
+  slice, parameter_layout_0.json): over the data group of 32, 2 x 31/32 x S: a layer's wq, wk, wv
+  (64, 512) and wo (512, 64), 131,072 bytes each, w1, w3 (192, 512) and w2 (512, 192), 393,216
+  each: 1,703,936 a layer, 3,407,872 for both; lm_head and the embedding table (128, 512), 262,144
+  each: S = 3,932,160, wire 7,618,560, 16 operators. Over the world (the RMSNorm weights (512,),
+  whole on all 256: 2 a layer and norm_out, 5): 2 x 255/256 x 2,048 = 4,080 each, 20,400.
+  Backward data: 7,618,560 + 20,400 + 7,936 = 7,646,896, 22 operators.
+Optimizer (MindFormers' AdamW, no optimizer parallel: no gather, no scatter):
+- gradient clipping's global norm (``ClipGradNorm``; zoo 13's ``PARALLEL_GLOBALNORM_IN_STAGES``):
+  the sum of squares, a float32 scalar, AllReduced over the stage, all 256: 2 x 255/256 x 4 = 7;
+- the loss scale's overflow flag (zoo 12, test_cost_loss_scale.py): a float32 scalar over the
+  world: 7. Both over every rank of the (32, 8) matrix: axis data+tensor, 14 bytes, 2 operators.
+
+At step_parallel_end (no validate beside it): the forward as above (3 gathers in the loss), the
+mirrors as backward data (7,638,960, 21 operators), the optimizer's two AllReduces, and the rest of
+the backward "cannot tell" with the reason, never 0.
+
+The rank matrix (ring: a rank sends its wire bytes to the next rank of the group's sorted list):
+rank 0 -> 1 (tensor group and world), 0 -> 8 (data group); 131 -> 132, 131 -> 139; 255 -> 248
+(tensor group), 255 -> 7 (data group), 255 -> 0 (world). Tensor: 2 x 689,472 = 1,378,944; world:
+20,400 + 14 = 20,414; data group: 7,618,560 + 15,872 + 7,936 = 7,642,368.
+
+Memory per rank (docs/cost.md "Static memory"; every rank alike, parameter_layout_0.json's slices,
+float32): the embedding and lm_head (128, 512), 262,144 each; a layer 2 RMSNorm weights 2 x 2,048,
+wq, wk, wv, wo 4 x 131,072, w1, w2, w3 3 x 393,216: 1,708,032, 3,416,064 for 2; norm_out 2,048:
+3,942,400 bytes, 21 weights. AdamW: two states a weight (``adam_m``, ``adam_v``, laid out as the
+weight): 7,884,800; gradients one per weight (no accumulation, no shard): 3,942,400.
+"""
+from __future__ import annotations
+
+from tests.analysis.cost_by_hand import allreduce
+from tests.conftest import FIXTURES
+
+ZOO16 = FIXTURES / "zoo" / "16_mf_llama_256"
+KEPT = (0, 131, 255)
+F16, F32 = 2, 4
+ROWS = 64                                       # 2048 rows / dp 32
+TP, DP, WORLD = 8, 32, 256
+
+ROW_PARALLEL = allreduce(TP, ROWS * 512 * F16)  # wo, w2: (64, 512) float16 partial sums
+EMBEDDING = allreduce(TP, ROWS * 512 * F32)     # the Gather's (1, 64, 512) float32 over the table's rows
+LOSS_SUM = allreduce(TP, ROWS * F32)            # ReduceMax, the exponentials' sum, the NLL sum
+TENSOR = EMBEDDING + 2 * 2 * ROW_PARALLEL + 3 * LOSS_SUM
+LOSS_GATHER = (DP - 1) * ROWS * F32             # a (64,) float32 slice gathered over 32
+LOSS_SCATTER = (DP - 1) * DP * ROWS * F32 // DP  # its bprop: (2048,) reduce-scattered over 32
+LAYER_MIRRORED = 4 * 64 * 512 * F32 + 3 * 192 * 512 * F32
+DATA_MIRRORS = allreduce(DP, 2 * LAYER_MIRRORED + 2 * 128 * 512 * F32)
+WORLD_MIRRORS = 5 * allreduce(WORLD, 512 * F32)
+SCALAR = allreduce(WORLD, F32)                  # the global norm, the overflow flag
+
+WEIGHTS = 2 * 128 * 512 * F32 + 2 * (2 * 512 * F32 + LAYER_MIRRORED) + 512 * F32
+
+
+def test_the_numbers_are_the_derivation():
+    assert (ROW_PARALLEL, EMBEDDING, LOSS_SUM) == (114_688, 229_376, 448)
+    assert TENSOR == 689_472
+    assert LOSS_GATHER == LOSS_SCATTER == 7_936
+    assert LAYER_MIRRORED == 1_703_936 and DATA_MIRRORS == 7_618_560 and WORLD_MIRRORS == 20_400
+    assert SCALAR == 7
+    assert WEIGHTS == 3_942_400
