@@ -34,6 +34,10 @@ def unknown_reason(row: dict) -> str:
     from msinspect.stages import stage_of
 
     if is_missing(row["tensor_bytes"]):
+        shape = row.get("shape")
+        if isinstance(shape, (tuple, list)) and any(type(d) is int and d < 0 for d in shape):
+            return (f"its tensor at the rank ({', '.join(map(str, shape))}) has a dynamic dimension (-1), "
+                    "whose extent is known at run time only")
         return (f"the file shows global shapes ({stage_of(row['file'])}), not the tensor at the rank"
                 if shapes_are_global(str(row["file"])) else "the tensor at the rank cannot be told")
     if is_missing(row.get("group_size")):

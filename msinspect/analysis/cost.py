@@ -85,6 +85,7 @@ import functools
 import math
 from typing import TYPE_CHECKING, Collection, Iterable
 
+from msinspect.analysis.comm_totals import reason_of
 from msinspect.analysis.ops import PIPELINE_OPS, stable_name
 from msinspect.analysis.vocabulary import ALL_TO_ALL, GLOBAL_NORM_PREFIX
 from msinspect.schema import is_missing
@@ -110,7 +111,7 @@ NO_BACKWARD = ("the file read ({stage}) holds no gradient graph: MindSpore expan
 SHORT = "the backward is not in the file read"
 
 COST_COLUMNS = ["rank", "line", "name", "op", "kind", "group_ranks", "wire_bytes", "runs", "count_basis",
-                "step_bytes", "axis", "axis_from", "phase", "micro", "graph", "file"]
+                "step_bytes", "bytes_why", "axis", "axis_from", "phase", "micro", "graph", "file"]
 
 
 # ------------------------------------------------------------------ how often an operator runs
@@ -523,7 +524,8 @@ class AxisRules:
 def comm_costs(analysis) -> pd.DataFrame:
     """One row per communication operator that moves data, per rank read
     (:data:`COST_COLUMNS`): its ``wire_bytes`` (the comm rows'), how often it runs per step
-    (``runs``, ``count_basis``), ``step_bytes`` = wire bytes x runs (None: cannot tell), its
+    (``runs``, ``count_basis``), ``step_bytes`` = wire bytes x runs (None: cannot tell, and
+    ``bytes_why`` says why: :func:`~msinspect.analysis.comm_totals.unknown_reason`), its
     parallel ``axis`` (with ``axis_from``: the rule, or why it cannot tell) and ``phase``."""
     import pandas as pd
 
@@ -555,7 +557,8 @@ def comm_costs(analysis) -> pd.DataFrame:
             "rank": row["rank"], "line": row["line"], "name": row["name"], "op": row["op"], "kind": row["kind"],
             "group_ranks": tuple(ranks) if ranks is not None else None,
             "wire_bytes": None if is_missing(wire) else int(wire), "runs": count, "count_basis": basis,
-            "step_bytes": None if is_missing(wire) else int(wire) * count, "axis": axis, "axis_from": why,
+            "step_bytes": None if is_missing(wire) else int(wire) * count, "bytes_why": reason_of(row),
+            "axis": axis, "axis_from": why,
             "phase": phase_of(row["kind"], row.get("scope"), row["name"]), "micro": row.get("micro"), "graph": row["graph"],
             "file": row["file"],
         })
@@ -585,7 +588,7 @@ def bytes_by(analysis, by=("axis",), costs: pd.DataFrame | None = None) -> pd.Da
            .agg(operators=("op", "size"), step_bytes=("step_bytes", _total),
                 unknown=("step_bytes", lambda s: int(s.map(is_missing).sum())))
            .reset_index()) if not costs.empty else pd.DataFrame(columns=columns)
-    out["step_bytes"] = out["step_bytes"].astype(object)
+    out["step_bytes"] = pd.Series([None if is_missing(v) else int(v) for v in out["step_bytes"]], dtype=object)
     out["note"] = None
     if missing:
         out = _without_backward(out, by, missing)

@@ -157,6 +157,9 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
         reasons = undecided.groupby("axis_from").size()
         for why, n in reasons.items():
             stdout().print(f"axis cannot tell for {n} operator(s): {why}")
+    untold = costs[costs["bytes_why"].notna()] if not costs.empty else costs
+    for why, n in (untold.groupby("bytes_why").size().items() if len(untold) else ()):
+        stdout().print(f"bytes cannot tell for {n} operator(s){' (in no cell of the matrix)' if matrix else ''}: {why}")
     if matrix:
         table = costs_.matrix_blocks(pairs, MATRIX_MOST)
         if table.empty:
