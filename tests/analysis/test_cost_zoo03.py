@@ -48,6 +48,12 @@ backward data (they stand in the forward graph there), and the rest of the backw
 with the reason, never 0 (here the gradient graph holds no collective but the mirrors, which the
 file cannot show).
 
+Explanations (``msinspect explain DUMP type:AllReduce`` at validate): 46 AllReduces a rank, the
+loss's naming ``loss_mean`` as the operator whose cut reduced dimension leaves partial sums, and
+one mirror per weight, each named after its weight (the script's parameter names: ``embed.``
+embedding / position, ``blocks.i.`` ln1 / ln2 gamma / beta, ``attention.`` wq / wk / wv / wo,
+``ffn.`` w_in / w_out, ``head.`` ln_f gamma / beta, lm_head), never after a gradient MatMul.
+
 Memory per rank (docs/cost.md "Static memory"): the 45 weights whole, 54,693,888 bytes;
 AdamWeightDecay clones ``adam_m`` and ``adam_v`` of each: states 109,387,776, the same expected;
 gradients one per weight, no optimizer shard: 54,693,888.
@@ -59,6 +65,7 @@ import pytest
 import msinspect
 from msinspect.analysis import analyse
 from msinspect.analysis.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by, comm_costs
+from msinspect.analysis.explain import explain
 from msinspect.analysis.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, cells, operators, said_without_validate, split, told_by_command
@@ -73,6 +80,11 @@ WEIGHTS = [V * H * 4, S * H * 4] + BLOCK * LAYERS + [4 * H] * 2 + [H * V * 4]
 LOSS_SUM = allreduce(32, 4)
 MIRRORS = sum(allreduce(32, size) for size in WEIGHTS)
 RANK = {("data", "forward"): LOSS_SUM, ("data", "backward"): MIRRORS}
+NAMES = (["embed.embedding", "embed.position"]
+         + [f"blocks.{i}.{name}" for i in range(LAYERS)
+            for name in ("ln1_gamma", "ln1_beta", "attention.wq", "attention.wk", "attention.wv", "attention.wo",
+                         "ln2_gamma", "ln2_beta", "ffn.w_in", "ffn.w_out")]
+         + ["head.ln_f_gamma", "head.ln_f_beta", "head.lm_head"])
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +126,16 @@ def test_at_step_parallel_end_the_backward_cannot_tell(at_end):
     assert backward_missing(at_end) == {rank: why for rank in RANKS}
     frame = bytes_by(at_end, ("axis", "phase"))
     assert set(frame[frame["axis"] == "cannot tell"]["note"]) == {SHORT}
+
+
+def test_explain_names_the_loss_and_each_mirror_s_weight(whole):
+    found = explain(whole, "type:AllReduce", rank=0)
+    assert len(found) == 1 + len(NAMES) == 46
+    forward = [e for e in found if e.kind == "forward"]
+    assert len(forward) == 1 and "loss_mean" in forward[0].headline
+    named = sorted(e.headline.split("the same slice of ", 1)[1].split(" ", 1)[0].rstrip(";")
+                   for e in found if e.kind != "forward")
+    assert named == sorted(NAMES)
 
 
 def test_memory_per_rank(whole):
