@@ -9,7 +9,7 @@ from msinspect.analysis import comm_groups, vocabulary
 from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.file_view import answer, keeps_answers, label
 from msinspect.analysis.flow import consumers, data_view, first_input, producer
-from msinspect.mindspore.layouts import call_of, divided, layout_of
+from msinspect.mindspore.layouts import LAYOUT_KEEPING, call_of, divided, layout_of
 from msinspect.analysis.ops import (DTYPE_BYTES, PIPELINE_OPS, WORLD_GROUPS, as_shape, as_shapes, int_attr,
                                     is_backward, is_comm, is_plumbing, nbytes, scope_of)
 from msinspect.graph import RETURNED, node_id, to_networkx
@@ -364,7 +364,7 @@ class RankShapes:
             if dtype is not None:
                 return shape, dtype
         if upstream is not None and printed:
-            found = self._from_producer(upstream, first.shape)
+            found = self._from_producer(self._laid_out_by(source), first.shape)
             if found is not None:
                 return found, first.dtype
         out = self._from_consumers(key, node, first.shape if printed else None)
@@ -390,13 +390,26 @@ class RankShapes:
             key = first_input(self.graph, key)
         return None
 
-    def _from_producer(self, upstream: Node, whole: tuple[int, ...]) -> tuple[int, ...] | None:
+    def _laid_out_by(self, key: str) -> Node | None:
+        """The operator whose layout the output of ``key`` has: ``key`` itself, or, past operators
+        that keep their input's layout when they have no strategy (:data:`LAYOUT_KEEPING`: zoo 16's
+        loss mask, a ``Cast`` of ``NotEqual`` ((32, 1), ()), gathered at step_parallel_end), the
+        first with one. Nothing stands between them: MindSpore inserts a redistribution where two
+        layouts differ."""
+        node, seen = self._node(key), set()
+        while node is not None and node.strategy is None and node.op in LAYOUT_KEEPING and key not in seen:
+            seen.add(key)
+            key = first_input(self.graph, key)
+            node = self._node(key)
+        return node
+
+    def _from_producer(self, upstream: Node | None, whole: tuple[int, ...]) -> tuple[int, ...] | None:
         """The output at the rank of an operator with a strategy whose global output (``whole``,
         as this file prints it before the parallel pass re-infers shapes) the collective takes:
         ``whole`` cut by the output's tensor map in the layout MindSpore derives for the
         operator's strategy (:mod:`msinspect.mindspore.layouts`; a partial sum keeps its
         shape). The loss's AllGather at step_parallel_end prints ``-> (<null>)``: this tells it."""
-        strategy = upstream.strategy
+        strategy = upstream.strategy if upstream is not None else None
         if strategy is None or not strategy.in_strategy:
             return None
         layout = layout_of(call_of(upstream, strategy.in_strategy), self.ctx.stage_devices)

@@ -331,6 +331,11 @@ ELEMENTWISE_OPS = frozenset({
     "Sort",
 })
 
+#: One-input operators that, given no strategy by the parallel pass, pass their input's layout on
+#: (MindFormers casts each weight and the loss mask without a strategy; a pipeline's validate graph
+#: copies a weight with TensorMove).
+LAYOUT_KEEPING = frozenset({"Cast", "TensorMove"})
+
 
 @rule(*ELEMENTWISE_OPS)
 def _elementwise(call: Call, devices: int) -> Laid | None:
