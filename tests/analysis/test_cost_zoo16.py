@@ -91,6 +91,18 @@ float32): the embedding and lm_head (128, 512), 262,144 each; a layer 2 RMSNorm 
 wq, wk, wv, wo 4 x 131,072, w1, w2, w3 3 x 393,216: 1,708,032, 3,416,064 for 2; norm_out 2,048:
 3,942,400 bytes, 21 weights. AdamW: two states a weight (``adam_m``, ``adam_v``, laid out as the
 weight): 7,884,800; gradients one per weight (no accumulation, no shard): 3,942,400.
+
+What ``explain`` should say of rank 131 (dp_index 16, mp_index 3; tensor group 128-135, data group
+3, 11, .., 251), at validate, from the same facts (written before explain read zoo 16):
+- its AllReduces of kind gradient are the 21 mirrors, each named after its weight, each over the
+  ranks holding the same slice: 16 over its data group, the 5 RMSNorm weights over the world;
+  predicted and read groups alike, nothing "cannot tell";
+- the forward AllReduces over its tensor group, 8 parts each: the embedding's (a sum: each rank
+  looked up its eighth of the table's rows), wo's and w2's (sums of partial products, 4), the
+  loss's ReduceMax (a max) and its two sums over the vocabulary: 8 operator runs, one max;
+- the global norm: a sum of scalars over the world, 256 parts, no dimension;
+- its two AllGathers (the per-token loss and the mask) gather dimension 0 from 32 parts over its
+  data group; the ReduceScatter (the first's bprop) sums and scatters dimension 0 in 32.
 """
 from __future__ import annotations
 
