@@ -111,6 +111,7 @@ import pytest
 import msinspect
 from msinspect.analysis import analyse
 from msinspect.analysis.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by, comm_costs
+from msinspect.analysis.explain import explain
 from msinspect.analysis.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, cells, operators, said_without_validate, split, told_by_command
@@ -134,6 +135,12 @@ DATA_MIRRORS = allreduce(DP, 2 * LAYER_MIRRORED + 2 * 128 * 512 * F32)
 WORLD_MIRRORS = 5 * allreduce(WORLD, 512 * F32)
 SCALAR = allreduce(WORLD, F32)                  # the global norm, the overflow flag
 
+LAYER = ("attention.wq", "attention.wk", "attention.wv", "attention.wo", "feed_forward.w1", "feed_forward.w2",
+         "feed_forward.w3")
+NORMS = ("attention_norm", "ffn_norm")
+MIRRORED = {f"model.layers.{i}.{w}.weight" for i in (0, 1) for w in LAYER} | {
+    "model.tok_embeddings.embedding_weight", "lm_head.weight"}
+WHOLE = {f"model.layers.{i}.{n}.weight" for i in (0, 1) for n in NORMS} | {"model.norm_out.weight"}
 WEIGHTS = 2 * 128 * 512 * F32 + 2 * (2 * 512 * F32 + LAYER_MIRRORED) + 512 * F32
 
 RANK = {("tensor", "forward"): TENSOR_FORWARD, ("tensor", "backward"): TENSOR_BACKWARD,
@@ -205,6 +212,30 @@ def test_at_step_parallel_end_two_sizes_cannot_tell_and_say_why(at_end):
         told = mine[(mine["axis"] == "tensor") & mine["step_bytes"].notna()]
         assert sorted(told["step_bytes"]) == [LOSS_SUM] * 3 + [ROW_PARALLEL] * 4
         assert list(mine[mine["kind"] == "loss-scale"]["step_bytes"]) == [SCALAR]
+
+
+def test_what_explain_says_of_rank_131():
+    analysis = analyse(msinspect.load_dump(ZOO16), "validate", only=[131])
+    tensor, data, world = tuple(range(128, 136)), tuple(range(3, 256, 8)), tuple(range(WORLD))
+    found = explain(analysis, "type:AllReduce", rank=131)
+    mirrors = [e for e in found if e.kind == "gradient"]
+    named = sorted(e.headline.split("same slice of ")[1].split(" ")[0] for e in mirrors for _ in e.lines)
+    assert named == sorted(MIRRORED | WHOLE)
+    for e in mirrors:
+        whole = e.headline.split("same slice of ")[1].split(" ")[0] in WHOLE
+        assert tuple(e.group_ranks) == tuple(e.predicted_group) == (world if whole else data)
+        assert not e.cannot_tell
+    forward = [e for e in found if e.kind == "forward" and tuple(e.group_ranks) == tensor]
+    assert sorted((e.action, e.parts) for e in forward for _ in e.lines) == [("max", 8)] + [("sum", 8)] * 7
+    assert all(tuple(e.predicted_group) == tensor and not e.cannot_tell for e in forward)
+    assert sum("cuts its table" in e.headline for e in forward) == 1
+    (norm,) = [e for e in found if "global norm" in e.headline]
+    assert (norm.action, norm.dims, norm.parts, tuple(norm.group_ranks)) == ("sum", (), WORLD, world)
+    gathers = explain(analysis, "type:AllGather", rank=131)
+    assert [(e.action, e.dims, e.parts, tuple(e.group_ranks)) for e in gathers for _ in e.lines] == [
+        ("gather", (0,), DP, data)] * 2
+    (scatter,) = explain(analysis, "type:ReduceScatter", rank=131)
+    assert (scatter.action, scatter.dims, scatter.parts, tuple(scatter.group_ranks)) == ("sum", (0,), DP, data)
 
 
 @pytest.mark.xfail(strict=True, reason="MindFormers' AdamW updates each weight with Assign, not an update "
