@@ -214,10 +214,9 @@ def test_at_step_parallel_end_two_sizes_cannot_tell_and_say_why(at_end):
         assert list(mine[mine["kind"] == "loss-scale"]["step_bytes"]) == [SCALAR]
 
 
-def test_what_explain_says_of_rank_131():
-    analysis = analyse(msinspect.load_dump(ZOO16), "validate", only=[131])
+def test_what_explain_says_of_rank_131(whole):
     tensor, data, world = tuple(range(128, 136)), tuple(range(3, 256, 8)), tuple(range(WORLD))
-    found = explain(analysis, "type:AllReduce", rank=131)
+    found = explain(whole, "type:AllReduce", rank=131)
     mirrors = [e for e in found if e.kind == "gradient"]
     named = sorted(e.headline.split("same slice of ")[1].split(" ")[0] for e in mirrors for _ in e.lines)
     assert named == sorted(MIRRORED | WHOLE)
@@ -231,10 +230,10 @@ def test_what_explain_says_of_rank_131():
     assert sum("cuts its table" in e.headline for e in forward) == 1
     (norm,) = [e for e in found if "global norm" in e.headline]
     assert (norm.action, norm.dims, norm.parts, tuple(norm.group_ranks)) == ("sum", (), WORLD, world)
-    gathers = explain(analysis, "type:AllGather", rank=131)
+    gathers = explain(whole, "type:AllGather", rank=131)
     assert [(e.action, e.dims, e.parts, tuple(e.group_ranks)) for e in gathers for _ in e.lines] == [
         ("gather", (0,), DP, data)] * 2
-    (scatter,) = explain(analysis, "type:ReduceScatter", rank=131)
+    (scatter,) = explain(whole, "type:ReduceScatter", rank=131)
     assert (scatter.action, scatter.dims, scatter.parts, tuple(scatter.group_ranks)) == ("sum", (0,), DP, data)
 
 
