@@ -221,8 +221,8 @@ def test_what_explain_says_of_rank_131(whole):
     named = sorted(e.headline.split("same slice of ")[1].split(" ")[0] for e in mirrors for _ in e.lines)
     assert named == sorted(MIRRORED | WHOLE)
     for e in mirrors:
-        whole = e.headline.split("same slice of ")[1].split(" ")[0] in WHOLE
-        assert tuple(e.group_ranks) == tuple(e.predicted_group) == (world if whole else data)
+        held_whole = e.headline.split("same slice of ")[1].split(" ")[0] in WHOLE
+        assert tuple(e.group_ranks) == tuple(e.predicted_group) == (world if held_whole else data)
         assert not e.cannot_tell
     forward = [e for e in found if e.kind == "forward" and tuple(e.group_ranks) == tensor]
     assert sorted((e.action, e.parts) for e in forward for _ in e.lines) == [("max", 8)] + [("sum", 8)] * 7
