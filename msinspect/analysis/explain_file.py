@@ -13,6 +13,7 @@ from msinspect.analysis.file_view import view_of
 from msinspect.analysis.flow import is_data_edge
 from msinspect.analysis.ops import is_backward, is_comm
 from msinspect.analysis.params import params_at_end
+from msinspect.analysis.vocabulary import stands_in
 from msinspect.graph import node_id
 from msinspect.model import Node, NodeKind
 
@@ -287,15 +288,6 @@ class RankFile:
             view = nx.subgraph_view(graph, filter_node=keep, filter_edge=partial(is_data_edge, graph))
             self._links = nx.Graph(view.to_undirected(as_view=True))
         return self._links
-
-
-def stands_in(node: Node | None) -> bool:
-    """Whether ``node`` is of a graph MindSpore put in place of an operator with a strategy (its
-    hash name, :data:`~msinspect.analysis.strategies.REPLACEMENT_NAME`, after any ``forward_op``
-    of a forward operator's bprop), which prints none."""
-    from msinspect.analysis.strategies import REPLACEMENT_NAME
-
-    return node is not None and bool(REPLACEMENT_NAME.match(str(node.instance_name or "").removeprefix("forward_op")))
 
 
 def _layout_row(rows, weight: str):

@@ -15,8 +15,8 @@ from msinspect.analysis.context import RankContext, shapes_are_global
 from msinspect.analysis.file_view import remembered
 from msinspect.analysis.flow import consumers, data_view, path_between, reaches_back
 from msinspect.analysis.ops import as_shapes
-from msinspect.analysis.vocabulary import replace_graph_operator
-from msinspect.analysis.strategies import REPLACEMENT_NAME, strategy_of
+from msinspect.analysis.vocabulary import stands_in
+from msinspect.analysis.strategies import strategy_of
 from msinspect.graph import to_networkx
 from msinspect.mindspore.layouts import Call, call_of, divided, layout_of, shard_of, slice_by_map, standard
 from msinspect.model import IRFile, Node
@@ -96,7 +96,7 @@ def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str, data: nx.Mul
             if node.op in _HANDS_ON and target not in carriers:
                 carriers.append(target)
                 todo += consumers(graph, target, data)
-            elif replace_graph_operator(node):
+            elif stands_in(node):
                 replaced.append((node.line, target))
             continue
         found.append((node.line, target))
@@ -181,11 +181,11 @@ def param_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFile |
             continue
         if hit is None:
             continue
-        node, index, stands_in = hit
+        node, index, by_replacement = hit
         # an operator of a replacement graph: read the one it replaced, or at least its attributes
         replaced = (replaced_operator(node, ir, reference, stand_ins)
-                    if REPLACEMENT_NAME.match(node.instance_name or "") else None)
-        if stands_in:
+                    if stands_in(node) else None)
+        if by_replacement:
             if replaced is None or replaced.op != node.op or index >= len(strategy_of(replaced).in_strategy):
                 continue
             node, replaced = replaced, None

@@ -2,7 +2,6 @@
 and per-rank shapes."""
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Collection
 
@@ -14,6 +13,7 @@ from msinspect.graph import node_id, to_networkx
 from msinspect.model import (IRFile, Node, Strategy, carries_user_attribute,  # noqa: F401
                              layout_strategy)
 from msinspect.stages import GLOBAL_SHAPE_STAGES, stage_of
+from msinspect.analysis.vocabulary import stands_in
 
 if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
     import networkx as nx
@@ -45,11 +45,6 @@ def strategy_of(node: Node, keeps_user: bool = True) -> Strategy | None:
     return replace(strategy, user_set=None)
 
 
-#: The instance name ``GenerateGraph`` gives an operator of another operator's replacement graph
-#: (``mindspore/ccsrc/frontend/parallel/graph_util/generate_graph.cc``): ``HashName`` of the
-#: replaced operator's instance name (a decimal ``std::hash``), then an index (2.10; earlier
-#: releases put the primitive's name between: ``analysis.vocabulary.replace_graph_operator``).
-REPLACEMENT_NAME = re.compile(r"^(?:grad)?\d{10,20}[A-Za-z_]*\d+$")
 
 
 def set_by(node: Node, strategy: Strategy, reference: Node | None) -> str:
@@ -59,7 +54,7 @@ def set_by(node: Node, strategy: Strategy, reference: Node | None) -> str:
     strategy is that operator's: set by whoever set that one (a MindFormers Gather ``shard()``ed
     by the user is replaced by a hash-named Gather with the same strategy)."""
     if not strategy.user_set and reference is not None and reference.op == node.op \
-            and REPLACEMENT_NAME.match(node.instance_name or "") and reference.strategy is not None:
+            and stands_in(node) and reference.strategy is not None:
         return "user" if carries_user_attribute(reference) else "planner"
     return strategy.source
 
@@ -117,7 +112,7 @@ def strategy_rows(ir: IRFile, ctx: RankContext = RankContext(), reference: IRFil
     found = [(node, strategy) for node, strategy in found if strategy is not None]
     counterpart: dict[str, Node] = {}
     if paired and any(node.cnode_primal_attrs.get("origin_input_shapes") is None
-                      or REPLACEMENT_NAME.match(node.instance_name or "") for node, _ in found):
+                      or stands_in(node) for node, _ in found):
         graph = graph if graph is not None else to_networkx(ir)
         ref_graph = to_networkx(reference)
         pairs = align(ref_graph, graph, [node_id(node) for node, _ in found], repeats=_repeat_key).pairs

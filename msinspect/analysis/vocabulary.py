@@ -234,12 +234,13 @@ def moves_data(node: Node) -> bool:
 
 
 #: The name ``GenerateGraph::NewOpInst`` gives an operator of a replacement graph (an operator's
-#: own parallel implementation, ``ops_info/*.cc``): ``HashName(instance name)``, a decimal
-#: ``std::hash`` of up to 20 digits, then the primitive's name and the operator's index in the
-#: graph. With ``grad`` before it: its gradient. ``enable_nd_tp``'s MatMul writes ``forward_op``
-#: before it (zoo 20: ``forward_op3815130986688897272AllGather1``, the hash of the MatMul it
-#: replaced).
-_REPLACE_GRAPH_NAME = re.compile(r"^(?:grad)?(?:forward_op)?(\d{1,20})([A-Za-z_]+?)(\d+)$")
+#: own parallel implementation, ``ops_info/*.cc``; ``graph_util/generate_graph.cc``):
+#: ``HashName(instance name)``, a decimal ``std::hash`` of the replaced operator's instance name,
+#: then the primitive's name (none for some operators in 2.10: zoo 20's Concat
+#: ``6225793066312219455``) and the operator's index in the graph. With ``grad`` before it: its
+#: gradient. ``enable_nd_tp``'s MatMul writes ``forward_op`` before its collectives (zoo 20:
+#: ``forward_op3815130986688897272AllGather1``, the hash of the MatMul it replaced).
+_REPLACEMENT_NAME = re.compile(r"^(?:grad)?(?:forward_op)?(\d{10,20}?)([A-Za-z_]*)\d+$")
 
 #: Graph flags the parallel pass sets (``mindspore/ccsrc/frontend/parallel/step_parallel.cc``,
 #: ``ops_utils.h``): ``check_set_strategy_valid_once_only`` when it returned without running (the
@@ -267,12 +268,13 @@ def planner_ran(stage: str, attrs: dict) -> bool | None:
     return None
 
 
-def replace_graph_operator(node: Node) -> bool:
-    """Whether the operator's instance name is the one MindSpore gives an operator of another
-    operator's replacement graph (``GenerateGraph::NewOpInst``: ``HashName(instance) + op +
-    index``, the hash a 64-bit decimal, the op this operator's own primitive)."""
-    match = _REPLACE_GRAPH_NAME.match(node.instance_name or "")
-    return match is not None and match.group(2) == node.op and int(match.group(1)) < 1 << 64
+def stands_in(node: Node | None) -> bool:
+    """Whether ``node`` is of a graph MindSpore put in place of another operator (its instance
+    name is :data:`_REPLACEMENT_NAME`'s, the hash a 64-bit number, the primitive's name in it,
+    where written, its own):
+    such an operator prints no strategy of its own."""
+    match = _REPLACEMENT_NAME.match(str(node.instance_name or "")) if node is not None else None
+    return match is not None and match.group(2) in ("", node.op) and int(match.group(1)) < 1 << 64
 
 
 def kind_of(node: Node, backward: bool, planner: bool | None = None) -> str:
@@ -301,7 +303,7 @@ def kind_of(node: Node, backward: bool, planner: bool | None = None) -> str:
         return "forward"
     if backward:
         return "backward"
-    if replace_graph_operator(node):
+    if stands_in(node):
         return "forward"
     if planner is False:
         return "user"
