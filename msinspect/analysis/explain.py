@@ -29,18 +29,19 @@ from math import prod
 from pathlib import Path
 
 from msinspect.analysis.explain_file import (LAYOUT_KEEPING, Explanation, RankFile, dims_text, node_is, shape_text,
-                                             stands_in, strategy_text)
+                                             strategy_text)
 from msinspect.analysis.explain_layouts import COMBINED_BY, OutputLayout, input_layout, output_layout, reduced_parts
 from msinspect.analysis.explain_steps import (after_steps, before_steps, by_definition, compare_group, input_position,
                                               made_whole, own_step, rank_input, redistribution_step, strategy_index,
                                               whole_shapes)
-from msinspect.analysis.flow import consumers, first_input, is_source, passes_through, path_between, producer
+from msinspect.analysis.flow import (around_collective, consumers, first_input, input_past_plumbing, is_source,
+                                    passes_through, path_between, producer)
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
 from msinspect.analysis.vocabulary import (GLOBAL_NORM_PREFIX, MIRROR_OPS, acting_as, int_attr, moves_data,
-                                          stated_size)
+                                          stands_in, stated_size)
 from msinspect.graph import node_id
 from msinspect.mindspore.layouts import BATCH_MATMUL_OPS, MATMUL_OPS, call_of, layout_of, map_axes
-from msinspect.model import Node, NodeKind
+from msinspect.model import Node, NodeKind, carries_user_attribute
 from msinspect.ranks_text import ranks_text
 
 
@@ -1199,7 +1200,80 @@ def _pipeline(f: RankFile, node: Node, row: dict, e: Explanation) -> Explanation
 
 
 # ------------------------------------------------------------------ entry point
+def _replacement(f: RankFile, node: Node) -> Explanation:
+    """An operator of a graph MindSpore put in place of another (:func:`~msinspect.analysis.
+    vocabulary.stands_in`): it prints no strategy, the operator it stands for has one, and its
+    role in that graph follows from what is around it (:func:`~msinspect.analysis.flow.
+    around_collective`)."""
+    key = node_id(node)
+    e = Explanation(f.ctx.rank, f.result.file, node.line, node.name, node.op, "replacement", "cannot tell", "",
+                    source=_source(node))
+    original = f.replaced(key)
+    if original is None:
+        e.headline = f"{node.name} ({node.op}): of the graph MindSpore put in place of another operator"
+        e.cannot_tell.append(_unmatched(f, key).removeprefix(": it is of the graph MindSpore put in place of "
+                                                               "another operator, and "))
+        return e
+    e.in_strategy = original.strategy.in_strategy
+    e.set_by = e.verdict = "user" if carries_user_attribute(original) else "planner"
+    e.origin = original.name
+    who = "the user with shard()" if e.set_by == "user" else "the planner"
+    e.headline = (f"{node.name} ({node.op}): of the graph MindSpore put in place of {original.name} ({original.op}) "
+                  f"{strategy_text(e.in_strategy)}, set by {who}: {_role(f, key, node, original)}")
+    e.facts.append(f"{original.name} is read in the rank's step_parallel_begin file; this file gives "
+                   f"{node.name} no strategy of its own")
+    if node.op == original.op and not around_collective(f.graph, key):
+        e.facts += _collectives_around(f, key)
+    return e
+
+
+def _collectives_around(f: RankFile, key: str) -> list[str]:
+    """The collectives between the operator ``key`` and the real operators next to it, each with
+    its group, as facts."""
+    said = []
+    for where, ends in (("its input 0 comes through", [producer(f.graph, key)]),
+                        ("its output goes through", consumers(f.graph, key))):
+        for end in ends:
+            trail = (path_between(f.graph, end, key) if where.startswith("its input") else
+                     path_between(f.graph, key, end)) if end is not None else None
+            moving = [f.node(k) for k in trail or () if node_is(moves_data, f.node(k))]
+            said += [f"{where} {n.op} over {ranks_text(f.comm[n.line].get('group_ranks'), word=True)}"
+                     for n in moving if n.line in f.comm]
+    return said
+
+
+def _role(f: RankFile, key: str, node: Node, original: Node) -> str:
+    """What ``node`` does in the graph put in place of ``original``, in words."""
+    if around_collective(f.graph, key):
+        if node.op == "Split":
+            return (f"it splits the output of the {_op_of(f, input_past_plumbing(f.graph, key))} before it along "
+                    f"dimension {node.inputs[1]} into {node.inputs[2]} parts, one a rank" if len(node.inputs) > 2
+                    else "it splits the gathered output into one part a rank")
+        if node.op == "Concat":
+            axis = node.inputs[1] if len(node.inputs) > 1 else "?"
+            return (f"it joins those parts along dimension {axis}: a gather along dimension {axis}, where "
+                    "MindSpore's AllGather joins along dimension 0")
+        scatter = any(_is_op(f, user, "ReduceScatter") for user in f.graph.successors(key))
+        return ("it brings the dimension to scatter first: MindSpore's ReduceScatter scatters dimension 0" if scatter
+                else "it puts the dimensions back in their order after the collective")
+    if node.op == original.op:
+        return f"{original.name} as the rank computes it, on the slices the collectives around it give"
+    return f"one step of {original.name}'s parallel implementation"
+
+
+def _is_op(f: RankFile, key: str | None, op: str) -> bool:
+    return _op_of(f, key) == op
+
+
+def _op_of(f: RankFile, key: str | None) -> str:
+    """The op of the node ``key``; ``?`` where there is none."""
+    node = f.node(key)
+    return node.op if node is not None else "?"
+
+
 def _other(f: RankFile, node: Node) -> Explanation:
+    if stands_in(node):
+        return _replacement(f, node)
     e = Explanation(f.ctx.rank, f.result.file, node.line, node.name, node.op, "other", "cannot tell", "",
                     source=_source(node))
     e.headline = f"{node.name} ({node.op}): no strategy and no communication: nothing the planner decided here"

@@ -12,11 +12,11 @@ from dataclasses import replace
 from math import prod
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.explain_file import LAYOUT_KEEPING, Explanation, dims_text, node_is, shape_text, stands_in
+from msinspect.analysis.explain_file import LAYOUT_KEEPING, Explanation, dims_text, node_is, shape_text
 from msinspect.analysis.explain_layouts import OutputLayout, cut_through_reshape
-from msinspect.analysis.flow import consumers, first_input, passes_through
+from msinspect.analysis.flow import consumers, first_input, is_data_edge, passes_through
 from msinspect.analysis.ops import is_backward
-from msinspect.analysis.vocabulary import acting_as, stated_size
+from msinspect.analysis.vocabulary import acting_as, stands_in, stated_size
 from msinspect.graph import node_id
 from msinspect.model import Node, NodeKind
 from msinspect.ranks_text import ranks_text
@@ -511,8 +511,8 @@ def _reshaped_to(f: RankFile, node: Node) -> tuple[int, ...] | None:
 def _concat_after(f: RankFile, key: str) -> Node | None:
     """The Concat of the Split -> TupleGetItem -> MakeTuple -> Concat tensor redistribution puts
     after an AllGather ``key`` (the Split on dimension 0); None where no such Split reads it."""
-    split = [u for u in consumers(f.graph, key)
-             if node_is(lambda n: n.op == "Split", f.node(u))]
+    split = [u for u in f.graph.successors(key)  # the Split itself may pass data on (flow.around_collective)
+             if node_is(lambda n: n.op == "Split", f.node(u)) and is_data_edge(f.graph, key, u)]
     if len(split) != 1 or f.node(split[0]).inputs[1:2] != (0,):
         return None
     todo, seen = [split[0]], set()

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from msinspect.analysis.file_view import remembered
 from msinspect.analysis.ops import is_comm, is_plumbing
+from msinspect.analysis.vocabulary import moves_data, stands_in
 from msinspect.graph import RETURNED
 from msinspect.model import Node, NodeKind
 
@@ -41,9 +42,46 @@ def is_through(node: Node | None) -> bool:
 def passes_through(graph: nx.MultiDiGraph, key: str) -> bool:
     """Whether data passes through the graph node ``key`` on its way between operators:
     :func:`is_through`, or a call bound to its callees, a callee's ``Return``, a subgraph
-    parameter bound at calls (``bound`` in :mod:`msinspect.graph`)."""
+    parameter bound at calls (``bound`` in :mod:`msinspect.graph`), or an operator of a
+    replacement graph that moves a collective's parts (:func:`around_collective`)."""
     data = graph.nodes[key]
-    return bool(data.get("bound")) or is_through(data.get("node"))
+    return bool(data.get("bound")) or is_through(data.get("node")) or around_collective(graph, key)
+
+
+#: The operators a replacement graph puts around its collective to work on another dimension than
+#: MindSpore's collectives do (dimension 0).
+_AROUND = frozenset({"Split", "Concat", "Transpose"})
+
+
+def around_collective(graph: nx.MultiDiGraph, key: str) -> bool:
+    """Whether ``key`` is an operator of a replacement graph (:func:`~msinspect.analysis.vocabulary.
+    stands_in`) that only moves a collective's parts: the Split of an AllGather's output and the
+    Concat of its parts (a gather along dimension k: MindSpore's AllGather concatenates along
+    dimension 0), the Transposes before and after a ReduceScatter (a scatter along dimension k).
+    ``enable_nd_tp``'s MatMuls are replaced so (``matmul_info.cc``; zoo 20)."""
+    node = _node(graph, key)
+    if node is None or node.op not in _AROUND or not stands_in(node):
+        return False
+    upstream = input_past_plumbing(graph, key)
+    if upstream is not None and (_is(moves_data, graph, upstream) or around_collective(graph, upstream)):
+        return True
+    users = [user for user in graph.successors(key) if is_data_edge(graph, key, user)]
+    return node.op == "Transpose" and bool(users) and all(_is(moves_data, graph, user) for user in users)
+
+
+def input_past_plumbing(graph: nx.MultiDiGraph, key: str) -> str | None:
+    """The first input of ``key`` past plumbing (``TupleGetItem``, ``MakeTuple``, ``Load`` ...)
+    only, communication not passed: a Concat's Split behind its ``MakeTuple``."""
+    upstream = first_input(graph, key)
+    while upstream is not None and _is(is_plumbing, graph, upstream):
+        upstream = first_input(graph, upstream)
+    return upstream
+
+
+def _is(test: Callable[[Node], bool], graph: nx.MultiDiGraph, key: str) -> bool:
+    """``test`` of the node ``key``; False for a key with no node (a parameter)."""
+    node = _node(graph, key)
+    return node is not None and test(node)
 
 
 def _bound_call(graph: nx.MultiDiGraph, key: str) -> bool:

@@ -160,8 +160,11 @@ def test_2d_tensor_parallel_at_validate_reads_the_layouts_of_step_parallel_end()
 
 def test_without_step_parallel_end_the_axis_cannot_tell_and_says_so(tmp_path):
     """The same dump without its step_parallel_end files: validate alone states no weight's layout
-    (above), so the 21 collectives no operator next to them names stay "cannot tell", never a
-    guess, and the reason says that no step_parallel_end was beside the file."""
+    (above). relu, with its user-set (1, 8), sits between the ReduceScatter after matmul1 and the
+    AllGather before matmul2 (the operators around each collective in the graph put in place of
+    a MatMul only move its parts): those 2 a rank run along part of relu's one cut axis, tensor
+    (above). The 18 others no operator next to them names stay "cannot tell", never a guess, and
+    the reason says that no step_parallel_end was beside the file."""
     import shutil
 
     root = tmp_path / "zoo20"
@@ -170,7 +173,10 @@ def test_without_step_parallel_end_the_axis_cannot_tell_and_says_so(tmp_path):
         ir.unlink()
     costs = comm_costs(analyse(msinspect.load_dump(root), "validate"))
     unknown = costs[costs["axis"] == "cannot tell"]
-    assert len(unknown) == 21
+    assert len(unknown) == 18
+    told = costs[costs["axis"] != "cannot tell"]
+    assert sorted(told["op"]) == ["AllGather"] * 3 + ["ReduceScatter"] * 3
+    assert set(told["axis"]) == {"tensor"} and told["axis_from"].str.contains("relu's").all()
     assert unknown["axis_from"].str.contains("nor does a step_parallel_end beside the file read").all()
 
 

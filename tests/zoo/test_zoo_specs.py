@@ -13,11 +13,7 @@ from msinspect.spec import load_spec
 from tests.zoo.zoo_manifest import ZOO, networks
 
 #: Entries that fail on an msinspect bug, not on a wrong expectation: (network, entry) -> the bug.
-KNOWN_BUGS: dict[tuple[str, str], str] = {
-    **{("20_doc_high_dimension_tp", f"expect.comm[{i}]"): "before / after do not reach an AllGather "
-       "through Split + Concat, or a ReduceScatter through Transpose (enable_nd_tp); the IR's groups "
-       "are the spec's" for i in (0, 1, 2, 3)},
-}
+KNOWN_BUGS: dict[tuple[str, str], str] = {}
 
 
 def _specced():
