@@ -105,11 +105,13 @@ def _origin(ref, nodes: dict[int, Node]) -> tuple[Node, int | None] | None:
 def saved_of_file(ir: IRFile) -> dict:
     """One file's saved forward outputs (see the module's docstring): ``per_micro`` ({micro index:
     bytes}), ``shared`` (bytes of those with no micro index), ``inputs`` (the graph inputs' bytes),
-    ``saved`` (how many), ``unknown`` (how many have no known bytes), ``recomputed`` (copies the
-    recompute pass made), ``backward`` (nodes of the gradient graph)."""
+    ``saved`` (how many), ``unknown`` (how many have no known bytes), ``untold`` (which of
+    ``per_micro`` and ``shared`` they leave unknown), ``recomputed`` (copies the recompute pass
+    made), ``backward`` (nodes of the gradient graph)."""
     per_micro: dict = defaultdict(int)
     shared = unknown = recomputed = backward = 0
     seen: set = set()
+    untold: set = set()
     for sub in ir.subgraphs:
         nodes = {n.index: n for n in sub.nodes if n.index is not None}
         for node in sub.nodes:
@@ -132,17 +134,18 @@ def saved_of_file(ir: IRFile) -> dict:
                 seen.add(key)
                 abstract = node.input_types[position] if position < len(node.input_types) else None
                 size = nbytes(abstract.shape, abstract.dtype) if abstract is not None and abstract.is_tensor else None
+                micro = producer.cnode_primal_attrs.get("micro")
+                micro = micro if isinstance(micro, int) and not isinstance(micro, bool) else None
                 if size is None:
                     unknown += 1
-                    continue
-                micro = producer.cnode_primal_attrs.get("micro")
-                if isinstance(micro, int) and not isinstance(micro, bool):
+                    untold.add("per_micro" if micro is not None else "shared")
+                elif micro is not None:
                     per_micro[micro] += size
                 else:
                     shared += size
     inputs = [nbytes(p.abstract.shape, p.abstract.dtype) if p.abstract is not None else None
               for p in ir.params if not p.has_default]
-    return {"per_micro": dict(per_micro), "shared": shared, "saved": len(seen), "unknown": unknown,
+    return {"per_micro": dict(per_micro), "shared": shared, "saved": len(seen), "unknown": unknown, "untold": untold,
             "recomputed": recomputed, "backward": backward,
             "inputs": None if any(v is None for v in inputs) else sum(inputs)}
 
@@ -215,7 +218,9 @@ def activations_of_rank(rank, saved: dict | str, place) -> dict:
         return row
     micro = len(saved["per_micro"]) or 1
     per = max(saved["per_micro"].values(), default=0)
-    row.update(micro_batches=micro, per_micro=per, shared=saved["shared"], inputs=saved["inputs"],
+    untold = saved.get("untold", ())  # a sum that leaves out tensors of unknown size is no answer
+    row.update(micro_batches=micro, per_micro=None if "per_micro" in untold else per,
+               shared=None if "shared" in untold else saved["shared"], inputs=saved["inputs"],
                saved=saved["saved"], recomputed=saved["recomputed"])
     if not saved["backward"]:
         row["why"] = "cannot tell: the file holds no gradient graph (nothing under Gradients/)"

@@ -134,6 +134,17 @@ def test_step_parallel_end_cannot_tell():
         assert row["activations"] is None and row["why"].startswith("cannot tell: step_parallel_end")
 
 
+def test_zoo17_a_dynamic_dimension_leaves_the_sums_untold():
+    """Zoo 17 (``nets/17_dynamic_shape_8.py``): x is (None, 64), so relu's output, which ReLU's
+    bprop reads, is (-1, 32) at the rank: its bytes are known at run time only. No pipeline, so no
+    saved output carries a micro-batch index: they are all ``shared``, whose sum is then no
+    answer (never the sum of the known ones); x itself, the graph input, is (-1, 64)."""
+    for row in _rows(analyse(msinspect.load_dump(ZOO / "17_dynamic_shape_8"))).values():
+        assert (row["micro_batches"], row["per_micro"]) == (1, 0)
+        assert (row["shared"], row["inputs"], row["activations"]) == (None, None, None)
+        assert row["why"].startswith("cannot tell: ") and "of unknown shape" in row["why"]
+
+
 def test_in_flight_1f1b():
     # MindSpore's ReorderForForward: stage s of p chains p - s forwards before the first backward
     assert [in_flight(8, (s, 4)) for s in range(4)] == [4, 3, 2, 1]
