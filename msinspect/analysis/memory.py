@@ -40,6 +40,10 @@ STATES_PER_WEIGHT = {
 }
 #: What MindSpore puts before a weight's name for its accumulated gradient.
 ACCUMULATED = ("accu_grads.", "accu_grad.")
+#: The names MindSpore's and MindFormers' optimizers clone their per-weight states under
+#: (``ParameterTuple.clone(prefix=...)``; MindFormers' ``AdamW`` under its cell's name too:
+#: ``optimizer.adam_m.<weight>``).
+STATE_PREFIXES = ("adam_m", "adam_v", "moments", "accum", "stat")
 
 MEMORY_COLUMNS = ["rank", "optimizer", "weights", "weight_count", "gradients", "gradients_from", "states",
                   "states_expected", "other", "total"]
@@ -58,11 +62,35 @@ def shards_of_rank(comm: list[dict], held: list[dict]) -> dict[str, int]:
     return out
 
 
+def _weight_of(name: str, weights) -> str | None:
+    """The weight (of ``weights``) whose name ``name`` is with a prefix before it: ``adam_m.w``,
+    ``optimizer.adam_m.w``, ``accu_grads.w``; None: none."""
+    parts = name.split(".")
+    return next((".".join(parts[i:]) for i in range(1, len(parts)) if ".".join(parts[i:]) in weights), None)
+
+
+def _cloned(held: list[dict]) -> dict[str, dict]:
+    """The weights an optimizer cloned states of (:data:`STATE_PREFIXES`, the weight's shape): the
+    ones it trains, where the file shows no update primitive (an optimizer written in Python:
+    MindFormers' ``AdamW`` assigns each weight its new value)."""
+    rows = {row["param"]: row for row in held}
+    found = {}
+    for row in held:
+        weight = _weight_of(row["param"], rows)
+        prefix = row["param"][:-len(weight) - 1].rsplit(".", 1)[-1] if weight else None
+        if prefix in STATE_PREFIXES and row["shape"] == rows[weight]["shape"]:
+            found[weight] = rows[weight]
+    return found
+
+
 def memory_of_rank(rank, held: list[dict], shards: dict[str, int]) -> dict:
     """One rank's row of :func:`memory_per_rank`, from its weight rows (``shards``: weight -> its
-    optimizer-shard group's size, :func:`shards_of_rank`)."""
+    optimizer-shard group's size, :func:`shards_of_rank`). Where the file shows no update
+    primitive, the weights are those with optimizer states (:func:`_cloned`), the optimizer
+    "cannot tell"."""
     trained = {row["param"]: row for row in held if row["update"]}
     updates = sorted({row["update"] for row in trained.values()})
+    trained = trained or _cloned(held)
 
     def bytes_of(rows_):
         values = [r["bytes"] for r in rows_]
@@ -71,8 +99,8 @@ def memory_of_rank(rank, held: list[dict], shards: dict[str, int]) -> dict:
     weights = bytes_of(trained.values())
     accumulated = [r for r in held if r["param"].startswith(ACCUMULATED) and r["param"].split(".", 1)[1] in trained]
     states = [r for r in held if r["param"] not in trained and r not in accumulated
-              and "." in r["param"] and r["param"].split(".", 1)[1] in trained
-              and r["shape"] == trained[r["param"].split(".", 1)[1]]["shape"]]
+              and _weight_of(r["param"], trained) is not None
+              and r["shape"] == trained[_weight_of(r["param"], trained)]["shape"]]
     if accumulated:
         gradients, source = bytes_of(accumulated), "accumulation buffers (accu_grads)"
     elif weights is not None:
