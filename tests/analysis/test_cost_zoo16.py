@@ -242,8 +242,10 @@ def test_what_explain_says_of_rank_131(whole):
     assert (scatter.action, scatter.dims, scatter.parts, tuple(scatter.group_ranks)) == ("sum", (0,), DP, data)
 
 
-def test_memory_per_rank(whole):
-    rows = memory_per_rank(whole)
+@pytest.mark.parametrize("read", ["whole", "at_end"])
+def test_memory_per_rank(read, request):
+    """The same at step_parallel_end: the parameters are cut in place there already."""
+    rows = memory_per_rank(request.getfixturevalue(read))
     assert sorted(rows["rank"]) == list(KEPT)
     for row in rows.to_dict("records"):
         assert (row["weights"], row["weight_count"]) == (WEIGHTS, 21)
