@@ -36,15 +36,15 @@ from pathlib import Path
 import pandas as pd
 
 from msinspect.analysis.collect import Analysis, analyse
+from msinspect.analysis.cost import bytes_by_axis
 from msinspect.analysis.diff import RankDiff, diff_ranks
+from msinspect.analysis.memory import memory_per_rank
 from msinspect.analysis.ops import COMM_OPS, stable_name
 from msinspect.analysis.runs import passes, run_folder, run_record
 from msinspect.dumps import RankDump, load_dump
 from msinspect.errors import NoMatchError
 from msinspect.ranks_text import ranks_text
 
-#: What a bytes or memory column says when the cost analysis is not there.
-COST_MISSING = "cannot tell: cost analysis not available"
 #: The parts of a rank's static memory compared (:func:`msinspect.analysis.memory.memory_per_rank`).
 MEMORY_PARTS = ("weights", "gradients", "states", "other", "total")
 
@@ -68,25 +68,13 @@ def scope_pattern(scope) -> str:
     return re.sub(r"(?<=/)\d+(?=-)", "*", scope) if isinstance(scope, str) else ""
 
 
-# ---------------------------------------------------------------- the cost analysis, where it is
-def _cost_function(module: str, name: str):
-    """The cost helper's public function, or None while it is not there."""
-    try:
-        imported = __import__(f"msinspect.analysis.{module}", fromlist=[name])
-    except ImportError:
-        return None
-    return getattr(imported, name, None)
-
-
+# ---------------------------------------------------------------- bytes and memory per rank
 def axis_bytes(analysis: Analysis) -> tuple[dict | None, str]:
     """Bytes each rank sends on the wire per step by parallel axis
     (:func:`msinspect.analysis.cost.bytes_by_axis`), as ``{rank: {axis: bytes}}`` (None for
     bytes the cost analysis cannot tell), and ""; or None and why not."""
-    function = _cost_function("cost", "bytes_by_axis")
-    if function is None:
-        return None, COST_MISSING
     try:
-        found = function(analysis)
+        found = bytes_by_axis(analysis)
     except Exception as error:  # noqa: BLE001 (a cost the analysis cannot give is said, not fatal)
         return None, f"cannot tell: the cost analysis failed ({type(error).__name__}: {error})"
     out: dict = {}
@@ -100,11 +88,8 @@ def rank_memory(analysis: Analysis) -> tuple[dict | None, str]:
     """Static memory per rank (:func:`msinspect.analysis.memory.memory_per_rank`) as
     ``{rank: {part: bytes}}``, parts :data:`MEMORY_PARTS` (None: cannot tell), and ""; or None and
     why not."""
-    function = _cost_function("memory", "memory_per_rank")
-    if function is None:
-        return None, COST_MISSING
     try:
-        found = function(analysis)
+        found = memory_per_rank(analysis)
     except Exception as error:  # noqa: BLE001
         return None, f"cannot tell: the memory analysis failed ({type(error).__name__}: {error})"
     out = {}

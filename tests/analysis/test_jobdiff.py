@@ -52,7 +52,7 @@ from pathlib import Path
 
 import pytest
 
-from msinspect.analysis.jobdiff import COST_MISSING, compare_runs
+from msinspect.analysis.jobdiff import compare_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 MP4 = ROOT / "fixtures" / "zoo" / "01_semi_auto_tp4dp2"
@@ -117,19 +117,14 @@ def test_the_batch_reduction_stays_and_mirrors_regroup(result):
 
 
 def test_memory_and_bytes_before_and_after(result):
-    if result.memory is None:
-        assert result.memory_why == COST_MISSING
-    else:
-        memory = {r["part"]: (r["left_bytes"], r["right_bytes"]) for r in result.memory.to_dict("records")}
-        assert memory["weights"] == (15_372_288, 54_693_888)
-        assert memory["gradients"] == (15_372_288, 54_693_888)
-        assert memory["states"] == (2 * 15_372_288, 2 * 54_693_888)
-    if result.axes is None:
-        assert result.axes_why == COST_MISSING
-    else:
-        axes = {r["axis"]: r["right_bytes"] for r in result.axes.to_dict("records")}
-        assert axes["data"] == 95_714_308
-        assert axes.get("tensor") in (None, 0)
+    assert (result.memory_why, result.axes_why) == ("", "")
+    memory = {r["part"]: (r["left_bytes"], r["right_bytes"]) for r in result.memory.to_dict("records")}
+    assert memory["weights"] == (15_372_288, 54_693_888)
+    assert memory["gradients"] == (15_372_288, 54_693_888)
+    assert memory["states"] == (2 * 15_372_288, 2 * 54_693_888)
+    axes = {r["axis"]: r["right_bytes"] for r in result.axes.to_dict("records")}
+    assert axes["data"] == 95_714_308
+    assert axes.get("tensor") in (None, 0)
 
 
 def test_a_rank_one_side_lacks_is_refused():
