@@ -29,7 +29,7 @@ import pytest
 
 from msinspect.analysis.explain import explain
 
-from tests.analysis.explain_helpers import ZOO, backward, read, step
+from tests.analysis.explain_helpers import ZOO, backward, read
 
 ZOO11 = ZOO / "11_lazy_inline_8"
 STAGES = ("validate", "step_parallel_end")
