@@ -342,7 +342,7 @@ class RankShapes:
         node = self._node(key)
         first = node.input_types[0] if node.input_types else None
         printed = first is not None and first.kind in ("Tensor", "Ref") and first.shape is not None
-        if printed and (not self.is_global or first.shape == ()):
+        if printed and (not self.is_global or first.shape == () or _one_norm(node, first.shape)):
             return first.shape, first.dtype
         if printed and first.kind == "Ref" and first.ref_key in self.weights:
             return self.weights[first.ref_key]
@@ -479,6 +479,14 @@ class RankShapes:
                         return []
                     found.append((target, position))
         return found
+
+
+def _one_norm(node: Node, shape: tuple[int, ...]) -> bool:
+    """Whether the operator is a global norm's sum (``PARALLEL_GLOBALNORM_*``) of one element: the
+    parallel pass puts it on the sum of the squares the rank holds, one element at every rank,
+    which step_parallel_end prints as (1,) (zoo 16: ``ExpandDims`` of each ``SumExt(..., ())``,
+    ``AddN``), a shape it also writes for tensors it has not inferred (zoo 13's weight casts)."""
+    return all(d == 1 for d in shape) and str(node.instance_name or "").startswith(vocabulary.GLOBAL_NORM_PREFIX)
 
 
 def _stated_at_rank(node: Node) -> tuple[int, ...] | None:
