@@ -1369,6 +1369,9 @@ def explain(source, selector: str, rank: int | None = None, stage: str | None = 
             ops = sorted({o for o in frame["op"] if isinstance(o, str)})
             wanted = selector.split(":", 1)[-1].strip("/").split("/")[-1]
             where = f" on rank {result.rank}" if result.rank is not None else ""
+            if not later and not frame.empty and not frame["backward"].astype(bool).any():
+                where += (", and the files read hold no gradient graph (MindSpore builds it after "
+                          "step_parallel_end, or the step has none): a backward collective cannot be told")
             raise no_match(f"no operator matches {selector!r}{where}", "op types", listing(ops),
                            close_names(wanted, [*names, *ops]))
         out.extend(_answers(analysis, result, sorted(hits["line"])) if not hits.empty else [])
