@@ -224,19 +224,24 @@ def test_gradient_of_one_allgather_of_several_tells_its_dimension_in_its_own_ter
     # 1 gathered, dimension 0 cut) does not say which AllGather does which, so neither bprop may
     # claim the step's dimension 1. Each AllGather's own per-rank shapes do: the redistribution's
     # Reshape before each lays the tensor out with the part it moves first, and MindSpore's
-    # AllGather concatenates on dimension 0 (no Split / Concat after these): dimension 0 of the
-    # tensor as it reaches it, in the group's 2 parts. The bprop ReduceScatter(sum) scatters that
-    # same dimension 0 back, 2 parts, and says in whose terms (own_shapes: the forward's input
-    # with 1 part on dimension 0, its output with 2).
+    # AllGather concatenates on dimension 0: dimension 0 of the tensor as it reaches it, in the
+    # group's 2 parts. Written first for both AllGathers ("no Split / Concat after these"); the
+    # one over 0, 2 has them (validate, after line 86: `PrimFunc_Split(%9, I64(0), I64(2))` then
+    # `PrimFunc_Concat(%13, I64(4))`, (1, 1, 1, 128, 512) -> (1, 1, 1, 128, 1024)): it gathers
+    # dimension 4 of the 5-D tensor, the one over 0-1 (no Split after it) dimension 0. The bprop
+    # ReduceScatter(sum) scatters that same dimension back, 2 parts, and says in whose terms
+    # (own_shapes: the forward's input with 1 part on that dimension, its output with 2).
     analysis = read(UT / "b_test_layout_extend__test_layout_extend_reduce_axis_multi_shard_reduce_scatter")
     found = [e for e in backward(explain(analysis, "type:ReduceScatter", rank=0))
              if e.forward.startswith("the AllGather after matmul1 ")]
     assert sorted(tuple(e.group_ranks) for e in found) == [(0, 1), (0, 2)]
     for e in found:
-        assert step(e) == ("sum", (0,), 2)
+        dim = {(0, 1): 0, (0, 2): 4}[tuple(e.group_ranks)]
+        assert step(e) == ("sum", (dim,), 2)
         assert tuple(e.predicted_group) == tuple(e.group_ranks)
         before, after = e.own_shapes
-        assert (before[0], after[0]) == (1, 2) and before[1:] == after[1:]
+        assert after[dim] == 2 * before[dim]
+        assert before[:dim] + before[dim + 1:] == after[:dim] + after[dim + 1:]
         assert not e.cannot_tell
 
 
