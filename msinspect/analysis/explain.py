@@ -28,8 +28,7 @@ from dataclasses import asdict, replace
 from math import prod
 from pathlib import Path
 
-from msinspect.analysis.explain_file import (LAYOUT_KEEPING, Explanation, RankFile, dims_text, node_is, shape_text,
-                                             strategy_text)
+from msinspect.analysis.explain_file import Explanation, RankFile, dims_text, node_is, shape_text, strategy_text
 from msinspect.analysis.explain_layouts import COMBINED_BY, OutputLayout, input_layout, output_layout, reduced_parts
 from msinspect.analysis.explain_steps import (after_steps, before_steps, by_definition, compare_group, input_position,
                                               made_whole, own_step, rank_input, redistribution_step, strategy_index,
@@ -40,7 +39,7 @@ from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbi
 from msinspect.analysis.vocabulary import (GLOBAL_NORM_PREFIX, MIRROR_OPS, acting_as, int_attr, moves_data,
                                           stands_in, stated_size)
 from msinspect.graph import node_id
-from msinspect.mindspore.layouts import BATCH_MATMUL_OPS, MATMUL_OPS, call_of, layout_of, map_axes
+from msinspect.mindspore.layouts import BATCH_MATMUL_OPS, LAYOUT_KEEPING, MATMUL_OPS, call_of, layout_of, map_axes
 from msinspect.model import Node, NodeKind, carries_user_attribute
 from msinspect.ranks_text import ranks_text
 

@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 AUTO_FLAG = "auto_parallel_run_once_only"
 
 
-#: One-input operators that, given no strategy by the parallel pass, pass their input's layout on.
-LAYOUT_KEEPING = frozenset({"Cast", "TensorMove"})
 #: Operators a propagation path never goes through: they join values that do not share a layout.
 _NOT_A_LINK = frozenset({"MakeTuple", "UpdateState", "Depend", "Return", "make_tuple"})
 

@@ -12,12 +12,13 @@ from dataclasses import replace
 from math import prod
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.explain_file import LAYOUT_KEEPING, Explanation, dims_text, node_is, shape_text
+from msinspect.analysis.explain_file import Explanation, dims_text, node_is, shape_text
 from msinspect.analysis.explain_layouts import OutputLayout, cut_through_reshape
 from msinspect.analysis.flow import consumers, first_input, is_data_edge, passes_through
 from msinspect.analysis.ops import is_backward
 from msinspect.analysis.vocabulary import acting_as, stands_in, stated_size
 from msinspect.graph import node_id
+from msinspect.mindspore.layouts import LAYOUT_KEEPING
 from msinspect.model import Node, NodeKind
 from msinspect.ranks_text import ranks_text
 

@@ -18,7 +18,8 @@ from msinspect.analysis.ops import as_shapes
 from msinspect.analysis.vocabulary import stands_in
 from msinspect.analysis.strategies import strategy_of
 from msinspect.graph import to_networkx
-from msinspect.mindspore.layouts import Call, call_of, divided, layout_of, shard_of, slice_by_map, standard
+from msinspect.mindspore.layouts import (LAYOUT_KEEPING, Call, call_of, divided, layout_of, shard_of, slice_by_map,
+                                         standard)
 from msinspect.model import IRFile, Node
 from msinspect.stages import files_of_stage, later_pass, stage_of
 
@@ -58,7 +59,7 @@ def optimizer_groups(ir: IRFile, graph: nx.MultiDiGraph, ctx: RankContext = Rank
             continue
         group = node.primitive_attrs.get("group")
         source = first_input(graph, f"{node.graph}/{node.ref}")
-        while source in graph and getattr(graph.nodes[source].get("node"), "op", None) in _HANDS_ON:
+        while source in graph and getattr(graph.nodes[source].get("node"), "op", None) in LAYOUT_KEEPING:
             source = first_input(graph, source)  # MindFormers gathers the float16 cast of the weight
         if source is not None and source.startswith("param:"):
             found[source[len("param:"):]] = (group, group_ranks(node, ctx))
@@ -71,10 +72,6 @@ def consumer_reads(node: Node) -> tuple:
     return (node.cnode_primal_attrs.get("origin_input_shapes"), call_of(node), node.primitive_attrs.get("in_layout"))
 
 
-#: Operators that hand a weight on unchanged but for its dtype or its buffer: where one has no
-#: strategy of its own (MindFormers casts every weight to float16 before its MatMul; a pipeline's
-#: validate graph copies a weight with TensorMove), the weight's consumer is past it.
-_HANDS_ON = frozenset({"Cast", "TensorMove"})
 
 
 @remembered
@@ -93,7 +90,7 @@ def _consumer_with_strategy(graph: nx.MultiDiGraph, param_key: str, data: nx.Mul
         node = graph.nodes[target]["node"]
         strategy = strategy_of(node)
         if strategy is None or not strategy.in_strategy:
-            if node.op in _HANDS_ON and target not in carriers:
+            if node.op in LAYOUT_KEEPING and target not in carriers:
                 carriers.append(target)
                 todo += consumers(graph, target, data)
             elif stands_in(node):
