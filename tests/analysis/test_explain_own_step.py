@@ -13,7 +13,7 @@ import pytest
 
 from msinspect.analysis.explain import explain
 
-from tests.analysis.explain_helpers import ZOO, backward, one_bprop, read, step
+from tests.analysis.explain_helpers import UT, ZOO, backward, one_bprop, read, step
 
 
 @pytest.fixture(scope="module")
@@ -133,3 +133,20 @@ def test_two_dimensional_tensor_parallel_collectives(op, group, step):
     e = found[0]
     assert (e.action, e.dims, e.parts, e.own_shapes) == step
     assert not any(t.startswith("which dimension") for t in e.cannot_tell)
+
+
+def test_a_redistributions_split_and_concat_tell_the_gathered_dimension():
+    """UT port test_batch_matmul_repeat_calc, rank 0 at validate: the redistribution after mul
+    reshapes the rank's block to (64, 32, 1, 8) and gathers it four times, over ranks 0-1, 0, 2,
+    0, 4 and 0, 8, each time 2 parts. After each of the first three MindSpore's redistribution
+    splits the gathered tensor on dimension 0 into its 2 parts and concatenates them on dimension
+    3, then 2, then 1 (its own Split and Concat, named redistribution_op_...; IR lines 84-156);
+    the fourth is followed by no Split. MindSpore's AllGather joins the parts on dimension 0
+    (comm_ops.py), so the four gather dimensions 3, 2, 1 and 0: the third takes
+    (64, 32, 2, 16) to (64, 64, 2, 16). Each one's gradient, a ReduceScatter over the same ranks,
+    hands each rank back its part of that same dimension. (msinspect once read past the Split, a
+    redistribution step itself, and said dimension 0 for all four.)"""
+    analysis = read(UT / "a_test_batch_matmul__test_batch_matmul_repeat_calc")
+    scatters = {tuple(e.group_ranks): e for e in backward(explain(analysis, "type:ReduceScatter", rank=0))}
+    assert {group: e.dims for group, e in scatters.items()} == {(0, 1): (3,), (0, 2): (2,), (0, 4): (1,), (0, 8): (0,)}
+    assert scatters[(0, 4)].own_shapes == ((64, 32, 2, 16), (64, 64, 2, 16))
