@@ -36,8 +36,8 @@ from msinspect.analysis.explain_steps import (after_steps, before_steps, by_defi
 from msinspect.analysis.flow import (around_collective, consumers, first_input, input_past_plumbing, is_source,
                                     passes_through, path_between, producer)
 from msinspect.analysis.ops import PIPELINE_OPS, is_backward, is_comm, is_plumbing, stable_name
-from msinspect.analysis.vocabulary import (GLOBAL_NORM_PREFIX, MIRROR_OPS, acting_as, int_attr, moves_data,
-                                          stands_in, stated_size)
+from msinspect.analysis.vocabulary import (GLOBAL_NORM_PREFIX, MIRROR_OPS, acting_as, int_attr,
+                                          is_redistribution_step, moves_data, stands_in, stated_size)
 from msinspect.graph import node_id
 from msinspect.mindspore.layouts import BATCH_MATMUL_OPS, LAYOUT_KEEPING, MATMUL_OPS, call_of, layout_of, map_axes
 from msinspect.model import Node, NodeKind, carries_user_attribute
@@ -909,9 +909,10 @@ BPROP = {"AllReduce": ("AllReduce", "sum"), "AllGather": ("ReduceScatter", "sum"
 #: The bprops of the per-rank operators a redistribution uses (``grad_array_ops.py``), nothing
 #: on the wire: a Reshape's is a Reshape of the gradient back to its input's shape
 #: (``get_bprop_reshape``), a Split's the Concat of its parts' gradients on its axis
-#: (``get_bprop_split``).
+#: (``get_bprop_split``), a Concat's a Slice of the gradient per part (``get_bprop_concat``).
 LOCAL_BPROP = {"Reshape": ("Reshape", "the gradient reshaped back to the shape the forward Reshape read"),
-               "Split": ("Concat", "the gradients of the parts concatenated on the axis the forward Split cut")}
+               "Split": ("Concat", "the gradients of the parts concatenated on the axis the forward Split cut"),
+               "Concat": ("Slice", "the gradient sliced into the parts the forward Concat joined, one a Slice")}
 #: Matrix products, whose input gradient dX = dY . W^T a column cut of W leaves partial.
 _PRODUCTS = MATMUL_OPS | BATCH_MATMUL_OPS
 
@@ -1408,6 +1409,8 @@ def _answers(analysis, result, lines) -> list[Explanation]:
             answer = _explain_comm(f, node, f.comm[line])
         elif line in f.strategies:
             answer = _explain_strategy(f, node, f.strategies[line])
+        elif _unnamed_local_bprop(f, node):
+            answer = _explain_comm(f, node, {"kind": "local", "moves_data": False})
         else:
             answer = _other(f, node)
         same = _same(answer)
@@ -1417,6 +1420,14 @@ def _answers(analysis, result, lines) -> list[Explanation]:
         else:
             answers[same] = replace(answer, lines=(line,))
     return list(answers.values())
+
+
+def _unnamed_local_bprop(f: RankFile, node: Node) -> bool:
+    """Whether ``node`` is MindSpore's bprop of a redistribution's local step (:data:`LOCAL_BPROP`)
+    that carries no instance name, so no row of communication (a dynamic shape's: zoo 17's Concat
+    and Slices), yet records the step whose gradient it is (``forward_unique_id``)."""
+    ahead, fop = _forward_of(f, node)
+    return ahead is not None and LOCAL_BPROP.get(fop, (None,))[0] == node.op and is_redistribution_step(ahead)
 
 
 def _analysis_of(source, rank: int | None, stage: str | None):

@@ -80,3 +80,23 @@ def test_gradient_of_the_gather_is_a_reduce_scatter(rank):
     assert step(e) == ("sum", (1,), 4)
     assert tuple(e.group_ranks) == tuple(e.predicted_group) == GATHER[rank]
     assert not e.cannot_tell
+
+
+@pytest.mark.parametrize("op, count", [("Concat", 1), ("Slice", 4)])
+def test_gradients_of_the_gathers_split_and_concat_are_local(op, count):
+    # The gather's Split (dimension 0, 4 parts) and Concat (dimension 1) are steps on the rank's own
+    # data; MindSpore's bprop of a Split (get_bprop_split) concatenates the parts' gradients on the
+    # axis it cut, its bprop of a Concat (get_bprop_concat) slices the gradient into the parts the
+    # Concat joined, one Slice a part: 1 Concat and 4 Slices, nothing on the wire (action "none"),
+    # each naming the forward step. Under a dynamic shape these carry no instance name (validate
+    # line 304: `PrimFunc_Concat(%35, I64(0)) cnode_attrs: {checkpoint: Bool(1)} cnode_primal_attrs:
+    # {forward_comm_node_unique_id: "3513", forward_node_name: "Split_3604", forward_unique_id:
+    # "3604"}`), yet the file tells whose gradient they are.
+    forward = {"Concat": "the Split after relu ", "Slice": "the Concat after relu "}[op]
+    found = explain(read(ZOO17, "validate"), f"type:{op}", rank=0)
+    found = [e for e in found if e.forward]
+    assert sum(len(e.lines) for e in found) == count
+    for e in found:
+        assert e.forward.startswith(forward)
+        assert (e.kind, e.action) == ("local", "none")
+        assert not e.cannot_tell
