@@ -6,8 +6,18 @@ What is counted, from one rank's file holding the whole step (``validate``: per-
 gradient graph built, recompute applied):
 
 - a *saved* tensor is the output of a forward CNode (not under ``Gradients/``, not a recomputed
-  copy) that a backward node reads: a node under ``Gradients/``, or a copy the recompute pass made
-  (``cnode_attrs: {duplicated: Bool(1)}``, scope ``recompute_...``), which runs in the backward.
+  copy) that a backward node reads: a node under ``Gradients/``, a node of a bprop graph (``◂`` in
+  its name, below), or a copy the recompute pass made (``cnode_attrs: {duplicated: Bool(1)}``,
+  scope ``recompute_...``), which runs in the backward.
+- a cell whose forward is a graph of its own (``@lazy_inline``: MindFormers' ``LlamaForCausalLM``,
+  zoo 11's blocks) has its backward in another graph, which MindSpore marks ``◂`` (its forward
+  ``▸``: ``TraceGradBprop`` / ``TraceGradFprop`` in ``mindspore/core/utils/trace_info.h``); the
+  forward returns ``Partial(@◂, v1, ..., vn)``, the closure of what the backward reads, and the
+  caller calls it with the sensitivity. Each ``vi`` is read by the backward: saved. A ``vi`` that
+  is a parameter of the forward graph is the value its call binds (:mod:`msinspect.graph`). A
+  forward graph called several times (micro-batches) makes one closure a call, of the call's
+  ``micro`` index; where such calls carry none, the estimate cannot tell which micro-batch each
+  closure belongs to, and says so.
   A value read through ``Depend`` / ``Load`` is its producer's; an item of a tuple
   (``TupleGetItem``) is that item alone. Weights and graph inputs (parameters) are not saved
   tensors: :mod:`~msinspect.analysis.memory` counts the weights; the inputs are ``inputs`` here.
@@ -35,10 +45,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from msinspect.analysis.ops import PLUMBING_OPS, is_backward, nbytes
-from msinspect.model import NodeRef
+from msinspect.model import GraphRef, NodeRef, ParamRef
 from msinspect.schema import is_missing
 from msinspect.stages import stage_of
 
@@ -56,6 +66,8 @@ LEAVES_OUT = ("an estimate: saved forward outputs at the rank's shapes times the
               "and the framework's memory")
 #: Nodes whose output is their first input's (a value read through them is its producer's).
 _PASS_THROUGH = frozenset({"Depend", "Load"})
+#: MindSpore's mark of a bprop graph in its name (``TraceGradBprop``'s symbol, ``trace_info.h``).
+BPROP_MARK = "\u25c2"
 #: Units of ``--device-memory``: decimal (KB, MB, GB, TB) and binary (KiB, MiB, GiB, TiB).
 _UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
           "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
@@ -81,8 +93,14 @@ def recomputed_copy(node: Node) -> bool:
     return node.cnode_attrs.get("duplicated") is True
 
 
+def bprop_graph(name: str) -> bool:
+    """Whether a subgraph is a bprop graph, the backward of a cell whose forward is a graph of its
+    own (:data:`BPROP_MARK` in its name)."""
+    return BPROP_MARK in name
+
+
 def _backward_side(node: Node) -> bool:
-    return is_backward(node) or recomputed_copy(node)
+    return is_backward(node) or recomputed_copy(node) or bprop_graph(node.graph or "")
 
 
 def _origin(ref, nodes: dict[int, Node]) -> tuple[Node, int | None] | None:
@@ -102,52 +120,123 @@ def _origin(ref, nodes: dict[int, Node]) -> tuple[Node, int | None] | None:
     return None
 
 
-def saved_of_file(ir: IRFile) -> dict:
-    """One file's saved forward outputs (see the module's docstring): ``per_micro`` ({micro index:
-    bytes}), ``shared`` (bytes of those with no micro index), ``inputs`` (the graph inputs' bytes),
-    ``saved`` (how many), ``unknown`` (how many have no known bytes), ``untold`` (which of
-    ``per_micro`` and ``shared`` they leave unknown), ``recomputed`` (copies the recompute pass
-    made), ``backward`` (nodes of the gradient graph)."""
-    per_micro: dict = defaultdict(int)
-    shared = unknown = recomputed = backward = 0
-    seen: set = set()
-    untold: set = set()
+def _micro(node: Node | None) -> int | None:
+    micro = node.cnode_primal_attrs.get("micro") if node is not None else None
+    return micro if isinstance(micro, int) and not isinstance(micro, bool) else None
+
+
+def _size(abstract) -> int | None:
+    return nbytes(abstract.shape, abstract.dtype) if abstract is not None and abstract.is_tensor else None
+
+
+def _direct_reads(ir: IRFile, counts: dict) -> Iterator[tuple]:
+    """``(key, abstract, producer, micro)`` of each forward value a backward-side node reads in its
+    own graph; ``counts`` gets how many nodes are backward-side and how many recomputed copies."""
     for sub in ir.subgraphs:
         nodes = {n.index: n for n in sub.nodes if n.index is not None}
         for node in sub.nodes:
             if not _backward_side(node):
                 continue
-            backward += 1
-            recomputed += recomputed_copy(node)
+            counts["backward"] += 1
+            counts["recomputed"] += recomputed_copy(node)
             if node.op in _PASS_THROUGH or node.op == "TupleGetItem":
                 continue  # what it passes on is counted where it is read (:func:`_origin` sees through it)
             for position, value in enumerate(node.inputs):
                 found = _origin(value, nodes)
-                if found is None:
-                    continue
-                producer, item = found
-                if _backward_side(producer) or producer.op in PLUMBING_OPS:  # the inputs: `inputs`
-                    continue
-                key = (sub.name, producer.index, item)
-                if key in seen:
-                    continue
-                seen.add(key)
-                abstract = node.input_types[position] if position < len(node.input_types) else None
-                size = nbytes(abstract.shape, abstract.dtype) if abstract is not None and abstract.is_tensor else None
-                micro = producer.cnode_primal_attrs.get("micro")
-                micro = micro if isinstance(micro, int) and not isinstance(micro, bool) else None
-                if size is None:
-                    unknown += 1
-                    untold.add("per_micro" if micro is not None else "shared")
-                elif micro is not None:
-                    per_micro[micro] += size
-                else:
-                    shared += size
+                if found is not None:
+                    producer, item = found
+                    abstract = node.input_types[position] if position < len(node.input_types) else None
+                    yield (producer.graph, producer.index, item, None), abstract, producer, _micro(producer)
+
+
+def _bound_values(graph, param: str, depth: int = 0) -> Iterator[tuple[str, str]]:
+    """``(graph key of the value, key of the call that binds it)`` for each value bound to the
+    subgraph parameter ``param`` (a graph key ``param:...``) at a call (:mod:`msinspect.graph`)."""
+    for source, edges in graph.pred[param].items():
+        for data in edges.values():
+            if data.get("binds") is None:
+                continue
+            if source.startswith("param:") and depth < 16:
+                yield from ((value, data["binds"]) for value, _ in _bound_values(graph, source, depth + 1))
+            else:
+                yield source, data["binds"]
+
+
+def _closure_reads(ir: IRFile) -> Iterator[tuple]:
+    """``(key, abstract, producer, micro)`` of each forward value a ``Partial`` of a bprop graph
+    binds (the closure the backward reads, see the module's docstring), once per call of the
+    graph that makes it; a str where the calls' micro-batches cannot be told."""
+    partials = [node for node in ir.nodes() if node.op == "Partial" and node.inputs
+                and isinstance(node.inputs[0], GraphRef) and bprop_graph(node.inputs[0].name)]
+    if not partials:
+        return
+    from msinspect.graph import RETURNED, to_networkx
+
+    graph = to_networkx(ir)
+    nodes_of = {sub.name: {n.index: n for n in sub.nodes if n.index is not None} for sub in ir.subgraphs}
+    for partial in partials:
+        returned = f"{partial.graph}/Return"
+        calls = [call for call, edges in (graph.succ[returned].items() if returned in graph else ())
+                 if any(data.get("position") == RETURNED for data in edges.values())]
+        micros = {call: _micro(graph.nodes[call].get("node")) for call in calls}
+        if len(calls) > 1 and None in micros.values():
+            yield (f"cannot tell: the forward graph {partial.graph} that makes the backward's closure is called "
+                   f"{len(calls)} times, not all with a micro-batch index")
+            continue
+        for position, value in enumerate(partial.inputs[1:], 1):
+            abstract = partial.input_types[position] if position < len(partial.input_types) else None
+            if isinstance(value, NodeRef):
+                found = [(partial.graph, value, call) for call in calls or [None]]
+            elif isinstance(value, ParamRef) and f"param:{value.name}" in graph:
+                found = [(node.graph, NodeRef(node.index), call)
+                         for key, call in _bound_values(graph, f"param:{value.name}")
+                         if (call in micros or not calls) and (node := graph.nodes[key].get("node")) is not None]
+            else:
+                continue
+            for where, ref, call in found:
+                origin = _origin(ref, nodes_of[where])
+                if origin is None:
+                    continue  # a weight or a graph input: not an activation
+                producer, item = origin
+                many = len(calls) > 1
+                yield ((producer.graph, producer.index, item, call if many else None), abstract, producer,
+                       micros[call] if many else _micro(producer))
+
+
+def saved_of_file(ir: IRFile) -> dict:
+    """One file's saved forward outputs (see the module's docstring): ``per_micro`` ({micro index:
+    bytes}), ``shared`` (bytes of those with no micro index), ``inputs`` (the graph inputs' bytes),
+    ``saved`` (how many), ``unknown`` (how many have no known bytes), ``untold`` (which of
+    ``per_micro`` and ``shared`` they leave unknown), ``recomputed`` (copies the recompute pass
+    made), ``backward`` (nodes of the gradient graph), ``why`` (why it cannot tell, else "")."""
+    per_micro: dict = defaultdict(int)
+    shared = unknown = 0
+    counts = {"backward": 0, "recomputed": 0}
+    seen: set = set()
+    untold: set = set()
+    why = ""
+    for read in (*_direct_reads(ir, counts), *_closure_reads(ir)):
+        if isinstance(read, str):
+            why = why or read
+            continue
+        key, abstract, producer, micro = read
+        if _backward_side(producer) or producer.op in PLUMBING_OPS:  # the inputs: `inputs`
+            continue
+        if key in seen:
+            continue
+        seen.add(key)
+        size = _size(abstract)
+        if size is None:
+            unknown += 1
+            untold.add("per_micro" if micro is not None else "shared")
+        elif micro is not None:
+            per_micro[micro] += size
+        else:
+            shared += size
     inputs = [nbytes(p.abstract.shape, p.abstract.dtype) if p.abstract is not None else None
               for p in ir.params if not p.has_default]
     return {"per_micro": dict(per_micro), "shared": shared, "saved": len(seen), "unknown": unknown, "untold": untold,
-            "recomputed": recomputed, "backward": backward,
-            "inputs": None if any(v is None for v in inputs) else sum(inputs)}
+            **counts, "why": why, "inputs": None if any(v is None for v in inputs) else sum(inputs)}
 
 
 def pipeline_place(analysis, result) -> tuple[int, int] | None | str:
@@ -224,6 +313,8 @@ def activations_of_rank(rank, saved: dict | str, place) -> dict:
                saved=saved["saved"], recomputed=saved["recomputed"])
     if not saved["backward"]:
         row["why"] = "cannot tell: the file holds no gradient graph (nothing under Gradients/)"
+    elif saved.get("why"):
+        row["why"] = saved["why"]
     elif saved["unknown"]:
         row["why"] = f"cannot tell: {saved['unknown']} saved tensor(s) of unknown shape or dtype"
     elif isinstance(place, str):
