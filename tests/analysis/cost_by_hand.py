@@ -28,6 +28,15 @@ def operators(analysis, rank: int) -> dict:
     return {(r["axis"], r["phase"]): r["operators"] for r in frame[frame["rank"] == rank].to_dict("records")}
 
 
+def splits(analysis, column: str = "step_bytes") -> dict:
+    """rank -> (axis, phase) -> ``column`` (``step_bytes``: None is cannot tell; ``operators``) of
+    every rank read, from one :func:`bytes_by` (a job of many ranks reads it once, not per rank)."""
+    told: dict = {}
+    for r in bytes_by(analysis, ("axis", "phase")).to_dict("records"):
+        told.setdefault(r["rank"], {})[(r["axis"], r["phase"])] = r[column]
+    return told
+
+
 def cells(analysis) -> dict:
     """(src, dst) -> bytes per step, the non-zero cells of the rank matrix."""
     matrix = rank_matrix(analysis)
