@@ -1274,11 +1274,39 @@ def _op_of(f: RankFile, key: str | None) -> str:
 def _other(f: RankFile, node: Node) -> Explanation:
     if stands_in(node):
         return _replacement(f, node)
+    mean = _mean_division(f, node)
+    if mean is not None:
+        return mean
     e = Explanation(f.ctx.rank, f.result.file, node.line, node.name, node.op, "other", "cannot tell", "",
                     source=_source(node))
     e.headline = f"{node.name} ({node.op}): no strategy and no communication: nothing the planner decided here"
     e.cannot_tell.append("the file gives it no strategy" + (" (a Reshape's layout follows its neighbours)"
                                                            if node.op == "Reshape" else ""))
+    return e
+
+
+def _mean_division(f: RankFile, node: Node) -> Explanation | None:
+    """The RealDiv MindSpore's ``ReduceMeanInfo`` puts after the AllReduce of a mean over a cut
+    dimension (each rank's mean of its part, summed over the group, divided by the parts): told by
+    its input, that AllReduce, and the ReduceMean before it; None for any other node."""
+    key = node_id(node)
+    total = input_past_plumbing(f.graph, key) if node.op == "RealDiv" and not is_backward(node) else None
+    summed = f.node(total)
+    row = f.comm.get(summed.line) if summed is not None and summed.op == "AllReduce" else None
+    mean = _producer(f, total) if row is not None else None
+    if not _is_op(f, mean, "ReduceMean"):
+        return None
+    group = tuple(row["group_ranks"]) if row.get("group_ranks") else None
+    parts = len(group) if group else None
+    e = Explanation(f.ctx.rank, f.result.file, node.line, node.name, node.op, "other", "local", "",
+                    kind="local", source=_source(node), group_ranks=group, producer=f.label(mean), parts=parts)
+    over = f"over {ranks_text(group, word=True)}" if group else "over its group"
+    divisor = getattr(node.inputs[1], "value_text", None) if len(node.inputs) > 1 else None
+    e.headline = (f"{node.name} (RealDiv): completes {e.producer}'s mean: the AllReduce before it sums the "
+                  f"{parts or 'group'} parts' means {over}, this divides by {divisor or parts} "
+                  "(ReduceMeanInfo's own operators, on the rank's own data)")
+    e.facts.append(f"its input is the AllReduce (line {summed.line}) of {e.producer}'s output"
+                   + (f"; it divides by {divisor}" if divisor else ""))
     return e
 
 

@@ -89,3 +89,18 @@ def test_full_batch_rows_are_sliced(stage, count):
 def test_no_gradient_graph_no_backward_answer():
     found = explain(ZOO06, "type:AllReduce", rank=0)
     assert {e.kind for e in found} == {"forward"}
+
+
+def test_each_mean_is_completed_by_its_own_division():
+    # MindSpore's ReduceMeanInfo, reducing a cut dimension, lets each rank average its own 128 rows,
+    # sums the 2 averages over the dp pair 0, 4 (the AllReduce above) and divides by the 2 parts: a
+    # RealDiv by 2 it inserts after the AllReduce (forward_op_ name, step_parallel_end lines 159 and
+    # 216). cond_mean's and loss_mean's: no strategy of their own, yet the parallel pass put them
+    # there for the mean's step; never "nothing the planner decided here".
+    found = explain(read(ZOO06, "step_parallel_end"), "type:RealDiv", rank=0)
+    assert sorted(e.producer for e in found for _ in e.lines) == ["cond_mean", "loss_mean"]
+    for e in found:
+        assert (e.kind, e.parts) == ("local", 2)
+        assert tuple(e.group_ranks) == (0, 4)
+        assert "divides by 2" in e.headline
+        assert not e.cannot_tell
