@@ -311,10 +311,10 @@ def activations_of_rank(rank, saved: dict | str, place) -> dict:
     row.update(micro_batches=micro, per_micro=None if "per_micro" in untold else per,
                shared=None if "shared" in untold else saved["shared"], inputs=saved["inputs"],
                saved=saved["saved"], recomputed=saved["recomputed"])
-    if not saved["backward"]:
+    if saved.get("why"):  # closures of unknown micro-batches: no count of micro-batches, no sums
+        row.update(micro_batches=None, per_micro=None, shared=None, why=saved["why"])
+    elif not saved["backward"]:
         row["why"] = "cannot tell: the file holds no gradient graph (nothing under Gradients/)"
-    elif saved.get("why"):
-        row["why"] = saved["why"]
     elif saved["unknown"]:
         row["why"] = f"cannot tell: {saved['unknown']} saved tensor(s) of unknown shape or dtype"
     elif isinstance(place, str):

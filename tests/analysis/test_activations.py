@@ -126,6 +126,21 @@ def test_zoo18_activations_doc_pipeline():
     assert row["activations"] == 2_280_576
 
 
+# ---------------------------------------------------------------- zoo 11: @lazy_inline blocks
+# Rows 16, dp 2: 8 at a rank; a block: up MatMul x (8, 64) . w1 (64, 256 / 4 = 64), ReLU, down
+# MatMul (8, 64) . w2 (64, 64), AllReduce. The backward (one bprop graph a block, reading a
+# Partial's closure): up's dw1 reads x (dx of the graph input is dead; block 1's x is block 0's
+# AllReduce output), ReLU's bprop and down's dw2 read the ReLU output: 2 tensors of (8, 64)
+# float32, 2,048 bytes, a block; block 0's x is the rank's rows of the input (a StridedSlice's
+# output): 4 x 2,048 = 8,192 shared; the loss's ReduceMean reads nothing. Input x (16, 64)
+# float32 4,096. Activations 12,288. (Written after the estimate had been run on zoo 11, while
+# the closure reading was made; it agreed.)
+def test_zoo11_lazy_inline_blocks():
+    for row in _rows(analyse(msinspect.load_dump(ZOO / "11_lazy_inline_8"))).values():
+        assert (row["micro_batches"], row["per_micro"], row["shared"], row["saved"]) == (1, 0, 8_192, 4)
+        assert (row["inputs"], row["activations"], row["why"]) == (4_096, 12_288, "")
+
+
 # ---------------------------------------------------------------- what cannot be told, and fitting
 def test_step_parallel_end_cannot_tell():
     """At step_parallel_end shapes are global and there is no gradient graph: cannot tell, why."""

@@ -127,3 +127,26 @@ def test_zoo16_activations_read_through_the_backward_closure(zoo16):
                                    "activations", "why")}
         assert got == dict(micro_batches=1, in_flight=1, per_micro=0, shared=ZOO16_SAVED, inputs=ZOO16_INPUTS,
                            saved=68, activations=ZOO16_SAVED + ZOO16_INPUTS, why=""), rank
+
+
+# ---------------------------------------------------------------- where the closure cannot be told
+def test_zoo13_closures_of_micro_batches_without_an_index_cannot_tell():
+    """Zoo 13 (``nets/13_mf_llama_pp_interleave.py``): ``micro_batch_num=4`` and two chunks a
+    stage, so each chunk's lazy-inlined forward graph is called 4 times, once a micro-batch, and
+    each call makes its own closure for the backward. MindSpore marks these calls with ``order``
+    (the interleaved schedule's place), not ``micro``: which micro-batch a closure belongs to, and
+    so how many are in flight, is not told; the row says so rather than a sum of one call's."""
+    rows = _rows("13_mf_llama_pp_interleave")
+    assert sorted(rows) == [0, 7]
+    for row in rows.values():
+        assert (row["micro_batches"], row["per_micro"], row["shared"], row["activations"]) == (None,) * 4
+        assert row["why"].startswith("cannot tell: the forward graph ") and "called 4 times" in row["why"]
+
+
+def test_zoo15_dynamic_expert_tokens_cannot_tell():
+    """Zoo 15 (``nets/15_mf_llama_moe_ep8.py``): the MoE layer's tokens per expert are counted at
+    run time (AlltoAllV, GroupedMatmul: a dimension -1 at the rank), and the backward reads those
+    tensors through the closure: their bytes, and so the sum, are not known."""
+    for row in _rows("15_mf_llama_moe_ep8").values():
+        assert (row["shared"], row["activations"]) == (None, None)
+        assert row["why"].startswith("cannot tell: ") and "unknown shape" in row["why"]
