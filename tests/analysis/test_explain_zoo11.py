@@ -153,3 +153,13 @@ def test_default_read_adds_the_backward_from_validate():
     found = explain(ZOO11, "type:AllReduce", rank=0)
     kinds = sorted(e.kind for e in found for _ in e.lines)
     assert kinds == ["backward"] * 2 + ["forward"] * 3 + ["gradient"] * 4
+
+
+def test_rank_5_sums_over_its_own_mp_group():
+    # Rank 5 = (dp 1, mp 1): its mp group is 4-7, so down's forward sums (2) and their bprops (2)
+    # run over 4-7, the loss sum over its dp pair 1, 5.
+    found = explain(read(ZOO11, "validate", 5), "type:AllReduce", rank=5)
+    got = sorted((e.kind, tuple(e.group_ranks)) for e in found if e.kind != "gradient" for _ in e.lines)
+    assert got == [("backward", (4, 5, 6, 7))] * 2 + [("forward", (1, 5))] + [("forward", (4, 5, 6, 7))] * 2
+    for e in found:
+        assert tuple(e.predicted_group) == tuple(e.group_ranks)
