@@ -129,6 +129,27 @@ def test_zoo16_activations_read_through_the_backward_closure(zoo16):
                            saved=68, activations=ZOO16_SAVED + ZOO16_INPUTS, why=""), rank
 
 
+# ---------------------------------------------------------------- zoo 14: mp 4 + sequence parallel
+# dp 1, global batch 2: b = 2, R = 128 (the column-parallel MatMuls gather whole rows); mp 4: h =
+# 2, f = 384, V = 256; the layers' RMSNorms are cut (1, 4, 1): (2, 16, 512) at the rank.
+#   attention_norm: 2 x 16 x 512 x 4 = 65,536 + (2, 16, 1) 128 + 32,768 + 1,024 = 99,456;
+#   wq/wk/wv: the gathered x (128, 512) float16 131,072 + 3 x 131,072: 524,288; q, k, softmax,
+#   probabilities, v: 196,608 (as zoo 12); wo 163,840; ffn_norm 99,456; w1/w3 917,504; SiLU
+#   98,304; gate Mul 196,608; w2 491,520. A layer: 2,787,584; two: 5,575,168.
+# Head, first derivation: norm_out cut as the layers' (99,456); lm_head 131,072 + 262,144; log_softmax,
+#   one-hot 262,144; mask (2 x 64 = 128,) float32 512; divisor 4. Embedding 512 + 512; cos, sin
+#   32,768. Saved 6,364,292.
+# The dump: norm_out reads whole rows (its x a Concat (2, 64, 512), after the AllGather the script's
+#   docstring puts "before the final norm"): x 262,144 + rstd (2, 64, 1) 512 + 131,072 + 1,024 =
+#   394,752, not 99,456: the dump is right (the final norm's input is gathered), 295,296 more:
+#   6,659,588. Inputs: tokens (2, 65) int32 520. Activations 6,660,108. (Derived after `cost
+#   --memory` had shown this network's total; the 295,296 bytes were then found tensor by tensor.)
+def test_zoo14_sequence_parallel_norms():
+    for row in _rows("14_mf_llama_seq_parallel").values():
+        assert (row["micro_batches"], row["per_micro"], row["shared"], row["saved"]) == (1, 0, 6_659_588, 68)
+        assert (row["inputs"], row["activations"], row["why"]) == (520, 6_660_108, "")
+
+
 # ---------------------------------------------------------------- where the closure cannot be told
 def test_zoo13_closures_of_micro_batches_without_an_index_cannot_tell():
     """Zoo 13 (``nets/13_mf_llama_pp_interleave.py``): ``micro_batch_num=4`` and two chunks a
