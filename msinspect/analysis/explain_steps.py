@@ -461,15 +461,17 @@ def own_step(f: RankFile, node: Node) -> tuple[tuple[int, ...], int, str, tuple]
     parts, dims = big[0] // small[0], (0,)
     concat = _concat_after(f, node_id(node)) if op == "AllGather" else None
     axis = concat.inputs[1] if concat is not None and len(concat.inputs) > 1 else None
-    if concat is not None and concat.output_shape and len(concat.output_shape) == len(before):
+    known = concat is not None and concat.output_shape and all(d >= 0 for d in concat.output_shape)
+    if known and len(concat.output_shape) == len(before):
         grown = tuple(i for i, (a, b) in enumerate(zip(before, concat.output_shape)) if b == a * parts and a != b)
         if len(grown) != 1:
             return None
         dims = grown
         after = concat.output_shape
     elif concat is not None and type(axis) is int and -len(before) <= axis < len(before):
+        # the Concat's axis; a dynamic dimension (-1) stays unknown
         dims = (axis % len(before),)
-        after = tuple(b * parts if i == dims[0] else b for i, b in enumerate(before))
+        after = tuple(b * parts if i == dims[0] and b >= 0 else b for i, b in enumerate(before))
     elif concat is not None:
         return None
     return dims, parts, f"per rank {shape_text(before)} -> {shape_text(after)}", (tuple(before), tuple(after))

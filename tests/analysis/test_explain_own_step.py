@@ -150,3 +150,15 @@ def test_a_redistributions_split_and_concat_tell_the_gathered_dimension():
     scatters = {tuple(e.group_ranks): e for e in backward(explain(analysis, "type:ReduceScatter", rank=0))}
     assert {group: e.dims for group, e in scatters.items()} == {(0, 1): (3,), (0, 2): (2,), (0, 4): (1,), (0, 8): (0,)}
     assert scatters[(0, 4)].own_shapes == ((64, 32, 2, 16), (64, 64, 2, 16))
+
+
+def test_a_dynamic_dimension_gathered_by_split_and_concat():
+    """UT port test_shape_used_by_one_rank0, rank 0 at validate: the redistribution between add and
+    relu gathers the rank's (4, -1, 1, 1) over ranks 0, 4, then splits the gathered (8, -1, 1, 1)
+    on dimension 0 into its 2 parts and concatenates them on dimension 1 (IR lines 82-102: the
+    Split named redistribution_allsplit, the Concat's axis I64(1)). So the gather is along the
+    dynamic dimension 1, 2 parts, whose extent stays unknown: (4, -1, 1, 1) -> (4, -1, 1, 1)."""
+    analysis = read(UT / "b_test_dynamic_shape_graph_utils__test_shape_used_by_one_rank0")
+    (gather,) = explain(analysis, "type:AllGather", rank=0)
+    assert (gather.action, gather.dims, gather.parts) == ("gather", (1,), 2)
+    assert gather.own_shapes == ((4, -1, 1, 1), (4, -1, 1, 1))
