@@ -114,8 +114,7 @@ AHEAD = 2
 def _in_pool(fn, tasks, jobs, name, kwargs) -> Iterator[Outcome]:
     """The tasks on a pool of ``jobs`` processes, at most :data:`AHEAD` a worker queued or
     finished and not yet taken: a caller slower than the workers (the main process spooling each
-    rank's rows) makes them wait, not results pile up in memory (1.5 GB at 10,000 ranks on two
-    cores when every task was queued at once)."""
+    rank's rows) makes them wait, not results pile up in memory (docs/performance.md)."""
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 

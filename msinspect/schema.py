@@ -2,7 +2,7 @@
 meaning, and the one converter from analysis values (numpy scalars, NaN, tuples, paths) to JSON
 values and CSV cells.
 
-Rules (issue 11): the same fact has the same name in every command; ``rank`` is an int (null when
+Rules: the same fact has the same name in every command; ``rank`` is an int (null when
 a file has no rank number), ``rank_label`` the folder's name; ints stay ints; missing is JSON
 ``null`` and an empty CSV cell; booleans are ``true`` / ``false`` in both; lists and dicts in a CSV
 cell are JSON text (``[[2, 1], [1, 4]]``), never Python reprs; no key depends on the data.

@@ -160,9 +160,8 @@ class StridedSearch:
     that uses it: where a search among the strided lists holding one such rank finds none, the
     name's list is not strided and no other rank's search would find it; where it finds one, it
     is every rank's. What a name's search found (a list, or None: "cannot tell") is therefore
-    kept for the name, not per rank: at ``--world 2048`` a search hashes some 4,000 lists, and a
-    job names each of its groups on every rank of it (issue 40, item 11: 0.4 s a rank whose names
-    contradict their lists). What is learnt of a name holds for any job of that world: the name
+    kept for the name, not per rank: a search hashes some two lists a rank of the world, and a
+    job names each of its groups on every rank of it. What is learnt of a name holds for any job of that world: the name
     is the hash of one list."""
 
     def __init__(self) -> None:

@@ -2,8 +2,8 @@
 
 An analysed rank (:class:`~msinspect.analysis.result.RankResult`) is mostly its rows: one per
 operator, per strategy, per communication operator, per weight, some 0.5 MB of Python objects for
-a 0.4 MB file. Held for every rank of a job, they made the main process grow by that much per
-rank (1.5 GB at 2,048 ranks of a small transformer). From :data:`SPOOL_RANKS` ranks read,
+a 0.4 MB file. Held for every rank of a job, they would make the main process grow by that
+much per rank (docs/performance.md). From :data:`SPOOL_RANKS` ranks read,
 :func:`~msinspect.analysis.collect.analyse` has each rank's rows written to a :class:`Spool`, each
 list its own compressed pickle: by the worker that analysed the rank, in its own file of the
 spool's folder (:func:`shelve`; the main process takes in where they are, never the rows), or,

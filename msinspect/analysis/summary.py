@@ -36,8 +36,8 @@ def iter_summary_rows(analysis, groups=None) -> Iterator[dict]:
     """:func:`summary_rows` one row at a time, as each rank's rows are read (a job of many ranks
     keeps them on disk: :mod:`msinspect.analysis.spool`), to write them as they come.
     ``stage_ranks`` is the stage's ranks as :func:`~msinspect.ranks_text.ranks_text` writes them
-    (``0-3``), one string per stage: a list per row made the JSON grow as the square of the ranks
-    (10,000 ranks of one stage: 100 million numbers, some 1.2 GB of text)."""
+    (``0-3``), one string per stage: a list per row would make the JSON grow as the square of the
+    ranks."""
     from msinspect.analysis.groups import rank_groups
 
     grouped = groups or rank_groups(analysis)
