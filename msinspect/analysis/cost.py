@@ -110,6 +110,11 @@ NO_BACKWARD = ("the file read ({stage}) holds no gradient graph: MindSpore expan
 #: The note on a row of :func:`bytes_by` the missing backward leaves "cannot tell".
 SHORT = "the backward is not in the file read"
 
+#: What ``cost`` says where the files read hold no communication operator and no pending backward
+#: (:func:`no_communication`: a one-device run, zoo 07): computed, not an empty table.
+NO_COMMUNICATION = ("no communication: no collective, Send or Receive in the files read, and none of them "
+                    "awaits its backward; nothing crosses between ranks")
+
 COST_COLUMNS = ["rank", "line", "name", "op", "kind", "group_ranks", "wire_bytes", "runs", "count_basis",
                 "step_bytes", "bytes_why", "axis", "axis_from", "phase", "micro", "graph", "file"]
 
@@ -424,6 +429,13 @@ def _no_backward(stage: str) -> str:
 def backward_missing(analysis) -> dict:
     """Rank -> :func:`why_no_backward`, for each rank read whose file holds no gradient graph."""
     return {r.rank: why for r in analysis.results if (why := why_no_backward(r)) is not None}
+
+
+def no_communication(costs: pd.DataFrame, missing: dict) -> bool:
+    """Whether the ranks read move no byte between them, told (:data:`NO_COMMUNICATION`): their
+    files hold no communication operator (``costs``, :func:`comm_costs`) and none misses its
+    backward (``missing``, :func:`backward_missing`), which could hold some."""
+    return costs.empty and not missing
 
 
 #: Why a later pass's weights are laid out as the rank's step_parallel_end states them.

@@ -28,8 +28,8 @@ def _by_reason(missing: dict) -> dict[str, str]:
     grouped: dict[str, list] = {}
     for rank, why in missing.items():
         grouped.setdefault(why, []).append(rank)
-    return {why: ranks_text([r for r in ranks if r is not None], word=True) or "the file read"
-            for why, ranks in grouped.items()}
+    known = {why: [r for r in ranks if r is not None] for why, ranks in grouped.items()}
+    return {why: ranks_text(ranks, word=True) if ranks else "the file read" for why, ranks in known.items()}
 
 
 @click.command()
@@ -140,9 +140,13 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
     shown = split.assign(**{c: [_count(v) for v in split[c]] for c in ("operators", "step_bytes", "unknown")})
     if split["note"].map(lambda v: v is None).all():
         shown = shown.drop(columns="note")
-    emit(split, as_json=False, as_csv=False, title=f"wire bytes per rank and step, by {by}", shown=shown,
-         merge=True)
     missing = {r: why for r, why in costs_.backward_missing(analysis).items() if not ranks or r in ranks}
+    silent = costs_.no_communication(costs, missing)
+    if silent:
+        stdout().print(costs_.NO_COMMUNICATION)
+    else:
+        emit(split, as_json=False, as_csv=False, title=f"wire bytes per rank and step, by {by}", shown=shown,
+             merge=True)
     for why, ranks in _by_reason(missing).items():
         stdout().print(f"backward cannot tell on {ranks}: {why}; " + (f"--stage {whole} reads it" if whole else
                                                                       "no pass of the dump read holds it"))
@@ -162,7 +166,9 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
         stdout().print(f"bytes cannot tell for {n} operator(s){' (in no cell of the matrix)' if matrix else ''}: {why}")
     if matrix:
         table = costs_.matrix_blocks(pairs, MATRIX_MOST)
-        if table.empty:
+        if silent:
+            stdout().print("rank-to-rank matrix: no communication")
+        elif table.empty:
             stdout().print("rank-to-rank matrix: cannot tell (no bytes between two ranks are known)")
         else:
             rows = [{"from": src, **{f"to {d}": f"{v:,}" if v else "" for d, v in row.items()}}
