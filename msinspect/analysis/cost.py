@@ -83,13 +83,14 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from typing import TYPE_CHECKING, Collection, Iterable
 
 from msinspect.analysis.comm_totals import reason_of
 from msinspect.analysis.ops import PIPELINE_OPS, stable_name
 from msinspect.analysis.vocabulary import ALL_TO_ALL, GLOBAL_NORM_PREFIX
 from msinspect.schema import is_missing
-from msinspect.stages import later_pass
+from msinspect.stages import GLOBAL_SHAPE_STAGES, PARALLEL_STAGES, STRATEGY_STAGE, files_of_stage, later_pass
 from msinspect.mindspore.layouts import layout_of, map_axes
 
 if TYPE_CHECKING:
@@ -109,6 +110,14 @@ NO_BACKWARD = ("the file read ({stage}) holds no gradient graph: MindSpore expan
 
 #: The note on a row of :func:`bytes_by` the missing backward leaves "cannot tell".
 SHORT = "the backward is not in the file read"
+
+#: Why a rank's forward (and its backward, :func:`why_no_backward`) cannot be told where its file
+#: is of a pass before MindSpore's parallel pass in a job that runs one (:func:`why_no_forward`).
+NO_PARALLEL_PASS = ("the file read ({stage}) is written before MindSpore's parallel pass inserts the collectives "
+                    "(step_parallel_end and later passes hold them)")
+
+#: The note on a row of :func:`bytes_by` the missing forward leaves "cannot tell".
+SHORT_FORWARD = "the forward's collectives are not in the file read"
 
 #: What ``cost`` says where the files read hold no communication operator and no pending backward
 #: (:func:`no_communication`: a one-device run, zoo 07): computed, not an empty table.
@@ -413,11 +422,31 @@ def gradient_pending(ops: Iterable[dict]) -> bool:
 
 
 def why_no_backward(result) -> str | None:
-    """Why a rank's backward cannot be told (:data:`NO_BACKWARD`) where its file (a
+    """Why a rank's backward cannot be told (:data:`NO_BACKWARD`; :data:`NO_PARALLEL_PASS` before
+    the parallel pass, :func:`why_no_forward`) where its file (a
     :class:`~msinspect.analysis.result.RankResult`) holds no gradient graph
     (:func:`gradient_pending`); None where it holds one, or where the network has none. One
     sentence object per stage name, shared by the ranks read at it."""
-    return _no_backward(result.stage or "?") if gradient_pending(result.ops) else None
+    if not gradient_pending(result.ops):
+        return None
+    return why_no_forward(result) or _no_backward(result.stage or "?")
+
+
+def why_no_forward(result) -> str | None:
+    """Why a rank's forward collectives cannot be told (:data:`NO_PARALLEL_PASS`): its file is of
+    a pass before the parallel pass (one whose shapes are global, not step_parallel_end) and its
+    folder holds a file of the parallel passes, so the job runs one (a one-device run writes
+    none: zoo 07); None otherwise."""
+    stage = result.stage or ""
+    if stage == STRATEGY_STAGE or stage not in GLOBAL_SHAPE_STAGES or not isinstance(result.file, str):
+        return None
+    return _before_parallel(stage) if files_of_stage(os.path.dirname(result.file), PARALLEL_STAGES) else None
+
+
+@functools.lru_cache(maxsize=None)
+def _before_parallel(stage: str) -> str:
+    """:data:`NO_PARALLEL_PASS` of one stage name, made once."""
+    return NO_PARALLEL_PASS.format(stage=stage)
 
 
 @functools.lru_cache(maxsize=None)
@@ -431,10 +460,16 @@ def backward_missing(analysis) -> dict:
     return {r.rank: why for r in analysis.results if (why := why_no_backward(r)) is not None}
 
 
+def forward_missing(analysis) -> dict:
+    """Rank -> :func:`why_no_forward`, for each rank read whose file precedes the parallel pass."""
+    return {r.rank: why for r in analysis.results if (why := why_no_forward(r)) is not None}
+
+
 def no_communication(costs: pd.DataFrame, missing: dict) -> bool:
     """Whether the ranks read move no byte between them, told (:data:`NO_COMMUNICATION`): their
     files hold no communication operator (``costs``, :func:`comm_costs`) and none misses its
-    backward (``missing``, :func:`backward_missing`), which could hold some."""
+    backward or its forward's collectives (``missing``, :func:`backward_missing` and
+    :func:`forward_missing`), which could hold some."""
     return costs.empty and not missing
 
 
@@ -594,7 +629,8 @@ def bytes_by(analysis, by=("axis",), costs: pd.DataFrame | None = None) -> pd.Da
     costs = comm_costs(analysis) if costs is None else costs
     columns = keys + ["operators", "step_bytes", "unknown", "note"]
     missing = backward_missing(analysis)
-    if costs.empty and not missing:
+    before = forward_missing(analysis)
+    if costs.empty and not missing and not before:
         return pd.DataFrame(columns=columns)
     out = (costs.groupby(keys, sort=True, dropna=False)
            .agg(operators=("op", "size"), step_bytes=("step_bytes", _total),
@@ -604,33 +640,39 @@ def bytes_by(analysis, by=("axis",), costs: pd.DataFrame | None = None) -> pd.Da
     out["note"] = None
     if missing:
         out = _without_backward(out, by, missing)
+    if before:
+        out = _without_backward(out, by, before, "forward")
     return out[columns]
 
 
-def _without_backward(out: pd.DataFrame, by: tuple, missing: dict) -> pd.DataFrame:
+def _without_backward(out: pd.DataFrame, by: tuple, missing: dict, phase: str = "backward") -> pd.DataFrame:
     """:func:`bytes_by`'s rows with, for each rank whose file holds no gradient graph, its backward
     said "cannot tell" (:func:`backward_missing`): by axis and phase, a backward row of axis
     "cannot tell" that says so (the mirrors the file holds keep their rows, noted as part of the
     backward); by phase, the backward row's bytes; by axis, every axis's bytes per step (the
-    backward's share of each is not in the file). The bytes the file does hold stay in the note."""
+    backward's share of each is not in the file). The bytes the file does hold stay in the note.
+    ``phase`` "forward": the same of the forward's collectives, for a file before the parallel
+    pass (:func:`forward_missing`)."""
     import pandas as pd
 
     out = out.astype({"operators": object, "unknown": object, "step_bytes": object})
     mine = out["rank"].isin(list(missing))
+    short = SHORT if phase == "backward" else SHORT_FORWARD
     if "phase" in by:
-        part = mine & (out["phase"] == "backward")
+        part = mine & (out["phase"] == phase)
     else:
         part = mine
     if by == ("axis", "phase"):
-        out.loc[part, "note"] = "mirrors only: the rest of the backward is not in the file"
+        out.loc[part, "note"] = ("mirrors only: the rest of the backward is not in the file" if phase == "backward"
+                                 else "the file's own only: " + short)
         had = set()
     else:
-        out.loc[part, "note"] = [f"{int(v):,} bytes in the file; {SHORT}" if not is_missing(v) else SHORT
+        out.loc[part, "note"] = [f"{int(v):,} bytes in the file; {short}" if not is_missing(v) else short
                                  for v in out.loc[part, "step_bytes"]]
         out.loc[part, "step_bytes"] = None
         had = set(out.loc[part, "rank"])
-    added = [{"rank": rank, **{k: "cannot tell" if k == "axis" else "backward" for k in by}, "operators": None,
-              "step_bytes": None, "unknown": None, "note": SHORT}
+    added = [{"rank": rank, **{k: "cannot tell" if k == "axis" else phase for k in by}, "operators": None,
+              "step_bytes": None, "unknown": None, "note": short}
              for rank in missing if rank not in had]
     if added:
         out = pd.concat([out, pd.DataFrame(added, columns=out.columns)], ignore_index=True)
@@ -661,7 +703,7 @@ def rank_matrix(analysis, costs: pd.DataFrame | None = None) -> pd.DataFrame:
     :data:`SHORT` where ``src``'s file holds no gradient graph (its backward's bytes are in no
     cell: :func:`backward_missing`)."""
     costs = comm_costs(analysis) if costs is None else costs
-    return matrix_rows(costs, backward_missing(analysis))
+    return matrix_rows(costs, {**forward_missing(analysis), **backward_missing(analysis)})
 
 
 def matrix_rows(costs: pd.DataFrame, missing: dict) -> pd.DataFrame:

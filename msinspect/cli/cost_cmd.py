@@ -141,15 +141,17 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
     if split["note"].map(lambda v: v is None).all():
         shown = shown.drop(columns="note")
     missing = {r: why for r, why in costs_.backward_missing(analysis).items() if not ranks or r in ranks}
-    silent = costs_.no_communication(costs, missing)
+    before = {r: why for r, why in costs_.forward_missing(analysis).items() if not ranks or r in ranks}
+    silent = costs_.no_communication(costs, {**before, **missing})
     if silent:
         stdout().print(costs_.NO_COMMUNICATION)
     else:
         emit(split, as_json=False, as_csv=False, title=f"wire bytes per rank and step, by {by}", shown=shown,
              merge=True)
-    for why, ranks in _by_reason(missing).items():
-        stdout().print(f"backward cannot tell on {ranks}: {why}; " + (f"--stage {whole} reads it" if whole else
-                                                                      "no pass of the dump read holds it"))
+    for phase, lacking in (("forward", before), ("backward", missing)):
+        for why, ranks in _by_reason(lacking).items():
+            stdout().print(f"{phase} cannot tell on {ranks}: {why}; " + (f"--stage {whole} reads it" if whole else
+                                                                         "no pass of the dump read holds it"))
     counts = sorted(set(costs["count_basis"])) if not costs.empty else []
     if counts:
         stdout().print("counted: " + "; ".join({

@@ -33,6 +33,9 @@ forward 4 + 4 = 8 bytes (2 operators), by docs/cost.md's axis rule (the pair {t,
 device matrix's first dimension, along which no weight is cut: data; the quadruples are the
 dimension w_in, w_out, w_head_in and w_head_out are cut along: tensor). No backward, no optimizer.
 The same at step_parallel_end (the forward is whole there and there is no gradient graph to miss).
+At step_parallel_begin, written before the parallel pass inserts any collective, the forward's
+bytes are in no line of the file: "cannot tell", with the reason (the parallel pass runs after it,
+step_parallel_end holds them), never "no communication"; no backward row (no ``J`` node there either).
 
 The rank matrix (ring to the next rank of the sorted group): r -> 4 (r // 4) + (r + 1) % 4 the
 tensor AllReduces, 1,572,864; r -> (r + 4) % 8 the two scalar means, 8.
@@ -50,11 +53,11 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.cost import backward_missing, bytes_by
+from msinspect.analysis.cost import NO_COMMUNICATION, NO_PARALLEL_PASS, SHORT_FORWARD, backward_missing, bytes_by, forward_missing
 from msinspect.analysis.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, cells, said_without_validate, splits, told_by_command
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, invoke
 
 ZOO06 = FIXTURES / "zoo" / "06_control_flow_8"
 RANKS = range(8)
@@ -97,6 +100,19 @@ def test_at_step_parallel_end_nothing_is_missing(at_end):
     assert splits(at_end) == {rank: PER_RANK for rank in RANKS}
     assert backward_missing(at_end) == {}
     assert "cannot tell" not in set(bytes_by(at_end, ("axis", "phase"))["axis"])
+
+
+def test_before_the_parallel_pass_the_forward_cannot_tell():
+    begin = analyse(msinspect.load_dump(ZOO06), "step_parallel_begin")
+    why = NO_PARALLEL_PASS.format(stage="step_parallel_begin")
+    assert forward_missing(begin) == {rank: why for rank in RANKS} and backward_missing(begin) == {}
+    assert splits(begin) == {rank: {("cannot tell", "forward"): None} for rank in RANKS}
+    assert set(bytes_by(begin, ("axis", "phase"))["note"]) == {SHORT_FORWARD}
+    done = invoke("cost", ZOO06, "--stage", "step_parallel_begin", "--matrix")
+    assert done.exit_code == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert f"forward cannot tell on ranks 0-7: {why}" in said and NO_COMMUNICATION not in said
+    assert "backward" not in said
 
 
 def test_memory_per_rank(whole):
