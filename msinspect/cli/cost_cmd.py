@@ -122,6 +122,9 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
 
         Path(svg_path).write_text(matrix_svg(pairs) or "", encoding="utf-8")
         click.echo(f"wrote {svg_path}", err=True)
+    missing = {r: why for r, why in costs_.backward_missing(analysis).items() if not ranks or r in ranks}
+    before = {r: why for r, why in costs_.forward_missing(analysis).items() if not ranks or r in ranks}
+    silent = costs_.no_communication(costs, {**before, **missing})
     if as_json:
         import json
 
@@ -131,7 +134,8 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
             return records(frame) if frame is not None else None
 
         click.echo(json.dumps(plain({
-            "by": by, "bytes": rows(split), "operators": rows(costs), "matrix": rows(pairs),
+            "by": by, "no_communication": costs_.NO_COMMUNICATION if silent else None,
+            "bytes": rows(split), "operators": rows(costs), "matrix": rows(pairs),
             "matrix_assumption": costs_.MATRIX_ASSUMPTION, "memory": rows(held),
             "activations": rows(active), "activations_estimate": activations_.LEAVES_OUT, "fit": rows(fits),
             "link_time": rows(times), "link_estimate": costs_.ESTIMATE_NOTE if times is not None else None,
@@ -140,9 +144,6 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
     shown = split.assign(**{c: [_count(v) for v in split[c]] for c in ("operators", "step_bytes", "unknown")})
     if split["note"].map(lambda v: v is None).all():
         shown = shown.drop(columns="note")
-    missing = {r: why for r, why in costs_.backward_missing(analysis).items() if not ranks or r in ranks}
-    before = {r: why for r, why in costs_.forward_missing(analysis).items() if not ranks or r in ranks}
-    silent = costs_.no_communication(costs, {**before, **missing})
     if silent:
         stdout().print(costs_.NO_COMMUNICATION)
     else:

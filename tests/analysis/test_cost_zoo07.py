@@ -31,6 +31,7 @@ nn.SGD adds 1 to it every step whatever the rate: (1,) int32, 4 bytes more, 12.
 """
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -84,6 +85,13 @@ def test_the_command_says_no_communication():
     told = said(ZOO07, "--by", "axis,phase", "--matrix")
     assert "read 1 rank(s) at validate" in told
     assert NO_COMMUNICATION in told and "rank-to-rank matrix: no communication" in told and "cannot tell" not in told
+
+
+def test_the_json_says_no_communication_beside_its_empty_rows():
+    done = invoke("cost", ZOO07, "--json")
+    assert done.exit_code == 0, done.stderr
+    told = json.loads(done.stdout)
+    assert told["no_communication"] == NO_COMMUNICATION and told["bytes"] == [] and told["matrix"] == []
 
 
 def test_without_validate_the_same_at_execute(tmp_path):

@@ -44,6 +44,8 @@ w_out 2 x 1,048,576: 3,153,920, x 124 = 391,086,080; embedding 2,097,152, positi
 """
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import msinspect
@@ -112,3 +114,5 @@ def test_the_command_reads_what_the_dump_has_and_says_why():
     assert done.exit_code == 0, done.stderr
     said = " ".join(done.stdout.split())
     assert "backward cannot tell" in said and WHY in said
+    done = invoke("cost", ZOO09, "--json")
+    assert json.loads(done.stdout)["no_communication"] is None
