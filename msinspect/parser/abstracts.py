@@ -6,18 +6,13 @@ nested :class:`~msinspect.model.Abstract` objects.
 """
 from __future__ import annotations
 
-from msinspect.model import Abstract, Shape
+from msinspect.model import LONG_DTYPES, Abstract, Shape
 
 COMMA = ","
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
 _END = object()
 #: Longest text of a nested abstract kept whole in the text of the abstract around it.
 NESTED_TEXT_MAX = 4096
-_SHORT_DTYPES = {
-    "F16": "Float16", "F32": "Float32", "F64": "Float64", "BF16": "BFloat16",
-    "I8": "Int8", "I16": "Int16", "I32": "Int32", "I64": "Int64",
-    "U8": "UInt8", "U16": "UInt16", "U32": "UInt32", "U64": "UInt64",
-}
 
 
 def render(parts) -> str:
@@ -101,7 +96,7 @@ def _dtype(head) -> str | None:
         inner = inner[1][1]
     text = _word(inner[0]) if len(inner) == 1 else None
     if text is not None:
-        return _SHORT_DTYPES.get(text, text)
+        return LONG_DTYPES.get(text, text)
     return None
 
 

@@ -30,8 +30,7 @@ from typing import Callable
 
 from lark import Lark
 
-from msinspect.model import Abstract
-from msinspect.parser.abstracts import _SHORT_DTYPES
+from msinspect.model import LONG_DTYPES, Abstract
 from msinspect.parser.bounded import Bounded
 
 #: A top-level abstract, with abstracts nested one level inside it; split by it, a line is its
@@ -80,7 +79,7 @@ def _direct(text: str) -> Abstract | None:
             for item in tail.split(", ")[1:]:
                 if item.startswith("ref_key="):
                     ref_key = item[len("ref_key="):].lstrip(":")
-        return Abstract(kind=kind, dtype=_SHORT_DTYPES.get(dtype, dtype), shape=shape, text=text,
+        return Abstract(kind=kind, dtype=LONG_DTYPES.get(dtype, dtype), shape=shape, text=text,
                         elements=(), ref_key=ref_key)
     m = _SCALAR.fullmatch(text)
     if m is not None:
