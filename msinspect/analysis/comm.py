@@ -13,7 +13,7 @@ from msinspect.mindspore.layouts import LAYOUT_KEEPING, call_of, divided, layout
 from msinspect.analysis.ops import (DTYPE_BYTES, PIPELINE_OPS, WORLD_GROUPS, as_shape, as_shapes, int_attr,
                                     is_backward, is_comm, is_plumbing, nbytes, scope_of)
 from msinspect.graph import RETURNED, node_id, to_networkx
-from msinspect.model import IRFile, Node, NodeKind
+from msinspect.model import LONG_DTYPES, IRFile, Node, NodeKind
 from msinspect.rank_lists import compact
 
 if TYPE_CHECKING:  # networkx loads where a graph is built and pandas where a table is: a run answered
@@ -209,15 +209,6 @@ def group_ranks(node: Node, ctx: RankContext, known: dict[str, tuple[int, ...]] 
 
 
 # ------------------------------------------------------------------ the tensor at the rank
-#: MindSpore's short dtype names, as a Send's or Receive's ``dtype`` attribute writes them, and the
-#: long ones its abstracts print (``<Tensor[Float32], (8, 16)>``): every row says the long one.
-LONG_DTYPES = {
-    "F16": "Float16", "F32": "Float32", "F64": "Float64", "BF16": "BFloat16",
-    "I8": "Int8", "I16": "Int16", "I32": "Int32", "I64": "Int64",
-    "U8": "UInt8", "U16": "UInt16", "U32": "UInt32", "U64": "UInt64",
-}
-
-
 def _dtype_text(value) -> str | None:
     """A Send / Receive ``dtype`` attribute (``F32``, or ``Tensor(F32)`` as backward Sends write
     it) in the abstracts' spelling: ``Float32``."""
@@ -340,6 +331,9 @@ class RankShapes:
 
     def _rank_input(self, key: str) -> tuple[tuple[int, ...], str | None] | None:
         node = self._node(key)
+        accumulator = node.input_types[1] if node.op in vocabulary.ACCUMULATING_MIRRORS and len(node.input_types) > 1 else None
+        if accumulator is not None and accumulator.kind == "Ref" and accumulator.shape is not None:
+            return accumulator.shape, accumulator.dtype  # cut in place, as a weight is
         first = node.input_types[0] if node.input_types else None
         printed = first is not None and first.kind in ("Tensor", "Ref") and first.shape is not None
         if printed and (not self.is_global or first.shape == () or _one_norm(node, first.shape)):
@@ -354,6 +348,9 @@ class RankShapes:
                 return shapes[0], dtypes[0] if dtypes else None
             return None
         upstream = self._node(source)
+        weight = _weight_kept(upstream)
+        if weight is not None:
+            return weight
         if upstream is not None and is_comm(upstream) and upstream.op in vocabulary.SHAPE_RULES:
             found = self.rank_output(source)
             if found is not None:
@@ -479,6 +476,22 @@ class RankShapes:
                         return []
                     found.append((target, position))
         return found
+
+
+def _weight_kept(node: Node | None) -> tuple[tuple[int, ...], str | None] | None:
+    """(shape, dtype) of a weight as an operator with no strategy that keeps its layout
+    (:data:`LAYOUT_KEEPING`) gives it on: its input is the weight's ``Ref``, cut in place (the
+    rank's slice, at any stage), its output the same slice, in a Cast's target type. At
+    step_parallel_end MindSpore prints such a Cast's output ``(1)`` (zoo 13's micro-step
+    optimizer gathers of each weight cast to float16); None for any other node."""
+    if node is None or node.strategy is not None or node.op not in LAYOUT_KEEPING or not node.input_types:
+        return None
+    weight = node.input_types[0]
+    if weight.kind != "Ref" or weight.shape is None:
+        return None
+    target = node.inputs[1] if node.op == "Cast" and len(node.inputs) > 1 else None
+    dtype = LONG_DTYPES.get(target, target) if isinstance(target, str) else weight.dtype
+    return (weight.shape, dtype) if dtype in DTYPE_BYTES else None
 
 
 def _one_norm(node: Node, shape: tuple[int, ...]) -> bool:

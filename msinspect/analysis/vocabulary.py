@@ -131,6 +131,10 @@ REDUCING = frozenset(op.name for op in _OPS if op.like in ("AllReduce", "ReduceS
 #: Collectives that exchange parts with every other rank of their group.
 ALL_TO_ALL = frozenset(op.name for op in _OPS if op.like == "AlltoAll")
 PIPELINE_OPS = frozenset({"Send", "Receive"})
+#: Mirrors under gradient accumulation: their gradient is added into the accumulator, their second
+#: input, and the AllReduce moves that accumulator (``grad_comm_ops.py``: ``all_reduce(z)``), in
+#: its own shape and type, whatever the forward value's.
+ACCUMULATING_MIRRORS = frozenset({"_MirrorMicroStepOperator", "MirrorMicroStepOperator", "_MirrorMiniStepOperator"})
 #: The vocabulary's primitives by their name without case: ``alltoall`` is ``AlltoAll`` (and the
 #: older spelling ``AllToAll``: one primitive, two spellings, matched alike).
 _BY_FOLD: dict[str, list[str]] = {}

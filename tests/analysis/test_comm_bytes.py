@@ -219,6 +219,30 @@ def test_alltoallv_bytes_cannot_be_told():
     assert v["wire_bytes"].isna().all()
 
 
+def test_zoo13_optimizer_gathers_and_accumulating_mirrors_at_step_parallel_end():
+    """Zoo 13 (nets/13_mf_llama_pp_interleave.py), rank 0 at step_parallel_end, where MindSpore
+    prints each weight's float16 Cast before its micro-step gather as ``(1)``. By hand: wq (512,
+    512) is cut (2, 1) by mp and once more by the optimizer over the data pair {0, 2}: the rank
+    holds (128, 512); MindFormers casts it to float16 and ``_MicroStepAllGather`` gathers it over
+    {0, 2}: 128 x 512 x 2 = 131,072 bytes in, (2 - 1) x 131,072 on the wire. The RMSNorm weights
+    (512,) are neither cut nor optimizer-sharded (``parallel_optimizer`` False): whole on the 4
+    ranks of stage 0, their gradient is added into the float32 accumulator ``accu_grads.<weight>``
+    each micro-batch and ``_MirrorMicroStepOperator``'s AllReduce over 0-3 moves that
+    accumulator (``grad_comm_ops.py``: ``all_reduce(z)``): 512 x 4 = 2,048 bytes in,
+    2 x 3 / 4 x 2,048 = 3,072 on the wire, the float32 AllReduce validate shows."""
+    comm = analyse(msinspect.load_dump(ZOO / "13_mf_llama_pp_interleave"), "step_parallel_end", only=[0]).comm()
+    wq = comm[(comm["op"] == "_MicroStepAllGather") & comm["name"].notna()
+              & comm["consumer_scopes"].astype(str).str.contains("attention") & (comm["shape"].astype(str) == "(128, 512)")]
+    assert len(wq) > 0
+    assert set(map(tuple, wq["group_ranks"])) == {(0, 2)}
+    assert set(wq["dtype"]) == {"Float16"} and set(wq["tensor_bytes"]) == {131_072} and set(wq["wire_bytes"]) == {131_072}
+    norms = comm[(comm["op"] == "_MirrorMicroStepOperator") & (comm["shape"].astype(str) == "(512,)")]
+    assert len(norms) > 0
+    assert set(map(tuple, norms["group_ranks"])) == {(0, 1, 2, 3)}
+    assert set(norms["dtype"]) == {"Float32"} and set(norms["tensor_bytes"]) == {2_048}
+    assert set(norms["wire_bytes"]) == {3_072}
+
+
 @pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
 def test_pipeline_sends_both_ways(stage):
     """The interleaved pipeline: a micro-batch is 16 / 2 = 8 rows of 64, cut dp 2 inside a stage:
