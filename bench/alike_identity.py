@@ -1,6 +1,6 @@
 """Every multi-rank dump of the fixtures (the zoo, the demo runs, MindSpore's UT ports) read as one
 batch twice: each rank in full, and each rank after the first by what differs from the last rank
-read in full (msinspect.analysis.alike); the answers must be the same, rank by rank.
+read in full (msinspect.analysis.engine.alike); the answers must be the same, rank by rank.
 
 Usage: python bench/alike_identity.py [ROOT ...]   (default: every dump under fixtures/)
 
@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from msinspect.analysis import collect  # noqa: E402
+from msinspect.analysis.job import collect  # noqa: E402
 from msinspect.dumps import load_dump  # noqa: E402
 from msinspect.errors import MsInspectError  # noqa: E402
 from msinspect.ranks_read import plan_reads  # noqa: E402

@@ -1,4 +1,4 @@
-"""Aligning the operators of a later pass with a reference pass (``analysis/align.py``): its time
+"""Aligning the operators of a later pass with a reference pass (``analysis/dataflow/align.py``): its time
 next to building the two networkx graphs it walks (the baseline, measured in the same run), and
 how many of the later file's strategy-carrying operators it paired.
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from timing import best_of
 
-from msinspect.analysis.align import align
+from msinspect.analysis.dataflow.align import align
 from msinspect.graph import node_id, to_networkx
 from msinspect.parser import parse_file
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from timing import best_of
 
-from msinspect.analysis.collect import analyse
+from msinspect.analysis.job.collect import analyse
 from msinspect.dumps import load_dump, parse_many, pick_file
 
 ROOT = Path(__file__).resolve().parent.parent

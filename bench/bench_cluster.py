@@ -1,4 +1,4 @@
-"""Dask vs local on the same dump: every rank's parse + analysis (``msinspect.analysis.collect.analyse``)
+"""Dask vs local on the same dump: every rank's parse + analysis (``msinspect.analysis.job.collect.analyse``)
 in this process, in a local process pool, and on a Dask cluster of as many single-threaded worker
 processes (``distributed.LocalCluster`` on 127.0.0.1), with the parse cache off so that every run
 parses. Checks that the Dask results equal the local ones. Dask runs twice: as msinspect does
@@ -32,8 +32,8 @@ os.environ["MSINSPECT_NO_CACHE"] = "1"  # before the workers start: they inherit
 
 from timing import best_of  # noqa: E402
 from msinspect import executors  # noqa: E402
-from msinspect.analysis import collect  # noqa: E402
-from msinspect.analysis.collect import analyse  # noqa: E402
+from msinspect.analysis.job import collect  # noqa: E402
+from msinspect.analysis.job.collect import analyse  # noqa: E402
 from msinspect.dumps import load_dump  # noqa: E402
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from timing import best_of
 
 from msinspect import collector
-from msinspect.analysis import collect
-from msinspect.analysis.context import RankContext
+from msinspect.analysis.job import collect
+from msinspect.analysis.rank.context import RankContext
 from msinspect.dumps import load_dump, pick_file
 from msinspect.parser import parse_file
 

@@ -34,7 +34,7 @@ root (``--keep DIR``: kept there and reused by the next run), each copy its own 
 - its communication groups: every group the source names with its rank list (``group:
   "4-6301172352641561019" ... group_ranks: "0-1-2-3"``) becomes the group of the same shape
   (size, stride) that holds the copy's rank (``4-7``), named as MindSpore names it (its size and
-  the hash of its rank list: :func:`msinspect.analysis.comm_groups.mindspore_name`) wherever the
+  the hash of its rank list: :func:`msinspect.mindspore.comm_groups.mindspore_name`) wherever the
   name occurs (``related_fusion_key`` too); the world group states N devices;
 - its pointers (``subgraph instance: ... : 0x56098f8f84c0``) and its ``compile_phase`` line.
 
@@ -100,7 +100,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from msinspect.analysis.comm_groups import mindspore_name  # noqa: E402 (the same names MindSpore gives)
+from msinspect.mindspore.comm_groups import mindspore_name  # noqa: E402 (the same names MindSpore gives)
 
 SOURCE = ROOT / "fixtures" / "zoo" / "01_semi_auto_tp4dp2" / "rank_0" / "step_parallel_end_0020.ir.gz"
 #: ``--shuffle``'s default source: a MindFormers LLaMA rank (TP8), 2.0 MB of text.

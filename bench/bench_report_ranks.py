@@ -19,7 +19,7 @@ msinspect/report/rollup.py):
  10000    149.6    52.2     5055      5055       54     2.48      428 |          0.63x 20.90x    20.90x  0.59x
 
 Then, the pool queueing its tasks two a worker ahead and the workers writing the rows to the
-spool themselves (msinspect/executors.py, msinspect/analysis/spool.py), the same day:
+spool themselves (msinspect/executors.py, msinspect/analysis/engine/spool.py), the same day:
 
  ranks  write s  page s  peak MB page peak page +MB  page MB  load ms | vs 256: s/rank   peak page peak   load
    256      4.2     1.8      148       148       43     1.72      456 |          1.00x  1.00x     1.00x  1.00x

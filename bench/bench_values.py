@@ -1,4 +1,4 @@
-"""What a follower's differing lines cost to compare: :data:`msinspect.analysis.alike.VALUE`
+"""What a follower's differing lines cost to compare: :data:`msinspect.analysis.engine.alike.VALUE`
 splitting the lines of the zoo's runs, against the same values as the regex was first written
 (each alternative led by an assertion; ``tests/analysis/test_alike.py`` holds the two to the same
 splits), measured in the same run.
@@ -19,7 +19,7 @@ from timing import best_of
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from msinspect.analysis.alike import VALUE, lines_of  # noqa: E402
+from msinspect.analysis.engine.alike import VALUE, lines_of  # noqa: E402
 from tests.analysis.test_alike import _VALUE_AS_WRITTEN  # noqa: E402
 
 

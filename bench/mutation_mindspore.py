@@ -2,7 +2,7 @@
 when the rule changes?
 
 mutmut 3 (``pip install mutmut``, the ``dev`` extra) plants one change at a time in
-``msinspect/mindspore/layouts.py`` and ``records.py`` (an operator, a constant, a comparison, a
+``msinspect/mindspore/``'s files (:data:`FILES`: an operator, a constant, a comparison, a
 returned value) and runs the fast tests that read the package (:data:`TESTS`) on each. A mutant
 is *killed* when a test fails, *survived* when every test passes, *timed out* when the tests run
 far longer than without it. A survivor is either a rule no test holds (write one) or a change that
@@ -81,14 +81,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = Path("msinspect/mindspore")
-FILES = ("layouts.py", "records.py")
+FILES = ("layouts.py", "records.py", "vocabulary.py", "comm_groups.py")
 
-#: The fast tests that read the package: its own unit tests and one analysis test of the weight
-#: slices the layouts give (each file well under a minute; the zoo-wide ones take minutes).
+#: The fast tests that read the package: its own unit tests, one analysis test of the weight slices
+#: the layouts give, and the tests of the vocabulary's kinds and of the groups' names (each file
+#: well under a minute; the zoo-wide ones take minutes).
 TESTS = ("tests/mindspore/test_layouts.py", "tests/mindspore/test_layout_rules_whole.py",
          "tests/mindspore/test_records.py", "tests/mindspore/test_records_json_fields.py",
          "tests/mindspore/test_records_answers.py", "tests/mindspore/test_records_rules.py",
-         "tests/analysis/test_params_at_end.py")
+         "tests/analysis/test_params_at_end.py", "tests/analysis/test_comm_kinds.py", "tests/test_set_by_vocabulary.py",
+         "tests/analysis/test_group_resolution.py", "tests/analysis/test_group_search.py")
 
 _UNUSED_WIDTH = "aligned_maps maps each input by its own length: its width argument is not read"
 _FOUR_OPERANDS = "the operator takes four operands in 2.10 (Gather: param, indices, axis, batch_dims; MatMul: x, w, " \

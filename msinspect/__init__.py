@@ -36,8 +36,8 @@ _LAZY = {
     "Subgraph": ("msinspect.model", "Subgraph"),
     "parse_file": ("msinspect.parser", "parse_file"),
     "parse_text": ("msinspect.parser", "parse_text"),
-    "RankDiff": ("msinspect.analysis.diff", "RankDiff"),
-    "diff_ranks": ("msinspect.analysis.diff", "diff_ranks"),
+    "RankDiff": ("msinspect.analysis.compare.ranks", "RankDiff"),
+    "diff_ranks": ("msinspect.analysis.compare.ranks", "diff_ranks"),
     "CheckReport": ("msinspect.check", "CheckReport"),
     "check_dump": ("msinspect.check", "check"),
 }

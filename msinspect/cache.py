@@ -13,7 +13,7 @@ cache is bounded (``MSINSPECT_PARSE_CACHE_MB``, 2048 MB by default): when a writ
 the bound, the entries used least recently go first. ``MSINSPECT_NO_CACHE=1`` (the CLI's
 ``--no-cache``) turns it off; ``msinspect cache clear`` empties it.
 
-Analysed ranks (:class:`~msinspect.analysis.collect.RankResult`: the compact rows one rank's
+Analysed ranks (:class:`~msinspect.analysis.job.collect.RankResult`: the compact rows one rank's
 file gives) are kept the same way in :data:`RESULTS` (``results/`` of the cache folder, or of
 ``$MSINSPECT_PARSE_CACHE_DIR``), under the same bound, switch and ``cache clear``: keyed by the
 content of the file and of its reference file, their paths (rows name them), the rank, the

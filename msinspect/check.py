@@ -136,7 +136,7 @@ class Checker:
             outcomes.append(self._job_ranks())
         for e in self.spec.expectations:
             outcomes.append(KINDS[e.kind].check(self, e))
-        from msinspect.analysis.second_opinion import keeps_record
+        from msinspect.analysis.job.second_opinion import keeps_record
 
         if keeps_record(Path(r.path) for r in self.dump.ranks):
             outcomes.append(self._record())
@@ -144,10 +144,10 @@ class Checker:
 
     def _record(self) -> Outcome:
         """Where rank folders keep MindSpore's own record of the layouts: every weight read from
-        the IR as the record says (:mod:`msinspect.analysis.second_opinion`), each difference with
+        the IR as the record says (:mod:`msinspect.analysis.job.second_opinion`), each difference with
         both values and the weight's line; a weight msinspect cannot tell, or that the record does
         not hold, fails too."""
-        from msinspect.analysis.second_opinion import compared_rows, verdict_counts
+        from msinspect.analysis.job.second_opinion import compared_rows, verdict_counts
 
         e = Expectation("record", 0, {"op": "every weight as MindSpore's record says"}, None, None, "mindspore")
         compared = compared_rows(self.analysis(e))

@@ -158,7 +158,7 @@ class RankDump:
     def node(self, name: str, stage: str | None = None):
         """The operator with that instance name (or ``scope/name`` selector) in the ``stage`` file,
         by default the stage the analyses read (``validate``, else ``step_parallel_end`` ...)."""
-        from msinspect.analysis.ops import matches
+        from msinspect.analysis.dataflow.node_facts import matches
         from msinspect.parser import parse_file
 
         ir = parse_file(pick_file(self, stage))

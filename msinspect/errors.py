@@ -100,7 +100,7 @@ class DumpNotFoundError(MsInspectError):
 class NoMatchError(MsInspectError, KeyError):
     """A selector that names nothing the input holds (``--rank 9`` on ranks 0-7, ``--op
     matmull``, ``--param ww``, a column): bad input, whose message names what there is and the
-    close names (:func:`msinspect.analysis.select.no_match`). A KeyError too, for a caller that
+    close names (:func:`msinspect.analysis.job.op_rows.no_match`). A KeyError too, for a caller that
     looks a name up; ``str()`` is the message, unquoted."""
 
     def __str__(self) -> str:

@@ -13,7 +13,7 @@ the file (``call @g(a, b)``, ``@g(a, b)``, a call of a value that may be ``@g`` 
 argument to the callee's parameter it binds (``binds``: the call's key), and an edge from each
 callee's ``Return`` to the call (position :data:`RETURNED`). Such a call (a ``Partial`` too),
 those ``Return`` nodes and those parameters are marked ``bound``: data passes through them
-(``analysis.flow``), so a weight given to a ``@lazy_inline`` model body as an argument reaches
+(``analysis.dataflow.flow``), so a weight given to a ``@lazy_inline`` model body as an argument reaches
 the operators inside it.
 """
 from __future__ import annotations

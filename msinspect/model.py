@@ -278,7 +278,7 @@ class Node:
         """The strategy of the operator, wherever MindSpore wrote it (:func:`strategy_of`), with
         whether the user set it; read once, then kept. A node does not know its file, so
         ``user_set`` is True or False here; the analyses, which know the file, make it None where
-        the file cannot tell (:func:`msinspect.analysis.strategies.strategy_of`)."""
+        the file cannot tell (:func:`msinspect.analysis.rank.strategies.strategy_of`)."""
         if self._strategy is False:
             self._strategy = strategy_of(self)
         return self._strategy
@@ -349,7 +349,7 @@ def strategy_of(node: Node) -> Strategy | None:
     strategy of a micro-batch's StridedSlice in MindFormers' jobs). Set by the user when the primitive carries the user's attribute, else by the
     planner (the parallel pass's own ``_Virtual*`` operators: always the planner). Whether a file
     can tell the planner's from the user's is the analyses' business
-    (:func:`msinspect.analysis.strategies.strategy_of`)."""
+    (:func:`msinspect.analysis.rank.strategies.strategy_of`)."""
     found = (_from(node.trailing_attrs) or _from(node.primitive_attrs) or _from(node.cnode_attrs)
              or _from(node.cnode_primal_attrs))
     if found is None:

@@ -34,7 +34,7 @@ text saying why it is expected, e.g. ``by_hand`` or ``observed_2.10``).
 
 The ``kind`` of ``comm`` and ``count`` is an operator type, matched without case (``AllToAll``
 counts MindSpore's ``AlltoAll``). A ``comm`` kind must be a communication operator of
-:mod:`msinspect.analysis.vocabulary`, and a ``count`` kind one typo away from one (``AllReduc``)
+:mod:`msinspect.mindspore.vocabulary`, and a ``count`` kind one typo away from one (``AllReduc``)
 is refused, both with the name meant: a kind MindSpore does not have would count nothing.
 
 Every value is checked for its type and bounds before use, and anything else is a
@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from msinspect.analysis.vocabulary import check_kind
+from msinspect.mindspore.vocabulary import check_kind
 from msinspect.errors import MsInspectError
 from msinspect.expectations import KINDS
 from msinspect.expectations.base import Expectation
@@ -64,7 +64,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 COMMON_KEYS = {"stage", "ranks", "basis", "note", "graph"}
 #: The expectations whose ``kind`` names an operator type, matched without case, and whether it
-#: must be a communication operator (:func:`~msinspect.analysis.vocabulary.check_kind`).
+#: must be a communication operator (:func:`~msinspect.mindspore.vocabulary.check_kind`).
 OPERATOR_KINDS = {"comm": True, "count": False}
 JOB_KEYS = {"name", "ranks", "stage"}
 #: A spec is a hand-written file: larger ones are refused before parsing.

@@ -72,7 +72,7 @@ def stage_of(path: str | PurePath) -> str:
 def later_pass(path) -> bool:
     """Whether ``path`` is the file of a pass after the parallel passes (validate, execute ...),
     whose weights keep the layouts the parallel pass gave them
-    (:func:`~msinspect.analysis.params.params_at_end`)."""
+    (:func:`~msinspect.analysis.rank.params.params_at_end`)."""
     return isinstance(path, (str, PurePath)) and stage_of(path) not in PARALLEL_STAGES
 
 def files_of_stage(folder: str | PurePath, stages: str | tuple[str, ...]) -> list[Path]:

@@ -33,7 +33,7 @@ def _keys(where, reading: str = "fast") -> list[str]:
 
 @pytest.mark.parametrize("module", ["parser/fastpath.py", "parser/typelines.py", "parser/attrtexts.py",
                                     "parser/secondsight.py", "parser/compiled.py", "parser/core.py",
-                                    "model.py", "analysis/comm.py", "graph.py"])
+                                    "model.py", "analysis/rank/comm.py", "graph.py"])
 def test_an_edit_to_any_module_changes_every_key(copy, module):
     before = _keys(copy)
     source = copy / "msinspect" / module

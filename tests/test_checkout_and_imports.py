@@ -53,6 +53,18 @@ def test_importing_the_package_and_its_pytest_plugin_stays_light():
     assert used.stdout.strip() == "True"
 
 
+def test_mindspores_facts_stand_alone():
+    """``msinspect.mindspore`` is MindSpore's facts with no pandas and no parser: importing every
+    module of it loads neither (nor Lark or networkx), nor any analysis."""
+    modules = sorted(p.stem for p in (ROOT / "msinspect" / "mindspore").glob("*.py") if p.stem != "__init__")
+    assert {"vocabulary", "layouts", "comm_groups", "records"} <= set(modules)
+    done = run(f"import importlib; [importlib.import_module('msinspect.mindspore.' + m) for m in {modules!r}]; "
+               "print(sorted(m for m in sys.modules if m in ('lark', 'networkx', 'pandas') "
+               "or m.startswith(('msinspect.parser', 'msinspect.analysis'))))")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 def test_the_command_list_and_an_error_stay_light():
     """``msinspect --help`` lists every command (importing each) and a command's error is handled
     (its table of errors names the render errors): neither loads Lark, networkx, pandas or graphviz."""
@@ -104,14 +116,14 @@ def test_reading_a_spec_loads_neither_pandas_nor_lark(tmp_path):
 
 KNOTS = [("msinspect.check", "msinspect.expectations"), ("msinspect.spec", "msinspect.expectations"),
          ("msinspect.check", "msinspect.spec"), ("msinspect.dumps", "msinspect.selection"),
-         ("msinspect.analysis.collect", "msinspect.analysis.groups")]
+         ("msinspect.analysis.job.collect", "msinspect.analysis.job.rank_groups")]
 
 
 def test_the_knots_are_cut():
     """At run time, in a function or not, each pair imports one way; the expectation kinds reach
     neither the spec reader nor the checker by any path, even for their type hints; the dump reaches
     no selection and, of the analyses, only what matches an operator by name (``RankDump.node``:
-    ops and the vocabulary it reads; the dump once ran the whole analysis); collect reaches groups
+    node_facts and the vocabulary it reads; the dump once ran the whole analysis); collect reaches groups
     by no path, even for its type hints."""
     runtime, typed = import_graph(), import_graph(typed=True)
     for a, b in KNOTS:
@@ -123,8 +135,8 @@ def test_the_knots_are_cut():
     assert "msinspect.check" not in reached(typed, "msinspect.spec")
     dump = reached(typed, "msinspect.dumps")
     assert "msinspect.selection" not in dump
-    assert {m for m in dump if within(m, "msinspect.analysis")} == {"msinspect.analysis.ops",
-                                                                    "msinspect.analysis.vocabulary"}
-    assert not any(within(m, "msinspect.analysis.groups") for m in reached(typed, "msinspect.analysis.collect"))
-    signature = set(runtime.predecessors("msinspect.analysis.signature"))
-    assert {"msinspect.analysis.collect", "msinspect.analysis.groups"} <= signature
+    assert {m for m in dump if within(m, "msinspect.analysis")} == {"msinspect.analysis.dataflow.node_facts"}
+    assert {m for m in dump if within(m, "msinspect.mindspore")} == {"msinspect.mindspore.vocabulary"}
+    assert not any(within(m, "msinspect.analysis.job.rank_groups") for m in reached(typed, "msinspect.analysis.job.collect"))
+    signature = set(runtime.predecessors("msinspect.analysis.rank.signature"))
+    assert {"msinspect.analysis.job.collect", "msinspect.analysis.job.rank_groups"} <= signature

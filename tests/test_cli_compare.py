@@ -21,7 +21,7 @@ def _run(*args):
 
 
 def test_the_text_fits_120_columns_and_names_what_changed():
-    from msinspect.analysis.jobdiff import compare_runs
+    from msinspect.analysis.compare.runs import compare_runs
     from msinspect.cli.compare_cmd import format_compare
 
     result = _run(MP4, MP1)

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from msinspect import parser_mode
-from msinspect.analysis.collect import READ_EVERY_RANK_ENV
+from msinspect.analysis.job.collect import READ_EVERY_RANK_ENV
 from msinspect.cli import main
 from msinspect.cli.reads import tell_alike
 from tests.conftest import FIXTURES

@@ -83,7 +83,7 @@ def test_names_in_several_scopes_are_told_apart_by_the_nearest_part_that_differs
 
 
 def test_the_told_apart_name_selects_its_operator_back():
-    from msinspect.analysis.ops import selector_matches
+    from msinspect.analysis.dataflow.node_facts import selector_matches
 
     scope = "Default/blocks-SequentialCell/0-Block/attention-Attention"
     assert selector_matches("q_matmul", scope, "0-Block/.../q_matmul")

@@ -108,7 +108,7 @@ def test_summary_and_check_on_the_cluster_match_a_local_run(cluster):
     assert report["failed_count"] == 0 and report["passed_count"] > 0
     assert remote == local
     # the parsing happened on the workers, in their own cache: a rank read by what differs from
-    # another of its batch parses no file of its own (msinspect.analysis.alike), so how many
+    # another of its batch parses no file of its own (msinspect.analysis.engine.alike), so how many
     # files they keep depends on how the ranks were batched; that they keep some does not
     assert _parsed_files(worker_cache)
 

@@ -13,8 +13,9 @@ import tracemalloc
 import pytest
 
 from msinspect import collector, executors
-from msinspect.analysis import collect, passes
-from msinspect.analysis.context import RankContext
+from msinspect.analysis.job import collect
+from msinspect.analysis.rank import passes
+from msinspect.analysis.rank.context import RankContext
 from msinspect.errors import IRParseError
 from msinspect.parser import core
 from tests.conftest import FIXTURES

@@ -47,7 +47,7 @@ def _refuse_open(*_args, **_kwargs):
 def _die_on_rank_3(tasks, *args, **kwargs):
     """In place of the analysis of a batch of ranks: the worker reading rank 3 dies (killed, out
     of memory). Sent to the workers by name, so a pool started from a fork server runs it too."""
-    from msinspect.analysis import collect
+    from msinspect.analysis.job import collect
 
     if any("rank_3" in task[0] for task in tasks):
         os._exit(9)
@@ -122,7 +122,7 @@ def test_a_nul_in_a_path_given_to_the_library_is_a_bad_argument(files):
 
 
 def test_a_worker_that_dies_exits_71(monkeypatch):
-    from msinspect.analysis import collect
+    from msinspect.analysis.job import collect
 
     monkeypatch.setattr(collect, "_real_batch", collect._analyse_batch, raising=False)
     monkeypatch.setattr(collect, "_analyse_batch", _die_on_rank_3)

@@ -42,7 +42,7 @@ def _canonical(cycle: list[str]) -> tuple[str, ...]:
 
 
 def _shown(graph, cycle: tuple[str, ...]) -> str:
-    """``msinspect.dumps:229 -> msinspect.analysis.collect:32 -> msinspect.dumps``: each module
+    """``msinspect.dumps:229 -> msinspect.analysis.job.collect:32 -> msinspect.dumps``: each module
     with the line of its import of the next."""
     steps = zip(cycle, cycle[1:] + cycle[:1])
     return " -> ".join(f"{a}:{graph.edges[a, b]['line']}" for a, b in steps) + f" -> {cycle[0]}"
@@ -72,7 +72,7 @@ def test_no_module_imports_one_that_imports_it():
 PLANTED = {
     "in a function (Dump.analyse)": (
         "dumps", "def _analyse(dump):\n    from msinspect.analysis import analyse\n",
-        ("msinspect.analysis.collect", "msinspect.dumps")),
+        ("msinspect.analysis.job.collect", "msinspect.dumps")),
     "for type checkers (the kinds' Checker)": (
         "expectations/base", "if TYPE_CHECKING:\n    from msinspect.check import Checker\n",
         ("msinspect.check", "msinspect.expectations.base")),

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from msinspect.analysis.groups import RankGroup
+from msinspect.analysis.job.rank_groups import RankGroup
 from msinspect.dumps import Run, load_dump
 from msinspect.expectations.evidence import rank_cells_text
 from msinspect.ranks_read import plan_reads

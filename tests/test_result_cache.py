@@ -15,7 +15,8 @@ import pytest
 
 import msinspect
 from msinspect import cache
-from msinspect.analysis import analyse, collect
+from msinspect.analysis import analyse
+from msinspect.analysis.job import collect
 from tests.conftest import FIXTURES, ROOT
 
 DUMP = FIXTURES / "sharding_propagation_dryrun_8rank"

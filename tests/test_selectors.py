@@ -1,4 +1,4 @@
-"""Selectors (docs/spec-language.md, msinspect/analysis/selector.py) on seed 002's dry run
+"""Selectors (docs/spec-language.md, msinspect/analysis/dataflow/spec_selector.py) on seed 002's dry run
 (fixtures/sharding_propagation_dryrun_8rank), whose facts are read off its network
 (train_jobs/networks.py ``Net``): ``matmul`` = x (16, 32) @ w (32, 16) with the user's shard
 ((2, 4), (4, 1)), then ``relu``, then ``matmul2`` by w2; 8 ranks. In the graph's file order the
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from msinspect.analysis import analyse
-from msinspect.analysis.selector import parse_selector, type_name
+from msinspect.analysis.dataflow.spec_selector import parse_selector, type_name
 from msinspect.dumps import load_dump
 from msinspect.testing import ExpectationFailed, assert_shape, assert_strategy
 from tests.conftest import FIXTURES

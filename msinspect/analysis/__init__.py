@@ -1,5 +1,8 @@
-"""What the planner did, from the parsed files: one free function per question over the model and
-its graph, and :func:`analyse`, the entry point that reads one file per rank of a dump.
+"""What the planner did, from the parsed files: :func:`analyse`, the entry point that reads one
+file per rank of a dump, and its :class:`Analysis`. By role: ``dataflow`` (one file as the
+analyses walk it), ``rank`` (the per-rank passes), ``job`` (what is folded over the ranks),
+``compare`` (two ranks, two runs), ``explain``, and ``engine`` (how many ranks are read, private
+to :func:`analyse`).
 
 >>> from msinspect.analysis import analyse          # doctest: +SKIP
 >>> analysis = analyse(load_dump("runs/x"))         # doctest: +SKIP
@@ -9,12 +12,12 @@ __all__ = ["Analysis", "RankResult", "analyse", "rank_groups"]
 
 from msinspect.lazy import lazy_exports  # noqa: E402 (a standard-library-only module)
 
-# imported on first use: a submodule (msinspect.analysis.vocabulary ...) costs no pandas
+# imported on first use: a submodule (msinspect.analysis.dataflow.flow ...) costs no pandas
 _LAZY = {
-    "Analysis": ("msinspect.analysis.collect", "Analysis"),
-    "RankResult": ("msinspect.analysis.collect", "RankResult"),
-    "analyse": ("msinspect.analysis.collect", "analyse"),
-    "rank_groups": ("msinspect.analysis.groups", "rank_groups"),
+    "Analysis": ("msinspect.analysis.job.collect", "Analysis"),
+    "RankResult": ("msinspect.analysis.job.collect", "RankResult"),
+    "analyse": ("msinspect.analysis.job.collect", "analyse"),
+    "rank_groups": ("msinspect.analysis.job.rank_groups", "rank_groups"),
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from msinspect.analysis.select import close_names
+from msinspect.analysis.job.op_rows import close_names
 
 
 class Choice(click.Choice):

@@ -132,7 +132,7 @@ def format_compare(result, width: int | None = None) -> str:
 
 
 def _cost_lines(result) -> list[str]:
-    from msinspect.analysis.jobdiff import change_text
+    from msinspect.analysis.compare.runs import change_text
 
     lines = [f"\nbytes on the wire per step at rank {result.rank}, by parallel axis:"]
     if result.axes is None:
@@ -183,7 +183,7 @@ def compare(run_a, run_b, rank, stage, as_json, lenient):
     before and after, and what the two run records (config.json) say differently. RUN_A and
     RUN_B: run folders, or folders holding one run (a sweep's setting).
     """
-    from msinspect.analysis.jobdiff import compare_runs
+    from msinspect.analysis.compare.runs import compare_runs
 
     with errors():
         result = compare_runs(run_a, run_b, rank, stage, lenient=lenient)

@@ -1,7 +1,7 @@
 """``msinspect cost DUMP``: bytes on the wire per rank and step by parallel axis and phase, the
 rank-to-rank matrix, static and activation memory per rank and whether they fit a stated device
-memory, and a time estimate at stated link speeds (:mod:`msinspect.analysis.cost`,
-:mod:`msinspect.analysis.memory`, :mod:`msinspect.analysis.activations`)."""
+memory, and a time estimate at stated link speeds (:mod:`msinspect.analysis.job.cost`,
+:mod:`msinspect.analysis.rank.memory`, :mod:`msinspect.analysis.rank.activations`)."""
 from __future__ import annotations
 
 import click
@@ -70,9 +70,9 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
     By default it reads the pass that holds the whole step (validate, else execute); a file
     written before MindSpore expands the backward (step_parallel_end) holds the forward and the
     mirrors only, and its backward is said "cannot tell", never left out."""
-    from msinspect.analysis import cost as costs_
-    from msinspect.analysis import activations as activations_
-    from msinspect.analysis.memory import memory_per_rank
+    from msinspect.analysis.job import cost as costs_
+    from msinspect.analysis.rank import activations as activations_
+    from msinspect.analysis.rank.memory import memory_per_rank
 
     if link and not ranks_per_node:
         raise click.UsageError("--link needs --ranks-per-node N (which ranks share a node)")
@@ -201,7 +201,7 @@ def _activations(active, fits) -> None:
     columns = ["rank", "stage", *numbers] + (["why"] if any(active["why"]) else [])
     emit(active, as_json=False, as_csv=False, title="activation memory per rank, bytes (an estimate)", shown=shown,
          columns=columns, merge=True)
-    from msinspect.analysis.activations import LEAVES_OUT
+    from msinspect.analysis.rank.activations import LEAVES_OUT
 
     stdout().print(LEAVES_OUT)
     if fits is None:

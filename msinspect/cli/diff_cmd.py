@@ -85,7 +85,7 @@ def _table(frame, width: int | None = None) -> list[str]:
 
 def _per_rank_lines(result, groups) -> list[str]:
     """One line per kind and pair of groups: the communication groups that differ only as each
-    rank's own group does (:func:`msinspect.analysis.diff.per_rank`)."""
+    rank's own group does (:func:`msinspect.analysis.compare.ranks.per_rank`)."""
     lines = [f"\ncommunication groups per rank, as expected: {len(groups)} (each side's group holds its own "
              "rank, as many ranks spaced alike: not a finding)"]
     counts: dict[tuple, int] = {}
@@ -182,7 +182,7 @@ def diff(left, right, stage, as_json, as_csv, exit_code, lenient):
     seem to come from different runs. --csv: every section's rows in one table, with a section
     column.
     """
-    from msinspect.analysis.diff import diff_ranks
+    from msinspect.analysis.compare.ranks import diff_ranks
 
     with errors():
         result = diff_ranks(left, right, stage, lenient=lenient)

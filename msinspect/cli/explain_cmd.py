@@ -85,10 +85,10 @@ def explain(dump, op, rank, stage, as_json, world, lenient):
     operators with the same answer (one per block) are one block. A selector that selects
     nothing exits 2.
     """
-    from msinspect.analysis.explain import backward_stage, default_stage
-    from msinspect.analysis.explain import explain as run_explain
+    from msinspect.analysis.explain.answers import backward_stage, default_stage
+    from msinspect.analysis.explain.answers import explain as run_explain
     from msinspect.analysis import analyse
-    from msinspect.analysis.select import check_ranks
+    from msinspect.analysis.job.op_rows import check_ranks
     from msinspect.cli.output import warn_skipped
     from msinspect.dumps import load_dump
 

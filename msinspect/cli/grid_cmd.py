@@ -20,7 +20,7 @@ def draw_param(dump: str, param: str, rank: int | None, stage: str | None, out: 
                fmt: str | None, overwrite: bool, lenient: bool) -> None:
     """Write the device grid(s) of ``param`` and say where; exit 1 when its layout cannot be told."""
     from msinspect.analysis import analyse
-    from msinspect.analysis.select import check_ranks, not_on_ranks
+    from msinspect.analysis.job.op_rows import check_ranks, not_on_ranks
     from msinspect.dumps import load_dump
     from msinspect.report.files import check_writable, write_new
     from msinspect.report.grid import grids_of

@@ -63,7 +63,7 @@ def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False
     """Load the dump at ``path`` and analyse one file per rank (:func:`msinspect.analysis.analyse`),
     with a progress bar when there are several ranks and the output is not for a script; then say
     on stderr which ranks were read at which stage, and which could not be read and why; the
-    :class:`~msinspect.analysis.collect.Analysis` (its dump: ``.dump``). ``lenient``: read past
+    :class:`~msinspect.analysis.job.collect.Analysis` (its dump: ``.dump``). ``lenient``: read past
     what does not parse, and warn on stderr with every skipped span. ``scheduler``: run on that
     Dask cluster. ``ranks`` (``--rank``): each must be a rank of the dump, else
     :class:`~msinspect.errors.NoMatchError` (``no rank 9 (ranks: 0-7)``) before anything is read."""
@@ -71,7 +71,7 @@ def analysed(path: str, stage: str | None, jobs: int | None, quiet: bool = False
 
     dump = load_dump(path)
     if ranks:
-        from msinspect.analysis.select import check_ranks
+        from msinspect.analysis.job.op_rows import check_ranks
 
         check_ranks(ranks, [r.rank for r in dump.ranks if r.rank is not None]
                     + [u.rank for u in dump.unreadable if u.rank is not None])
@@ -177,7 +177,7 @@ def emit(rows: pd.DataFrame | list[dict], *, as_json: bool, as_csv: bool, title:
         return
     from rich.table import Table
 
-    from msinspect.analysis.select import close_names, listing, no_match
+    from msinspect.analysis.job.op_rows import close_names, listing, no_match
     from msinspect.cli.display import header_text, lay_out
 
     rows = rows if shown is None else shown

@@ -13,7 +13,7 @@ from msinspect.cli.reads import tell_unreadable
 from msinspect.dumps import Unreadable, duplicate_ranks, load_dump, parse_many
 from msinspect.stages import is_ir_file, stage_of
 from msinspect.cli.exits import errors
-from msinspect.analysis.failure import failure_row
+from msinspect.analysis.rank.failure import failure_row
 from msinspect.errors import MsInspectError
 from msinspect.graph import lint
 from msinspect.model import IRFile, where

@@ -50,10 +50,10 @@ def tell_plan(plan) -> None:
 
 def tell_alike(results) -> None:
     """Under ``-v`` (:func:`verbose`): say how many ranks were read by what differs from a rank
-    read in full (:mod:`msinspect.analysis.alike`), and each rank that was read in full because
+    read in full (:mod:`msinspect.analysis.engine.alike`), and each rank that was read in full because
     its text departs from the rank before it beyond rank-specific values, where the two still
     answer alike (ranks whose answers differ are told apart by the rank groups)."""
-    from msinspect.analysis.collect import READ_EVERY_RANK_ENV
+    from msinspect.analysis.job.collect import READ_EVERY_RANK_ENV
 
     if not verbose():
         return

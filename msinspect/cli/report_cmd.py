@@ -50,7 +50,7 @@ def report(dump, out, spec, ops, rank, overwrite, other, device_memory, stage, j
     from msinspect.report.files import check_writable, free_name, write_new
     from msinspect.report.html import default_output, report_html
 
-    from msinspect.analysis.activations import parse_size
+    from msinspect.analysis.rank.activations import parse_size
 
     try:
         device_bytes = parse_size(device_memory) if device_memory is not None else None
@@ -75,7 +75,7 @@ def report(dump, out, spec, ops, rank, overwrite, other, device_memory, stage, j
                             analyses={stage: analysis}, world=world)
         compared = None
         if other is not None:
-            from msinspect.analysis.jobdiff import compare_runs
+            from msinspect.analysis.compare.runs import compare_runs
             compared = compare_runs(dump, other, rank, stage, lenient=lenient, jobs=jobs)
         warn_skipped(analysis.skipped)
         if analysis.plan is not None:

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import click
 
-from msinspect.analysis.groups import rank_groups
-from msinspect.analysis.summary import SUMMARY_COLUMNS, iter_summary_rows, summary_rows
+from msinspect.analysis.job.rank_groups import rank_groups
+from msinspect.analysis.job.summary import SUMMARY_COLUMNS, iter_summary_rows, summary_rows
 from msinspect.cli.failure_text import print_failure
 from msinspect.cli.output import analysed, emit, errors, one_format, stage_option, stdout, table_options, view_of
 from msinspect.schema import is_missing
@@ -34,7 +34,7 @@ def summary(dump, stage, as_json, as_jsonl, as_csv, wide, columns, jobs, schedul
         analysis = analysed(dump, stage, jobs, quiet=as_json or as_csv or as_jsonl, lenient=lenient,
                             world=world, scheduler=scheduler)
         groups = rank_groups(analysis)
-        if as_json or as_jsonl:  # written rank by rank as each is read back (msinspect.analysis.spool)
+        if as_json or as_jsonl:  # written rank by rank as each is read back (msinspect.analysis.engine.spool)
             emit(iter_summary_rows(analysis, groups), as_json=as_json, as_csv=False, as_jsonl=as_jsonl, title="")
             return
         rows = summary_rows(analysis, groups)

@@ -50,7 +50,7 @@ def memory_cell(result) -> str:
 
 
 def activations_cell(result) -> str:
-    """The activation estimate per rank (an estimate: :mod:`msinspect.analysis.activations`)."""
+    """The activation estimate per rank (an estimate: :mod:`msinspect.analysis.rank.activations`)."""
     if result.activations is None:
         return "cannot tell" if result.activations_why else "-"
     return _spread(list(result.activations.values()), _size)
@@ -60,7 +60,7 @@ def fits_cell(result, device_memory: int) -> str:
     """Whether every rank's static memory plus its activations fits ``device_memory``: ``fits``,
     ``does not fit: ranks 4-7``, ``cannot tell``; a rank that does not fit is said before one that
     cannot be told."""
-    from msinspect.analysis.activations import fit_of
+    from msinspect.analysis.rank.activations import fit_of
 
     if result.memory is None:
         return "cannot tell"
@@ -154,7 +154,7 @@ def format_sweep(report, width: int = 120) -> str:
 
     from msinspect.cli.compare_cmd import plain_table
 
-    from msinspect.analysis.activations import LEAVES_OUT
+    from msinspect.analysis.rank.activations import LEAVES_OUT
 
     lines = [_what(report)] + plain_table(sweep_rows(report), columns_of(report))
     fits = ("; fits: static memory plus activations against the device memory stated, every rank"
@@ -211,7 +211,7 @@ def sweep(script, script_args, ranks, grid, via, only, jobs, out_root, timeout, 
     from msinspect.dryrun.progress import RankProgress
     from msinspect.dryrun.sweep import SweepInterrupted, parse_grid, run_sweep, settings_of
 
-    from msinspect.analysis.activations import parse_size
+    from msinspect.analysis.rank.activations import parse_size
 
     device_bytes = None
     if device_memory is not None:

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 import click
 
 from msinspect.cli.choice import Choice
-from msinspect.analysis.comm import comm_totals
-from msinspect.analysis.vocabulary import KINDS
-from msinspect.analysis.second_opinion import with_records
-from msinspect.analysis.select import comm_of, no_match, no_operator, no_weight, not_on_ranks, rows_of
+from msinspect.analysis.rank.comm import comm_totals
+from msinspect.mindspore.vocabulary import KINDS
+from msinspect.analysis.job.second_opinion import with_records
+from msinspect.analysis.job.op_rows import comm_of, no_match, no_operator, no_weight, not_on_ranks, rows_of
 from msinspect.cli.display import named_apart, short_scope
 from msinspect.cli.output import (EXIT_FINDING, analysed, emit, errors, one_format, only_ranks, rank_option,
                                   stage_option, stderr, table_options, view_of)
@@ -36,7 +36,7 @@ SLICES_PRIORITY = ["rank", "param", "slice_text", "record", "global_shape", "ran
 def _selected(frame: pd.DataFrame, ranks: tuple[int, ...], selector: str | None, what: str,
               pick=rows_of) -> pd.DataFrame:
     """The rows of ``frame`` (every rank read) on ``ranks`` that the --op ``selector`` names
-    (``pick``: :func:`~msinspect.analysis.select.rows_of` or ``comm_of``). One that names nothing
+    (``pick``: :func:`~msinspect.analysis.job.op_rows.rows_of` or ``comm_of``). One that names nothing
     is bad input, not an empty table: NoMatchError (exit 2) with the close names, or the ranks it
     names something on."""
     on_ranks = only_ranks(frame, ranks)

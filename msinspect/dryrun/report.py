@@ -39,7 +39,7 @@ class RankState(str, enum.Enum):
 class SimulatedRank:
     """One simulated rank of a dry run: how its processes ended and what IR they wrote.
 
-    Not :class:`msinspect.analysis.result.RankResult`, the rows analysing one rank's IR file
+    Not :class:`msinspect.analysis.rank.result.RankResult`, the rows analysing one rank's IR file
     gives: this is the run of a rank's processes, before any file is analysed."""
 
     rank: int
@@ -195,7 +195,7 @@ def failed_alike(a: SimulatedRank, b: SimulatedRank) -> bool:
 class FailedRanks:
     """Ranks of a dry run that did not compile, for one reason (:meth:`DryRunReport.failures`).
 
-    Not :class:`msinspect.analysis.failure.Failure`, what an ``analyze_fail.ir`` file records of
+    Not :class:`msinspect.analysis.rank.failure.Failure`, what an ``analyze_fail.ir`` file records of
     an exception MindSpore caught: this groups simulated ranks whose processes failed alike."""
 
     ranks: list[int]

@@ -2,7 +2,7 @@
 of values a script reads, each run kept, and per setting what a person picks a configuration by:
 whether it compiled (else MindSpore's reason), the collectives per rank, the bytes each rank
 sends per step by parallel axis, its static memory and an estimate of its activations
-(:mod:`msinspect.analysis.activations`), and with a stated device memory whether they fit.
+(:mod:`msinspect.analysis.rank.activations`), and with a stated device memory whether they fit.
 
 A grid is one or more names, each with its values (``MP=1,2,4,8``); several names give every
 combination, the first name varying slowest. A setting reaches the script as environment
@@ -204,7 +204,7 @@ def run_sweep(script: Path | str, ranks: int, grid: Sequence[tuple[str, Sequence
     :func:`script_args_for`); return the :class:`SweepReport` (also in ``sweep.json``).
 
     ``analyse_runs``: read each compiled run's IR for the collectives, bytes per axis and memory
-    per rank (:mod:`msinspect.analysis.jobdiff`'s readers of the cost analysis) and the activation
+    per rank (:mod:`msinspect.analysis.compare.runs`'s readers of the cost analysis) and the activation
     estimate; ``device_memory`` (bytes): recorded, each rank held against it. Other arguments
     go to :func:`~msinspect.dryrun.run_dryrun` as they are. Raises :class:`SweepError` for a grid
     that cannot be read, :class:`~msinspect.dryrun.DryRunError` when the dry run cannot start at
@@ -317,8 +317,8 @@ def _mark(run: DryRunReport, report: SweepReport, result: SettingResult) -> None
 
 def _analyse(result: SettingResult, run: DryRunReport) -> None:
     """Collectives, bytes per axis, memory and activations of the ranks that compiled."""
-    from msinspect.analysis.collect import analyse
-    from msinspect.analysis.jobdiff import axis_bytes, rank_memory
+    from msinspect.analysis.job.collect import analyse
+    from msinspect.analysis.compare.runs import axis_bytes, rank_memory
     from msinspect.dumps import Dump, load_dump
 
     try:
@@ -335,9 +335,9 @@ def _analyse(result: SettingResult, run: DryRunReport) -> None:
 
 
 def _activations(analysis) -> tuple[dict | None, str]:
-    """The activation estimate per rank (:func:`~msinspect.analysis.activations.activations_per_rank`)
+    """The activation estimate per rank (:func:`~msinspect.analysis.rank.activations.activations_per_rank`)
     as ``{rank: bytes or None}``, and why a rank's cannot be told (the first reason) or ""."""
-    from msinspect.analysis.activations import activations_per_rank
+    from msinspect.analysis.rank.activations import activations_per_rank
 
     rows = activations_per_rank(analysis).to_dict("records")
     why = next((row["why"] for row in rows if row["activations"] is None), "")

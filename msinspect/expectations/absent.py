@@ -13,7 +13,7 @@ class Absent(ExpectationKind):
     text_keys = ("op",)
 
     def validate(self, values):
-        from msinspect.analysis.selector import parse_selector
+        from msinspect.analysis.dataflow.spec_selector import parse_selector
 
         parse_selector(values["op"])
         return values

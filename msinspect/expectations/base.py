@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Protocol
 
 if TYPE_CHECKING:
-    from msinspect.analysis.collect import Analysis
+    from msinspect.analysis.job.collect import Analysis
     from msinspect.dumps import Dump
     from msinspect.expectations.evidence import Evidence
 

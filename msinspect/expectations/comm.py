@@ -25,7 +25,7 @@ class Comm(ExpectationKind):
                 raise ValueError(f"groups must hold rank numbers below {MAX_RANKS}")
         if "group_size" in values and (not is_int(values["group_size"]) or values["group_size"] < 1):
             raise ValueError("group_size must be a positive integer")
-        from msinspect.analysis.selector import parse_selector
+        from msinspect.analysis.dataflow.spec_selector import parse_selector
 
         parse_selector(values.get("after") or values.get("before"))
         return values
@@ -102,8 +102,8 @@ def _operand_hits(kinds, anchors, after: bool) -> list[bool]:
 
 def _operand_lines(path, line) -> set[int]:
     """The lines of the operators the node at ``line`` of the file at ``path`` takes as inputs
-    (:meth:`~msinspect.analysis.file_view.FileView.input_nodes`)."""
-    from msinspect.analysis.file_view import view_of
+    (:meth:`~msinspect.analysis.dataflow.file_view.FileView.input_nodes`)."""
+    from msinspect.analysis.dataflow.file_view import view_of
 
     view = view_of(path)
     node = view.by_line.get(int(line))

@@ -21,7 +21,7 @@ class Count(ExpectationKind):
         if ("kind" in values) == ("op" in values):
             raise ValueError("give exactly one of kind (a communication kind) and op (a selector)")
         if "op" in values:
-            from msinspect.analysis.selector import parse_selector
+            from msinspect.analysis.dataflow.spec_selector import parse_selector
 
             parse_selector(values["op"])
         if "count" in values and ("min" in values or "max" in values):

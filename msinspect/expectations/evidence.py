@@ -16,7 +16,7 @@ from msinspect.ranks_text import ranks_text
 if TYPE_CHECKING:
     import pandas as pd
 
-    from msinspect.analysis.file_view import FileView
+    from msinspect.analysis.dataflow.file_view import FileView
 
 #: The most IR lines shown for one failed expectation.
 MAX_EVIDENCE = 8
@@ -85,12 +85,12 @@ def rank_cells_text(cells) -> str:
 
 def select(frame: pd.DataFrame, selector: str, ranks, ops: pd.DataFrame | None = None,
            graph: str | int | None = None) -> pd.DataFrame:
-    """The rows of operators matching ``selector`` (:mod:`msinspect.analysis.selector`: an
+    """The rows of operators matching ``selector`` (:mod:`msinspect.analysis.dataflow.spec_selector`: an
     instance name, ``MatMul-0``, ``type:``, ``scope:``, ``re:``), on ``ranks`` (None: every rank).
     ``ops``: the operator table ``MatMul-0`` counts in, where ``frame`` holds only some operators
     (those with a strategy); by default ``frame`` itself. ``graph``: only operators of that
     subgraph (its name, or its position in its file)."""
-    from msinspect.analysis.selector import parse_selector
+    from msinspect.analysis.dataflow.spec_selector import parse_selector
 
     if frame.empty:
         return frame
@@ -118,7 +118,7 @@ def select(frame: pd.DataFrame, selector: str, ranks, ops: pd.DataFrame | None =
 def select_in(analysis, frame: pd.DataFrame, selector: str, ranks, graph: str | int | None = None) -> pd.DataFrame:
     """:func:`select` on ``frame`` of ``analysis``, counting ``MatMul-0`` among every operator of
     the analysis (the operator table is read only for such a selector)."""
-    from msinspect.analysis.selector import parse_selector
+    from msinspect.analysis.dataflow.spec_selector import parse_selector
 
     ops = analysis.operators() if parse_selector(selector).form == "type_n" else None
     return select(frame, selector, ranks, ops, graph)
@@ -135,15 +135,15 @@ def in_graph(path: str, name, graph: str | int) -> bool:
 
 @lru_cache(maxsize=64)
 def _graph_order(path: str) -> tuple[str, ...]:
-    from msinspect.analysis.file_view import view_of
+    from msinspect.analysis.dataflow.file_view import view_of
 
     return tuple(g.name for g in view_of(path).ir.subgraphs)
 
 
 def nodes_of(rows) -> list[tuple[Any, FileView, Node]]:
     """``(row, view, node)`` for each row of an analysis frame (``file``, ``line`` columns) whose
-    node its file's view (:func:`~msinspect.analysis.file_view.view_of`) holds."""
-    from msinspect.analysis.file_view import view_of
+    node its file's view (:func:`~msinspect.analysis.dataflow.file_view.view_of`) holds."""
+    from msinspect.analysis.dataflow.file_view import view_of
 
     out = []
     for row in rows.itertuples():

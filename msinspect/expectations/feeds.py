@@ -12,7 +12,7 @@ from msinspect.expectations.base import Checking, Expectation, ExpectationKind, 
 from msinspect.expectations.evidence import Evidence, no_match, nodes_of, rank_cells_text, select_in
 
 if TYPE_CHECKING:
-    from msinspect.analysis.file_view import FileView
+    from msinspect.analysis.dataflow.file_view import FileView
     from msinspect.model import Node
 
 CATEGORIES = ("comm", "redistribution", "virtual")
@@ -39,8 +39,8 @@ class Feeds(ExpectationKind):
         return (str(values["from"]), str(values["to"]))
 
     def check(self, checker: Checking, e: Expectation) -> Outcome:
-        from msinspect.analysis.flow import path_between
-        from msinspect.analysis.ops import is_plumbing
+        from msinspect.analysis.dataflow.flow import path_between
+        from msinspect.analysis.dataflow.node_facts import is_plumbing
         from msinspect.graph import node_id
 
         v = e.values
@@ -87,11 +87,11 @@ class Feeds(ExpectationKind):
 
 
 def _trail(view: FileView, source: str, target: str, through: tuple[str, ...]) -> list[str] | None:
-    """The keys between ``source`` and ``target`` (as :func:`~msinspect.analysis.flow.path_between`
+    """The keys between ``source`` and ``target`` (as :func:`~msinspect.analysis.dataflow.flow.path_between`
     gives them), walking back along data edges from ``target`` through what carries data
-    (:func:`~msinspect.analysis.flow.passes_through`) and the operators ``through`` allows; None
+    (:func:`~msinspect.analysis.dataflow.flow.passes_through`) and the operators ``through`` allows; None
     where ``source`` is not reached so."""
-    from msinspect.analysis.flow import trail_between
+    from msinspect.analysis.dataflow.flow import trail_between
 
     def allowed(key: str) -> bool:
         node = view.node(key)
@@ -101,7 +101,7 @@ def _trail(view: FileView, source: str, target: str, through: tuple[str, ...]) -
 
 
 def _allowed(node: Node, through: tuple[str, ...]) -> bool:
-    from msinspect.analysis.ops import is_comm, is_redistribution
+    from msinspect.analysis.dataflow.node_facts import is_comm, is_redistribution
 
     for kind in through:
         if kind == "comm" and is_comm(node):

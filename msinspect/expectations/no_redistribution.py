@@ -23,9 +23,9 @@ class NoRedistribution(ExpectationKind):
         return tuple(str(v) for v in values["between"] if v)
 
     def check(self, checker: Checking, e: Expectation) -> Outcome:
-        from msinspect.analysis.file_view import FileView
-        from msinspect.analysis.flow import path_between
-        from msinspect.analysis.ops import is_backward, is_comm, matches
+        from msinspect.analysis.dataflow.file_view import FileView
+        from msinspect.analysis.dataflow.flow import path_between
+        from msinspect.analysis.dataflow.node_facts import is_backward, is_comm, matches
         from msinspect.dumps import parse_many, pick_file
         from msinspect.graph import node_id
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import graphviz
 import networkx as nx
 
-from msinspect.analysis.comm import group_ranks, kind_of
-from msinspect.analysis.vocabulary import planner_ran
-from msinspect.analysis.context import RankContext, shapes_are_global
-from msinspect.analysis.ops import COMM_OPS, is_comm, is_plumbing
+from msinspect.analysis.rank.comm import group_ranks, kind_of
+from msinspect.mindspore.vocabulary import planner_ran
+from msinspect.analysis.rank.context import RankContext, shapes_are_global
+from msinspect.analysis.dataflow.node_facts import COMM_OPS, is_comm, is_plumbing
 from msinspect.errors import MsInspectError
 from msinspect.graph import lint, node_id, to_networkx
 from msinspect.model import IRFile, Node, NodeKind, format_node

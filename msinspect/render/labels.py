@@ -5,7 +5,7 @@ from __future__ import annotations
 import graphviz
 import networkx as nx
 
-from msinspect.analysis.ops import as_shape
+from msinspect.analysis.dataflow.node_facts import as_shape
 from msinspect.model import Abstract, GraphRef, Node, NodeKind
 from msinspect.ranks_text import ranks_text
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import graphviz
 
-from msinspect.analysis.context import RankContext
+from msinspect.analysis.rank.context import RankContext
 from msinspect.errors import MsInspectError
 from msinspect.render.dot import render
 from msinspect.render.files import FORMATS

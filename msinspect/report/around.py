@@ -12,7 +12,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from msinspect.analysis.ops import is_backward
+from msinspect.analysis.dataflow.node_facts import is_backward
 from msinspect.errors import MsInspectError, shown_path
 
 MAX_PICTURES = 8

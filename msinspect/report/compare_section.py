@@ -1,8 +1,8 @@
-"""The report's "Compared with" section: a job-to-job diff (:func:`msinspect.analysis.jobdiff.compare_runs`)
+"""The report's "Compared with" section: a job-to-job diff (:func:`msinspect.analysis.compare.runs.compare_runs`)
 of the reported run and another run of the same model, as ``msinspect compare`` prints it."""
 from __future__ import annotations
 
-from msinspect.analysis.jobdiff import change_text
+from msinspect.analysis.compare.runs import change_text
 from msinspect.schema import is_missing
 
 #: Rows of each table shown; the rest are counted (``msinspect compare --json`` has them all).
@@ -18,7 +18,7 @@ def _bytes(value) -> str | None:
 
 
 def compare_section(diff) -> dict:
-    """Plain rows of a :class:`~msinspect.analysis.jobdiff.JobDiff` for the template."""
+    """Plain rows of a :class:`~msinspect.analysis.compare.runs.JobDiff` for the template."""
     from msinspect.ranks_text import ranks_text
 
     def groups(value) -> str:

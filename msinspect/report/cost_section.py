@@ -1,13 +1,13 @@
 """The report's "Cost per step" section: each rank's wire bytes per step by parallel axis and
 phase, the rank-to-rank matrix as a heat map, static memory per rank, the activation estimate
-per rank and, with a device memory stated, whether each rank fits (:mod:`msinspect.analysis.cost`,
-:mod:`msinspect.analysis.memory`, :mod:`msinspect.analysis.activations`); ranks whose numbers
+per rank and, with a device memory stated, whether each rank fits (:mod:`msinspect.analysis.job.cost`,
+:mod:`msinspect.analysis.rank.memory`, :mod:`msinspect.analysis.rank.activations`); ranks whose numbers
 agree share one row."""
 from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from msinspect.analysis.cost import AXES, MATRIX_ASSUMPTION, PHASES
+from msinspect.analysis.job.cost import AXES, MATRIX_ASSUMPTION, PHASES
 from msinspect.ranks_text import ranks_text
 
 _BASIS = {"once": "once per operator in the file",
@@ -34,11 +34,11 @@ def _merged(rows: list[dict], keys: list[str]) -> list[dict]:
 
 
 def memory_fit(analysis, memory_rows: Iterable[dict], device_memory: int | None) -> dict:
-    """The activation estimate per rank (:func:`~msinspect.analysis.activations.activations_per_rank`)
+    """The activation estimate per rank (:func:`~msinspect.analysis.rank.activations.activations_per_rank`)
     and, with ``device_memory``, each rank's static ``total`` (``memory_rows``: one per rank, read
     only then) plus its activations against it, ranks that agree merged; what the estimate leaves
     out. The ranks' rows are read one at a time, never held as a list of 10,000 dicts."""
-    from msinspect.analysis.activations import LEAVES_OUT, activations_per_rank, fit_of
+    from msinspect.analysis.rank.activations import LEAVES_OUT, activations_per_rank, fit_of
 
     frame = activations_per_rank(analysis)
 
@@ -69,8 +69,8 @@ def _grouped(missing: dict) -> dict[str, list]:
 
 def cost_section(rolled, analysis=None, device_memory: int | None = None) -> dict | None:
     """What the template shows, from every rank's rows folded once
-    (:func:`msinspect.report.rollup.roll_up`: as :func:`~msinspect.analysis.cost.comm_costs`,
-    ``bytes_by``, ``rank_matrix`` and :func:`~msinspect.analysis.memory.memory_per_rank` count);
+    (:func:`msinspect.report.rollup.roll_up`: as :func:`~msinspect.analysis.job.cost.comm_costs`,
+    ``bytes_by``, ``rank_matrix`` and :func:`~msinspect.analysis.rank.memory.memory_per_rank` count);
     with the ``analysis``, the activation estimate, and with ``device_memory`` (bytes) whether
     each rank fits (:func:`memory_fit`). None where the files hold no communication and no weight."""
     from msinspect.report.matrix_svg import matrix_svg

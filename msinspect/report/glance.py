@@ -4,7 +4,7 @@ device matrices of the weights' layouts, the groups each kind of communication r
 wire bytes each rank sends per step, the weights each rank holds, and what is wrong: first the
 expectations of ``--spec`` that failed, then anything suspicious, first of all a trained weight
 held by several ranks whose gradient no collective sums over them
-(:mod:`msinspect.analysis.gradsync`)."""
+(:mod:`msinspect.analysis.rank.gradsync`)."""
 from __future__ import annotations
 
 from msinspect.errors import shown_path
@@ -155,9 +155,9 @@ def _suspicious(analysis, rolled, rank_groups) -> tuple[list[dict], list[str]]:
 
 def _against_record(analysis):
     """(the weight rows that differ from MindSpore's own record, what was checked in words) where
-    a rank folder keeps MindSpore's record (:mod:`msinspect.analysis.second_opinion`); None where
+    a rank folder keeps MindSpore's record (:mod:`msinspect.analysis.job.second_opinion`); None where
     none does."""
-    from msinspect.analysis.second_opinion import compared_rows, verdict_counts
+    from msinspect.analysis.job.second_opinion import compared_rows, verdict_counts
 
     compared = compared_rows(analysis)
     if compared is None:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from itertools import product
 
 from msinspect.mindspore.layouts import Layout, map_axes
-from msinspect.analysis.params import slice_text
-from msinspect.analysis.select import no_weight
+from msinspect.analysis.rank.params import slice_text
+from msinspect.analysis.job.op_rows import no_weight
 
 Bounds = tuple[tuple[int, int], ...]
 
@@ -197,7 +197,7 @@ def grid_note(stage_told: bool, shards: set) -> str | None:
 
 def grids_of(analysis, param: str, rows: list[dict] | None = None) -> list[DeviceGrid]:
     """The device grids of the weight named ``param`` (its short name) from an
-    :class:`~msinspect.analysis.collect.Analysis`: one per distinct layout (a weight held by two
+    :class:`~msinspect.analysis.job.collect.Analysis`: one per distinct layout (a weight held by two
     pipeline stages gets two). KeyError when no rank holds it; ValueError (with the reason) when
     its layout cannot be told. ``rows``: the weight's rows of ``analysis.slices()`` (as dicts) when
     the caller holds them (the slices are computed afresh on each call of that method)."""

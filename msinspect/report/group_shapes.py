@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.comm_totals import Total
+from msinspect.analysis.job.comm_totals import Total
 from msinspect.ranks_text import ranks_text
 
 if TYPE_CHECKING:
@@ -156,7 +156,7 @@ def by_shape(frame: pd.DataFrame) -> pd.DataFrame:
 
 class ShapeTotals:
     """:func:`shape_totals` fed one comm row at a time (``lists``: the rank lists seen): per key, a
-    :class:`~msinspect.analysis.comm_totals.Total` (the sums every comm total makes) and the
+    :class:`~msinspect.analysis.job.comm_totals.Total` (the sums every comm total makes) and the
     groups it holds."""
 
     def __init__(self, lists: GroupLists | None = None):

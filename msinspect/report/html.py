@@ -107,7 +107,7 @@ COLUMN_TITLES = {
 
 def _comm_summary(summary) -> dict:
     """Per kind and per group (its rank list, as ``msinspect comm --by kind`` / ``--by group`` count
-    them: :func:`~msinspect.analysis.comm.comm_totals`; per group shape from :data:`MANY` ranks):
+    them: :func:`~msinspect.analysis.rank.comm.comm_totals`; per group shape from :data:`MANY` ranks):
     operators, ranks, and the tensor bytes and wire bytes per step summed over the ranks that run
     them (None: "cannot tell", where one of its operators has no byte count; ``why`` says why);
     the bars: wire bytes per group. ``summary``: a :class:`~msinspect.report.rollup.CommSummary`
@@ -169,10 +169,10 @@ def _params(weights) -> dict:
 
 
 def group_rows(analysis) -> list[dict]:
-    """The run's rank groups (:func:`msinspect.analysis.groups.rank_groups`) as the run section
+    """The run's rank groups (:func:`msinspect.analysis.job.rank_groups.rank_groups`) as the run section
     shows them: ``{name, ranks_text, stage, distinct, odd}``, then one row per rank in no group
     with the reason; none for a single rank."""
-    from msinspect.analysis.groups import rank_groups
+    from msinspect.analysis.job.rank_groups import rank_groups
 
     if len(analysis.results) < 2:
         return []
@@ -189,8 +189,8 @@ def group_rows(analysis) -> list[dict]:
 
 def why_section(analysis, rank: int | None = None) -> dict | None:
     """Every strategy and collective of one rank (``rank``, else the first read) explained
-    (:func:`msinspect.analysis.explain.explain_rank`); None where no rank was read."""
-    from msinspect.analysis.explain import explain_rank
+    (:func:`msinspect.analysis.explain.answers.explain_rank`); None where no rank was read."""
+    from msinspect.analysis.explain.answers import explain_rank
     from msinspect.errors import MsInspectError
 
     read = [r for r in analysis.results if r.status != "unreadable" and (rank is None or r.rank == rank)]
@@ -208,11 +208,11 @@ def why_section(analysis, rank: int | None = None) -> dict | None:
 
 def report_html(analysis, check_report=None, *, title: str | None = None, ops=(), lenient: bool = False,
                 rank: int | None = None, compared=None, device_memory: int | None = None) -> str:
-    """The page for an :class:`~msinspect.analysis.collect.Analysis` (and a
+    """The page for an :class:`~msinspect.analysis.job.collect.Analysis` (and a
     :class:`~msinspect.check.CheckReport`); ``ops``: the selectors to draw the graph around (default:
     see :func:`msinspect.report.around.choose`), from ``rank``'s file when given. The run section
     shows the rank groups (:func:`group_rows`). ``compared``: a job-to-job diff of this run and
-    another (:func:`msinspect.analysis.jobdiff.compare_runs`), shown as its own section.
+    another (:func:`msinspect.analysis.compare.runs.compare_runs`), shown as its own section.
     ``device_memory`` (bytes): the cost section says whether each rank fits it."""
     from msinspect.check import evidence_lines
     from msinspect.report.around import choose, draw, selectors

@@ -1,4 +1,4 @@
-"""The rank-to-rank byte matrix (:func:`msinspect.analysis.cost.rank_matrix`) as an SVG heat map,
+"""The rank-to-rank byte matrix (:func:`msinspect.analysis.job.cost.rank_matrix`) as an SVG heat map,
 written through a Jinja2 template like the device grids: one square per sender and receiver, its
 shade the bytes per step (square root scale, so small flows stay visible), each carrying its
 ranks and bytes as data attributes and a hover title."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.cost import MATRIX_ASSUMPTION
+from msinspect.analysis.job.cost import MATRIX_ASSUMPTION
 from msinspect.report.templating import environment
 
 if TYPE_CHECKING:
@@ -23,14 +23,14 @@ def _shade(value: int, largest: int) -> str:
 
 
 #: The most rows (and columns) of the picture: past that many ranks, blocks of consecutive ranks
-#: (:func:`~msinspect.analysis.cost.matrix_blocks`).
+#: (:func:`~msinspect.analysis.job.cost.matrix_blocks`).
 MOST = 64
 
 
 def matrix_svg(matrix: pd.DataFrame) -> str:
-    """The SVG text of a :func:`~msinspect.analysis.cost.rank_matrix` frame; an empty string when
+    """The SVG text of a :func:`~msinspect.analysis.job.cost.rank_matrix` frame; an empty string when
     no byte between two ranks is known."""
-    from msinspect.analysis.cost import matrix_blocks
+    from msinspect.analysis.job.cost import matrix_blocks
 
     table = matrix_blocks(matrix, MOST)
     if table.empty:

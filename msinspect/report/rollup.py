@@ -1,5 +1,5 @@
 """The report's tables made one rank at a time: each rank's rows read once (from the spool, for a
-job of many ranks: :mod:`msinspect.analysis.spool`), folded into what the page shows, and let go.
+job of many ranks: :mod:`msinspect.analysis.engine.spool`), folded into what the page shows, and let go.
 
 The page shows aggregates: rows merged across the ranks that agree, totals per kind, per group,
 per rank. Made from DataFrames of every rank's rows (``Analysis.comm()`` ...), a job of 10,000
@@ -10,12 +10,12 @@ the page. Each fold computes what the DataFrame code computed, row by row:
 - the strategies and communication tables (:func:`msinspect.rank_merge.merge_ranks`, each merged
   row's ranks in a compact array);
 - the communication summary per kind and per group, and each rank's wire bytes: the folds of
-  :mod:`msinspect.analysis.comm_totals`, the one definition ``msinspect comm --by`` and
+  :mod:`msinspect.analysis.job.comm_totals`, the one definition ``msinspect comm --by`` and
   ``summary`` sum with too; the glance's groups per kind;
-- the cost section (as :func:`~msinspect.analysis.cost.comm_costs`, ``bytes_by``,
-  ``rank_matrix`` and :func:`~msinspect.analysis.memory.memory_per_rank`), whose axes come from
+- the cost section (as :func:`~msinspect.analysis.job.cost.comm_costs`, ``bytes_by``,
+  ``rank_matrix`` and :func:`~msinspect.analysis.rank.memory.memory_per_rank`), whose axes come from
   the lowest rank of each stage that has weight layouts (a first, short pass);
-- the gradient-synchronisation check (as :func:`~msinspect.analysis.gradsync.gradient_sync`);
+- the gradient-synchronisation check (as :func:`~msinspect.analysis.rank.gradsync.gradient_sync`);
 - the weights and their device grids, one grid per distinct layout, shared by the weights that
   have it;
 - the operators the pictures are drawn around (:mod:`msinspect.report.around`).
@@ -30,15 +30,15 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from msinspect.analysis.comm_totals import CommTotals, Total, group_of, moves, reason_of, why_text
-from msinspect.analysis.context import RankContext
-from msinspect.analysis.cost import (AxisRules, graph_runs, matrix_frame, operator_calls, phase_of, weight_axes,
-                                     sends, why_no_backward)
-from msinspect.analysis.gradsync import verdict_of
+from msinspect.analysis.job.comm_totals import CommTotals, Total, group_of, moves, reason_of, why_text
+from msinspect.analysis.rank.context import RankContext
+from msinspect.analysis.job.cost import (AxisRules, graph_runs, matrix_frame, operator_calls, phase_of, weight_axes,
+                                         sends, why_no_backward)
+from msinspect.analysis.rank.gradsync import verdict_of
 from msinspect.mindspore.layouts import Layout
-from msinspect.analysis.memory import memory_of_rank, shards_of_rank
-from msinspect.analysis.ops import selector_matches
-from msinspect.analysis.params import weights_of, with_slices
+from msinspect.analysis.rank.memory import memory_of_rank, shards_of_rank
+from msinspect.analysis.dataflow.node_facts import selector_matches
+from msinspect.analysis.rank.params import weights_of, with_slices
 from msinspect.rank_merge import rank_number
 from msinspect.ranks_text import ranks_text
 from msinspect.report.tables import Row, text
@@ -171,7 +171,7 @@ class Merged:
 
 # ------------------------------------------------------------------ communication
 def _summary(total: Total) -> dict:
-    """A :class:`~msinspect.analysis.comm_totals.Total` as the page's tables show it."""
+    """A :class:`~msinspect.analysis.job.comm_totals.Total` as the page's tables show it."""
     return {"ops": total.operators, "ranks": total.ranks_text(), "tensor": total.tensor_bytes,
             "tensor_missing": total.tensor_missing, "wire": total.wire_bytes, "wire_missing": total.wire_missing,
             "why": why_text(total.why)}
@@ -180,7 +180,7 @@ def _summary(total: Total) -> dict:
 class CommSummary:
     """The communication section's totals per kind and per group (per group shape with ``many``)
     and the glance's groups per kind, fed one rank's comm rows at a time: the totals are
-    :class:`~msinspect.analysis.comm_totals.CommTotals`, as ``msinspect comm --by`` sums them."""
+    :class:`~msinspect.analysis.job.comm_totals.CommTotals`, as ``msinspect comm --by`` sums them."""
 
     def __init__(self, many: bool, lists=None):
         from msinspect.report.group_shapes import ShapeTotals
@@ -235,7 +235,7 @@ class CommSummary:
 def wire_of_rank(rank: CommTotals, no_backward: str | None = None) -> tuple[tuple, dict]:
     """One rank's comm totals per kind (:meth:`CommSummary.add_rank`): ``(wire bytes known,
     operators without, bytes by kind, why its backward is not in its file)`` (the key the glance
-    merges ranks by; ``no_backward``: :func:`~msinspect.analysis.cost.why_no_backward`) and
+    merges ranks by; ``no_backward``: :func:`~msinspect.analysis.job.cost.why_no_backward`) and
     ``{why, operators, no_backward}``."""
     whole = rank.whole
     by_kind = tuple((kind, int(total.wire)) for kind, total in rank.totals.items() if total.wire > 0)
@@ -247,7 +247,7 @@ def wire_of_rank(rank: CommTotals, no_backward: str | None = None) -> tuple[tupl
 # ------------------------------------------------------------------ cost per step
 class StageAxes:
     """The device matrices covering each stage, from the weight layouts of its lowest rank that
-    has any (:func:`msinspect.analysis.cost.stage_axes`); the stage's names for each matrix."""
+    has any (:func:`msinspect.analysis.job.cost.stage_axes`); the stage's names for each matrix."""
 
     def __init__(self, analysis, stages: Stages):
         self.by_stage: dict[int, tuple] = {}  # id(stage) -> cost.weight_axes: (candidates, expert, ended)
@@ -272,7 +272,7 @@ class StageAxes:
 
 def runs_per_graph(ops: list[dict]) -> dict[str, tuple[int, str]]:
     """One file's subgraph -> (times it runs per step, basis), from its operator rows
-    (:func:`msinspect.analysis.cost.graph_runs` of its ``call`` rows)."""
+    (:func:`msinspect.analysis.job.cost.graph_runs` of its ``call`` rows)."""
     return graph_runs((row["graph"], row["type"]) for row in ops if row["op"] == "call")
 
 
@@ -297,7 +297,7 @@ class Cost:
         self.rules = AxisRules(axes.experts)
 
     def _axis(self, row, ctx, forward_axis, calls: dict) -> tuple[str, str]:
-        """:class:`~msinspect.analysis.cost.AxisRules` of one row, the weights' answer kept per
+        """:class:`~msinspect.analysis.job.cost.AxisRules` of one row, the weights' answer kept per
         group and stage (each list one object per content: ``GroupLists.one``)."""
         stage = ctx.stage_ranks or ctx.world or ()
         ranks = row["group_ranks"]
@@ -309,7 +309,7 @@ class Cost:
                  strategies: list[dict] = ()) -> None:
         """One rank's comm rows (those that move data count), ``ops``: its operator rows (None:
         it has no call operator to count); ``no_backward``: why its backward is not in its file
-        (:func:`~msinspect.analysis.cost.why_no_backward`), None where it is; ``strategies``: its
+        (:func:`~msinspect.analysis.job.cost.why_no_backward`), None where it is; ``strategies``: its
         strategy rows (the operators' layouts name a group's axis)."""
         runs = runs_per_graph(ops) if ops else {}
         calls = operator_calls(strategies)
@@ -353,7 +353,7 @@ class Cost:
             self.per_rank.setdefault(key, Ranks()).add(number)
 
     def _matrix(self, rank, row, sent) -> None:
-        """:func:`msinspect.analysis.cost.rank_matrix` of one row."""
+        """:func:`msinspect.analysis.job.cost.rank_matrix` of one row."""
         ranks = row["group_ranks"] if isinstance(row["group_ranks"], (tuple, list)) else None
         position = self.lists.position(ranks) if ranks else {}
         if sent is None or not ranks or rank not in position:
@@ -369,7 +369,7 @@ class Cost:
             self.cells[(src, dst)] = self.cells.get((src, dst), 0) + amount
 
     def matrix(self):
-        """The rank-to-rank matrix as :func:`~msinspect.analysis.cost.rank_matrix` gives it."""
+        """The rank-to-rank matrix as :func:`~msinspect.analysis.job.cost.rank_matrix` gives it."""
         cells = dict(self.cells)
         for (src, dst), amount in self.received.items():
             if src not in self.read:
@@ -379,7 +379,7 @@ class Cost:
 
 # ------------------------------------------------------------------ gradient synchronisation
 class GradientSync:
-    """:func:`msinspect.analysis.gradsync.gradient_sync` folded as the glance reads it: per verdict
+    """:func:`msinspect.analysis.rank.gradsync.gradient_sync` folded as the glance reads it: per verdict
     the weights, the weights replicated without synchronisation by their replicas, update and
     source (with the first of them), and why some cannot be told."""
 

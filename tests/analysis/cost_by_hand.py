@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from msinspect.analysis.cost import bytes_by, rank_matrix
+from msinspect.analysis.job.cost import bytes_by, rank_matrix
 
 from tests.conftest import invoke
 

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.explain import Explanation, explain
+from msinspect.analysis.explain.answers import Explanation, explain
 
 from tests.conftest import FIXTURES
 

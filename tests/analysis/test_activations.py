@@ -1,4 +1,4 @@
-"""Activation memory per rank (:mod:`msinspect.analysis.activations`) on three networks, against
+"""Activation memory per rank (:mod:`msinspect.analysis.rank.activations`) on three networks, against
 numbers worked out by hand from the network scripts (``fixtures/zoo/nets/``), the device count and
 MindSpore's definitions of each operator's bprop (``mindspore/ops/_grad_experimental``,
 ``grad_nn_ops.py``, ``grad_math_ops.py``: what each bprop reads of its forward), float32 = 4 bytes.
@@ -19,8 +19,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.activations import (activations_per_rank, fit_of, fit_per_rank, in_flight, parse_size)
-from msinspect.analysis.memory import memory_per_rank
+from msinspect.analysis.rank.activations import (activations_per_rank, fit_of, fit_per_rank, in_flight, parse_size)
+from msinspect.analysis.rank.memory import memory_per_rank
 
 from tests.conftest import FIXTURES
 

@@ -1,4 +1,4 @@
-"""Activation memory per rank (:mod:`msinspect.analysis.activations`) on MindFormers 2.0.0's LLaMA
+"""Activation memory per rank (:mod:`msinspect.analysis.rank.activations`) on MindFormers 2.0.0's LLaMA
 (``fixtures/zoo/nets/mf_llama.py``: 2 layers, hidden 512, 8 heads of 64, sequence 64, vocabulary
 1024, FFN 1536, float16 compute, float32 weights, RMSNorm / softmax / rotary in float32,
 ``use_flash_attention=False``, ``fused_rms_norm=False``, ``use_rope_slice=True``), worked out by
@@ -49,7 +49,7 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.activations import activations_per_rank
+from msinspect.analysis.rank.activations import activations_per_rank
 
 from tests.conftest import FIXTURES
 

@@ -1,4 +1,4 @@
-"""Ranks read by what differs from a rank read in full (msinspect.analysis.alike): the model is the
+"""Ranks read by what differs from a rank read in full (msinspect.analysis.engine.alike): the model is the
 one a full parse makes, the answers are those of reading every rank in full, and a rank whose text
 departs from the one before it beyond rank-specific values is read in full and flagged.
 ``bench/alike_identity.py`` runs the same comparison over every zoo run and UT port."""
@@ -11,7 +11,8 @@ import shutil
 import pytest
 
 from msinspect import load_dump
-from msinspect.analysis import alike, collect
+from msinspect.analysis.engine import alike
+from msinspect.analysis.job import collect
 from msinspect import parser_mode
 from msinspect.graph import to_networkx
 from msinspect.parser import parse_file
@@ -252,7 +253,7 @@ def test_ranks_whose_names_are_shuffled_answer_as_read_in_full(tmp_path):
 def test_a_renamed_node_whose_name_a_kept_answer_holds_is_read_in_full():
     """A name the graph's kept answers hold (a communication row names its producer so) would
     keep the first rank's order for every rank: such a follower is read in full, unflagged."""
-    from msinspect.analysis.file_view import answer, remember
+    from msinspect.analysis.dataflow.file_view import answer, remember
 
     files = [next((ZOO / "12_mf_llama_tp8" / r).glob("*step_parallel_begin*")) for r in ("rank_0", "rank_5")]
     ir = parse_file(files[0])

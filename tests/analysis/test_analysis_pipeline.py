@@ -8,7 +8,7 @@ import json
 import pytest
 
 from msinspect.analysis import analyse
-from msinspect.analysis.diff import diff_ranks
+from msinspect.analysis.compare.ranks import diff_ranks
 from msinspect.cli.diff_cmd import stage_line
 from tests.conftest import FIXTURES
 

@@ -1,6 +1,6 @@
 """Calls are followed the way MindSpore binds them: an argument reaches the callee's parameter, a
 callee's ``Return`` is the call's value; a ``Partial`` binds the first parameters, a
-``Switch`` + ``FuncUnion`` call may be either branch (msinspect.graph, analysis.flow).
+``Switch`` + ``FuncUnion`` call may be either branch (msinspect.graph, analysis.dataflow.flow).
 
 Expected facts are read by hand from the network scripts and the dumps' own lines."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from msinspect import find_nodes, parse_file, to_networkx
-from msinspect.analysis.flow import consumers, producer
+from msinspect.analysis.dataflow.flow import consumers, producer
 from msinspect.graph import RETURNED
 from tests.conftest import FIXTURES
 
@@ -75,7 +75,7 @@ def test_calls_of_helpers_are_walked_into_and_out_of():
 def test_a_call_is_named_by_what_it_calls(branches):
     """A call has no instance name; its debug name (CNode_167) says nothing: it is shown by the
     graphs it may call."""
-    from msinspect.analysis.file_view import label
+    from msinspect.analysis.dataflow.file_view import label
 
     ir, graph = branches
     assert label(graph, f"{ir.entry}/%25") == ("call @27_24_14_✓↓__main___ControlFlowNet_construct_165"

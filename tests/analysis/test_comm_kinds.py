@@ -12,8 +12,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.comm_groups import std_hash
-from msinspect.analysis.vocabulary import KINDS, kind_of, planner_ran
+from msinspect.mindspore.comm_groups import std_hash
+from msinspect.mindspore.vocabulary import KINDS, kind_of, planner_ran
 from msinspect.model import Node
 from tests.conftest import FIXTURES
 

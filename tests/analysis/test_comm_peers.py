@@ -25,8 +25,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.comm import RankContext, group_ranks, peer_of
-from msinspect.analysis.comm_groups import mindspore_name, sha256_name
+from msinspect.analysis.rank.comm import RankContext, group_ranks, peer_of
+from msinspect.mindspore.comm_groups import mindspore_name, sha256_name
 from msinspect.parser import parse_file
 from tests.conftest import FIXTURES
 

@@ -1,4 +1,4 @@
-"""Communication totals are summed one way (msinspect.analysis.comm_totals): ``comm --by`` (the
+"""Communication totals are summed one way (msinspect.analysis.job.comm_totals): ``comm --by`` (the
 DataFrame), the report's communication section and ``summary``'s per-rank counts say the same
 numbers, worked out by hand from the network scripts (fixtures/zoo/nets/), and folding rank by
 rank gives what folding every row at once gives."""
@@ -11,9 +11,9 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.comm import comm_totals
-from msinspect.analysis.comm_totals import CommTotals
-from msinspect.analysis.tally import tally
+from msinspect.analysis.rank.comm import comm_totals
+from msinspect.analysis.job.comm_totals import CommTotals
+from msinspect.analysis.engine.tally import tally
 from msinspect.report.rollup import roll_up
 from tests.conftest import FIXTURES
 

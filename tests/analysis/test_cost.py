@@ -1,4 +1,4 @@
-"""Cost per step (:mod:`msinspect.analysis.cost`) and static memory (:mod:`msinspect.analysis.memory`)
+"""Cost per step (:mod:`msinspect.analysis.job.cost`) and static memory (:mod:`msinspect.analysis.rank.memory`)
 on three zoo networks, against numbers worked out by hand from the network scripts
 (``fixtures/zoo/nets/``), ``fixtures/zoo/zoo.toml`` and MindSpore's definitions, written down
 before the code ran on the dumps. Every tensor is float32 (4 bytes); wire bytes follow
@@ -13,9 +13,9 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.cost import (bytes_by, bytes_by_axis, comm_costs, link_time, matrix_table, parse_link,
-                                     rank_matrix)
-from msinspect.analysis.memory import memory_per_rank
+from msinspect.analysis.job.cost import (bytes_by, bytes_by_axis, comm_costs, link_time, matrix_table, parse_link,
+                                         rank_matrix)
+from msinspect.analysis.rank.memory import memory_per_rank
 
 from tests.conftest import FIXTURES
 
@@ -259,7 +259,7 @@ def test_a_matrix_of_many_ranks_is_shown_in_blocks():
     bytes on the diagonal and 10 on the one after it, wrapping; nothing else."""
     import pandas as pd
 
-    from msinspect.analysis.cost import matrix_blocks
+    from msinspect.analysis.job.cost import matrix_blocks
 
     ring = pd.DataFrame({"src": list(range(8)), "dst": [(r + 1) % 8 for r in range(8)], "bytes": [10] * 8,
                          "unknown": [0] * 8})

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import pytest
 
-from msinspect.analysis.comm import comm_rows
-from msinspect.analysis.context import RankContext
-from msinspect.analysis.cost import phase_of
+from msinspect.analysis.rank.comm import comm_rows
+from msinspect.analysis.rank.context import RankContext
+from msinspect.analysis.job.cost import phase_of
 from msinspect.parser import parse_file
 from msinspect.stages import files_of_stage
 

@@ -16,7 +16,7 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.cost import axis_names, comm_costs
+from msinspect.analysis.job.cost import axis_names, comm_costs
 from msinspect.mindspore.layouts import Call, layout_of
 
 from tests.conftest import FIXTURES

@@ -50,8 +50,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by, rank_matrix
-from msinspect.analysis.memory import memory_per_rank
+from msinspect.analysis.job.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by, rank_matrix
+from msinspect.analysis.rank.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, cells, splits, told_by_command
 from tests.conftest import FIXTURES, invoke

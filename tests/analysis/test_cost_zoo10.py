@@ -41,7 +41,7 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.cost import NO_BACKWARD, backward_missing
+from msinspect.analysis.job.cost import NO_BACKWARD, backward_missing
 
 from tests.analysis.cost_by_hand import allreduce, cells, operators, split
 from tests.conftest import FIXTURES

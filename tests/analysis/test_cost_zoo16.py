@@ -118,9 +118,9 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by, comm_costs
-from msinspect.analysis.explain import explain
-from msinspect.analysis.memory import memory_per_rank
+from msinspect.analysis.job.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by, comm_costs
+from msinspect.analysis.explain.answers import explain
+from msinspect.analysis.rank.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, cells, operators, said_without_validate, split, told_by_command
 from tests.conftest import FIXTURES

@@ -1,4 +1,4 @@
-"""The data edge, defined once (msinspect.analysis.flow.is_data_edge / data_view) and used by
+"""The data edge, defined once (msinspect.analysis.dataflow.flow.is_data_edge / data_view) and used by
 every walk: an UpdateState's inputs, a Depend's inputs after the first and a Receive's input only
 order; every other input carries a value. A hand-written 2.10-style graph:
 
@@ -10,8 +10,8 @@ order; every other input carries a value. A hand-written 2.10-style graph:
 """
 from __future__ import annotations
 
-from msinspect.analysis.flow import consumers, data_view, is_data_edge, path_between
-from msinspect.analysis.params import param_rows
+from msinspect.analysis.dataflow.flow import consumers, data_view, is_data_edge, path_between
+from msinspect.analysis.rank.params import param_rows
 from msinspect.graph import node_id, to_networkx
 from msinspect.parser import parse_text
 

@@ -25,7 +25,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from msinspect.analysis.diff import diff_ranks, per_rank
+from msinspect.analysis.compare.ranks import diff_ranks, per_rank
 from msinspect.cli.diff_cmd import format_diff
 from tests.conftest import FIXTURES, invoke
 

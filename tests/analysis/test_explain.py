@@ -1,4 +1,4 @@
-"""``msinspect explain``'s library answer (:mod:`msinspect.analysis.explain`) against facts worked
+"""``msinspect explain``'s library answer (:mod:`msinspect.analysis.explain.answers`) against facts worked
 out by hand from the zoo's network scripts and MindSpore's rules, written down before the code ran
 on any dump. Each expectation's comment is its derivation; where MindSpore disagreed, the IR line
 that shows it is quoted.
@@ -12,7 +12,7 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.explain import explain
+from msinspect.analysis.explain.answers import explain
 
 from tests.conftest import FIXTURES
 

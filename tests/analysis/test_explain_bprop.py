@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from msinspect.analysis.explain import explain
+from msinspect.analysis.explain.answers import explain
 
 from tests.analysis.explain_helpers import UT, ZOO, backward, one_bprop, read, step
 

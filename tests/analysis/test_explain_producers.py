@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from msinspect.analysis.explain import explain
+from msinspect.analysis.explain.answers import explain
 
 from tests.analysis.explain_helpers import UT, ZOO, read, step
 

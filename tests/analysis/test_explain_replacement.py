@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import pytest
 
-from msinspect.analysis.explain import explain
-from msinspect.analysis.flow import around_collective, consumers, producer
-from msinspect.analysis.file_view import view_of
+from msinspect.analysis.explain.answers import explain
+from msinspect.analysis.dataflow.flow import around_collective, consumers, producer
+from msinspect.analysis.dataflow.file_view import view_of
 from tests.analysis.explain_helpers import ZOO, read
 
 ZOO20 = ZOO / "20_doc_high_dimension_tp"

@@ -10,7 +10,7 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.explain import explain
+from msinspect.analysis.explain.answers import explain
 
 from tests.conftest import FIXTURES
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import pytest
 
-from msinspect.analysis.explain import explain
+from msinspect.analysis.explain.answers import explain
 
 from tests.analysis.explain_helpers import ZOO, read
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import pytest
 
-from msinspect.analysis.explain import explain
+from msinspect.analysis.explain.answers import explain
 from msinspect.errors import NoMatchError
 
 from tests.analysis.explain_helpers import ZOO, read, step

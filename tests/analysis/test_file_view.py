@@ -1,4 +1,4 @@
-"""One view of an IR file (msinspect.analysis.file_view), read by explain, the expectation kinds and
+"""One view of an IR file (msinspect.analysis.dataflow.file_view), read by explain, the expectation kinds and
 the graph walks: its nodes by line and by (graph, index), the names ParallelValidator prints, each
 input's producer; read once per process while the file is unchanged.
 
@@ -13,8 +13,8 @@ import shutil
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.explain_file import RankFile
-from msinspect.analysis.file_view import FileView, view_of
+from msinspect.analysis.explain.rank_file import RankFile
+from msinspect.analysis.dataflow.file_view import FileView, view_of
 from msinspect.graph import node_id
 from msinspect.model import ParamRef
 from msinspect.parser import parse_file

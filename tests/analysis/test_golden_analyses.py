@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from msinspect import parse_text
-from msinspect.analysis.comm import comm_rows
-from msinspect.analysis.context import RankContext
-from msinspect.analysis.params import param_rows, with_slices
-from msinspect.analysis.strategies import strategy_rows
+from msinspect.analysis.rank.comm import comm_rows
+from msinspect.analysis.rank.context import RankContext
+from msinspect.analysis.rank.params import param_rows, with_slices
+from msinspect.analysis.rank.strategies import strategy_rows
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -1,5 +1,5 @@
 """Whether each trained weight's gradient is summed over the ranks holding the same slice of it
-(msinspect.analysis.gradsync), the expectations worked out by hand from the jobs' scripts."""
+(msinspect.analysis.rank.gradsync), the expectations worked out by hand from the jobs' scripts."""
 from __future__ import annotations
 
 from msinspect.analysis import analyse

@@ -15,8 +15,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.comm import RankContext, comm_rows, known_groups, group_ranks
-from msinspect.analysis.comm_groups import mindspore_name, resolve, sha256_name, std_hash, strided_candidates
+from msinspect.analysis.rank.comm import RankContext, comm_rows, known_groups, group_ranks
+from msinspect.mindspore.comm_groups import mindspore_name, resolve, sha256_name, std_hash, strided_candidates
 from msinspect.model import Abstract, IRFile, Node, Subgraph
 from msinspect.parser import parse_file
 from tests.conftest import FIXTURES
@@ -176,7 +176,7 @@ def test_another_ranks_list_names_a_hash_group():
     """Across ranks (``analyse``): rank 0 names a group by hash only, rank 4 writes its ranks
     [0, 4] for the same MindSpore name (a name made from one rank list): rank 0's row takes
     them. Synthetic rows."""
-    from msinspect.analysis.comm import shared_groups
+    from msinspect.analysis.rank.comm import shared_groups
 
     name = mindspore_name((0, 4))
     hashed = {"rank": 0, "op": "AllReduce", "group": name, "group_ranks": None, "group_size": 2,

@@ -8,9 +8,9 @@ rank that uses a name finds (or does not find) is what the search from any other
 """
 from __future__ import annotations
 
-from msinspect.analysis.comm import shared_groups
-from msinspect.analysis.comm_groups import (StridedSearch, mindspore_name, resolve, std_hash,
-                                            strided_candidates)
+from msinspect.analysis.rank.comm import shared_groups
+from msinspect.mindspore.comm_groups import (StridedSearch, mindspore_name, resolve, std_hash,
+                                             strided_candidates)
 
 WORLD = tuple(range(2048))
 #: A name of MindSpore's form whose hash is std::hash("8-9-10-11") + 1: the hash of no list a

@@ -52,7 +52,7 @@ from pathlib import Path
 
 import pytest
 
-from msinspect.analysis.jobdiff import compare_runs
+from msinspect.analysis.compare.runs import compare_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 MP4 = ROOT / "fixtures" / "zoo" / "01_semi_auto_tp4dp2"

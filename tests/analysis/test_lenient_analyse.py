@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from msinspect.analysis.collect import analyse
+from msinspect.analysis.job.collect import analyse
 from msinspect.dumps import load_dump
 from msinspect.errors import IRDecodeError
 from tests.conftest import FIXTURES

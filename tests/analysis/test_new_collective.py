@@ -1,5 +1,5 @@
 """docs/contributing.md's "where to add" for a communication operator, as a developer does it: one
-``CommOp`` line in msinspect/analysis/vocabulary.py, nothing else, and the new primitive is listed,
+``CommOp`` line in msinspect/mindspore/vocabulary.py, nothing else, and the new primitive is listed,
 counted, explained and drawn as the operator it behaves like.
 
 The new primitive is a real one: ``InnerCommAllReduce``, the AllReduce of MindSpore's
@@ -36,7 +36,7 @@ def world(tmp_path_factory):
                     ignore=shutil.ignore_patterns("__pycache__"))
     for linked in ("grammars", "csrc", "train_jobs"):  # msinspect/<name> links to ../<name>
         (package / linked).symlink_to(ROOT / linked)
-    vocabulary = package / "msinspect" / "analysis" / "vocabulary.py"
+    vocabulary = package / "msinspect" / "mindspore" / "vocabulary.py"
     text = vocabulary.read_text()
     anchor = next(line for line in text.splitlines(keepends=True) if line.startswith('    CommOp("AllReduce",'))
     vocabulary.write_text(text.replace(anchor, anchor + LINE, 1))
@@ -64,8 +64,8 @@ def _as_before(text: str) -> str:
 
 def test_the_copy_differs_by_the_one_line(world):
     _, package = world
-    ours = (ROOT / "msinspect" / "analysis" / "vocabulary.py").read_text().splitlines(keepends=True)
-    theirs = (package / "msinspect" / "analysis" / "vocabulary.py").read_text().splitlines(keepends=True)
+    ours = (ROOT / "msinspect" / "mindspore" / "vocabulary.py").read_text().splitlines(keepends=True)
+    theirs = (package / "msinspect" / "mindspore" / "vocabulary.py").read_text().splitlines(keepends=True)
     assert [line for line in theirs if line not in ours] == [LINE] and len(theirs) == len(ours) + 1
 
 

@@ -1,7 +1,7 @@
 """A pass that states no weight's layout takes the weights of the rank's step_parallel_end beside
 it (issue 39): the analysis decides it once (``Analysis.weights_at_end``), and ``shapes --params``,
 the Python API (``Analysis.slices()``), the report, ``check`` and ``cost`` read the same rows (one
-reader: :func:`msinspect.analysis.params.params_at_end`).
+reader: :func:`msinspect.analysis.rank.params.params_at_end`).
 
 By hand, from ``fixtures/zoo/nets/20_doc_high_dimension_tp.py`` (MindSpore's 2-D tensor-parallel
 sample, 8 ranks, the zoo keeps ranks 0, 3 and 6) and MindSpore's Layout definitions:
@@ -129,7 +129,7 @@ def test_the_report_lays_out_the_same_weights(zoo20):
 
 
 def test_check_holds_the_same_weights_to_mindspores_record(zoo20):
-    from msinspect.analysis.second_opinion import compared_rows, verdict_counts
+    from msinspect.analysis.job.second_opinion import compared_rows, verdict_counts
 
     compared = compared_rows(zoo20)
     weights = compared[compared["kind"] == "weight"]
@@ -177,7 +177,7 @@ def test_the_report_page_draws_them_and_says_where_they_come_from(tmp_path):
 def test_zoo20_diff_of_two_ranks_compares_the_weights_read_at_step_parallel_end():
     """``msinspect diff`` of ranks 3 and 6 at validate: both weights differ, each side's slice as
     :data:`BY_HAND` says (before, the diff read the validate file's rows alone and had no weight)."""
-    from msinspect.analysis.diff import diff_ranks
+    from msinspect.analysis.compare.ranks import diff_ranks
 
     found = diff_ranks(ZOO20 / "rank_3", ZOO20 / "rank_6")
     weights = found.slices[found.slices["param"].isin(["fc1_weight", "fc2_weight"])]
@@ -292,7 +292,7 @@ def test_zoo15_cost_tries_the_files_own_weights_first(zoo15):
     # experts' (2, 4) the step_parallel_end's. A group of all 8 ranks is a whole sub-grid of both;
     # the file's own answers it, so no rule leans on the file beside it, and the world group's
     # rule names (4, 2). (Zoo 20, whose every weight is read beside the file, says so: above.)
-    from msinspect.analysis.cost import comm_costs
+    from msinspect.analysis.job.cost import comm_costs
 
     costs = comm_costs(zoo15)
     assert not costs["axis_from"].str.contains("step_parallel_end").any()

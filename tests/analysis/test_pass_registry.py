@@ -1,5 +1,5 @@
 """A new per-rank pass is one registry entry (docs/contributing.md, "Where to add"): a pass the
-test registers through ``msinspect.analysis.passes.registered``, and nothing else, comes out of
+test registers through ``msinspect.analysis.rank.passes.registered``, and nothing else, comes out of
 ``analyse()`` in every rank's result (``result.rows[name]``, ``result.<name>``) and as one table
 (``Analysis.table(name)``), for one rank, for every rank read in full or by what differs from
 another, with the rows held in memory or spooled to disk, and is never answered from a cache made
@@ -20,8 +20,9 @@ import pytest
 
 from msinspect import cache as caches
 from msinspect import executors
-from msinspect.analysis import analyse, passes
-from msinspect.analysis.passes import RankInput, RankPass
+from msinspect.analysis import analyse
+from msinspect.analysis.rank import passes
+from msinspect.analysis.rank.passes import RankInput, RankPass
 from msinspect.dumps import load_dump
 from msinspect.errors import MsInspectError
 from tests.conftest import FIXTURES

@@ -1,6 +1,6 @@
 """Pipeline stages told from the IR (issue 38, item 3): a rank's stage index, its Send / Receive
 peers and the ranks of its in-stage groups give the stage size by MindSpore's rule
-(:mod:`msinspect.analysis.pipeline_stages`), where the weights grouping cannot (some ranks only).
+(:mod:`msinspect.analysis.job.pipeline_stages`), where the weights grouping cannot (some ranks only).
 
 Every expectation is derived by hand from the net scripts and the ports' specs, before msinspect
 was run on them:
@@ -29,8 +29,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.collect import ir_stages
-from msinspect.analysis.pipeline_stages import StageFacts, facts_from, stage_sizes, stages_from_ir
+from msinspect.analysis.job.collect import ir_stages
+from msinspect.analysis.job.pipeline_stages import StageFacts, facts_from, stage_sizes, stages_from_ir
 from tests.conftest import FIXTURES
 from tests.test_cli_parse import msinspect as cli
 
@@ -195,8 +195,8 @@ def test_groups_a_rank_names_by_hash_only_tell_its_stage_once_filled(spool):
     (its ranks unknown when it was read): alone it allows stages of 1, 2 or 4 ranks. Rank 1 writes
     the group's ranks, 0-3; once both arrived, rank 0's group is filled in, and with it its stage
     facts: the group holds rank 3, so the stage has 4 ranks."""
-    from msinspect.analysis.collect import Gathered, RankResult
-    from msinspect.analysis.comm_groups import mindspore_name
+    from msinspect.analysis.job.collect import Gathered, RankResult
+    from msinspect.mindspore.comm_groups import mindspore_name
 
     name = mindspore_name((0, 1, 2, 3))
     mirror = {"rank": 0, "op": "AllReduce", "kind": "gradient", "name": "grad_mirror_MirrorMicroStepOperator",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from msinspect.analysis.strategies import strategy_rows
+from msinspect.analysis.rank.strategies import strategy_rows
 from msinspect.parser import parse_file, parse_text
 from tests.conftest import FIXTURES
 

@@ -1,4 +1,4 @@
-"""Ranks whose rows wait on disk (msinspect.analysis.spool) give the answers of ranks held whole:
+"""Ranks whose rows wait on disk (msinspect.analysis.engine.spool) give the answers of ranks held whole:
 every table, the summary and the rank groups, on every fixture of several ranks (issue 28)."""
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import pytest
 from msinspect import cache as caches
 from msinspect import parser_mode
 from msinspect.analysis import analyse, rank_groups
-from msinspect.analysis.collect import Gathered, RankResult
-from msinspect.analysis.spool import Spool
-from msinspect.analysis.spooled import SpooledResult
-from msinspect.analysis.comm_groups import mindspore_name
-from msinspect.analysis.summary import iter_summary_rows, summary_rows
-from msinspect.analysis.tally import tally_of
+from msinspect.analysis.job.collect import Gathered, RankResult
+from msinspect.analysis.engine.spool import Spool
+from msinspect.analysis.engine.spooled_results import SpooledResult
+from msinspect.mindspore.comm_groups import mindspore_name
+from msinspect.analysis.job.summary import iter_summary_rows, summary_rows
+from msinspect.analysis.engine.tally import tally_of
 from msinspect.dumps import load_dump
 from msinspect.schema import json_pieces, jsonl_lines, to_json
 from tests.conftest import FIXTURES
@@ -68,7 +68,7 @@ def test_spooled_ranks_answer_as_ranks_held_whole(root, store):
     import pickle
 
     assert [pickle.loads(pickle.dumps(r)) for r in spooled.results] == whole.results  # field by field
-    # the counts the summary prints, made by the worker (msinspect.analysis.tally), are the rows'
+    # the counts the summary prints, made by the worker (msinspect.analysis.engine.tally), are the rows'
     assert all(r.tally is not None and r.tally == tally_of(r.strategies, r.comm, r.params) for r in spooled.results)
 
 
@@ -138,7 +138,7 @@ def test_groups_filled_once_every_rank_arrived(spool):
 
 def test_rows_put_by_pool_workers_answer_as_ranks_held_whole(store, tmp_path, monkeypatch):
     """With a process pool, each worker puts its ranks' rows in its own file of the spool's folder
-    and sends where they are (msinspect.analysis.spool.shelve): the same answers as ranks held
+    and sends where they are (msinspect.analysis.engine.spool.shelve): the same answers as ranks held
     whole, nothing of the rows left in the results' heads, the folder gone once the run ends."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     root = FIXTURES / "zoo" / "10_layout_api_8"  # 8 ranks, two workers: four ranks each
@@ -153,7 +153,7 @@ def test_rows_put_by_pool_workers_answer_as_ranks_held_whole(store, tmp_path, mo
 def test_a_follower_rows_go_in_as_a_delta_of_its_exemplar(tmp_path):
     """A rank's lists derived from the exemplar's go in its worker's file as where the exemplar's
     are and what differs; read back, they are the rows."""
-    from msinspect.analysis.spool import Derived, close_shelf, column, derived, shelve
+    from msinspect.analysis.engine.spool import Derived, close_shelf, column, derived, shelve
 
     folder = str(tmp_path)
     base = [{"line": 10 + i, "rank": 0, "file": "rank_0/x.ir", "op": f"Op{i}", "note": "x" * 40} for i in range(200)]
@@ -229,7 +229,7 @@ def test_what_ranks_tell_of_groups_waits_in_the_spool_until_asked():
     """Spooled, the groups 600 ranks tell (more than two logged values of LOGGED ranks, and some
     waiting) are put in the spool, not held, and a group named by hash only is filled from them
     as from the groups held in memory."""
-    from msinspect.analysis.comm import LOGGED, SharedGroups
+    from msinspect.analysis.rank.comm import LOGGED, SharedGroups
 
     def told(rank: int) -> list[dict]:
         tp = tuple(range(rank - rank % 4, rank - rank % 4 + 4))

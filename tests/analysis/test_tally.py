@@ -1,4 +1,4 @@
-"""The counts a worker makes of a rank's rows (msinspect.analysis.tally) are the rows' counts,
+"""The counts a worker makes of a rank's rows (msinspect.analysis.engine.tally) are the rows' counts,
 also after the groups named by hash only were filled in once every rank had arrived (issue 28:
 the summary reads no rows back). Every rank of every fixture of several ranks is checked in
 tests/analysis/test_spooled_answers.py, where those dumps are analysed already."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 
 from msinspect.analysis import analyse
-from msinspect.analysis.tally import Tally, tally_of
+from msinspect.analysis.engine.tally import Tally, tally_of
 from msinspect.dumps import load_dump
 from tests.conftest import FIXTURES
 
@@ -33,8 +33,8 @@ def test_a_tally_counted_again_once_hash_named_groups_are_filled(tmp_path):
 
 
 def test_a_result_without_a_tally_is_counted_from_its_rows():
-    from msinspect.analysis.collect import RankResult
-    from msinspect.analysis.tally import tally
+    from msinspect.analysis.job.collect import RankResult
+    from msinspect.analysis.engine.tally import tally
 
     result = RankResult(rank=0, label="rank_0", file="x.ir", stage="validate", family="", status="ok",
                         rows={"strategies": [{"set_by": "user"}, {"set_by": "propagated"}],

@@ -9,9 +9,9 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.file_view import view_of
-from msinspect.analysis.ops import type_ordinals
-from msinspect.analysis.selector import type_name
+from msinspect.analysis.dataflow.file_view import view_of
+from msinspect.analysis.dataflow.node_facts import type_ordinals
+from msinspect.analysis.dataflow.spec_selector import type_name
 
 from tests.conftest import FIXTURES
 

@@ -7,7 +7,7 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.vocabulary import kind_of, wire_bytes
+from msinspect.mindspore.vocabulary import kind_of, wire_bytes
 from msinspect.model import Node
 from tests.conftest import FIXTURES
 
@@ -96,7 +96,7 @@ def test_send_carries_its_shape_attribute(pipeline_hsdp):
 def test_totals_over_the_job_per_kind(pipeline_hsdp):
     """Per-kind totals sum every rank read: the pipeline's 4 Sends on each of ranks 0-3 and 4
     Receives on each of 4-7, each (128, 512) float32."""
-    from msinspect.analysis.comm import comm_totals
+    from msinspect.analysis.rank.comm import comm_totals
 
     comm = analyse(pipeline_hsdp, "step_parallel_end").comm()
     totals = comm_totals(comm, "kind").set_index("kind")

@@ -21,9 +21,9 @@ import sys
 
 import pytest
 
-from msinspect.analysis.align import shape_dims
-from msinspect.analysis.diff import _keyed, diff_ranks
-from msinspect.analysis.ops import stable_name
+from msinspect.analysis.dataflow.align import shape_dims
+from msinspect.analysis.compare.ranks import _keyed, diff_ranks
+from msinspect.analysis.dataflow.node_facts import stable_name
 from msinspect.schema import is_missing
 from msinspect.cli.diff_cmd import format_diff, stage_line
 from tests.conftest import FIXTURES

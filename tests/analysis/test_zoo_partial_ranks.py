@@ -81,7 +81,7 @@ def test_cli_world_option(partial):
 
 
 def test_diff_of_two_ranks_present_shows_their_different_columns(partial):
-    from msinspect.analysis.diff import diff_ranks
+    from msinspect.analysis.compare.ranks import diff_ranks
     from msinspect.cli.diff_cmd import stage_line
 
     d = diff_ranks(partial / "rank_0", partial / "rank_1")

@@ -11,7 +11,7 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.strategies import layout_strategy, strategy_of, strategy_rows
+from msinspect.analysis.rank.strategies import layout_strategy, strategy_of, strategy_rows
 from msinspect.model import Node
 from msinspect.parser import parse_file
 from tests.conftest import FIXTURES

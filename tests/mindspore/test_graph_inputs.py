@@ -9,8 +9,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.params import weights_of
-from msinspect.analysis.tally import tally_of
+from msinspect.analysis.rank.params import weights_of
+from msinspect.analysis.engine.tally import tally_of
 from msinspect.mindspore.layouts import Call, layout_of
 from tests.conftest import FIXTURES
 

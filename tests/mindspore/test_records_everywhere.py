@@ -13,7 +13,7 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.second_opinion import rank_records, unread, with_records
+from msinspect.analysis.job.second_opinion import rank_records, unread, with_records
 from msinspect.errors import MsInspectError
 from tests.conftest import FIXTURES
 

@@ -11,7 +11,7 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.second_opinion import rank_records, unread, with_records
+from msinspect.analysis.job.second_opinion import rank_records, unread, with_records
 from tests.conftest import FIXTURES, invoke
 
 ZOO = FIXTURES / "zoo"

@@ -16,7 +16,7 @@ import pytest
 
 import msinspect
 from msinspect import render as render_mod
-from msinspect.analysis.context import RankContext
+from msinspect.analysis.rank.context import RankContext
 from msinspect.errors import MsInspectError
 from msinspect.graph import node_id
 from msinspect.render import DotNotFoundError, OutputExistsError, render, render_dump, write

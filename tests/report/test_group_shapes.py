@@ -1,6 +1,6 @@
 """The report's totals per group shape (msinspect.report.group_shapes.shape_totals) are comm totals like
 every other: each shape's operators, ranks and bytes are those of ``msinspect comm --by group``
-(msinspect.analysis.comm_totals) over the groups of that shape, and a sum with one operator's
+(msinspect.analysis.job.comm_totals) over the groups of that shape, and a sum with one operator's
 bytes not told is "cannot tell"."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from msinspect.analysis import analyse
-from msinspect.analysis.comm_totals import CommTotals
+from msinspect.analysis.job.comm_totals import CommTotals
 from msinspect.report.group_shapes import shape_of, shape_totals
 
 

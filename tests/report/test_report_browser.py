@@ -222,7 +222,7 @@ def test_a_run_compared_with_another_shows_what_changed(browser, tmp_path_factor
     removed; rank 0's weights grow from 15,372,288 to 54,693,888 bytes."""
     from selenium.webdriver.common.by import By
 
-    from msinspect.analysis.jobdiff import compare_runs
+    from msinspect.analysis.compare.runs import compare_runs
     from tests.conftest import ROOT
 
     dump = analysed("zoo/01_semi_auto_tp4dp2")

@@ -8,9 +8,9 @@ import math
 import pytest
 
 from msinspect.analysis import analyse
-from msinspect.analysis.comm import comm_totals
-from msinspect.analysis.cost import bytes_by, comm_costs, rank_matrix
-from msinspect.analysis.memory import memory_per_rank
+from msinspect.analysis.rank.comm import comm_totals
+from msinspect.analysis.job.cost import bytes_by, comm_costs, rank_matrix
+from msinspect.analysis.rank.memory import memory_per_rank
 from msinspect.ranks_text import ranks_text
 from msinspect.report.group_shapes import by_shape, shape_totals
 from msinspect.report.rollup import roll_up

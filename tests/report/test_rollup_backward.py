@@ -1,4 +1,4 @@
-"""The report's cost fold keeps each rank's "no backward" sentence (msinspect.analysis.cost.
+"""The report's cost fold keeps each rank's "no backward" sentence (msinspect.analysis.job.cost.
 why_no_backward) as one string per stage name, shared by the ranks read at it: formatted anew for
 each rank, 10,000 ranks held 10,000 copies of one sentence (some 2 MB)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.cost import NO_BACKWARD, backward_missing
+from msinspect.analysis.job.cost import NO_BACKWARD, backward_missing
 from msinspect.report.cost_section import cost_section
 from msinspect.report.rollup import roll_up
 

@@ -1,4 +1,4 @@
-"""The ranks of a comm total (msinspect.analysis.comm_totals.RankSet): each rank once, as a set of
+"""The ranks of a comm total (msinspect.analysis.job.comm_totals.RankSet): each rank once, as a set of
 them says, kept as bits from the lowest rank's byte: the report keeps one per kind and per group
 shape, and a set of 10,000 rank numbers held some 500 kB."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ import sys
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.comm import comm_totals
-from msinspect.analysis.comm_totals import CommTotals, RankSet, Total
+from msinspect.analysis.rank.comm import comm_totals
+from msinspect.analysis.job.comm_totals import CommTotals, RankSet, Total
 
 from tests.conftest import FIXTURES
 

@@ -1,0 +1,384 @@
+"""Activation memory per rank, an estimate: the forward outputs the backward reads, at the rank's
+shapes, times the micro-batches the pipeline keeps in flight; and whether a rank's static memory
+(:mod:`msinspect.analysis.rank.memory`) plus that estimate fits a device memory the user states.
+
+What is counted, from one rank's file holding the whole step (``validate``: per-rank shapes, the
+gradient graph built, recompute applied):
+
+- a *saved* tensor is the output of a forward CNode (not under ``Gradients/``, not a recomputed
+  copy) that a backward node reads: a node under ``Gradients/``, a node of a bprop graph (``◂`` in
+  its name, below), or a copy the recompute pass made (``cnode_attrs: {duplicated: Bool(1)}``,
+  scope ``recompute_...``), which runs in the backward.
+- a cell whose forward is a graph of its own (``@lazy_inline``: MindFormers' ``LlamaForCausalLM``,
+  zoo 11's blocks) has its backward in another graph, which MindSpore marks ``◂`` (its forward
+  ``▸``: ``TraceGradBprop`` / ``TraceGradFprop`` in ``mindspore/core/utils/trace_info.h``); the
+  forward returns ``Partial(@◂, v1, ..., vn)``, the closure of what the backward reads, and the
+  caller calls it with the sensitivity. Each ``vi`` is read by the backward: saved. A ``vi`` that
+  is a parameter of the forward graph is the value its call binds (:mod:`msinspect.graph`). A
+  forward graph called several times (micro-batches) makes one closure a call, of the call's
+  ``micro`` index; where such calls carry none, the estimate cannot tell which micro-batch each
+  closure belongs to, and says so.
+  A value read through ``Depend`` / ``Load`` is its producer's; an item of a tuple
+  (``TupleGetItem``) is that item alone. Weights and graph inputs (parameters) are not saved
+  tensors: :mod:`~msinspect.analysis.rank.memory` counts the weights; the inputs are ``inputs`` here.
+  Its bytes are the reading node's input abstract (dtype and shape at the rank).
+- recompute is the file's own: once the recompute pass has run, the backward reads the copies
+  and no longer the recomputed cells' forward outputs, so those are not saved; only what the
+  copies read (a cell's inputs, the gathered weights) is.
+- micro-batches (``cnode_primal_attrs: {micro: I64(i)}``, as MindSpore unrolls them): the saved
+  bytes of one micro-batch are the most any micro index has; tensors with no micro index are
+  counted once (``shared``).
+- in flight: under a pipeline of ``p`` stages, stage ``s`` (from 0) keeps ``min(p - s, m)`` of its
+  ``m`` micro-batches' activations at once: MindSpore's default scheduler, 1F1B
+  (``AutoParallel.pipeline(scheduler="1f1b")``), orders ``p - s`` forwards before the first
+  backward (``ReorderForForward`` in ``frontend/parallel/graph_util/pipeline_split_utils.cc``:
+  a Depend from forward ``i - 1``'s end to forward ``i``'s start for ``i < stage_num - stage_id``),
+  then one forward per backward. The file does not state the scheduler: under ``gpipe`` all ``m``
+  are in flight. Without a pipeline, micro-batches (gradient accumulation) run one at a time.
+
+``activations = per_micro x in_flight + shared + inputs``. What it leaves out (:data:`LEAVES_OUT`):
+the operators' workspace, the allocator's fragmentation and alignment, communication buffers,
+temporaries that live only while the next operator runs, the backward's own peak (gradients in
+flight before they are summed), and the framework's own memory.
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import TYPE_CHECKING, Iterator
+
+from msinspect.analysis.dataflow.node_facts import PLUMBING_OPS, is_backward, nbytes
+from msinspect.model import GraphRef, NodeRef, ParamRef
+from msinspect.schema import is_missing
+from msinspect.stages import stage_of
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from msinspect.model import IRFile, Node
+
+ACTIVATION_COLUMNS = ["rank", "stage", "micro_batches", "in_flight", "per_micro", "shared", "inputs", "saved",
+                      "recomputed", "activations", "why"]
+#: What the estimate leaves out, said wherever it is shown.
+LEAVES_OUT = ("an estimate: saved forward outputs at the rank's shapes times the micro-batches in flight "
+              "(1F1B: stage s of p keeps min(p - s, micro-batches)); it leaves out operator workspace, "
+              "allocator fragmentation, communication buffers, short-lived temporaries, the backward's own peak "
+              "and the framework's memory")
+#: Nodes whose output is their first input's (a value read through them is its producer's).
+_PASS_THROUGH = frozenset({"Depend", "Load"})
+#: MindSpore's mark of a bprop graph in its name (``TraceGradBprop``'s symbol, ``trace_info.h``).
+BPROP_MARK = "\u25c2"
+#: Units of ``--device-memory``: decimal (KB, MB, GB, TB) and binary (KiB, MiB, GiB, TiB).
+_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*$")
+
+
+def parse_size(text: str) -> int:
+    """``"32GiB"`` -> 34359738368, ``"80 GB"`` -> 80000000000: a number and a unit of
+    :data:`_UNITS` (case-insensitive); ValueError naming what is expected otherwise."""
+    match = _SIZE.match(str(text))
+    unit = match.group(2).upper() if match else None
+    if not match or unit not in _UNITS:
+        raise ValueError(f"{text!r} is not a size: give a number and a unit, e.g. 32GiB, 64GB, 16000MiB "
+                         "(units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)")
+    value = float(match.group(1)) * _UNITS[unit]
+    if value <= 0:
+        raise ValueError(f"{text!r}: a device memory must be more than 0")
+    return int(value)
+
+
+def recomputed_copy(node: Node) -> bool:
+    """A node the recompute pass made to recompute a forward output in the backward."""
+    return node.cnode_attrs.get("duplicated") is True
+
+
+def bprop_graph(name: str) -> bool:
+    """Whether a subgraph is a bprop graph, the backward of a cell whose forward is a graph of its
+    own (:data:`BPROP_MARK` in its name)."""
+    return BPROP_MARK in name
+
+
+def _backward_side(node: Node) -> bool:
+    return is_backward(node) or recomputed_copy(node) or bprop_graph(node.graph or "")
+
+
+def _origin(ref, nodes: dict[int, Node]) -> tuple[Node, int | None] | None:
+    """The CNode (and tuple item) whose output a value is, through Depend / Load / TupleGetItem;
+    None for a parameter or a constant."""
+    item = None
+    for _ in range(64):
+        if not isinstance(ref, NodeRef) or ref.index not in nodes:
+            return None
+        node = nodes[ref.index]
+        if node.op in _PASS_THROUGH and node.inputs:
+            ref = node.inputs[0]
+        elif node.op == "TupleGetItem" and item is None and len(node.inputs) == 2 and isinstance(node.inputs[1], int):
+            ref, item = node.inputs
+        else:
+            return node, item
+    return None
+
+
+def _micro(node: Node | None) -> int | None:
+    micro = node.cnode_primal_attrs.get("micro") if node is not None else None
+    return micro if isinstance(micro, int) and not isinstance(micro, bool) else None
+
+
+def _size(abstract) -> int | None:
+    return nbytes(abstract.shape, abstract.dtype) if abstract is not None and abstract.is_tensor else None
+
+
+def _direct_reads(ir: IRFile, counts: dict) -> Iterator[tuple]:
+    """``(key, abstract, producer, micro)`` of each forward value a backward-side node reads in its
+    own graph; ``counts`` gets how many nodes are backward-side and how many recomputed copies."""
+    for sub in ir.subgraphs:
+        nodes = {n.index: n for n in sub.nodes if n.index is not None}
+        for node in sub.nodes:
+            if not _backward_side(node):
+                continue
+            counts["backward"] += 1
+            counts["recomputed"] += recomputed_copy(node)
+            if node.op in _PASS_THROUGH or node.op == "TupleGetItem":
+                continue  # what it passes on is counted where it is read (:func:`_origin` sees through it)
+            for position, value in enumerate(node.inputs):
+                found = _origin(value, nodes)
+                if found is not None:
+                    producer, item = found
+                    abstract = node.input_types[position] if position < len(node.input_types) else None
+                    yield (producer.graph, producer.index, item, None), abstract, producer, _micro(producer)
+
+
+def _bound_values(graph, param: str, depth: int = 0) -> Iterator[tuple[str, str]]:
+    """``(graph key of the value, key of the call that binds it)`` for each value bound to the
+    subgraph parameter ``param`` (a graph key ``param:...``) at a call (:mod:`msinspect.graph`)."""
+    for source, edges in graph.pred[param].items():
+        for data in edges.values():
+            if data.get("binds") is None:
+                continue
+            if source.startswith("param:") and depth < 16:
+                yield from ((value, data["binds"]) for value, _ in _bound_values(graph, source, depth + 1))
+            else:
+                yield source, data["binds"]
+
+
+def _closure_reads(ir: IRFile) -> Iterator[tuple]:
+    """``(key, abstract, producer, micro)`` of each forward value a ``Partial`` of a bprop graph
+    binds (the closure the backward reads, see the module's docstring), once per call of the
+    graph that makes it; a str where the calls' micro-batches cannot be told."""
+    partials = [node for node in ir.nodes() if node.op == "Partial" and node.inputs
+                and isinstance(node.inputs[0], GraphRef) and bprop_graph(node.inputs[0].name)]
+    if not partials:
+        return
+    from msinspect.graph import RETURNED, to_networkx
+
+    graph = to_networkx(ir)
+    nodes_of = {sub.name: {n.index: n for n in sub.nodes if n.index is not None} for sub in ir.subgraphs}
+    for partial in partials:
+        returned = f"{partial.graph}/Return"
+        calls = [call for call, edges in (graph.succ[returned].items() if returned in graph else ())
+                 if any(data.get("position") == RETURNED for data in edges.values())]
+        micros = {call: _micro(graph.nodes[call].get("node")) for call in calls}
+        if len(calls) > 1 and None in micros.values():
+            yield (f"cannot tell: the forward graph {partial.graph} that makes the backward's closure is called "
+                   f"{len(calls)} times, not all with a micro-batch index")
+            continue
+        for position, value in enumerate(partial.inputs[1:], 1):
+            abstract = partial.input_types[position] if position < len(partial.input_types) else None
+            if isinstance(value, NodeRef):
+                found = [(partial.graph, value, call) for call in calls or [None]]
+            elif isinstance(value, ParamRef) and f"param:{value.name}" in graph:
+                found = [(node.graph, NodeRef(node.index), call)
+                         for key, call in _bound_values(graph, f"param:{value.name}")
+                         if (call in micros or not calls) and (node := graph.nodes[key].get("node")) is not None]
+            else:
+                continue
+            for where, ref, call in found:
+                origin = _origin(ref, nodes_of[where])
+                if origin is None:
+                    continue  # a weight or a graph input: not an activation
+                producer, item = origin
+                many = len(calls) > 1
+                yield ((producer.graph, producer.index, item, call if many else None), abstract, producer,
+                       micros[call] if many else _micro(producer))
+
+
+def saved_of_file(ir: IRFile) -> dict:
+    """One file's saved forward outputs (see the module's docstring): ``per_micro`` ({micro index:
+    bytes}), ``shared`` (bytes of those with no micro index), ``inputs`` (the graph inputs' bytes),
+    ``saved`` (how many), ``unknown`` (how many have no known bytes), ``untold`` (which of
+    ``per_micro`` and ``shared`` they leave unknown), ``recomputed`` (copies the recompute pass
+    made), ``backward`` (nodes of the gradient graph), ``why`` (why it cannot tell, else "")."""
+    per_micro: dict = defaultdict(int)
+    shared = unknown = 0
+    counts = {"backward": 0, "recomputed": 0}
+    seen: set = set()
+    untold: set = set()
+    why = ""
+    for read in (*_direct_reads(ir, counts), *_closure_reads(ir)):
+        if isinstance(read, str):
+            why = why or read
+            continue
+        key, abstract, producer, micro = read
+        if _backward_side(producer) or producer.op in PLUMBING_OPS:  # the inputs: `inputs`
+            continue
+        if key in seen:
+            continue
+        seen.add(key)
+        size = _size(abstract)
+        if size is None:
+            unknown += 1
+            untold.add("per_micro" if micro is not None else "shared")
+        elif micro is not None:
+            per_micro[micro] += size
+        else:
+            shared += size
+    inputs = [nbytes(p.abstract.shape, p.abstract.dtype) if p.abstract is not None else None
+              for p in ir.params if not p.has_default]
+    return {"per_micro": dict(per_micro), "shared": shared, "saved": len(seen), "unknown": unknown, "untold": untold,
+            **counts, "why": why, "inputs": None if any(v is None for v in inputs) else sum(inputs)}
+
+
+def pipeline_place(analysis, result) -> tuple[int, int] | None | str:
+    """``(s, p)``: the rank's pipeline stage (from 0) and the number of stages; None without a
+    pipeline; a reason (str) where the job is pipelined but the stage cannot be told."""
+    if not analysis.pipelined:
+        return None
+    ctx = analysis.context(result.rank)
+    world = analysis.world or ctx.world
+    if not ctx.stage_ranks or not world or len(world) % len(ctx.stage_ranks):
+        return "cannot tell: the rank's pipeline stage is not known" + (
+            f" ({analysis.stages_note})" if analysis.stages_note else "")
+    per_stage = len(ctx.stage_ranks)
+    stated = result.stage_facts.stage if result.stage_facts is not None else -1
+    stage = stated if stated >= 0 else min(ctx.stage_ranks) // per_stage  # MindSpore: blocks of consecutive ranks
+    return stage, len(world) // per_stage
+
+
+def in_flight(micro_batches: int, place: tuple[int, int] | None) -> int:
+    """Micro-batches whose activations a rank holds at once: ``min(p - s, m)`` at stage ``s`` of
+    ``p`` under 1F1B, one without a pipeline (see the module's docstring)."""
+    if place is None:
+        return 1
+    stage, stages = place
+    return max(1, min(stages - stage, micro_batches))
+
+
+def _why_not(result) -> str | None:
+    """Why a rank's file cannot give its saved activations, before parsing it."""
+    from msinspect.analysis.rank.context import shapes_are_global
+
+    if result.error:
+        return f"cannot tell: the rank's file could not be read ({result.error})"
+    if shapes_are_global(result.file):
+        return (f"cannot tell: {stage_of(result.file)} shows global shapes and no gradient graph "
+                "(read the step's whole graph: --stage validate)")
+    return None
+
+
+def _saved(result, memo: dict) -> dict | str:
+    """:func:`saved_of_file` of the rank's file, or why not. Ranks whose graphs are the same but
+    for their rank-specific values (their signatures' every part but the groups, and the weights
+    they hold) share one reading."""
+    why = _why_not(result)
+    if why:
+        return why
+    signature = result.signature
+    key = (tuple(p for p in signature.parts if p[0] != "comm"), signature.holds) if signature else result.file
+    if key not in memo:
+        from msinspect.errors import MsInspectError
+        from msinspect.parser import parse_file
+
+        try:
+            memo[key] = saved_of_file(parse_file(result.file, lenient=not result.complete))
+        except (MsInspectError, OSError) as error:
+            memo[key] = f"cannot tell: {error}"
+    return memo[key]
+
+
+def activations_of_rank(rank, saved: dict | str, place) -> dict:
+    """One rank's row of :func:`activations_per_rank` from its file's :func:`saved_of_file` (or why
+    not) and its :func:`pipeline_place`."""
+    row = dict.fromkeys(ACTIVATION_COLUMNS)
+    row["rank"] = rank
+    row["stage"] = "-" if place is None else place if isinstance(place, str) else f"{place[0]} of {place[1]}"
+    if isinstance(saved, str):
+        row["why"] = saved
+        return row
+    micro = len(saved["per_micro"]) or 1
+    per = max(saved["per_micro"].values(), default=0)
+    untold = saved.get("untold", ())  # a sum that leaves out tensors of unknown size is no answer
+    row.update(micro_batches=micro, per_micro=None if "per_micro" in untold else per,
+               shared=None if "shared" in untold else saved["shared"], inputs=saved["inputs"],
+               saved=saved["saved"], recomputed=saved["recomputed"])
+    if saved.get("why"):  # closures of unknown micro-batches: no count of micro-batches, no sums
+        row.update(micro_batches=None, per_micro=None, shared=None, why=saved["why"])
+    elif not saved["backward"]:
+        row["why"] = "cannot tell: the file holds no gradient graph (nothing under Gradients/)"
+    elif saved["unknown"]:
+        row["why"] = f"cannot tell: {saved['unknown']} saved tensor(s) of unknown shape or dtype"
+    elif isinstance(place, str):
+        row["why"] = place
+    elif saved["inputs"] is None:
+        row["why"] = "cannot tell: a graph input of unknown shape or dtype"
+    else:
+        row["in_flight"] = in_flight(micro, place)
+        row["activations"] = per * row["in_flight"] + saved["shared"] + saved["inputs"]
+        row["why"] = ""
+    return row
+
+
+def activations_per_rank(analysis) -> pd.DataFrame:
+    """One row per rank read (:data:`ACTIVATION_COLUMNS`), bytes at the rank: ``per_micro`` (one
+    micro-batch's saved forward outputs), ``in_flight`` micro-batches, ``shared`` (saved outputs
+    of no micro-batch), ``inputs`` (the graph inputs), ``activations`` (per_micro x in_flight +
+    shared + inputs: an estimate, :data:`LEAVES_OUT`); ``saved`` tensors, ``recomputed`` copies;
+    ``why`` where it cannot tell (None in the numbers it cannot tell)."""
+    import pandas as pd
+
+    memo: dict = {}
+    rows = [activations_of_rank(r.rank, _saved(r, memo), pipeline_place(analysis, r)) for r in analysis.results]
+    frame = pd.DataFrame(rows, columns=ACTIVATION_COLUMNS)
+    for column in ("micro_batches", "in_flight", "per_micro", "shared", "inputs", "saved", "recomputed",
+                   "activations"):
+        frame[column] = frame[column].astype(object)
+    return frame
+
+
+FIT_COLUMNS = ["rank", "static", "activations", "total", "device_memory", "headroom", "fits"]
+
+
+def fit_of(static, activations, device_memory: int, why: str = "") -> dict:
+    """Whether ``static + activations`` bytes fit ``device_memory``: ``total``, ``headroom``
+    (device memory less total; negative: short by that much), ``fits`` ("fits", "does not fit",
+    or "cannot tell: ..." naming what is not known)."""
+    if is_missing(static):
+        return {"total": None, "headroom": None, "fits": "cannot tell: static memory not known"}
+    if is_missing(activations):
+        # static alone past the device memory already does not fit, whatever the activations
+        if int(static) > device_memory:
+            return {"total": None, "headroom": device_memory - int(static),
+                    "fits": "does not fit (static memory alone)"}
+        return {"total": None, "headroom": None,
+                "fits": why or "cannot tell: activation memory not known"}
+    total = int(static) + int(activations)
+    return {"total": total, "headroom": device_memory - total,
+            "fits": "fits" if total <= device_memory else "does not fit"}
+
+
+def fit_per_rank(static: pd.DataFrame, activations: pd.DataFrame, device_memory: int) -> pd.DataFrame:
+    """One row per rank (:data:`FIT_COLUMNS`) from :func:`~msinspect.analysis.rank.memory.memory_per_rank`
+    and :func:`activations_per_rank`."""
+    import pandas as pd
+
+    act = {row["rank"]: row for row in activations.to_dict("records")}
+    rows = []
+    for row in static.to_dict("records"):
+        mine = act.get(row["rank"], {})
+        rows.append({"rank": row["rank"], "static": row["total"], "activations": mine.get("activations"),
+                     "device_memory": device_memory,
+                     **fit_of(row["total"], mine.get("activations"), device_memory, mine.get("why") or "")})
+    frame = pd.DataFrame(rows, columns=FIT_COLUMNS)
+    for column in ("static", "activations", "total", "headroom"):
+        frame[column] = frame[column].astype(object)
+    return frame

@@ -1,0 +1,140 @@
+"""Static memory per rank: the weights it holds, their gradients and the optimizer's states, from
+the sliced shapes of the file (parameters are cut in place, and an optimizer-sharded weight is
+stored as its shard) and the optimizer's update primitives.
+
+From each rank's ``held`` rows (:func:`msinspect.analysis.rank.gradsync.weight_rows`):
+
+- ``weights``: the trained weights (those an optimizer update takes as its first input), bytes at
+  the rank;
+- ``gradients``: one gradient per trained weight. Where the file holds accumulation buffers
+  (``accu_grads.<weight>``: pipeline or gradient accumulation), those, as stored; else the
+  weight's bytes times its optimizer-shard group's size (the gradient is whole at the rank's
+  slice until its ReduceScatter), or the weight's bytes where it is not sharded;
+- ``states``: the optimizer's per-weight states as the file holds them: parameters MindSpore's
+  optimizers clone from the weights (``ParameterTuple.clone(prefix=...)``: ``adam_m.`` /
+  ``adam_v.``, ``moments.``, ``accum.`` / ``stat.`` ...), named ``<prefix>.<weight>``;
+  ``states_expected`` is the count the optimizer's kind gives (:data:`STATES_PER_WEIGHT`) times
+  the weights' bytes, to compare;
+- ``other``: every other parameter with a value (step counters, learning rates ...).
+
+``optimizer`` names the update primitives found; ``cannot tell`` where the file shows none.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from msinspect.mindspore import vocabulary
+from msinspect.schema import is_missing
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: States an optimizer keeps per weight, by its update primitive, as the usual definitions give
+#: them (Adam's two moments, Momentum's one velocity, plain SGD none). MindSpore's ``nn.SGD``
+#: clones ``accum`` and ``stat`` from every weight all the same (``mindspore/nn/optim/sgd.py``):
+#: ``states`` counts what the file holds.
+STATES_PER_WEIGHT = {
+    "Adam": 2, "AdamWeightDecay": 2, "ApplyAdam": 2, "ApplyAdamWithAmsgrad": 3, "Lamb": 2, "LambApplyOptimizerAssign": 2,
+    "ApplyMomentum": 1, "ApplyAdagrad": 1, "ApplyAdagradV2": 1, "ApplyRMSProp": 2, "ApplyCenteredRMSProp": 3,
+    "SGD": 0, "ApplyGradientDescent": 0, "ApplyProximalGradientDescent": 0, "FusedSparseAdam": 2,
+}
+#: What MindSpore puts before a weight's name for its accumulated gradient.
+ACCUMULATED = ("accu_grads.", "accu_grad.")
+#: The names MindSpore's and MindFormers' optimizers clone their per-weight states under
+#: (``ParameterTuple.clone(prefix=...)``; MindFormers' ``AdamW`` under its cell's name too:
+#: ``optimizer.adam_m.<weight>``).
+STATE_PREFIXES = ("adam_m", "adam_v", "moments", "accum", "stat")
+
+MEMORY_COLUMNS = ["rank", "optimizer", "weights", "weight_count", "gradients", "gradients_from", "states",
+                  "states_expected", "other", "total"]
+
+
+def shards_of_rank(comm: list[dict], held: list[dict]) -> dict[str, int]:
+    """Weight -> the size of its optimizer-shard group, in one rank (its comm and weight rows):
+    the group of the optimizer-kind ReduceScatter that sums its gradient (``synced_by``)."""
+    size = {(r["file"], r["line"]): r["group_size"] for r in comm
+            if r["kind"] == "optimizer" and vocabulary.acting_as(r["op"]) == "ReduceScatter" and not is_missing(r["group_size"])}
+    out = {}
+    for row in held:
+        for line in row["synced_by"]:
+            if (row["file"], line) in size:
+                out[row["param"]] = int(size[(row["file"], line)])
+    return out
+
+
+def _weight_of(name: str, weights) -> str | None:
+    """The weight (of ``weights``) whose name ``name`` is with a prefix before it: ``adam_m.w``,
+    ``optimizer.adam_m.w``, ``accu_grads.w``; None: none."""
+    parts = name.split(".")
+    return next((".".join(parts[i:]) for i in range(1, len(parts)) if ".".join(parts[i:]) in weights), None)
+
+
+def _cloned(held: list[dict]) -> dict[str, dict]:
+    """The weights an optimizer cloned states of (:data:`STATE_PREFIXES`, the weight's shape): the
+    ones it trains, where the file shows no update primitive (an optimizer written in Python:
+    MindFormers' ``AdamW`` assigns each weight its new value)."""
+    rows = {row["param"]: row for row in held}
+    found = {}
+    for row in held:
+        weight = _weight_of(row["param"], rows)
+        prefix = row["param"][:-len(weight) - 1].rsplit(".", 1)[-1] if weight else None
+        if prefix in STATE_PREFIXES and row["shape"] == rows[weight]["shape"]:
+            found[weight] = rows[weight]
+    return found
+
+
+def memory_of_rank(rank, held: list[dict], shards: dict[str, int]) -> dict:
+    """One rank's row of :func:`memory_per_rank`, from its weight rows (``shards``: weight -> its
+    optimizer-shard group's size, :func:`shards_of_rank`). Where the file shows no update
+    primitive, the weights are those with optimizer states (:func:`_cloned`), the optimizer
+    "cannot tell"."""
+    trained = {row["param"]: row for row in held if row["update"]}
+    updates = sorted({row["update"] for row in trained.values()})
+    trained = trained or _cloned(held)
+
+    def bytes_of(rows_):
+        values = [r["bytes"] for r in rows_]
+        return None if any(is_missing(v) for v in values) else int(sum(values))
+
+    weights = bytes_of(trained.values())
+    accumulated = [r for r in held if r["param"].startswith(ACCUMULATED) and r["param"].split(".", 1)[1] in trained]
+    states = [r for r in held if r["param"] not in trained and r not in accumulated
+              and _weight_of(r["param"], trained) is not None
+              and r["shape"] == trained[_weight_of(r["param"], trained)]["shape"]]
+    if accumulated:
+        gradients, source = bytes_of(accumulated), "accumulation buffers (accu_grads)"
+    elif weights is not None:
+        gradients = sum(int(r["bytes"]) * shards.get(name, 1) for name, r in trained.items())
+        source = "weights x optimizer-shard group" if any(n in shards for n in trained) else "one per weight"
+    else:
+        gradients, source = None, "cannot tell"
+    per = {STATES_PER_WEIGHT.get(u) for u in updates}
+    expected = per.pop() * weights if len(per) == 1 and None not in per and weights is not None else None
+    used = {id(r) for r in accumulated} | {id(r) for r in states} | {id(r) for r in trained.values()}
+    other = bytes_of([r for r in held if id(r) not in used])
+    state_bytes = bytes_of(states)
+    if not trained and held:  # weights, but no optimizer update of any found: cannot tell which
+        weights = gradients = state_bytes = None
+        source = "cannot tell: no optimizer update found"
+    parts = (weights, gradients, state_bytes, other)
+    return {"rank": rank, "optimizer": ", ".join(updates) if updates else "cannot tell", "weights": weights,
+            "weight_count": len(trained), "gradients": gradients, "gradients_from": source, "states": state_bytes,
+            "states_expected": expected, "other": other,
+            "total": None if any(p is None for p in parts) else sum(parts)}
+
+
+def memory_per_rank(analysis) -> pd.DataFrame:
+    """One row per rank read (:data:`MEMORY_COLUMNS`), bytes at the rank: ``weights``,
+    ``gradients`` (with ``gradients_from``), optimizer ``states`` and ``states_expected``,
+    ``other`` parameters, ``total`` (weights + gradients + states + other); None ("cannot tell")
+    where a shape or dtype is unknown."""
+    import pandas as pd
+
+    rows = []
+    for result in analysis.results:
+        held = result.held
+        rows.append(memory_of_rank(result.rank, held, shards_of_rank(result.comm, held)))
+    frame = pd.DataFrame(rows, columns=MEMORY_COLUMNS)
+    for column in ("weights", "gradients", "states", "states_expected", "other", "total"):
+        frame[column] = frame[column].astype(object)
+    return frame
