@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from msinspect.analysis.job.comm_totals import CommTotals, Total, group_of, moves, reason_of, why_text
 from msinspect.analysis.rank.context import RankContext
 from msinspect.analysis.job.cost import (AxisRules, graph_runs, matrix_frame, operator_calls, phase_of, weight_axes,
-                                         sends, why_no_backward)
+                                         sends, why_no_backward, why_no_forward)
 from msinspect.analysis.rank.gradsync import verdict_of
 from msinspect.mindspore.layouts import Layout
 from msinspect.analysis.rank.memory import memory_of_rank, shards_of_rank
@@ -306,20 +306,23 @@ class Cost:
                              forward=forward_axis, calls=calls, key=(id(stage), id(ranks)), ended=ended)
 
     def add_rank(self, rank, ctx, comm: list[dict], ops: list[dict] | None, no_backward: str | None = None,
-                 strategies: list[dict] = ()) -> None:
+                 strategies: list[dict] = (), no_forward: str | None = None) -> None:
         """One rank's comm rows (those that move data count), ``ops``: its operator rows (None:
         it has no call operator to count); ``no_backward``: why its backward is not in its file
         (:func:`~msinspect.analysis.job.cost.why_no_backward`), None where it is; ``strategies``: its
-        strategy rows (the operators' layouts name a group's axis)."""
+        strategy rows (the operators' layouts name a group's axis); ``no_forward``: why its
+        forward's collectives are not (:func:`~msinspect.analysis.job.cost.why_no_forward`: a file
+        before the parallel pass)."""
         runs = runs_per_graph(ops) if ops else {}
         calls = operator_calls(strategies)
         forward_axis: dict[str, tuple[str, str]] = {}
         cells: dict[tuple[str, str], list] = {}
-        if no_backward is not None:  # its backward is not in the file: cannot tell, never 0
-            self.missing[rank] = no_backward
-            cells[("cannot tell", "backward")] = [0, True]
-            self.seen_axes.add("cannot tell")
-            self.seen_phases.add("backward")
+        for phase, why in (("backward", no_backward), ("forward", no_forward)):
+            if why is not None:  # not in the file: cannot tell, never 0 (cost.bytes_by's rows alike)
+                self.missing.setdefault(rank, why)
+                cells[("cannot tell", phase)] = [0, True]
+                self.seen_axes.add("cannot tell")
+                self.seen_phases.add(phase)
         number = rank_number(rank)
         for row in comm:
             if not _true(row["moves_data"]):
@@ -650,7 +653,7 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
         if mine and ops is not None and out.located.todo:
             out.located.add(ops)
         no_backward = why_no_backward(result)
-        out.cost.add_rank(result.rank, ctx, comm, ops, no_backward, strategies)
+        out.cost.add_rank(result.rank, ctx, comm, ops, no_backward, strategies, why_no_forward(result))
         slices = with_slices(weights_of(params), ctx)
         out.weights.add_rank(slices, ctx)
         out.sync.add_rank(held, slices, ctx)

@@ -15,6 +15,7 @@ from msinspect.ranks_text import ranks_text
 from msinspect.report.group_shapes import by_shape, shape_totals
 from msinspect.report.rollup import roll_up
 from msinspect.report.tables import COMM_SHOWN, STRATEGY_SHOWN, merged_rows
+from tests.conftest import FIXTURES
 
 DUMPS = ["zoo/04_pipeline_hsdp_recompute", "zoo/05_expert_alltoall_16", "zoo/11_lazy_inline_8"]
 
@@ -121,3 +122,24 @@ def test_weights_and_grids(spooled):
         assert (problem is None) == (why is None), param
         assert [(g.param, g.shape, g.device_matrix, g.ranks, g.slices, g.note) for g in grids] == \
             [(g.param, g.shape, g.device_matrix, g.ranks, g.slices, g.note) for g in expected]
+
+
+@pytest.mark.parametrize("name, backward", [("06_control_flow_8", False), ("01_semi_auto_tp4dp2", True)])
+def test_a_file_before_the_parallel_pass_leaves_the_forward_untold(name, backward):
+    """At step_parallel_begin the parallel pass has inserted no collective yet: each rank's
+    forward is "cannot tell" on the page as in ``cost`` (never "no communication"); zoo 01's
+    backward too (its file holds the ``J`` of a gradient not yet built), zoo 06 has none (a
+    forward-only network)."""
+    import msinspect
+
+    analysis = analyse(msinspect.load_dump(FIXTURES / "zoo" / name), "step_parallel_begin")
+    rolled = roll_up(analysis, many=False)
+    expected = {}
+    for row in bytes_by(analysis, ("axis", "phase")).to_dict("records"):
+        expected.setdefault(int(row["rank"]), {})[(row["axis"], row["phase"])] = _none(row["step_bytes"])
+    found = {rank: dict(items) for items, ranks in rolled.cost.per_rank.items() for rank in ranks}
+    assert found == expected
+    for cells in found.values():
+        assert cells[("cannot tell", "forward")] is None
+        assert (("cannot tell", "backward") in cells) == backward
+    assert rolled.cost.matrix().to_dict("records") == rank_matrix(analysis).to_dict("records")
