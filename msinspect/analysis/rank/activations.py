@@ -181,7 +181,9 @@ def _closure_reads(ir: IRFile) -> Iterator[tuple]:
         micros = {call: _micro(graph.nodes[call].get("node")) for call in calls}
         if len(calls) > 1 and None in micros.values():
             yield (f"cannot tell: the forward graph {partial.graph} that makes the backward's closure is called "
-                   f"{len(calls)} times, not all with a micro-batch index")
+                   f"{len(calls)} times, not all with a micro-batch index: how many of its closures are alive at "
+                   "once (a loop's iterations run a number of times known at run time, or an order that is no "
+                   "micro-batch) the file does not say")
             continue
         for position, value in enumerate(partial.inputs[1:], 1):
             abstract = partial.input_types[position] if position < len(partial.input_types) else None
