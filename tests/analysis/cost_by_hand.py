@@ -63,3 +63,15 @@ def said_without_validate(dump, tmp_path) -> str:
     done = invoke("cost", copy, "--by", "axis,phase")
     assert done.exit_code == 0, done.stderr
     return " ".join(done.stdout.split())
+
+
+def assert_backward_untold(analysis, ranks) -> None:
+    """At step_parallel_end each of ``ranks`` says its backward "cannot tell" with
+    :data:`~msinspect.analysis.job.cost.NO_BACKWARD`'s reason, and the by-(axis, phase) rows that
+    say so carry the short note: never 0, never left out."""
+    from msinspect.analysis.job.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by
+
+    why = NO_BACKWARD.format(stage="step_parallel_end")
+    assert backward_missing(analysis) == {rank: why for rank in ranks}
+    frame = bytes_by(analysis, ("axis", "phase"))
+    assert set(frame[frame["axis"] == "cannot tell"]["note"]) == {SHORT}

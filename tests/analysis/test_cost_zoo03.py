@@ -64,11 +64,12 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.job.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by, comm_costs
+from msinspect.analysis.job.cost import NO_BACKWARD, comm_costs
 from msinspect.analysis.explain.answers import explain
 from msinspect.analysis.rank.memory import memory_per_rank
 
-from tests.analysis.cost_by_hand import allreduce, cells, operators, said_without_validate, split, told_by_command
+from tests.analysis.cost_by_hand import (allreduce, assert_backward_untold, cells, operators, said_without_validate,
+                                         split, told_by_command)
 from tests.conftest import FIXTURES
 
 ZOO03 = FIXTURES / "zoo" / "03_recursive_programming_32"
@@ -122,10 +123,7 @@ def test_at_step_parallel_end_the_backward_cannot_tell(at_end):
     for rank in RANKS:
         assert split(at_end, rank) == {**RANK, ("cannot tell", "backward"): None}
         assert operators(at_end, rank)[("data", "backward")] == 45
-    why = NO_BACKWARD.format(stage="step_parallel_end")
-    assert backward_missing(at_end) == {rank: why for rank in RANKS}
-    frame = bytes_by(at_end, ("axis", "phase"))
-    assert set(frame[frame["axis"] == "cannot tell"]["note"]) == {SHORT}
+    assert_backward_untold(at_end, RANKS)
 
 
 def test_explain_names_the_loss_and_each_mirror_s_weight(whole):

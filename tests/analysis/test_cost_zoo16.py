@@ -118,11 +118,12 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.job.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by, comm_costs
+from msinspect.analysis.job.cost import NO_BACKWARD, comm_costs
 from msinspect.analysis.explain.answers import explain
 from msinspect.analysis.rank.memory import memory_per_rank
 
-from tests.analysis.cost_by_hand import allreduce, cells, operators, said_without_validate, split, told_by_command
+from tests.analysis.cost_by_hand import (allreduce, assert_backward_untold, cells, operators, said_without_validate,
+                                         split, told_by_command)
 from tests.conftest import FIXTURES
 
 ZOO16 = FIXTURES / "zoo" / "16_mf_llama_256"
@@ -202,10 +203,7 @@ def test_at_step_parallel_end_the_backward_cannot_tell(at_end):
                                        ("data", "backward"): DATA_MIRRORS + WORLD_MIRRORS,
                                        ("data+tensor", "optimizer"): 2 * SCALAR, ("cannot tell", "backward"): None}
         assert operators(at_end, rank)[("data", "backward")] == 16 + 5
-    why = NO_BACKWARD.format(stage="step_parallel_end")
-    assert backward_missing(at_end) == {rank: why for rank in KEPT}
-    frame = bytes_by(at_end, ("axis", "phase"))
-    assert set(frame[frame["axis"] == "cannot tell"]["note"]) == {SHORT}
+    assert_backward_untold(at_end, KEPT)
 
 
 def test_at_step_parallel_end_one_size_cannot_tell_and_says_why(at_end):

@@ -54,11 +54,11 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.job.cost import (NO_BACKWARD, SHORT, backward_missing, bytes_by, comm_costs, link_time,
-                                         rank_matrix)
+from msinspect.analysis.job.cost import NO_BACKWARD, comm_costs, link_time, rank_matrix
 from msinspect.analysis.rank.memory import memory_per_rank
 
-from tests.analysis.cost_by_hand import allreduce, cells, operators, said_without_validate, split, told_by_command
+from tests.analysis.cost_by_hand import (allreduce, assert_backward_untold, cells, operators, said_without_validate,
+                                         split, told_by_command)
 from tests.conftest import FIXTURES, invoke
 
 ZOO17 = FIXTURES / "zoo" / "17_dynamic_shape_8"
@@ -127,10 +127,7 @@ def test_at_step_parallel_end_the_backward_cannot_tell(at_end):
                                        ("cannot tell", "backward"): None}
         untold = _untold(at_end, rank)
         assert set(untold) == {"AllGather"} and DYNAMIC in untold["AllGather"][1]
-    why = NO_BACKWARD.format(stage="step_parallel_end")
-    assert backward_missing(at_end) == {rank: why for rank in RANKS}
-    frame = bytes_by(at_end, ("axis", "phase"))
-    assert set(frame[frame["axis"] == "cannot tell"]["note"]) == {SHORT}
+    assert_backward_untold(at_end, RANKS)
 
 
 def test_memory_per_rank(whole):

@@ -68,10 +68,11 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.job.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by
+from msinspect.analysis.job.cost import NO_BACKWARD
 from msinspect.analysis.rank.memory import memory_per_rank
 
-from tests.analysis.cost_by_hand import allreduce, cells, operators, said_without_validate, split, told_by_command
+from tests.analysis.cost_by_hand import (allreduce, assert_backward_untold, cells, operators, said_without_validate,
+                                         split, told_by_command)
 from tests.conftest import FIXTURES
 
 ZOO18 = FIXTURES / "zoo" / "18_doc_pipeline_parallel"
@@ -128,10 +129,7 @@ def test_at_step_parallel_end_the_backward_cannot_tell(at_end):
     assert split(at_end, 5) == {("pipeline", "forward"): MICRO * ACTIVATION,
                                 ("data", "forward"): 4 * LABEL_GATHER + 4 * MICRO * allreduce(4, 4),
                                 ("data", "backward"): STAGE1_MIRRORS, ("cannot tell", "backward"): None}
-    why = NO_BACKWARD.format(stage="step_parallel_end")
-    assert backward_missing(at_end) == {0: why, 5: why}
-    frame = bytes_by(at_end, ("axis", "phase"))
-    assert set(frame[frame["axis"] == "cannot tell"]["note"]) == {SHORT}
+    assert_backward_untold(at_end, (0, 5))
 
 
 def test_memory_per_rank(whole):

@@ -72,10 +72,11 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.job.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by
+from msinspect.analysis.job.cost import NO_BACKWARD
 from msinspect.analysis.rank.memory import memory_per_rank
 
-from tests.analysis.cost_by_hand import allreduce, cells, operators, said_without_validate, split, told_by_command
+from tests.analysis.cost_by_hand import (allreduce, assert_backward_untold, cells, operators, said_without_validate,
+                                         split, told_by_command)
 from tests.conftest import FIXTURES
 
 ZOO21 = FIXTURES / "zoo" / "21_doc_layout_two_axes"
@@ -126,10 +127,7 @@ def test_at_step_parallel_end_the_backward_cannot_tell(at_end):
     for rank in RANKS:
         assert split(at_end, rank) == {("tensor", "forward"): LAYOUTS + 4 * SCALAR, ("data", "backward"): MIRRORS,
                                        ("cannot tell", "backward"): None}
-    why = NO_BACKWARD.format(stage="step_parallel_end")
-    assert backward_missing(at_end) == {rank: why for rank in RANKS}
-    frame = bytes_by(at_end, ("axis", "phase"))
-    assert set(frame[frame["axis"] == "cannot tell"]["note"]) == {SHORT}
+    assert_backward_untold(at_end, RANKS)
 
 
 def test_memory_per_rank(whole):
