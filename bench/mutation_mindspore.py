@@ -64,6 +64,11 @@ by two of three device axes in the UT port of test_layout_extend_moe, a merged p
 checkpoint, the read errors' exact words, fields of another kind inside an operator, protobuf
 before 6.31) and 4 named equivalent, their rerun (5.6 min) killed 66 and left none. So every
 records.py mutant is killed, timed out (19) or one of the 4 named equivalent.
+
+vocabulary.py and comm_groups.py joined the package later that day (the sixth session): their first
+run (18.5 min) made 376 and 294 mutants, killed 107 and 242, left 190 (and 79 with no test) and
+52; with the golden analyses and tests/mindspore/test_wire_bytes.py added, the survivors' rerun
+(5.5 min) killed 35 more and left 156 and 51 (docs/performance.md).
 """
 from __future__ import annotations
 
@@ -84,13 +89,15 @@ PACKAGE = Path("msinspect/mindspore")
 FILES = ("layouts.py", "records.py", "vocabulary.py", "comm_groups.py")
 
 #: The fast tests that read the package: its own unit tests, one analysis test of the weight slices
-#: the layouts give, and the tests of the vocabulary's kinds and of the groups' names (each file
-#: well under a minute; the zoo-wide ones take minutes).
+#: the layouts give, the tests of the vocabulary's kinds and of the groups' names, and the analyses'
+#: golden files (bytes worked by hand) (each file well under a minute; the zoo-wide ones take
+#: minutes).
 TESTS = ("tests/mindspore/test_layouts.py", "tests/mindspore/test_layout_rules_whole.py",
          "tests/mindspore/test_records.py", "tests/mindspore/test_records_json_fields.py",
          "tests/mindspore/test_records_answers.py", "tests/mindspore/test_records_rules.py",
          "tests/analysis/test_params_at_end.py", "tests/analysis/test_comm_kinds.py", "tests/test_set_by_vocabulary.py",
-         "tests/analysis/test_group_resolution.py", "tests/analysis/test_group_search.py")
+         "tests/analysis/test_group_resolution.py", "tests/analysis/test_group_search.py",
+         "tests/analysis/test_golden_analyses.py", "tests/mindspore/test_wire_bytes.py")
 
 _UNUSED_WIDTH = "aligned_maps maps each input by its own length: its width argument is not read"
 _FOUR_OPERANDS = "the operator takes four operands in 2.10 (Gather: param, indices, axis, batch_dims; MatMul: x, w, " \
