@@ -69,6 +69,16 @@ def kept_record(dump) -> int:
     return int(any(is_record_file(f.name) for f in Path(dump).glob("rank_*/*")))
 
 
+def dump_without(dump, copy: Path, pattern: str) -> Path:
+    """A copy of ``dump`` at ``copy`` without its files that match ``pattern`` (a glob below the
+    dump: ``rank_*/*validate*``), as a pass filter that left those passes out would have dumped
+    it."""
+    shutil.copytree(dump, copy)
+    for path in copy.glob(pattern):
+        path.unlink()
+    return copy
+
+
 def invoke(*args):
     """``msinspect ARGS`` run in this process by click's test runner, stderr kept apart from
     stdout (click 8.1 asks for it, 8.2 always does); each argument given as text. The process's

@@ -4,11 +4,10 @@ the command prints with and without validate."""
 from __future__ import annotations
 
 import json
-import shutil
 
 from msinspect.analysis.job.cost import bytes_by, rank_matrix
 
-from tests.conftest import invoke
+from tests.conftest import dump_without, invoke
 
 
 def allreduce(n: int, size: int) -> int:
@@ -56,10 +55,7 @@ def told_by_command(dump) -> dict:
 def said_without_validate(dump, tmp_path) -> str:
     """What ``msinspect cost --by axis,phase`` prints, its spaces folded, of a copy of ``dump`` with
     its validate files taken out (a pass filter that left validate out)."""
-    copy = tmp_path / "dump"
-    shutil.copytree(dump, copy)
-    for ir in copy.glob("rank_*/*validate*"):
-        ir.unlink()
+    copy = dump_without(dump, tmp_path / "dump", "rank_*/*validate*")
     done = invoke("cost", copy, "--by", "axis,phase")
     assert done.exit_code == 0, done.stderr
     return " ".join(done.stdout.split())

@@ -41,7 +41,7 @@ import msinspect
 from msinspect.analysis import analyse
 from msinspect.analysis.job.cost import across_stages, comm_costs
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, dump_without
 
 ZOO = FIXTURES / "zoo"
 
@@ -165,12 +165,7 @@ def test_without_step_parallel_end_the_axis_cannot_tell_and_says_so(tmp_path):
     a MatMul only move its parts): those 2 a rank run along part of relu's one cut axis, tensor
     (above). The 18 others no operator next to them names stay "cannot tell", never a guess, and
     the reason says that no step_parallel_end was beside the file."""
-    import shutil
-
-    root = tmp_path / "zoo20"
-    shutil.copytree(ZOO / "20_doc_high_dimension_tp", root)
-    for ir in root.glob("rank_*/step_parallel_end*"):
-        ir.unlink()
+    root = dump_without(ZOO / "20_doc_high_dimension_tp", tmp_path / "zoo20", "rank_*/step_parallel_end*")
     costs = comm_costs(analyse(msinspect.load_dump(root), "validate"))
     unknown = costs[costs["axis"] == "cannot tell"]
     assert len(unknown) == 18

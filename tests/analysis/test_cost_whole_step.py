@@ -24,7 +24,6 @@ batch 8 x sequence 64 = 512 rows, dp 2 x tp 4 on 8 ranks, rank = d * 4 + t; floa
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -34,7 +33,7 @@ from msinspect.analysis.job.cost import NO_BACKWARD, SHORT, bytes_by, comm_costs
 from msinspect.ranks_read import most_held
 from msinspect.stages import WHOLE_STEP_STAGES
 
-from tests.conftest import FIXTURES, invoke
+from tests.conftest import FIXTURES, dump_without, invoke
 
 ZOO01 = FIXTURES / "zoo" / "01_semi_auto_tp4dp2"
 ROW = 256 * 512 * 4
@@ -47,10 +46,7 @@ def allreduce(n, s):
 @pytest.fixture(scope="module")
 def no_validate(tmp_path_factory):
     """Zoo 01 as a pass filter that left out validate would have dumped it."""
-    root = tmp_path_factory.mktemp("no_validate") / "zoo01"
-    shutil.copytree(ZOO01, root)
-    for ir in root.glob("rank_*/*validate*"):
-        ir.unlink()
+    root = dump_without(ZOO01, tmp_path_factory.mktemp("no_validate") / "zoo01", "rank_*/*validate*")
     return root
 
 
@@ -114,10 +110,7 @@ def test_cost_reads_the_pass_that_holds_the_whole_step(no_validate, tmp_path):
     assert most_held(msinspect.load_dump(ZOO01), WHOLE_STEP_STAGES) == "validate"
     assert most_held(msinspect.load_dump(no_validate), WHOLE_STEP_STAGES) is None
     # the manual-parallel run keeps validate and execute; without validate, execute holds the step
-    manual = tmp_path / "manual"
-    shutil.copytree(FIXTURES / "manual_parallel_8rank", manual)
-    for ir in manual.glob("rank_*/*validate*"):
-        ir.unlink()
+    manual = dump_without(FIXTURES / "manual_parallel_8rank", tmp_path / "manual", "rank_*/*validate*")
     assert most_held(msinspect.load_dump(manual), WHOLE_STEP_STAGES) == "execute"
     done = invoke("cost", ZOO01)
     assert "at validate" in done.stderr and "backward cannot tell" not in done.stdout

@@ -23,11 +23,10 @@ the file itself states neither weight's layout; the rank's step_parallel_end bes
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
-from tests.conftest import FIXTURES, invoke
+from tests.conftest import FIXTURES, dump_without, invoke
 
 ZOO20 = FIXTURES / "zoo" / "20_doc_high_dimension_tp"
 
@@ -63,10 +62,7 @@ def test_zoo20_one_weight_one_rank():
 
 
 def test_without_a_step_parallel_end_beside_it_stays_cannot_tell(tmp_path):
-    root = tmp_path / "zoo20"
-    shutil.copytree(ZOO20, root)
-    for ir in root.glob("rank_*/step_parallel_end*"):
-        ir.unlink()
+    root = dump_without(ZOO20, tmp_path / "zoo20", "rank_*/step_parallel_end*")
     done = invoke("shapes", root, "--params", "--json")
     assert done.exit_code == 0, done.stderr
     assert "cannot tell: no weight" in done.stderr
@@ -260,10 +256,7 @@ def test_zoo15_shapes_params_names_the_weights_it_read_beside_the_file():
 def test_zoo15_without_step_parallel_end_the_experts_are_named_cannot_tell(tmp_path):
     # nothing beside validate lays out w1 / w2: no row for them, and the command says which
     # weights it cannot tell rather than printing a table that reads as "no such weight"
-    root = tmp_path / "zoo15"
-    shutil.copytree(ZOO15, root)
-    for ir in root.glob("rank_*/step_parallel_end*"):
-        ir.unlink()
+    root = dump_without(ZOO15, tmp_path / "zoo15", "rank_*/step_parallel_end*")
     done = invoke("shapes", root, "--params", "--stage", "validate", "--json")
     assert done.exit_code == 0, done.stderr
     assert not [row for row in json.loads(done.stdout) if row["param"] in EXPERTS]

@@ -3,7 +3,6 @@ why_no_backward) as one string per stage name, shared by the ranks read at it: f
 each rank, 10,000 ranks held 10,000 copies of one sentence (some 2 MB)."""
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
@@ -13,17 +12,14 @@ from msinspect.analysis.job.cost import NO_BACKWARD, backward_missing
 from msinspect.report.cost_section import cost_section
 from msinspect.report.rollup import roll_up
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, dump_without
 
 
 @pytest.fixture(scope="module")
 def analysis(tmp_path_factory):
     """Zoo 01 (TP4 x DP2 on 8 ranks) without its validate files: read at step_parallel_end,
     which MindSpore writes before it expands the backward (its J node still there)."""
-    root = tmp_path_factory.mktemp("no_validate") / "zoo01"
-    shutil.copytree(FIXTURES / "zoo" / "01_semi_auto_tp4dp2", root)
-    for ir in root.glob("rank_*/*validate*"):
-        ir.unlink()
+    root = dump_without(FIXTURES / "zoo" / "01_semi_auto_tp4dp2", tmp_path_factory.mktemp("no_validate") / "zoo01", "rank_*/*validate*")
     return analyse(msinspect.load_dump(root))
 
 
