@@ -80,6 +80,12 @@ def is_sha256_name(name) -> bool:
     return isinstance(name, str) and _SHA256_NAME.match(name) is not None
 
 
+def is_hash_name(name) -> bool:
+    """Whether ``name`` has one of the forms made from a rank list (MindSpore's or MindFormers'):
+    the names :func:`names_ranks` can check."""
+    return is_mindspore_name(name) or is_sha256_name(name)
+
+
 def names_ranks(name, ranks: tuple[int, ...]) -> bool | None:
     """Whether the group name is the one made from ``ranks``: True, False, or None where the name
     is of no form that can be checked (a user's own name, the world group ...)."""
@@ -127,18 +133,18 @@ def strided_candidates(rank: int, size: int, world: tuple[int, ...]) -> Iterable
         for position in range(size):
             start = rank - position * stride
             ranks = tuple(start + i * stride for i in range(size))
-            if ranks[0] >= first and ranks[-1] <= last and present.issuperset(ranks):
+            if present.issuperset(ranks):
                 yield ranks
 
 
 def matching(name, candidates: Iterable[tuple[int, ...]], *, size: int | None = None) -> set[tuple[int, ...]]:
     """The candidate rank lists the group's name is made from that can be the group's (its size
     where stated, no repeats: :func:`fits`, whatever rank asks); empty when the name is of no
-    checkable form."""
-    if names_ranks(name, (0,)) is None:
+    checkable form. A MindSpore name states its size, and a list of another size hashes to another
+    name."""
+    if not is_hash_name(name):
         return set()
-    size = size if size is not None else stated_size(name)
-    return {tuple(c) for c in candidates if fits(tuple(c), size=size, name=name) and names_ranks(name, tuple(c))}
+    return {tuple(c) for c in candidates if fits(tuple(c), size=size) and names_ranks(name, tuple(c))}
 
 
 def resolve(name, candidates: Iterable[tuple[int, ...]], *, size: int | None = None,
@@ -172,7 +178,7 @@ class StridedSearch:
     def find(self, name: str, size: int, rank: int, world: tuple[int, ...]) -> tuple[int, ...] | None:
         """:func:`resolve` of ``name`` against the strided lists of ``world`` holding ``rank``
         (:func:`strided_candidates`), from what was learnt of the name where it was searched."""
-        if names_ranks(name, (0,)) is None:
+        if not is_hash_name(name):
             return None
         key = (name, size, world)
         if key in self.learnt:
@@ -183,7 +189,7 @@ class StridedSearch:
             if len(self.learnt) >= LEARNT:
                 self.learnt.clear()
             self.learnt[key] = found
-        return found if found is not None and fits(found, size=size, rank=rank, name=name) else None
+        return found if found is not None and rank in found else None  # a list of the name's, of size ranks
 
 
 def _search(name: str, size: int, rank: int, world: tuple[int, ...]) -> tuple[int, ...] | None:
