@@ -42,8 +42,8 @@ class ParamRef:
 
     @property
     def short_name(self) -> str:
-        """The user-facing name: ``w2`` for ``para4_w2``."""
-        return self.name.split("_", 1)[1] if "_" in self.name else self.name
+        """The user-facing name: ``w2`` for ``para4_w2`` (:func:`unnumbered`)."""
+        return unnumbered(self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,16 +94,6 @@ Value = Union[
 
 
 # ------------------------------------------------------------------ abstracts
-#: MindSpore's short dtype names (``F16``: a Cast's target, a Send's ``dtype``, a ``BF16(...)``
-#: value) and the long ones its abstracts print (``<Tensor[Float16], (8, 16)>``): every value and
-#: row says the long one.
-LONG_DTYPES = {
-    "F16": "Float16", "F32": "Float32", "F64": "Float64", "BF16": "BFloat16",
-    "I8": "Int8", "I16": "Int16", "I32": "Int32", "I64": "Int64",
-    "U8": "UInt8", "U16": "UInt16", "U32": "UInt32", "U64": "UInt64",
-}
-
-
 @dataclass(frozen=True, slots=True)
 class Abstract:
     """The type and shape MindSpore inferred for a value: ``<Tensor[Float32], (16, 32)>``."""

@@ -123,8 +123,8 @@ def test_the_knots_are_cut():
     """At run time, in a function or not, each pair imports one way; the expectation kinds reach
     neither the spec reader nor the checker by any path, even for their type hints; the dump reaches
     no selection and, of the analyses, only what matches an operator by name (``RankDump.node``:
-    node_facts and the vocabulary it reads; the dump once ran the whole analysis); collect reaches groups
-    by no path, even for its type hints."""
+    node_facts and the element sizes it reads); collect reaches groups by no path, even for its
+    type hints."""
     runtime, typed = import_graph(), import_graph(typed=True)
     for a, b in KNOTS:
         a_imports_b = any(within(n, b) for m in runtime if within(m, a) for n in runtime.successors(m))
@@ -136,7 +136,7 @@ def test_the_knots_are_cut():
     dump = reached(typed, "msinspect.dumps")
     assert "msinspect.selection" not in dump
     assert {m for m in dump if within(m, "msinspect.analysis")} == {"msinspect.analysis.dataflow.node_facts"}
-    assert {m for m in dump if within(m, "msinspect.mindspore")} == {"msinspect.mindspore.vocabulary"}
+    assert {m for m in dump if within(m, "msinspect.mindspore")} == {"msinspect.mindspore.dtypes"}
     assert not any(within(m, "msinspect.analysis.job.rank_groups") for m in reached(typed, "msinspect.analysis.job.collect"))
     signature = set(runtime.predecessors("msinspect.analysis.rank.signature"))
     assert {"msinspect.analysis.job.collect", "msinspect.analysis.job.rank_groups"} <= signature

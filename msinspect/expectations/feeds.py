@@ -101,12 +101,12 @@ def _trail(view: FileView, source: str, target: str, through: tuple[str, ...]) -
 
 
 def _allowed(node: Node, through: tuple[str, ...]) -> bool:
-    from msinspect.analysis.dataflow.node_facts import is_comm, is_redistribution
+    from msinspect.mindspore.vocabulary import is_comm, is_redistribution_step
 
     for kind in through:
         if kind == "comm" and is_comm(node):
             return True
-        if kind == "redistribution" and is_redistribution(node):
+        if kind == "redistribution" and is_redistribution_step(node):
             return True
         if kind == "virtual" and str(node.op).startswith("_Virtual"):
             return True

@@ -25,7 +25,8 @@ class NoRedistribution(ExpectationKind):
     def check(self, checker: Checking, e: Expectation) -> Outcome:
         from msinspect.analysis.dataflow.file_view import FileView
         from msinspect.analysis.dataflow.flow import path_between
-        from msinspect.analysis.dataflow.node_facts import is_backward, is_comm, matches
+        from msinspect.analysis.dataflow.node_facts import is_backward, matches
+        from msinspect.mindspore.vocabulary import is_comm
         from msinspect.dumps import parse_many, pick_file
         from msinspect.graph import node_id
 

@@ -35,6 +35,11 @@ _SEED = 0xC70F6907
 _MINDSPORE_NAME = re.compile(r"^(\d+)-(\d{1,20})([A-Za-z_]*)$")
 #: sha256 group names: the first 48 hex digits, with the suffix some passes add (``Send``).
 _SHA256_NAME = re.compile(r"^([0-9a-f]{48})([A-Za-z_]*)$")
+#: The world group's name per backend (``HCCL_WORLD_COMM_GROUP`` ... of
+#: ``mindspore/python/mindspore/communication/_comm_helper.py``; ``lccl_world_group`` of Ascend's
+#: LCCL), and the ``WORLD_GROUP`` MindSpore's comm-op reuse pass writes.
+WORLD_GROUPS = frozenset({"nccl_world_group", "hccl_world_group", "mccl_world_group", "lccl_world_group",
+                          "WORLD_GROUP"})
 
 
 def _shift_mix(value: int) -> int:

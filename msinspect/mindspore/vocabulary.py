@@ -212,7 +212,7 @@ def loss_scale_check(node: Node) -> bool:
     return node.op == "AllReduce" and LOSS_SCALE_FILE in line and LOSS_SCALE_CALL in line
 
 
-def is_listed(node: Node) -> bool:
+def is_comm(node: Node) -> bool:
     """Whether the operator is listed with communication: a vocabulary primitive (the
     ``_VirtualDataset`` / ``_VirtualOutput`` plumbing excepted), or a step of a redistribution."""
     return node.op in VOCABULARY or is_redistribution_step(node)

@@ -6,7 +6,8 @@ nested :class:`~msinspect.model.Abstract` objects.
 """
 from __future__ import annotations
 
-from msinspect.model import LONG_DTYPES, Abstract, Shape
+from msinspect.model import Abstract, Shape
+from msinspect.mindspore.dtypes import LONG_DTYPES
 
 COMMA = ","
 _CLOSE = {"(": ")", "[": "]", "{": "}"}

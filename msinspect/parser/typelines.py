@@ -30,7 +30,8 @@ from typing import Callable
 
 from lark import Lark
 
-from msinspect.model import LONG_DTYPES, Abstract
+from msinspect.model import Abstract
+from msinspect.mindspore.dtypes import LONG_DTYPES
 from msinspect.parser.bounded import Bounded
 
 #: A top-level abstract, with abstracts nested one level inside it; split by it, a line is its

@@ -8,9 +8,9 @@ import graphviz
 import networkx as nx
 
 from msinspect.analysis.rank.comm import group_ranks, kind_of
-from msinspect.mindspore.vocabulary import planner_ran
+from msinspect.mindspore.vocabulary import VOCABULARY, is_comm, planner_ran
 from msinspect.analysis.rank.context import RankContext, shapes_are_global
-from msinspect.analysis.dataflow.node_facts import COMM_OPS, is_comm, is_plumbing
+from msinspect.analysis.dataflow.node_facts import is_plumbing
 from msinspect.errors import MsInspectError
 from msinspect.graph import lint, node_id, to_networkx
 from msinspect.model import IRFile, Node, NodeKind, format_node
@@ -155,7 +155,7 @@ def _add_node(dot: graphviz.Digraph, key: str, ident: str, graph: nx.MultiDiGrap
     elif node.index is None:
         dot.node(ident, label_lines("Return", f"@{node.graph}"), tooltip=tooltip, **_STYLE_RETURN)
     elif is_comm(node):
-        style = _STYLE_COMM if node.op in COMM_OPS else _STYLE_REDISTRIBUTION
+        style = _STYLE_COMM if node.op in VOCABULARY else _STYLE_REDISTRIBUTION
         if key in selected:  # the operator drawn around: a double border (the SVG's class "focus")
             style = {**style, "peripheries": "2", "class": "focus"}
         label = comm_label(node, kind_of(node, graph, key, planner), group_ranks(node, context), where)

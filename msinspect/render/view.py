@@ -9,7 +9,8 @@ from collections import deque
 import networkx as nx
 
 from msinspect.analysis.dataflow.flow import is_data_edge
-from msinspect.analysis.dataflow.node_facts import is_backward, is_comm, is_plumbing, matches
+from msinspect.analysis.dataflow.node_facts import is_backward, is_plumbing, matches
+from msinspect.mindspore.vocabulary import is_comm
 from msinspect.errors import MsInspectError
 from msinspect.graph import node_id
 from msinspect.model import IRFile, Node

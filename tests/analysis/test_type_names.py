@@ -1,6 +1,6 @@
 """``Type-N`` names (MindSpore's ``ParallelValidator``: a node's type, then its count among the
-nodes of that type before it in its graph) are numbered by one rule, ``ops.type_ordinals``, for
-the ``--op Type-N`` selectors over operator rows and for the expectation kinds over a parsed file;
+nodes of that type before it in its graph) are numbered by one rule,
+``msinspect.mindspore.naming.type_ordinals``, for the ``--op Type-N`` selectors over operator rows and for the expectation kinds over a parsed file;
 both readings agree on every operator of every graph of a dump with called subgraphs, and the
 count starts again in each graph (by MindSpore's definition: per graph, not per file)."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 import msinspect
 from msinspect.analysis import analyse
 from msinspect.analysis.dataflow.file_view import view_of
-from msinspect.analysis.dataflow.node_facts import type_ordinals
+from msinspect.mindspore.naming import type_ordinals
 from msinspect.analysis.dataflow.spec_selector import type_name
 
 from tests.conftest import FIXTURES

@@ -23,7 +23,7 @@ import pytest
 
 from msinspect.analysis.dataflow.align import shape_dims
 from msinspect.analysis.compare.ranks import _keyed, diff_ranks
-from msinspect.analysis.dataflow.node_facts import stable_name
+from msinspect.mindspore.naming import stable_name
 from msinspect.schema import is_missing
 from msinspect.cli.diff_cmd import format_diff, stage_line
 from tests.conftest import FIXTURES

@@ -33,7 +33,7 @@ import pandas as pd
 
 from msinspect.analysis.dataflow.align import align, shape_dims
 from msinspect.analysis.job.collect import Analysis, RankResult, analyse
-from msinspect.analysis.dataflow.node_facts import stable_name
+from msinspect.mindspore.naming import stable_name
 from msinspect.analysis.rank.params import slice_text, with_slices
 from msinspect.analysis.job.second_opinion import compare, rank_record
 from msinspect.analysis.compare.same_run import run_folder, run_warnings

@@ -39,7 +39,8 @@ from msinspect.analysis.job.collect import Analysis, analyse
 from msinspect.analysis.job.cost import bytes_by_axis
 from msinspect.analysis.compare.ranks import RankDiff, diff_ranks
 from msinspect.analysis.rank.memory import memory_per_rank
-from msinspect.analysis.dataflow.node_facts import COMM_OPS, stable_name
+from msinspect.mindspore.vocabulary import VOCABULARY
+from msinspect.mindspore.naming import stable_name
 from msinspect.analysis.compare.same_run import passes, run_folder, run_record
 from msinspect.dumps import RankDump, load_dump
 from msinspect.errors import NoMatchError
@@ -375,7 +376,7 @@ def _notes(ranks: RankDiff, rank_l: RankDump, rank_r: RankDump) -> list[str]:
     # operators (not communication: that is compared by kind, op and scope) on one side only
     alone = {"left": 0, "right": 0}
     for row in ranks.only.to_dict("records"):
-        if row["op"] not in COMM_OPS:
+        if row["op"] not in VOCABULARY:
             alone["left"] += max(0, row["left_count"] - row["right_count"])
             alone["right"] += max(0, row["right_count"] - row["left_count"])
     if any(alone.values()):

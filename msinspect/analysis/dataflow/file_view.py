@@ -14,7 +14,7 @@ from functools import lru_cache, wraps
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from msinspect.analysis.dataflow.node_facts import type_ordinals, validator_type
+from msinspect.mindspore.naming import type_ordinals, validator_type
 from msinspect.model import FreeVarRef, Node, NodeKind, NodeRef, ParamRef, unnumbered
 
 if TYPE_CHECKING:  # networkx loads where a graph is built: a run answered from the cache never loads it
@@ -68,8 +68,8 @@ class FileView:
 
     def type_name(self, node: Node) -> str:
         """The node's ``Type-N`` name as MindSpore's ``ParallelValidator`` prints it: its
-        :func:`~msinspect.analysis.dataflow.node_facts.validator_type`, then its count among those of that type
-        before it in its graph (:func:`~msinspect.analysis.dataflow.node_facts.type_ordinals`); its operator for a
+        :func:`~msinspect.mindspore.naming.validator_type`, then its count among those of that type
+        before it in its graph (:func:`~msinspect.mindspore.naming.type_ordinals`); its operator for a
         node that is no operator of the file."""
         if self._type_names is None:
             nodes = list(self.by_line.values())

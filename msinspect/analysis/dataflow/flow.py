@@ -20,8 +20,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from msinspect.analysis.dataflow.file_view import remembered
-from msinspect.analysis.dataflow.node_facts import is_comm, is_plumbing
-from msinspect.mindspore.vocabulary import moves_data, stands_in
+from msinspect.analysis.dataflow.node_facts import is_plumbing
+from msinspect.mindspore.vocabulary import is_comm, moves_data, stands_in
 from msinspect.graph import RETURNED
 from msinspect.model import Node, NodeKind
 

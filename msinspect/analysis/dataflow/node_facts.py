@@ -1,59 +1,20 @@
-"""The operator vocabulary of the parallel pass, and the small per-node facts analyses share.
+"""The small per-node facts analyses share: the "plumbing" nodes (``Load``, ``Depend`` ...) that
+carry a value without computing anything, the gradient graph's scope, a node's scope and the
+selectors that name it, shapes read off attributes and a tensor's bytes.
 
-Names follow MindSpore: the communication primitives the parallel pass inserts, the instance-name
-prefixes it gives them (``forward_op_``, ``redistribution_op_``, ``grad_mirror_`` ...), and the
-"plumbing" nodes (``Load``, ``Depend`` ...) that carry a value without computing anything.
+MindSpore's communication vocabulary is :mod:`msinspect.mindspore.vocabulary`, its operator names
+:mod:`msinspect.mindspore.naming`, its element types :mod:`msinspect.mindspore.dtypes`.
 """
 from __future__ import annotations
 
-import re
-from typing import Any, Hashable, Iterable
+from typing import Any
 
-from msinspect.mindspore.vocabulary import VOCABULARY, is_listed, is_redistribution_step
-from msinspect.model import Abstract, GraphRef, Node, NodeKind, Shape
+from msinspect.mindspore.dtypes import element_bytes
+from msinspect.model import Abstract, Node, Shape
 
-#: MindSpore's ordinal in the names of operators without an instance name (``MatMul-op3``): it
-#: counts within the file and says nothing about the operator.
-_ORDINAL = re.compile(r"-op\d+$")
-#: The hash MindSpore puts in generated instance names (``forward_op_7137408040802222932``,
-#: ``redistribution_op_2668879223615121903AllGather_``): differs between ranks and runs.
-_HASH = re.compile(r"\d{6,}")
-
-
-def stable_name(name):
-    """A generated name (or a tuple of them) less what differs between ranks and runs: hash
-    digits and the ``-opN`` ordinal; anything else as it is."""
-    if isinstance(name, tuple):
-        return tuple(stable_name(n) for n in name)
-    return _HASH.sub("#", _ORDINAL.sub("", name)) if isinstance(name, str) else name
-
-#: Every primitive of the communication vocabulary (:mod:`msinspect.mindspore.vocabulary`).
-COMM_OPS = frozenset(VOCABULARY)
 #: Nodes that pass a value along (or only order side effects) without computing.
 PLUMBING_OPS = frozenset({"Load", "Depend", "UpdateState", "TupleGetItem", "MakeTuple", "_VirtualDataset",
                           "_VirtualOutput", "StopGradient", "stop_gradient"})
-#: Names of the world communication group per backend.
-WORLD_GROUPS = frozenset({"nccl_world_group", "hccl_world_group", "mccl_world_group", "lccl_world_group",
-                          "WORLD_GROUP"})
-
-DTYPE_BYTES = {
-    "Float64": 8, "Float32": 4, "Float16": 2, "BFloat16": 2, "Int64": 8, "Int32": 4, "Int16": 2,
-    "Int8": 1, "UInt64": 8, "UInt32": 4, "UInt16": 2, "UInt8": 1, "Bool": 1, "Complex64": 8,
-    "Complex128": 16, "F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
-    "U8": 1,
-}
-
-
-def is_redistribution(node: Node) -> bool:
-    """An operator inserted to move a tensor between layouts (or the gradient of one)."""
-    return is_redistribution_step(node)
-
-
-def is_comm(node: Node) -> bool:
-    """A communication or redistribution operator of the parallel pass (or the user's own): one
-    of :data:`~msinspect.mindspore.vocabulary.VOCABULARY`, or a redistribution step."""
-    return is_listed(node)
-
 
 def is_plumbing(node: Node) -> bool:
     """A node that carries a value without computing it."""
@@ -162,34 +123,10 @@ def nbytes(shape: Shape | None, dtype: str | None) -> int | None:
     """Size of a tensor in bytes; None when its shape or element size is unknown."""
     if shape is None or dtype is None or any(d < 0 for d in shape):
         return None
-    size = DTYPE_BYTES.get(dtype)
+    size = element_bytes(dtype)
     if size is None:
         return None
     count = 1
     for d in shape:
         count *= d
     return count * size
-
-
-def type_ordinals(keys: Iterable[Hashable]) -> list[int]:
-    """The N of each ``Type-N`` name, for operators in file order keyed by (where they are
-    counted, what they count as): each one's count among those of its key before it.
-    MindSpore's ``ParallelValidator`` counts per graph (the key holds the graph, the rank's file
-    and :func:`validator_type`); the one definition of the numbering, for a parsed file
-    (:meth:`msinspect.analysis.dataflow.file_view.FileView.type_name`) and for operator rows
-    (:func:`msinspect.analysis.dataflow.spec_selector.type_numbers`)."""
-    counts: dict = {}
-    out = []
-    for key in keys:
-        n = counts.get(key, 0)
-        out.append(n)
-        counts[key] = n + 1
-    return out
-
-
-def validator_type(node: Node) -> str:
-    """What MindSpore's ``ParallelValidator`` counts a node as in its ``Type-N`` names: the
-    primitive, or for a call of a subgraph the subgraph's name (its full name with scope ends so)."""
-    if node.kind == NodeKind.CALL_GRAPH and isinstance(node.callee, GraphRef):
-        return node.callee.name
-    return str(node.op)

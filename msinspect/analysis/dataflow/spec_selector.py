@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.dataflow.node_facts import selector_matches, type_ordinals
+from msinspect.analysis.dataflow.node_facts import selector_matches
+from msinspect.mindspore.naming import type_ordinals
 
 if TYPE_CHECKING:  # the frames come from the analysis: reading a spec loads no pandas
     import pandas as pd

@@ -35,9 +35,10 @@ from msinspect.analysis.explain.steps import (after_steps, before_steps, by_defi
                                               whole_shapes)
 from msinspect.analysis.dataflow.flow import (around_collective, consumers, first_input, input_past_plumbing, is_source,
                                               passes_through, path_between, producer)
-from msinspect.analysis.dataflow.node_facts import is_backward, is_comm, is_plumbing, stable_name
-from msinspect.mindspore.vocabulary import (GLOBAL_NORM_PREFIX, MIRROR_OPS, PIPELINE_OPS, acting_as, int_attr,
+from msinspect.analysis.dataflow.node_facts import is_backward, is_plumbing
+from msinspect.mindspore.vocabulary import (GLOBAL_NORM_PREFIX, MIRROR_OPS, PIPELINE_OPS, acting_as, int_attr, is_comm,
                                             is_redistribution_step, moves_data, stands_in, stated_size)
+from msinspect.mindspore.naming import stable_name
 from msinspect.graph import node_id
 from msinspect.mindspore.layouts import BATCH_MATMUL_OPS, LAYOUT_KEEPING, MATMUL_OPS, call_of, layout_of, map_axes
 from msinspect.model import Node, NodeKind, carries_user_attribute

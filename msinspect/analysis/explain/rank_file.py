@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 from msinspect.analysis.explain.layouts import ranks_along
 from msinspect.analysis.dataflow.file_view import view_of
 from msinspect.analysis.dataflow.flow import is_data_edge
-from msinspect.analysis.dataflow.node_facts import is_backward, is_comm
+from msinspect.analysis.dataflow.node_facts import is_backward
+from msinspect.mindspore.vocabulary import is_comm, stands_in
 from msinspect.analysis.rank.params import params_at_end
-from msinspect.mindspore.vocabulary import stands_in
 from msinspect.graph import node_id
 from msinspect.model import Node, NodeKind
 

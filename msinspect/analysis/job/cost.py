@@ -87,7 +87,7 @@ import os
 from typing import TYPE_CHECKING, Collection, Iterable
 
 from msinspect.analysis.job.comm_totals import reason_of
-from msinspect.analysis.dataflow.node_facts import stable_name
+from msinspect.mindspore.naming import stable_name
 from msinspect.mindspore.vocabulary import ALL_TO_ALL, GLOBAL_NORM_PREFIX, PIPELINE_OPS
 from msinspect.schema import is_missing
 from msinspect.stages import GLOBAL_SHAPE_STAGES, PARALLEL_STAGES, STRATEGY_STAGE, files_of_stage, later_pass

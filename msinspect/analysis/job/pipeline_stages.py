@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from math import gcd
 from typing import NamedTuple
 
-from msinspect.analysis.dataflow.node_facts import WORLD_GROUPS
+from msinspect.mindspore.comm_groups import WORLD_GROUPS
 from msinspect.mindspore.vocabulary import PIPELINE_OPS
 from msinspect.rank_lists import compact
 

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from msinspect.analysis.dataflow.node_facts import stable_name
+from msinspect.mindspore.naming import stable_name
 from msinspect.analysis.rank.signature import Signature, items_of
 from msinspect.dumps import rank_folder, rank_of_name
 from msinspect.ranks_text import ranks_text

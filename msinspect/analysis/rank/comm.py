@@ -10,11 +10,12 @@ from msinspect.analysis.rank.context import RankContext, shapes_are_global
 from msinspect.analysis.dataflow.file_view import answer, keeps_answers, label
 from msinspect.analysis.dataflow.flow import consumers, data_view, first_input, producer
 from msinspect.mindspore.layouts import LAYOUT_KEEPING, call_of, divided, layout_of
-from msinspect.analysis.dataflow.node_facts import (DTYPE_BYTES, WORLD_GROUPS, as_shape, as_shapes, is_backward, is_comm,
-                                                    is_plumbing, nbytes, scope_of)
-from msinspect.mindspore.vocabulary import PIPELINE_OPS, int_attr
+from msinspect.analysis.dataflow.node_facts import as_shape, as_shapes, is_backward, is_plumbing, nbytes, scope_of
+from msinspect.mindspore.dtypes import LONG_DTYPES, element_bytes
+from msinspect.mindspore.comm_groups import WORLD_GROUPS
+from msinspect.mindspore.vocabulary import PIPELINE_OPS, int_attr, is_comm
 from msinspect.graph import RETURNED, node_id, to_networkx
-from msinspect.model import LONG_DTYPES, IRFile, Node, NodeKind
+from msinspect.model import IRFile, Node, NodeKind
 from msinspect.rank_lists import compact
 
 if TYPE_CHECKING:  # networkx loads where a graph is built and pandas where a table is: a run answered
@@ -292,7 +293,7 @@ class RankShapes:
         if node.op in PIPELINE_OPS:
             shape = as_shape(node.primitive_attrs.get("shape"))
             dtype = _dtype_text(node.primitive_attrs.get("dtype"))
-            if shape is not None and dtype is not None and dtype in DTYPE_BYTES:
+            if shape is not None and element_bytes(dtype) is not None:
                 return shape, dtype, True
             if node.op == "Receive" and node.output_types and node.output_types[0].shape is not None:
                 return node.output_types[0].shape, node.output_types[0].dtype, not self.is_global
@@ -492,7 +493,7 @@ def _weight_kept(node: Node | None) -> tuple[tuple[int, ...], str | None] | None
         return None
     target = node.inputs[1] if node.op == "Cast" and len(node.inputs) > 1 else None
     dtype = LONG_DTYPES.get(target, target) if isinstance(target, str) else weight.dtype
-    return (weight.shape, dtype) if dtype in DTYPE_BYTES else None
+    return (weight.shape, dtype) if element_bytes(dtype) is not None else None
 
 
 def _one_norm(node: Node, shape: tuple[int, ...]) -> bool:

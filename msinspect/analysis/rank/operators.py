@@ -5,7 +5,9 @@ from typing import TYPE_CHECKING, Collection
 
 from msinspect.analysis.rank.context import RankContext
 from msinspect.analysis.dataflow.flow import first_input
-from msinspect.analysis.dataflow.node_facts import is_backward, is_comm, is_plumbing, scope_of, tensor_inputs, validator_type
+from msinspect.analysis.dataflow.node_facts import is_backward, is_plumbing, scope_of, tensor_inputs
+from msinspect.mindspore.vocabulary import is_comm
+from msinspect.mindspore.naming import validator_type
 from msinspect.analysis.rank.strategies import strategy_of
 from msinspect.graph import node_id
 from msinspect.model import IRFile, Node
