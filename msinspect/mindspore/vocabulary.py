@@ -364,6 +364,8 @@ def wire_bytes_for(op: str, tensor_bytes: int | None, n: int | None) -> int | No
 # - ``gather``: the first dimension times the group's rank count (``rank_size``);
 # - ``scatter``: the first dimension divided by it (it must divide);
 # - ``alltoall``: ``concat_dim`` times ``split_count``, then ``split_dim`` divided by it.
+#
+# A dynamic dimension (-1) stays as it is in each.
 SHAPE_RULES = {
     "AllReduce": "same", "Broadcast": "same", "_MirrorOperator": "same", "_MirrorMiniStepOperator": "same",
     "_MirrorMicroStepOperator": "same", "MirrorMicroStepOperator": "same", "_VirtualDiv": "same",
@@ -392,10 +394,19 @@ def _alltoall_args(node: Node, rank: int) -> tuple[int, int, int] | None:
     count, split, concat = (int_attr(node, k) for k in ("split_count", "split_dim", "concat_dim"))
     if count is None or split is None or concat is None or count < 1:
         return None
-    split, concat = split % rank if rank else split, concat % rank if rank else concat  # negative axes
-    if not (0 <= split < rank and 0 <= concat < rank):
+    if not (-rank <= split < rank and -rank <= concat < rank):  # they index the shape as a list does
         return None
-    return count, split, concat
+    return count, split % rank, concat % rank
+
+
+def _scaled(dim: int, count: int, grow: bool) -> int | None:
+    """A dimension times ``count`` (``grow``) or divided by it (None where it does not divide); a
+    dynamic dimension (negative) stays as it is, as MindSpore's infer functions keep it."""
+    if dim < 0:
+        return dim
+    if grow:
+        return dim * count
+    return dim // count if dim % count == 0 else None
 
 
 def output_of(node: Node, shape: tuple[int, ...] | None, n: int | None) -> tuple[int, ...] | None:
@@ -421,17 +432,14 @@ def _by_rule(node: Node, shape: tuple[int, ...] | None, n: int | None, forward: 
         n = int_attr(node, "rank_size") or n
         if not shape or not n or n < 1:
             return None
-        if (rule == "gather") == forward:
-            return (shape[0] * n, *shape[1:])
-        return (shape[0] // n, *shape[1:]) if shape[0] % n == 0 else None
+        first = _scaled(shape[0], n, grow=(rule == "gather") == forward)
+        return (first, *shape[1:]) if first is not None else None
     args = _alltoall_args(node, len(shape))
     if args is None:
         return None
     count, split, concat = args
     grown, cut = (concat, split) if forward else (split, concat)
     out = list(shape)
-    out[grown] *= count
-    if out[cut] % count:
-        return None
-    out[cut] //= count
-    return tuple(out)
+    out[grown] = _scaled(out[grown], count, grow=True)
+    out[cut] = _scaled(out[cut], count, grow=False)
+    return tuple(out) if out[cut] is not None else None
