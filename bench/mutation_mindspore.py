@@ -97,7 +97,8 @@ TESTS = ("tests/mindspore/test_layouts.py", "tests/mindspore/test_layout_rules_w
          "tests/mindspore/test_records_answers.py", "tests/mindspore/test_records_rules.py",
          "tests/analysis/test_params_at_end.py", "tests/analysis/test_comm_kinds.py", "tests/test_set_by_vocabulary.py",
          "tests/analysis/test_group_resolution.py", "tests/analysis/test_group_search.py",
-         "tests/analysis/test_golden_analyses.py", "tests/mindspore/test_wire_bytes.py")
+         "tests/analysis/test_golden_analyses.py", "tests/mindspore/test_wire_bytes.py",
+         "tests/mindspore/test_comm_groups_rules.py", "tests/mindspore/test_vocabulary_rules.py")
 
 _UNUSED_WIDTH = "aligned_maps maps each input by its own length: its width argument is not read"
 _FOUR_OPERANDS = "the operator takes four operands in 2.10 (Gather: param, indices, axis, batch_dims; MatMul: x, w, " \

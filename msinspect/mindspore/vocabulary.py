@@ -342,7 +342,7 @@ def wire_bytes_for(op: str, tensor_bytes: int | None, n: int | None) -> int | No
         return 0
     if tensor_bytes is None:
         return None
-    if entry.algorithm == "p2p" and op in PIPELINE_OPS:
+    if entry.algorithm == "p2p":
         return tensor_bytes
     if n is None or n < 1:
         return None
