@@ -334,6 +334,11 @@ def is_missing(value: Any) -> bool:
     return pandas is not None and (value is pandas.NA or value is pandas.NaT)
 
 
+def is_set(value: Any) -> bool:
+    """A flag of a row as ``fillna(False).astype(bool)`` reads it: a missing value is false."""
+    return not is_missing(value) and bool(value)
+
+
 def plain(value: Any, field: str | None = None) -> Any:
     """A JSON value: NaN / NA -> None, numpy scalars -> Python, tuples and sets -> lists, paths ->
     str, enums -> their value, dicts and dataclasses -> dicts, recursively; a float of a field the

@@ -71,6 +71,7 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
     written before MindSpore expands the backward (step_parallel_end) holds the forward and the
     mirrors only, and its backward is said "cannot tell", never left out."""
     from msinspect.analysis.job import cost as costs_
+    from msinspect.analysis.job.cost_tables import CostFold, bytes_by
     from msinspect.analysis.rank import activations as activations_
     from msinspect.analysis.rank.memory import memory_per_rank
 
@@ -104,9 +105,10 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
         stage = stage or whole
         analysis = analysed(dump, stage, jobs, quiet=as_json, lenient=lenient, world=world, scheduler=scheduler,
                             ranks=ranks)
-        costs = costs_.comm_costs(analysis)
-        split = costs_.bytes_by(analysis, tuple(by.split(",")), costs)
-        pairs = costs_.rank_matrix(analysis, costs) if (matrix or svg_path or speeds or as_json) else None
+        fold = CostFold.of(analysis, keep_rows=True)
+        costs = fold.frame()
+        split = bytes_by(analysis, tuple(by.split(",")), costs)
+        pairs = fold.matrix() if (matrix or svg_path or speeds or as_json) else None
         held = memory_per_rank(analysis) if (memory or as_json) else None
         active = activations_.activations_per_rank(analysis) if (memory or as_json) else None
         times = costs_.link_time(pairs, speeds, ranks_per_node) if speeds else None

@@ -12,9 +12,9 @@ the page. Each fold computes what the DataFrame code computed, row by row:
 - the communication summary per kind and per group, and each rank's wire bytes: the folds of
   :mod:`msinspect.analysis.job.comm_totals`, the one definition ``msinspect comm --by`` and
   ``summary`` sum with too; the glance's groups per kind;
-- the cost section (as :func:`~msinspect.analysis.job.cost.comm_costs`, ``bytes_by``,
-  ``rank_matrix`` and :func:`~msinspect.analysis.rank.memory.memory_per_rank`), whose axes come from
-  the lowest rank of each stage that has weight layouts (a first, short pass);
+- the cost section: :class:`~msinspect.analysis.job.cost_tables.CostFold`, the one fold ``msinspect
+  cost`` reads too, whose axes come from the lowest rank of each stage that has weight layouts (a
+  first, short pass), and :func:`~msinspect.analysis.rank.memory.memory_per_rank`'s rows;
 - the gradient-synchronisation check (as :func:`~msinspect.analysis.rank.gradsync.gradient_sync`);
 - the weights and their device grids, one grid per distinct layout, shared by the weights that
   have it;
@@ -26,125 +26,21 @@ hashing or searching a 10,000-rank tuple for every row made the old tables quadr
 from __future__ import annotations
 
 import math
-from array import array
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from msinspect.analysis.job.comm_totals import CommTotals, Total, group_of, moves, reason_of, why_text
-from msinspect.analysis.rank.context import RankContext
-from msinspect.analysis.job.cost import (AxisRules, graph_runs, matrix_frame, operator_calls, phase_of, weight_axes,
-                                         sends, why_no_backward, why_no_forward)
+from msinspect.analysis.job.cost import why_no_backward, why_no_forward
+from msinspect.analysis.job.cost_tables import CostFold, StageAxes, Stages
 from msinspect.analysis.rank.gradsync import verdict_of
 from msinspect.mindspore.layouts import Layout
 from msinspect.analysis.rank.memory import memory_of_rank, shards_of_rank
 from msinspect.analysis.dataflow.node_facts import selector_matches
 from msinspect.analysis.rank.params import weights_of, with_slices
-from msinspect.rank_merge import rank_number
+from msinspect.rank_merge import Ranks, rank_number
 from msinspect.ranks_text import ranks_text
 from msinspect.report.tables import Row, text
-from msinspect.schema import is_missing
-
-
-def _true(value) -> bool:
-    """A flag as ``fillna(False).astype(bool)`` reads it."""
-    return not is_missing(value) and bool(value)
-
-
-class Stages:
-    """Each stage's rank list (a tuple of the analysis) as one object per content, with each
-    rank's index in it: a list of 10,000 ranks is hashed or searched once, not once per row."""
-
-    def __init__(self):
-        self._ids: dict[int, tuple] = {}
-        self._values: dict[tuple, tuple] = {}
-        self._index: dict[int, dict[int, int]] = {}
-
-    def canonical(self, ranks):
-        """The one tuple of ``ranks``' content (compared by ``is`` from then on); None for None."""
-        if ranks is None:
-            return None
-        found = self._ids.get(id(ranks))
-        if found is None or found[0] is not ranks:
-            found = self._ids[id(ranks)] = (ranks, self._values.setdefault(ranks, ranks))
-        return found[1]
-
-    def position(self, ranks: tuple) -> dict[int, int]:
-        """``{rank: index}`` of a canonical ``ranks``."""
-        found = self._index.get(id(ranks))
-        if found is None:
-            found = self._index[id(ranks)] = {r: i for i, r in enumerate(ranks)}
-        return found
-
-    def context(self, analysis, rank) -> RankContext:
-        """``analysis.context(rank)``, its rank lists canonical and its ``local_rank`` looked up."""
-        ctx = analysis.context(rank)
-        world, stage = self.canonical(ctx.world), self.canonical(ctx.stage_ranks)
-        ranks = stage or (None if ctx.pipelined else world)
-        local = self.position(ranks).get(ctx.rank) if ranks and ctx.rank is not None else None
-        return _Context(ctx.rank, world, stage, local, ctx.pipelined)
-
-
-class _Context(RankContext):
-    """A :class:`RankContext` with its ``local_rank`` given."""
-
-    def __init__(self, rank, world, stage_ranks, local: int | None, pipelined: bool = False):
-        super().__init__(rank, world, stage_ranks, pipelined)
-        object.__setattr__(self, "_local", local)
-
-    @property
-    def local_rank(self) -> int | None:
-        return self._local
-
-
-class Ranks:
-    """Rank numbers as they come, kept as runs of consecutive numbers (``start, stop`` pairs in a
-    compact array): the ranks come in order, so the merged row that every rank of a 10,000-rank job
-    shares is one run, not 10,000 numbers (a rank apart from the one before starts a run of its
-    own: two numbers). A rank that is no number (a file read outside ``rank_N`` folders) is kept
-    apart, in :attr:`others`; iterating gives the numbers, then those. :meth:`listed` gives equal
-    lists one shared list."""
-
-    _shared: dict[bytes, list[int]]
-
-    def __init__(self):
-        self._runs = array("q")
-        self.others: list = []
-
-    def add(self, rank) -> None:
-        number = rank_number(rank)
-        if number is None:
-            self.others.append(rank)
-            return
-        runs = self._runs
-        if runs and runs[-1] == number:
-            runs[-1] = number + 1
-        else:
-            runs.append(number)
-            runs.append(number + 1)
-
-    @property
-    def numbers(self) -> array:
-        """The numbers in the order they came."""
-        out, runs = array("q"), self._runs
-        for i in range(0, len(runs), 2):
-            out.extend(range(runs[i], runs[i + 1]))
-        return out
-
-    def __iter__(self):
-        runs = self._runs
-        for i in range(0, len(runs), 2):
-            yield from range(runs[i], runs[i + 1])
-        yield from self.others
-
-    def __len__(self) -> int:
-        runs = self._runs
-        return sum(runs[i + 1] - runs[i] for i in range(0, len(runs), 2)) + len(self.others)
-
-    def listed(self, shared: dict) -> list[int]:
-        key = self._runs.tobytes()  # one way only to cut a list into runs: equal lists, equal keys
-        if key not in shared:
-            shared[key] = self.numbers.tolist()
-        return shared[key]
+from msinspect.schema import is_missing, is_set
 
 
 class Merged:
@@ -242,142 +138,6 @@ def wire_of_rank(rank: CommTotals, no_backward: str | None = None) -> tuple[tupl
     return (int(whole.wire), whole.wire_missing, by_kind, no_backward), {
         "why": why_text(whole.why) if whole.wire_missing else "", "operators": whole.operators,
         "no_backward": no_backward}
-
-
-# ------------------------------------------------------------------ cost per step
-class StageAxes:
-    """The device matrices covering each stage, from the weight layouts of its lowest rank that
-    has any (:func:`msinspect.analysis.job.cost.stage_axes`); the stage's names for each matrix."""
-
-    def __init__(self, analysis, stages: Stages):
-        self.by_stage: dict[int, tuple] = {}  # id(stage) -> cost.weight_axes: (candidates, expert, ended)
-        self.keep: list = []
-        done = set()
-        ranks = sorted({r.rank for r in analysis.results if rank_number(r.rank) is not None})
-        by_rank = {r.rank: r for r in analysis.results if rank_number(r.rank) is not None}
-        for rank in ranks:
-            ctx = stages.context(analysis, rank)
-            stage = ctx.stage_ranks or ctx.world or ()
-            if not stage or id(stage) in done:
-                continue
-            rows = with_slices(weights_of(analysis.params_of(by_rank[rank])), ctx)
-            found = weight_axes(rows, len(stage), analysis.files_beside)
-            if found is None:
-                continue
-            done.add(id(stage))
-            self.keep.append(stage)
-            self.by_stage[id(stage)] = found
-        self.experts = any(expert for _, expert, _ in self.by_stage.values())
-
-
-def runs_per_graph(ops: list[dict]) -> dict[str, tuple[int, str]]:
-    """One file's subgraph -> (times it runs per step, basis), from its operator rows
-    (:func:`msinspect.analysis.job.cost.graph_runs` of its ``call`` rows)."""
-    return graph_runs((row["graph"], row["type"]) for row in ops if row["op"] == "call")
-
-
-class Cost:
-    """The cost section's numbers (:mod:`msinspect.report.cost_section`), one rank's comm rows at a
-    time: each rank's step bytes per (axis, phase), the bases, the operators whose axis cannot be
-    told, and the rank-to-rank matrix."""
-
-    def __init__(self, axes: StageAxes, stages: Stages, lists):
-        self.axes, self.stages, self.lists = axes, stages, lists
-        self.count = 0
-        self.per_rank: dict[tuple, Ranks] = {}  # the rank's cells, as items -> its ranks
-        self.seen_axes: set = set()
-        self.seen_phases: set = set()
-        self.basis: set = set()
-        self.undecided: Counter = Counter()
-        self.cells: dict[tuple[int, int], float] = {}
-        self.unknown: dict[int, int] = {}
-        self.received: dict[tuple[int, int], float] = {}  # Receive: counted where its sender was not read
-        self.missing: dict = {}  # rank -> why its backward is not in its file (cost.backward_missing)
-        self.read: set = set()
-        self.rules = AxisRules(axes.experts)
-
-    def _axis(self, row, ctx, forward_axis, calls: dict) -> tuple[str, str]:
-        """:class:`~msinspect.analysis.job.cost.AxisRules` of one row, the weights' answer kept per
-        group and stage (each list one object per content: ``GroupLists.one``)."""
-        stage = ctx.stage_ranks or ctx.world or ()
-        ranks = row["group_ranks"]
-        candidates, _, ended = self.axes.by_stage.get(id(stage), ((), False, ()))
-        return self.rules.of(row, candidates=candidates, position=self.stages.position(stage), devices=len(stage),
-                             forward=forward_axis, calls=calls, key=(id(stage), id(ranks)), ended=ended)
-
-    def add_rank(self, rank, ctx, comm: list[dict], ops: list[dict] | None, no_backward: str | None = None,
-                 strategies: list[dict] = (), no_forward: str | None = None) -> None:
-        """One rank's comm rows (those that move data count), ``ops``: its operator rows (None:
-        it has no call operator to count); ``no_backward``: why its backward is not in its file
-        (:func:`~msinspect.analysis.job.cost.why_no_backward`), None where it is; ``strategies``: its
-        strategy rows (the operators' layouts name a group's axis); ``no_forward``: why its
-        forward's collectives are not (:func:`~msinspect.analysis.job.cost.why_no_forward`: a file
-        before the parallel pass)."""
-        runs = runs_per_graph(ops) if ops else {}
-        calls = operator_calls(strategies)
-        forward_axis: dict[str, tuple[str, str]] = {}
-        cells: dict[tuple[str, str], list] = {}
-        for phase, why in (("backward", no_backward), ("forward", no_forward)):
-            if why is not None:  # not in the file: cannot tell, never 0 (cost.bytes_by's rows alike)
-                self.missing.setdefault(rank, why)
-                cells[("cannot tell", phase)] = [0, True]
-                self.seen_axes.add("cannot tell")
-                self.seen_phases.add(phase)
-        number = rank_number(rank)
-        for row in comm:
-            if not _true(row["moves_data"]):
-                continue
-            self.count += 1
-            axis, why = self._axis(row, ctx, forward_axis, calls)
-            name = row["name"] or ""
-            if not name.startswith("grad") and axis != "cannot tell":
-                forward_axis.setdefault(name, (axis, why))
-            count, basis = runs.get(row["graph"], (1, "once"))
-            if not is_missing(row.get("micro")):
-                basis = "unrolled" if basis == "once" else basis
-            self.basis.add(basis)
-            if axis == "cannot tell":
-                self.undecided[why] += 1
-            wire = row["wire_bytes"]
-            sent = None if is_missing(wire) else int(wire) * count
-            phase = phase_of(row["kind"], row.get("scope"), row["name"])
-            self.seen_axes.add(axis)
-            self.seen_phases.add(phase)
-            cell = cells.setdefault((axis, phase), [0, False])
-            if sent is None:
-                cell[1] = True
-            else:
-                cell[0] += sent
-            if rank is not None:
-                self.read.add(rank)
-                self._matrix(rank, row, sent)
-        if number is not None and cells:
-            key = tuple(sorted((k, None if unknown else int(v)) for k, (v, unknown) in cells.items()))
-            self.per_rank.setdefault(key, Ranks()).add(number)
-
-    def _matrix(self, rank, row, sent) -> None:
-        """:func:`msinspect.analysis.job.cost.rank_matrix` of one row."""
-        ranks = row["group_ranks"] if isinstance(row["group_ranks"], (tuple, list)) else None
-        position = self.lists.position(ranks) if ranks else {}
-        if sent is None or not ranks or rank not in position:
-            self.unknown[rank] = self.unknown.get(rank, 0) + 1
-            return
-        group = self.lists.ordered(ranks)
-        if row["op"] == "Receive":  # its peer's Send: counted where the peer was not read (matrix())
-            for peer in group:
-                if peer != rank:
-                    self.received[(peer, rank)] = self.received.get((peer, rank), 0) + sent
-            return
-        for src, dst, amount in sends(row["op"], rank, group, position[rank], sent):
-            self.cells[(src, dst)] = self.cells.get((src, dst), 0) + amount
-
-    def matrix(self):
-        """The rank-to-rank matrix as :func:`~msinspect.analysis.job.cost.rank_matrix` gives it."""
-        cells = dict(self.cells)
-        for (src, dst), amount in self.received.items():
-            if src not in self.read:
-                cells[(src, dst)] = cells.get((src, dst), 0) + amount
-        return matrix_frame(cells, self.unknown, self.missing)
 
 
 # ------------------------------------------------------------------ gradient synchronisation
@@ -557,7 +317,7 @@ class Busiest:
         self.kinds: dict[str, list] = {}  # kind -> [count, best known row, first row]
 
     def add(self, row: dict) -> None:
-        if not _true(row["moves_data"]):
+        if not is_set(row["moves_data"]):
             return
         found = self.kinds.get(row["kind"])
         keep = {k: row.get(k) for k in ("name", "op", "line", "rank", "file", "wire_bytes")}
@@ -579,9 +339,9 @@ class Located:
     def add(self, ops: list[dict]) -> None:
         for selector in list(self.todo):
             hits = [row for row in ops if selector_matches(row["name"], row["scope"], selector)
-                    and not _true(row["plumbing"])]
+                    and not is_set(row["plumbing"])]
             if hits:
-                forward = [row for row in hits if not _true(row["backward"])]
+                forward = [row for row in hits if not is_set(row["backward"])]
                 self.found[selector] = forward or hits
                 self.todo.remove(selector)
 
@@ -594,7 +354,7 @@ class Rolled:
     strategies: Merged
     comm_rows: Merged
     comm: CommSummary
-    cost: Cost
+    cost: CostFold
     sync: GradientSync
     weights: Weights
     busiest: Busiest
@@ -620,7 +380,7 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
 
     stages, lists = Stages(), GroupLists()
     out = Rolled(Merged(STRATEGY_SHOWN), Merged(COMM_SHOWN), CommSummary(many, lists),
-                 Cost(StageAxes(analysis, stages), stages, lists),
+                 CostFold(StageAxes(analysis, stages), stages, lists),
                  GradientSync(analysis, stages), Weights(analysis, stages), Busiest(), Located(list(selectors)))
     for result in analysis.results:
         number = rank_number(result.rank)
@@ -629,7 +389,7 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
         # the files read state none), as Analysis.slices() and check read them
         strategies, comm, params, held = result.strategies, result.comm, analysis.params_of(result), result.held
         mine = rank is None or result.rank == rank
-        calls = any(_true(r["moves_data"]) for r in comm) or (mine and out.located.todo)
+        calls = any(is_set(r["moves_data"]) for r in comm) or (mine and out.located.todo)
         ops = result.ops if calls else None
         for row in strategies:
             out.strategies.add(row)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from msinspect.analysis.job.cost import bytes_by, rank_matrix
+from msinspect.analysis.job.cost_tables import bytes_by, rank_matrix
 
 from tests.conftest import dump_without, invoke
 
@@ -65,7 +65,8 @@ def assert_backward_untold(analysis, ranks) -> None:
     """At step_parallel_end each of ``ranks`` says its backward "cannot tell" with
     :data:`~msinspect.analysis.job.cost.NO_BACKWARD`'s reason, and the by-(axis, phase) rows that
     say so carry the short note: never 0, never left out."""
-    from msinspect.analysis.job.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by
+    from msinspect.analysis.job.cost import NO_BACKWARD, SHORT, backward_missing
+    from msinspect.analysis.job.cost_tables import bytes_by
 
     why = NO_BACKWARD.format(stage="step_parallel_end")
     assert backward_missing(analysis) == {rank: why for rank in ranks}

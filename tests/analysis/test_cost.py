@@ -13,8 +13,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.job.cost import (bytes_by, bytes_by_axis, comm_costs, link_time, matrix_table, parse_link,
-                                         rank_matrix)
+from msinspect.analysis.job.cost import link_time, matrix_table, parse_link
+from msinspect.analysis.job.cost_tables import bytes_by, bytes_by_axis, comm_costs, rank_matrix
 from msinspect.analysis.rank.memory import memory_per_rank
 
 from tests.conftest import FIXTURES
@@ -49,7 +49,7 @@ def _by(analysis, costs, rank, *keys) -> dict:
 
 
 def _nonzero(analysis, costs) -> dict[int, set[int]]:
-    matrix = rank_matrix(analysis, costs)
+    matrix = rank_matrix(analysis)
     return {src: set(cells["dst"].astype(int)) for src, cells in matrix[matrix["bytes"] > 0].groupby("src")}
 
 
@@ -101,7 +101,7 @@ def test_zoo01_bytes_per_axis_and_phase(zoo01):
 def test_zoo01_matrix_pattern(zoo01):
     analysis, costs = zoo01
     assert _nonzero(analysis, costs) == ZOO01_NONZERO
-    table = matrix_table(rank_matrix(analysis, costs))
+    table = matrix_table(rank_matrix(analysis))
     # rank 0 -> 1: the tensor ring 14,155,776 plus the world ring 3,963,904
     assert table.loc[0, 1] == 14_155_776 + 3_963_904 and table.loc[0, 4] == 13_107_200 + 4
 
@@ -168,7 +168,7 @@ def test_zoo04_matrix_pattern(zoo04):
     analysis, costs = zoo04
     found = _nonzero(analysis, costs)
     assert {r: found[r] for r in range(4)} == ZOO04_NONZERO_STAGE0
-    table = matrix_table(rank_matrix(analysis, costs))
+    table = matrix_table(rank_matrix(analysis))
     assert table.loc[0, 4] == 1_048_576 and table.loc[4, 0] == 1_048_576
 
 
@@ -217,7 +217,7 @@ def test_zoo05_matrix_and_memory(zoo05):
     found = _nonzero(analysis, costs)
     for rank in (0, 5, 15):
         assert found[rank] == set(range(16)) - {rank}
-    table = matrix_table(rank_matrix(analysis, costs))
+    table = matrix_table(rank_matrix(analysis))
     assert table.loc[5].idxmax() == 6
     for row in memory_per_rank(analysis).to_dict("records"):
         assert {k: row[k] for k in ZOO05_MEMORY} == ZOO05_MEMORY
@@ -244,7 +244,7 @@ def test_no_axis_without_group_is_cannot_tell(manual):
 def test_link_time_is_an_estimate(zoo04):
     analysis, costs = zoo04
     speeds = parse_link("intra=100,inter=10")
-    times = link_time(rank_matrix(analysis, costs), speeds, ranks_per_node=4).set_index("rank")
+    times = link_time(rank_matrix(analysis), speeds, ranks_per_node=4).set_index("rank")
     # rank 0: 1,048,576 bytes to rank 4 on the other node, the rest within its node
     assert times.loc[0, "inter_bytes"] == 1_048_576
     assert times.loc[0, "seconds"] == pytest.approx(times.loc[0, "intra_bytes"] / 100e9 + 1_048_576 / 10e9)

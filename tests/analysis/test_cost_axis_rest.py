@@ -39,7 +39,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.job.cost import across_stages, comm_costs
+from msinspect.analysis.job.cost import across_stages
+from msinspect.analysis.job.cost_tables import comm_costs
 
 from tests.conftest import FIXTURES, dump_without
 
@@ -117,7 +118,7 @@ def test_the_report_names_the_same_axes(name):
     """The report's cost fold asks the same rules row by row (AxisRules): its bytes per (axis,
     phase) and its "cannot tell"s are the CLI's."""
     from msinspect.analysis import analyse
-    from msinspect.analysis.job.cost import bytes_by
+    from msinspect.analysis.job.cost_tables import bytes_by
     from msinspect.report.rollup import roll_up
 
     analysis = analyse(msinspect.load_dump(ZOO / name), stage="validate")

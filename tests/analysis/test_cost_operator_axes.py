@@ -16,7 +16,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.job.cost import axis_names, comm_costs
+from msinspect.analysis.job.cost import axis_names
+from msinspect.analysis.job.cost_tables import comm_costs
 from msinspect.mindspore.layouts import Call, layout_of
 
 from tests.conftest import FIXTURES

@@ -29,7 +29,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.job.cost import NO_BACKWARD, SHORT, bytes_by, comm_costs, link_time, rank_matrix
+from msinspect.analysis.job.cost import NO_BACKWARD, SHORT, link_time
+from msinspect.analysis.job.cost_tables import bytes_by, comm_costs, rank_matrix
 from msinspect.ranks_read import most_held
 from msinspect.stages import WHOLE_STEP_STAGES
 

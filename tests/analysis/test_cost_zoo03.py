@@ -64,7 +64,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.job.cost import NO_BACKWARD, comm_costs
+from msinspect.analysis.job.cost import NO_BACKWARD
+from msinspect.analysis.job.cost_tables import comm_costs
 from msinspect.analysis.explain.answers import explain
 from msinspect.analysis.rank.memory import memory_per_rank
 

@@ -53,7 +53,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.job.cost import NO_COMMUNICATION, NO_PARALLEL_PASS, SHORT_FORWARD, backward_missing, bytes_by, forward_missing
+from msinspect.analysis.job.cost import NO_COMMUNICATION, NO_PARALLEL_PASS, SHORT_FORWARD, backward_missing, forward_missing
+from msinspect.analysis.job.cost_tables import bytes_by
 from msinspect.analysis.rank.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, cells, said_without_validate, splits, told_by_command

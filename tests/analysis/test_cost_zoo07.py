@@ -37,7 +37,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.job.cost import NO_BACKWARD, NO_COMMUNICATION, SHORT, backward_missing, bytes_by, comm_costs
+from msinspect.analysis.job.cost import NO_BACKWARD, NO_COMMUNICATION, SHORT, backward_missing
+from msinspect.analysis.job.cost_tables import bytes_by, comm_costs
 from msinspect.analysis.rank.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import cells

@@ -50,7 +50,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.job.cost import NO_BACKWARD, SHORT, backward_missing, bytes_by, rank_matrix
+from msinspect.analysis.job.cost import NO_BACKWARD, SHORT, backward_missing
+from msinspect.analysis.job.cost_tables import bytes_by, rank_matrix
 from msinspect.analysis.rank.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, cells, splits, told_by_command

@@ -54,7 +54,8 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.job.cost import NO_BACKWARD, comm_costs, link_time, rank_matrix
+from msinspect.analysis.job.cost import NO_BACKWARD, link_time
+from msinspect.analysis.job.cost_tables import comm_costs, rank_matrix
 from msinspect.analysis.rank.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import (allreduce, assert_backward_untold, cells, operators, said_without_validate,

@@ -285,7 +285,7 @@ def test_zoo15_cost_tries_the_files_own_weights_first(zoo15):
     # experts' (2, 4) the step_parallel_end's. A group of all 8 ranks is a whole sub-grid of both;
     # the file's own answers it, so no rule leans on the file beside it, and the world group's
     # rule names (4, 2). (Zoo 20, whose every weight is read beside the file, says so: above.)
-    from msinspect.analysis.job.cost import comm_costs
+    from msinspect.analysis.job.cost_tables import comm_costs
 
     costs = comm_costs(zoo15)
     assert not costs["axis_from"].str.contains("step_parallel_end").any()

@@ -9,7 +9,7 @@ import pytest
 
 from msinspect.analysis import analyse
 from msinspect.analysis.rank.comm import comm_totals
-from msinspect.analysis.job.cost import bytes_by, comm_costs, rank_matrix
+from msinspect.analysis.job.cost_tables import bytes_by, comm_costs, rank_matrix
 from msinspect.analysis.rank.memory import memory_per_rank
 from msinspect.ranks_text import ranks_text
 from msinspect.report.group_shapes import by_shape, shape_totals
@@ -86,7 +86,7 @@ def test_cost_per_rank_and_matrix(spooled):
     assert rolled.cost.basis == set(costs["count_basis"])
     undecided = costs[costs["axis"] == "cannot tell"]
     assert dict(rolled.cost.undecided) == dict(undecided.groupby("axis_from").size())
-    assert rolled.cost.matrix().to_dict("records") == rank_matrix(analysis, costs).to_dict("records")
+    assert rolled.cost.matrix().to_dict("records") == rank_matrix(analysis).to_dict("records")
 
 
 def test_memory_and_gradient_sync(spooled):

@@ -1,9 +1,9 @@
-"""A merged row's ranks (msinspect.report.rollup.Ranks) are kept as runs of consecutive numbers: the
+"""A merged row's ranks (msinspect.rank_merge.Ranks) are kept as runs of consecutive numbers: the
 ranks come in order, so a row every rank shares costs one run whatever the job's size, and the
 numbers read back are the ones added, in their order."""
 from __future__ import annotations
 
-from msinspect.report.rollup import Ranks
+from msinspect.rank_merge import Ranks
 
 
 def ranks_of(*numbers) -> Ranks:

@@ -36,7 +36,7 @@ from pathlib import Path
 import pandas as pd
 
 from msinspect.analysis.job.collect import Analysis, analyse
-from msinspect.analysis.job.cost import bytes_by_axis
+from msinspect.analysis.job.cost_tables import bytes_by_axis
 from msinspect.analysis.compare.ranks import RankDiff, diff_ranks
 from msinspect.analysis.rank.memory import memory_per_rank
 from msinspect.mindspore.vocabulary import VOCABULARY
@@ -72,7 +72,7 @@ def scope_pattern(scope) -> str:
 # ---------------------------------------------------------------- bytes and memory per rank
 def axis_bytes(analysis: Analysis) -> tuple[dict | None, str]:
     """Bytes each rank sends on the wire per step by parallel axis
-    (:func:`msinspect.analysis.job.cost.bytes_by_axis`), as ``{rank: {axis: bytes}}`` (None for
+    (:func:`msinspect.analysis.job.cost_tables.bytes_by_axis`), as ``{rank: {axis: bytes}}`` (None for
     bytes the cost analysis cannot tell), and ""; or None and why not."""
     try:
         found = bytes_by_axis(analysis)

@@ -69,15 +69,15 @@ is expanded: a file that still holds a ``J`` node (``step_parallel_begin``, ``st
 holds the forward and the mirrors but not the gradient graph, whose collectives (the tensor
 group's bprops, the pipeline's backward Send / Receive, the gradient ReduceScatters) are in no
 line of it. Its rank's backward is then "cannot tell" (:func:`backward_missing`), never absent or
-0: :func:`bytes_by` adds a backward row that says so and leaves the totals it touches
-"cannot tell"; the rank matrix marks the rank (``note``). ``cost`` reads, by default, the pass that
-holds the whole step (:data:`~msinspect.stages.WHOLE_STEP_STAGES`).
+0: :func:`~msinspect.analysis.job.cost_tables.bytes_by` adds a backward row that says so and
+leaves the totals it touches "cannot tell"; the rank matrix marks the rank (``note``). ``cost``
+reads, by default, the pass that holds the whole step (:data:`~msinspect.stages.WHOLE_STEP_STAGES`).
 
-**The rank-to-rank matrix** (:func:`rank_matrix`) is an assumption, labelled so: ring
-AllReduce / AllGather / ReduceScatter (each rank sends all its wire bytes to its successor in
-the group's rank list, sorted, wrapping round), pairwise AlltoAll (an equal share to every other
-rank of the group), Send to its peer; a Receive is its peer's Send (counted from the receiving
-rank only when the sender's file was not read).
+**The rank-to-rank matrix** (:func:`~msinspect.analysis.job.cost_tables.rank_matrix`) is an
+assumption, labelled so: ring AllReduce / AllGather / ReduceScatter (each rank sends all its wire
+bytes to its successor in the group's rank list, sorted, wrapping round), pairwise AlltoAll (an
+equal share to every other rank of the group), Send to its peer; a Receive is its peer's Send
+(counted from the receiving rank only when the sender's file was not read).
 """
 from __future__ import annotations
 
@@ -86,10 +86,8 @@ import math
 import os
 from typing import TYPE_CHECKING, Collection, Iterable
 
-from msinspect.analysis.job.comm_totals import reason_of
 from msinspect.mindspore.naming import stable_name
 from msinspect.mindspore.vocabulary import ALL_TO_ALL, GLOBAL_NORM_PREFIX, PIPELINE_OPS
-from msinspect.schema import is_missing
 from msinspect.stages import GLOBAL_SHAPE_STAGES, PARALLEL_STAGES, STRATEGY_STAGE, files_of_stage, later_pass
 from msinspect.mindspore.layouts import layout_of, map_axes
 
@@ -98,7 +96,7 @@ if TYPE_CHECKING:
 
 AXES = ("data", "tensor", "expert", "pipeline", "optimizer shard", "sequence", "cannot tell")
 PHASES = ("forward", "backward", "optimizer")
-#: The assumption behind :func:`rank_matrix`, said wherever the matrix is shown.
+#: The assumption behind :func:`~msinspect.analysis.job.cost_tables.rank_matrix`, said wherever the matrix is shown.
 MATRIX_ASSUMPTION = ("assumed: ring AllReduce / AllGather / ReduceScatter (all of a rank's wire bytes to its "
                      "successor in the group's sorted rank list), pairwise AlltoAll (an equal share to each "
                      "other rank), Send to its peer")
@@ -108,7 +106,7 @@ ESTIMATE_NOTE = "an estimate: bytes / stated link speed, links used one at a tim
 NO_BACKWARD = ("the file read ({stage}) holds no gradient graph: MindSpore expands the backward after the "
                "parallel pass (validate and later passes hold it)")
 
-#: The note on a row of :func:`bytes_by` the missing backward leaves "cannot tell".
+#: The note on a row of :func:`~msinspect.analysis.job.cost_tables.bytes_by` the missing backward leaves "cannot tell".
 SHORT = "the backward is not in the file read"
 
 #: Why a rank's forward (and its backward, :func:`why_no_backward`) cannot be told where its file
@@ -116,7 +114,7 @@ SHORT = "the backward is not in the file read"
 NO_PARALLEL_PASS = ("the file read ({stage}) is written before MindSpore's parallel pass inserts the collectives "
                     "(step_parallel_end and later passes hold them)")
 
-#: The note on a row of :func:`bytes_by` the missing forward leaves "cannot tell".
+#: The note on a row of :func:`~msinspect.analysis.job.cost_tables.bytes_by` the missing forward leaves "cannot tell".
 SHORT_FORWARD = "the forward's collectives are not in the file read"
 
 #: What ``cost`` says where the files read hold no communication operator and no pending backward
@@ -147,39 +145,7 @@ def graph_runs(calls: Iterable[tuple[str, str]]) -> dict[str, tuple[int, str]]:
     return {callee: (runs(callee), "called") for callee in callers}
 
 
-def _runs_per_graph(operators: pd.DataFrame) -> dict[tuple[str, str], tuple[int, str]]:
-    """(file, subgraph) -> :func:`graph_runs`, from the files' call nodes (``call`` rows of
-    :meth:`~msinspect.analysis.job.collect.Analysis.operators`, their ``type`` the callee)."""
-    found: dict[tuple[str, str], tuple[int, str]] = {}
-    if operators.empty:
-        return found
-    calls = operators[operators["op"] == "call"]
-    for file, rows in calls.groupby("file"):
-        for callee, runs in graph_runs(zip(rows["graph"], rows["type"])).items():
-            found[(file, callee)] = runs
-    return found
-
-
 # ------------------------------------------------------------------ the device matrix of a stage
-def _stage_axes(analysis) -> dict[tuple[int, ...], tuple[tuple, bool, frozenset]]:
-    """Stage ranks -> :func:`weight_axes` of the weights of its lowest rank that has any, from
-    their layouts."""
-    slices = analysis.slices()
-    slices = slices[slices["kind"] == "weight"]  # a graph input's batch cut is no tensor axis
-    out: dict = {}
-    if slices.empty:
-        return out
-    for rank, rows in slices.groupby("rank"):
-        ctx = analysis.context(rank)
-        stage = tuple(ctx.stage_ranks or ctx.world or ())
-        if not stage or stage in out:
-            continue
-        found = weight_axes(rows.to_dict("records"), len(stage), analysis.files_beside)
-        if found is not None:
-            out[stage] = found
-    return out
-
-
 def weight_axes(rows: list[dict], devices: int, beside: Collection[str] = ()) -> tuple[tuple, bool, frozenset] | None:
     """(:func:`stage_axes` of the weight rows whose layout covers the ``devices`` of their stage;
     the device matrices among them that only weights read beside the file give: rows whose file is
@@ -467,9 +433,10 @@ def forward_missing(analysis) -> dict:
 
 def no_communication(costs: pd.DataFrame, missing: dict) -> bool:
     """Whether the ranks read move no byte between them, told (:data:`NO_COMMUNICATION`): their
-    files hold no communication operator (``costs``, :func:`comm_costs`) and none misses its
-    backward or its forward's collectives (``missing``, :func:`backward_missing` and
-    :func:`forward_missing`), which could hold some."""
+    files hold no communication operator (``costs``,
+    :func:`~msinspect.analysis.job.cost_tables.comm_costs`) and none misses its backward or its
+    forward's collectives (``missing``, :func:`backward_missing` and :func:`forward_missing`), which
+    could hold some."""
     return costs.empty and not missing
 
 
@@ -479,8 +446,9 @@ LATER = "the file read states no layout of them; later passes keep the parallel 
 
 class AxisRules:
     """The parallel axis of a communication operator and the rule that gave it (see the module),
-    asked row by row: :func:`comm_costs` and the report's cost fold
-    (:class:`msinspect.report.rollup.Cost`) both ask it, so the two never differ."""
+    asked row by row by the one cost fold
+    (:class:`~msinspect.analysis.job.cost_tables.CostFold`) that ``msinspect cost`` and the report
+    read."""
 
     def __init__(self, experts: bool):
         self.experts = experts
@@ -568,171 +536,6 @@ class AxisRules:
         return told
 
 
-def comm_costs(analysis) -> pd.DataFrame:
-    """One row per communication operator that moves data, per rank read
-    (:data:`COST_COLUMNS`): its ``wire_bytes`` (the comm rows'), how often it runs per step
-    (``runs``, ``count_basis``), ``step_bytes`` = wire bytes x runs (None: cannot tell, and
-    ``bytes_why`` says why: :func:`~msinspect.analysis.job.comm_totals.unknown_reason`), its
-    parallel ``axis`` (with ``axis_from``: the rule, or why it cannot tell) and ``phase``."""
-    import pandas as pd
-
-    comm = analysis.comm()
-    if comm.empty:
-        return pd.DataFrame(columns=COST_COLUMNS)
-    comm = comm[comm["moves_data"].fillna(False).astype(bool)]
-    runs = _runs_per_graph(analysis.operators())
-    axes = _stage_axes(analysis)
-    rules = AxisRules(any(expert for _, expert, _ in axes.values()))
-    forward: dict[str, dict] = {}  # file -> its forward operators' axes by name
-    positions: dict[tuple, dict[int, int]] = {}  # stage -> each rank's place in it
-    calls = {r.file: operator_calls(r.strategies) for r in analysis.results}
-    rows = []
-    for row in comm.to_dict("records"):
-        ctx = analysis.context(row["rank"])
-        stage = tuple(ctx.stage_ranks or ctx.world or ())
-        position = positions.get(stage) or positions.setdefault(stage, {r: i for i, r in enumerate(stage)})
-        ranks = row["group_ranks"] if isinstance(row["group_ranks"], (tuple, list)) else None
-        candidates, _, ended = axes.get(stage, ((), False, ()))
-        axis, why = rules.of(row, candidates=candidates, position=position, devices=len(stage),
-                             forward=forward.setdefault(row["file"], {}), calls=calls.get(row["file"], {}),
-                             ended=ended)
-        count, basis = runs.get((row["file"], row["graph"]), (1, "once"))
-        if not is_missing(row.get("micro")):
-            basis = "unrolled" if basis == "once" else basis
-        wire = row["wire_bytes"]
-        rows.append({
-            "rank": row["rank"], "line": row["line"], "name": row["name"], "op": row["op"], "kind": row["kind"],
-            "group_ranks": tuple(ranks) if ranks is not None else None,
-            "wire_bytes": None if is_missing(wire) else int(wire), "runs": count, "count_basis": basis,
-            "step_bytes": None if is_missing(wire) else int(wire) * count, "bytes_why": reason_of(row),
-            "axis": axis, "axis_from": why,
-            "phase": phase_of(row["kind"], row.get("scope"), row["name"]), "micro": row.get("micro"), "graph": row["graph"],
-            "file": row["file"],
-        })
-    frame = pd.DataFrame(rows, columns=COST_COLUMNS)
-    frame["step_bytes"] = frame["step_bytes"].astype(object)
-    frame["wire_bytes"] = frame["wire_bytes"].astype(object)
-    return frame
-
-
-def _total(values: pd.Series):
-    return None if values.map(is_missing).any() else int(values.sum())
-
-
-def bytes_by(analysis, by=("axis",), costs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per rank and per ``by`` (``axis``, ``phase`` or both): ``operators``, ``step_bytes``
-    (summed; None, "cannot tell", when any operator's bytes cannot be told) and ``unknown`` (how
-    many cannot). ``costs``: :func:`comm_costs`, when the caller has it."""
-    import pandas as pd
-
-    keys = ["rank", *by]
-    costs = comm_costs(analysis) if costs is None else costs
-    columns = keys + ["operators", "step_bytes", "unknown", "note"]
-    missing = backward_missing(analysis)
-    before = forward_missing(analysis)
-    if costs.empty and not missing and not before:
-        return pd.DataFrame(columns=columns)
-    out = (costs.groupby(keys, sort=True, dropna=False)
-           .agg(operators=("op", "size"), step_bytes=("step_bytes", _total),
-                unknown=("step_bytes", lambda s: int(s.map(is_missing).sum())))
-           .reset_index()) if not costs.empty else pd.DataFrame(columns=columns)
-    out["step_bytes"] = pd.Series([None if is_missing(v) else int(v) for v in out["step_bytes"]], dtype=object)
-    out["note"] = None
-    if missing:
-        out = _without_backward(out, by, missing)
-    if before:
-        out = _without_backward(out, by, before, "forward")
-    return out[columns]
-
-
-def _without_backward(out: pd.DataFrame, by: tuple, missing: dict, phase: str = "backward") -> pd.DataFrame:
-    """:func:`bytes_by`'s rows with, for each rank whose file holds no gradient graph, its backward
-    said "cannot tell" (:func:`backward_missing`): by axis and phase, a backward row of axis
-    "cannot tell" that says so (the mirrors the file holds keep their rows, noted as part of the
-    backward); by phase, the backward row's bytes; by axis, every axis's bytes per step (the
-    backward's share of each is not in the file). The bytes the file does hold stay in the note.
-    ``phase`` "forward": the same of the forward's collectives, for a file before the parallel
-    pass (:func:`forward_missing`)."""
-    import pandas as pd
-
-    out = out.astype({"operators": object, "unknown": object, "step_bytes": object})
-    mine = out["rank"].isin(list(missing))
-    short = SHORT if phase == "backward" else SHORT_FORWARD
-    if "phase" in by:
-        part = mine & (out["phase"] == phase)
-    else:
-        part = mine
-    if by == ("axis", "phase"):
-        out.loc[part, "note"] = ("mirrors only: the rest of the backward is not in the file" if phase == "backward"
-                                 else "the file's own only: " + short)
-        had = set()
-    else:
-        out.loc[part, "note"] = [f"{int(v):,} bytes in the file; {short}" if not is_missing(v) else short
-                                 for v in out.loc[part, "step_bytes"]]
-        out.loc[part, "step_bytes"] = None
-        had = set(out.loc[part, "rank"])
-    added = [{"rank": rank, **{k: "cannot tell" if k == "axis" else phase for k in by}, "operators": None,
-              "step_bytes": None, "unknown": None, "note": short}
-             for rank in missing if rank not in had]
-    if added:
-        out = pd.concat([out, pd.DataFrame(added, columns=out.columns)], ignore_index=True)
-    out["step_bytes"] = pd.Series([None if is_missing(v) else int(v) for v in out["step_bytes"]], dtype=object)
-
-    def order(i):
-        row = out.iloc[i]
-        rank = row["rank"]
-        return (is_missing(rank), rank if not is_missing(rank) else 0, *(str(row[k]) for k in by))
-
-    return out.iloc[sorted(range(len(out)), key=order)].reset_index(drop=True)
-
-
-def bytes_by_axis(analysis, costs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Bytes each rank sends on the wire per step, per parallel axis (:func:`bytes_by`)."""
-    return bytes_by(analysis, ("axis",), costs)
-
-
-def bytes_by_phase(analysis, costs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Bytes each rank sends on the wire per step, per phase (:func:`bytes_by`)."""
-    return bytes_by(analysis, ("phase",), costs)
-
-
-def rank_matrix(analysis, costs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Who sends how many bytes to whom per step: one row per (``src``, ``dst``) pair with
-    ``bytes`` > 0, summed over the operators, under :data:`MATRIX_ASSUMPTION`; ``unknown``: the
-    operators of ``src`` whose bytes or peers cannot be told (not in ``bytes``); ``note``:
-    :data:`SHORT` where ``src``'s file holds no gradient graph (its backward's bytes are in no
-    cell: :func:`backward_missing`)."""
-    costs = comm_costs(analysis) if costs is None else costs
-    return matrix_rows(costs, {**forward_missing(analysis), **backward_missing(analysis)})
-
-
-def matrix_rows(costs: pd.DataFrame, missing: dict) -> pd.DataFrame:
-    """:func:`rank_matrix` of :func:`comm_costs` and :func:`backward_missing`."""
-    import pandas as pd
-
-    columns = ["src", "dst", "bytes", "unknown", "note"]
-    if costs.empty and not missing:
-        return pd.DataFrame(columns=columns)
-    read = {r for r in costs["rank"] if r is not None}
-    cells: dict[tuple[int, int], float] = {}
-    unknown: dict[int, int] = {}
-    for row in costs.to_dict("records"):
-        rank, ranks, sent = row["rank"], row["group_ranks"], row["step_bytes"]
-        if rank is None:
-            continue
-        if is_missing(sent) or not ranks or rank not in ranks:
-            unknown[rank] = unknown.get(rank, 0) + 1
-            continue
-        group = sorted(ranks)
-        if row["op"] == "Receive":
-            pairs = [(p, rank, sent) for p in group if p != rank and p not in read]
-        else:
-            pairs = sends(row["op"], rank, group, group.index(rank), sent)
-        for src, dst, amount in pairs:
-            cells[(src, dst)] = cells.get((src, dst), 0) + amount
-    return matrix_frame(cells, unknown, missing)
-
-
 def sends(op: str, rank: int, group: list[int], index: int, sent) -> list[tuple[int, int, float]]:
     """``(src, dst, bytes)`` of what ``rank`` (at ``index`` in its ``group``'s sorted ranks)
     sends per step for one operator of ``sent`` bytes, under :data:`MATRIX_ASSUMPTION`; a
@@ -749,7 +552,8 @@ def sends(op: str, rank: int, group: list[int], index: int, sent) -> list[tuple[
 
 def matrix_frame(cells: dict, unknown: dict, missing: dict) -> pd.DataFrame:
     """The rank matrix's rows from its cells (``(src, dst) -> bytes``), each sender's unknown
-    operators and the ranks whose backward is not in the file read (see :func:`rank_matrix`)."""
+    operators and the ranks whose backward is not in the file read (see
+    :func:`~msinspect.analysis.job.cost_tables.rank_matrix`)."""
     import pandas as pd
 
     note = {rank: SHORT for rank in missing if rank is not None}
@@ -761,7 +565,8 @@ def matrix_frame(cells: dict, unknown: dict, missing: dict) -> pd.DataFrame:
 
 
 def matrix_table(matrix: pd.DataFrame) -> pd.DataFrame:
-    """:func:`rank_matrix` as a square table: senders down, receivers across, 0 where nothing."""
+    """:func:`~msinspect.analysis.job.cost_tables.rank_matrix` as a square table: senders down,
+    receivers across, 0 where nothing."""
     import pandas as pd
 
     known = matrix.dropna(subset=["dst"]) if not matrix.empty else matrix
