@@ -98,7 +98,8 @@ TESTS = ("tests/mindspore/test_layouts.py", "tests/mindspore/test_layout_rules_w
          "tests/analysis/test_params_at_end.py", "tests/analysis/test_comm_kinds.py", "tests/test_set_by_vocabulary.py",
          "tests/analysis/test_group_resolution.py", "tests/analysis/test_group_search.py",
          "tests/analysis/test_golden_analyses.py", "tests/mindspore/test_wire_bytes.py",
-         "tests/mindspore/test_comm_groups_rules.py", "tests/mindspore/test_vocabulary_rules.py")
+         "tests/mindspore/test_comm_groups_rules.py", "tests/mindspore/test_vocabulary_rules.py",
+         "tests/mindspore/test_infer_rules.py")
 
 _UNUSED_WIDTH = "aligned_maps maps each input by its own length: its width argument is not read"
 _FOUR_OPERANDS = "the operator takes four operands in 2.10 (Gather: param, indices, axis, batch_dims; MatMul: x, w, " \
@@ -106,6 +107,10 @@ _FOUR_OPERANDS = "the operator takes four operands in 2.10 (Gather: param, indic
 _TWO_INPUTS = "the operator's strategy has exactly two entries (ops_info CheckStrategy refuses any other)"
 _FALSE = "None and False alike are false where the value is read"
 _NO_CUT = "with no input cut every map entry is -1 whatever the axis holds"
+_WIDER = "a larger stride only adds lists reaching past the world's ends, which the membership test drops"
+_ZERO = "a dimension of 0 times or divided by the count is 0, as kept"
+_SHORTCUT = "the lines after give False for equal words and for lengths two or more apart as well"
+_NO_NAME = "with no instance name, \"XXXX\" holds none of the marks and prefixes the lines after look for, as \"\" does"
 #: Survivors that cannot change any output, keyed by (file, function, the line as mutated): why.
 KNOWN_EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("layouts.py", "_elementwise",
@@ -181,6 +186,29 @@ KNOWN_EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("records.py", "_stage_and_name", 'stage, dash, rest = name.rpartition("-")'):
         "MindSpore's loader splits a merged name into two at its dash (param_name.split(\"-\")): a name it reads has "
         "one dash, whose first and last are the same",
+    ("comm_groups.py", "std_hash", 'block = int.from_bytes(data[start:start + 9], "little")'):
+        "a ninth byte lands at bit 64 and up, which the product's 64-bit mask drops",
+    ("comm_groups.py", "strided_candidates", "for stride in range(1, (last + first) // (size - 1) + 1):"): _WIDER,
+    ("comm_groups.py", "strided_candidates", "for stride in range(1, (last - first) // (size - 1) + 2):"): _WIDER,
+    ("vocabulary.py", "_by_rule", "out[cut] = _scaled(out[cut], count, grow=None)"): _FALSE,
+    ("vocabulary.py", "_scaled", "if dim <= 0:"): _ZERO,
+    ("vocabulary.py", "_scaled", "if dim < 1:"): _ZERO,
+    ("vocabulary.py", "_one_edit", "if a == b and abs(len(a) - len(b)) > 1:"): _SHORTCUT,
+    ("vocabulary.py", "_one_edit", "if a == b or abs(len(a) - len(b)) > 2:"): _SHORTCUT,
+    ("vocabulary.py", "check_kind",
+     "close = [_BY_FOLD[m][0] for m in difflib.get_close_matches(folded, list(_BY_FOLD), cutoff=0.6)]"):
+        "difflib.get_close_matches's n is 3 by default",
+    ("vocabulary.py", "check_kind",
+     "close = [_BY_FOLD[m][0] for m in difflib.get_close_matches(folded, list(_BY_FOLD), n=3, )]"):
+        "difflib.get_close_matches's cutoff is 0.6 by default",
+    ("vocabulary.py", "is_redistribution_step", 'name = node.instance_name or "XXXX"'): _NO_NAME,
+    ("vocabulary.py", "kind_of", 'name = (node.instance_name or "XXXX").lower()'): _NO_NAME,
+    ("vocabulary.py", "kind_of",
+     'if name.startswith("forward_op_") or (node.instance_name or "XXXX").startswith(GLOBAL_NORM_PREFIX):'): _NO_NAME,
+    ("vocabulary.py", "stands_in",
+     'match = _REPLACEMENT_NAME.match(str(node.instance_name or "XXXX")) if node is not None else None'): _NO_NAME,
+    ("vocabulary.py", "loss_scale_check", 'line = node.source_line or "XXXX"'):
+        "a node with no source line is no call in loss_scale.py, with \"XXXX\" as with \"\"",
 }
 
 #: What the copy needs besides the package (the package's symlinked folders, the fixtures).

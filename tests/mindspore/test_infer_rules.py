@@ -186,6 +186,8 @@ def test_identity_rules_and_no_rule():
     ({"split_dim": None}, (4, 2, 3, 8), None),
     ({"concat_dim": None}, (4, 2, 3, 8), None),
     ({"split_count": 2}, (4, 2, 3, 8), (4, 4, 3, 4)),                       # 2 * 2, 8 / 2
+    ({"split_count": 1}, (4, 2, 3, 8), (4, 2, 3, 8)),                       # a group of one: as it was
+    ({"split_dim": -4, "concat_dim": 3}, (8, 2, 3, 4), (2, 2, 3, 16)),      # -4 is axis 0: 8 / 4; 4 * 4
 ])
 def test_alltoall_axes(alltoall, attrs, shape, out):
     """Zoo 20's AlltoAll with other attributes (``split_count`` 4, ``split_dim`` 3, ``concat_dim``

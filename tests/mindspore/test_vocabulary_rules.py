@@ -189,6 +189,7 @@ def test_send_and_receive_move_their_tensor_once():
     ("allreduce", "allreduce", False),    # the same
     ("allreduce", "allreduc", True),      # a letter dropped
     ("allreduc", "allreduce", True),      # ... or added
+    ("allgather", "allgathr", True),      # dropped, the shorter word sorting after the longer
     ("reduce", "educe", True),            # the first
     ("allreduce", "allredu", False),      # two dropped
     ("allgather", "allgahex", False),     # one dropped, one changed
