@@ -25,15 +25,14 @@ hashing or searching a 10,000-rank tuple for every row made the old tables quadr
 """
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from msinspect.analysis.job.comm_totals import CommTotals, Total, group_of, moves, reason_of, why_text
 from msinspect.analysis.job.cost import why_no_backward, why_no_forward
-from msinspect.analysis.job.cost_tables import CostFold, StageAxes, Stages
-from msinspect.analysis.rank.gradsync import verdict_of
-from msinspect.mindspore.layouts import Layout
+from msinspect.analysis.job.cost_tables import CostFold, StageAxes
+from msinspect.analysis.rank.context import Stages
+from msinspect.analysis.rank.gradsync import SliceHolders, verdict_of
 from msinspect.analysis.rank.memory import memory_of_rank, shards_of_rank
 from msinspect.analysis.dataflow.node_facts import selector_matches
 from msinspect.analysis.rank.params import weights_of, with_slices
@@ -142,13 +141,14 @@ def wire_of_rank(rank: CommTotals, no_backward: str | None = None) -> tuple[tupl
 
 # ------------------------------------------------------------------ gradient synchronisation
 class GradientSync:
-    """:func:`msinspect.analysis.rank.gradsync.gradient_sync` folded as the glance reads it: per verdict
+    """:func:`msinspect.analysis.rank.gradsync.gradient_sync` folded as the glance reads it (the replicas
+    told by the same :class:`~msinspect.analysis.rank.gradsync.SliceHolders`): per verdict
     the weights, the weights replicated without synchronisation by their replicas, update and
     source (with the first of them), and why some cannot be told."""
 
     def __init__(self, analysis, stages: Stages):
         self.stages = stages
-        self.holding: dict = {}
+        self.replicas = SliceHolders()
         self.rows = 0
         self.params: dict = {}
         self.verdicts: dict[str, dict] = {"synchronised": {}, "not replicated": {}, "not synchronised": {},
@@ -158,30 +158,11 @@ class GradientSync:
         self.whole: list = []  # rows replicated by every rank holding them whole: told at the end
         self.holders: dict = {}
 
-    def _replicas(self, slices: list[dict], ctx) -> dict[str, tuple]:
-        out = {}
-        stage = ctx.stage_ranks_or_world
-        if not stage or ctx.local_rank is None:
-            return out
-        for row in slices:
-            matrix, tensor_map, shape = row["device_matrix"], row["tensor_map"], row["global_shape"]
-            if matrix is None or tensor_map is None or shape is None or math.prod(matrix) != len(stage):
-                continue
-            layout = Layout(tuple(matrix), (tuple(tensor_map),))
-            key = (layout, tuple(shape), id(stage))
-            if key not in self.holding:
-                by_slice: dict[tuple, list[int]] = {}
-                for i, r in enumerate(stage):
-                    by_slice.setdefault(layout.slice_of(0, tuple(shape), i), []).append(r)
-                self.holding[key] = ({piece: tuple(ranks) for piece, ranks in by_slice.items()}, stage)
-            out[row["param"]] = self.holding[key][0][layout.slice_of(0, tuple(shape), ctx.local_rank)]
-        return out
-
     def add_rank(self, held: list[dict], slices: list[dict], ctx) -> None:
         rows = [row for row in held if row["update"] or row["synced_by"]]
         if not rows:
             return
-        by_layout = self._replicas(slices, ctx)
+        by_layout = self.replicas.of(slices, ctx)
         for row in rows:
             index = self.rows
             self.rows += 1

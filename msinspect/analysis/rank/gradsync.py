@@ -23,11 +23,14 @@ mode), every rank read whose file holds the weight with the same shape: each hol
 """
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from msinspect.mindspore import vocabulary
 from msinspect.mindspore.layouts import Layout
 from msinspect.analysis.dataflow.node_facts import nbytes
+from msinspect.analysis.rank.context import Stages
+from msinspect.analysis.rank.params import weights_of, with_slices
 from msinspect.model import IRFile, Node, NodeRef, ParamRef
 
 if TYPE_CHECKING:
@@ -223,33 +226,38 @@ def trained_weights(held: list[dict]) -> set[str]:
 
 
 # ------------------------------------------------------------------ across ranks
-def _replicas_by_layout(slices: pd.DataFrame, analysis) -> dict[tuple[int, str], tuple[int, ...]]:
-    """(rank, weight) -> the ranks of its stage holding the same slice, from its layout."""
-    out = {}
-    # per layout, shape and stage: each slice and the ranks holding it, made once (a weight's
-    # slice asked of every rank of the stage for every rank made this the square of the ranks)
-    holding: dict[tuple, dict[tuple, tuple[int, ...]]] = {}
-    for row in slices.to_dict("records"):
-        matrix, tensor_map, shape, rank = row["device_matrix"], row["tensor_map"], row["global_shape"], row["rank"]
-        ctx = analysis.context(rank)
+class SliceHolders:
+    """Which ranks of its stage hold the same slice of a weight as a rank, from the weight's
+    layout: per layout, shape and stage, each slice and the ranks holding it, worked out once (a
+    weight's slice asked of every rank of the stage for every rank made this the square of the
+    ranks). The stage is told by its object: give the contexts of
+    :class:`~msinspect.analysis.rank.context.Stages`, one object per stage."""
+
+    def __init__(self):
+        self._holding: dict[tuple, tuple[dict[tuple, tuple[int, ...]], tuple]] = {}
+
+    def of(self, slices: list[dict], ctx) -> dict[str, tuple[int, ...]]:
+        """Weight -> the ranks holding its slice at ``ctx``'s rank, for each of the rank's weight
+        rows (``slices``: :func:`~msinspect.analysis.rank.params.with_slices`) whose layout covers
+        its stage; a weight without one is left out (its replicas are not told by its layout)."""
+        out: dict[str, tuple[int, ...]] = {}
         # a pipeline whose stages cannot be told: the world is not the weight's stage
         stage = ctx.stage_ranks_or_world
-        if matrix is None or tensor_map is None or shape is None or not stage or ctx.local_rank is None:
-            continue
-        devices = 1
-        for size in matrix:
-            devices *= size
-        if devices != len(stage):
-            continue
-        layout = Layout(tuple(matrix), (tuple(tensor_map),))
-        key = (layout, tuple(shape), tuple(stage))
-        if key not in holding:
-            by_slice: dict[tuple, list[int]] = {}
-            for i, r in enumerate(stage):
-                by_slice.setdefault(layout.slice_of(0, tuple(shape), i), []).append(r)
-            holding[key] = {piece: tuple(ranks) for piece, ranks in by_slice.items()}
-        out[(rank, row["param"])] = holding[key][layout.slice_of(0, tuple(shape), ctx.local_rank)]
-    return out
+        if not stage or ctx.local_rank is None:
+            return out
+        for row in slices:
+            matrix, tensor_map, shape = row["device_matrix"], row["tensor_map"], row["global_shape"]
+            if matrix is None or tensor_map is None or shape is None or math.prod(matrix) != len(stage):
+                continue
+            layout = Layout(tuple(matrix), (tuple(tensor_map),))
+            key = (layout, tuple(shape), id(stage))
+            if key not in self._holding:  # the stage kept with it: its id stays its own
+                by_slice: dict[tuple, list[int]] = {}
+                for i, r in enumerate(stage):
+                    by_slice.setdefault(layout.slice_of(0, tuple(shape), i), []).append(r)
+                self._holding[key] = ({piece: tuple(ranks) for piece, ranks in by_slice.items()}, stage)
+            out[row["param"]] = self._holding[key][0][layout.slice_of(0, tuple(shape), ctx.local_rank)]
+        return out
 
 
 SYNC_COLUMNS = ["rank", "param", "shape", "bytes", "update", "update_line", "file", "replicas", "replicas_from",
@@ -267,8 +275,12 @@ def gradient_sync(analysis) -> pd.DataFrame:
     rows = [row for result in analysis.results for row in result.held if row["update"] or row["synced_by"]]
     if not rows:
         return pd.DataFrame(columns=SYNC_COLUMNS)
-    slices = analysis.slices()
-    by_layout = _replicas_by_layout(slices[slices["kind"] == "weight"], analysis)
+    stages, holders = Stages(), SliceHolders()
+    by_layout = {}
+    for result in analysis.results:
+        ctx = stages.context(analysis, result.rank)
+        found = holders.of(with_slices(weights_of(analysis.params_of(result)), ctx), ctx)
+        by_layout.update(((result.rank, param), replicas) for param, replicas in found.items())
     comm = analysis.comm()
     where = {(f, line): (op, kind, ranks) for f, line, op, kind, ranks in
              zip(comm["file"], comm["line"], comm["op"], comm["kind"], comm["group_ranks"])} if len(comm) else {}
