@@ -46,7 +46,7 @@ seconds are not comparable, the peaks are), ``--ranks 256 10000``, after the rep
 no more per rank than they must (issue 41: the 10,000-rank report within 1.5x of the 256-rank
 one's peak; it was 1.70x, 191.7 / 112.8 MB, that morning): a weight's device grid past the drawn
 size without a cell per device, each total's ranks as bits (``comm_totals.RankSet``), the ranks of
-the wire, weights, memory and cost rows as runs (``rollup.Ranks``), the facts of the last 1,024
+the wire, weights, memory and cost rows as runs (``rank_merge.Ranks``), the facts of the last 1,024
 small communication groups only (``group_shapes.GroupLists``), one "no backward" sentence per
 stage name, the activation rows read a chunk at a time:
 
