@@ -46,13 +46,10 @@ transposed (columns, rows) product). The new MatMul has no strategy; its output 
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 import msinspect
 from msinspect.analysis import analyse
-from msinspect.analysis.rank.comm import _replaced_shape
 
 from tests.analysis.cost_by_hand import operators, split
 from tests.conftest import FIXTURES
@@ -93,8 +90,8 @@ def test_each_reduce_scatter_is_sized(analysis):
     rows = analysis.comm()
     for rank in RANKS:
         mine = rows[(rows["rank"] == rank) & (rows["op"] == "ReduceScatter")]
-        found = sorted((tuple(r["group_ranks"]), tuple(r["shape"] or ()), r["dtype"], r["tensor_bytes"], r["wire_bytes"])
-                       for r in mine.to_dict("records"))
+        found = sorted((tuple(r["group_ranks"]), tuple(r["shape"] or ()), r["dtype"], r["tensor_bytes"],
+                        r["wire_bytes"]) for r in mine.to_dict("records"))
         assert found == sorted([(_x_group(rank), (128, 8192), "Float32", SCATTER1_IN, SCATTER1),
                                 (_y_group(rank), (128, 8192), "Float32", SCATTER2_IN, SCATTER2)])
 
@@ -109,28 +106,3 @@ def test_bytes_by_axis_and_phase(analysis):
     for rank in RANKS:
         assert split(analysis, rank) == {("tensor", "forward"): TENSOR_FORWARD}
         assert operators(analysis, rank) == {("tensor", "forward"): 8}
-
-
-# The infer rules the walk through a replacement graph applies (MindSpore's Split, Concat,
-# Transpose and MatMul infer shapes), each on shapes worked by hand.
-def _op(op: str, *inputs, **attrs) -> SimpleNamespace:
-    return SimpleNamespace(op=op, inputs=inputs, primitive_attrs=attrs)
-
-
-@pytest.mark.parametrize("node, shapes, expected", [
-    (_op("Split", None, 0, 4), [(32768, 32)], (8192, 32)),  # zoo 20's gathered x in 4 parts
-    (_op("Split", None, -1, 2), [(4, 6)], (4, 3)),
-    (_op("Split", None, 0, 3), [(8, 2)], None),  # 8 rows do not split in 3
-    (_op("Concat", None, 1), [(8192, 32)] * 4, (8192, 128)),
-    (_op("Concat", None, 1), [(8192, 32), (4096, 32)], None),  # the other dimensions differ
-    (_op("Transpose", None, (1, 0)), [(8192, 128)], (128, 8192)),
-    (_op("Transpose", None, (0, 0)), [(8192, 128)], None),  # no permutation
-    (_op("MatMul", None, None, False, False), [(8192, 128), (128, 128)], (8192, 128)),
-    (_op("MatMul", None, None, True, True), [(128, 8192), (64, 128)], (8192, 64)),
-    (_op("MatMul", None, None, False, False), [(8192, 64), (128, 128)], None),  # 64 != 128
-    (_op("BatchMatMul", None, None, False, False), [(2, 1, 8, 4), (3, 4, 5)], (2, 3, 8, 5)),
-    (_op("BatchMatMul", None, None, False, False), [(2, 8, 4), (3, 4, 5)], None),  # 2 and 3 do not broadcast
-    (_op("MatMul", None, None, False, False), [None, (128, 128)], None),
-])
-def test_the_infer_rules(node, shapes, expected):
-    assert _replaced_shape(node, shapes) == expected

@@ -76,8 +76,19 @@ At step_parallel_end (no validate beside it): the forward as above, the mirrors 
 tell" with the reason, never 0. One size the file does not print at the rank: the embedding's
 AllReduce (rank 0 line 3248, ``(<null>) -> (<null>)``: the parallel pass's own replacement of the
 Gather, whose shapes it has not inferred; its input is a Mul of the Gather's output and a mask,
-none with a shape): "cannot tell" with the reason, and so is the tensor axis's forward total
-there. msinspect first left the global norm's "cannot tell" too (line 1689,
+none with a shape). msinspect first said "cannot tell" there; the chain tells it. MindSpore's
+``gather_info.cc`` replaces a Gather whose table is cut along the gathered axis (here the rows,
+8 ways over the tensor group; the ids' batch 32 ways over the data group: lines 3218-3245) by the
+same steps on every rank's slices: its ids, the tokens (32, 64) int32 cut (32, 1) by ``slice``
+(line 3205, ``in_strategy: ((32, 1))``): (1, 64); shifted by its slice's first row (``Sub``, 128 x
+its tensor index: 0 at rank 0), clamped into the slice (``ReLU``, ``Minimum`` 127: (1, 64)),
+looked up in its (128, 512) float32 slice of the (1024, 512) table (vocabulary 1024 / 8; the
+columns whole: ``Gather`` axis 0 gives the ids' shape then the table's other dimensions): (1, 64, 512);
+the ids that fell outside the slice zeroed by a mask (``Equal`` of the shifted and clamped ids,
+``Cast`` to the table's type, ``ExpandDims`` -1: (1, 64, 1)); ``Mul``: (1, 64, 512) float32 =
+131,072 bytes, summed over the tensor group, 2 x 7/8 x 131,072 = 229,376, the size validate
+prints (rank 0 validate line 176). So every size is told at step_parallel_end, and the tensor forward total is
+validate's 689,472, 8 operators. msinspect first left the global norm's "cannot tell" too (line 1689,
 ``(<Tensor[Float32], (1)>)``, a shape the same pass also prints for tensors it has not inferred:
 zoo 13's Cast of a (384, 512) weight, step_parallel_end line 6720, ``-> (<Tensor[Float32],
 (1)>)``); the global norm's sum is one element at every rank by MindSpore's construction (the sum
@@ -200,24 +211,26 @@ def test_the_rank_matrix(whole):
 
 def test_at_step_parallel_end_the_backward_cannot_tell(at_end):
     for rank in KEPT:
-        assert split(at_end, rank) == {("tensor", "forward"): None, ("data", "forward"): 2 * LOSS_GATHER,
+        assert split(at_end, rank) == {("tensor", "forward"): TENSOR_FORWARD, ("data", "forward"): 2 * LOSS_GATHER,
                                        ("data", "backward"): DATA_MIRRORS + WORLD_MIRRORS,
                                        ("data+tensor", "optimizer"): 2 * SCALAR, ("cannot tell", "backward"): None}
         assert operators(at_end, rank)[("data", "backward")] == 16 + 5
     assert_backward_untold(at_end, KEPT)
 
 
-def test_at_step_parallel_end_one_size_cannot_tell_and_says_why(at_end):
-    """The embedding's AllReduce, every other size told as at validate (the global norm's and the
-    overflow flag's 7 bytes; the 7 row-parallel and loss sums)."""
-    costs = comm_costs(at_end)
+def test_at_step_parallel_end_every_size_is_told(at_end):
+    """The embedding's AllReduce through the Gather's replacement chain, every other size as at
+    validate (the global norm's and the overflow flag's 7 bytes; the 7 row-parallel and loss sums)."""
+    costs, rows = comm_costs(at_end), at_end.comm()
     for rank in KEPT:
         mine = costs[costs["rank"] == rank]
-        (unknown,) = mine[mine["step_bytes"].isna()].to_dict("records")
-        assert (unknown["name"], unknown["axis"]) == ("5323172883814874878AllReduce11", "tensor")
-        assert "global shapes" in unknown["bytes_why"]
-        told = mine[(mine["axis"] == "tensor") & mine["step_bytes"].notna()]
-        assert sorted(told["step_bytes"]) == [LOSS_SUM] * 3 + [ROW_PARALLEL] * 4
+        assert mine["step_bytes"].notna().all()
+        named = rows[(rows["rank"] == rank) & (rows["name"] == "5323172883814874878AllReduce11")]
+        (embedding,) = named.to_dict("records")
+        assert (tuple(embedding["shape"]), embedding["dtype"]) == ((1, ROWS, 512), "Float32")
+        assert (embedding["tensor_bytes"], embedding["wire_bytes"]) == (ROWS * 512 * F32, EMBEDDING)
+        told = mine[mine["axis"] == "tensor"]
+        assert sorted(told["step_bytes"]) == [LOSS_SUM] * 3 + [ROW_PARALLEL] * 4 + [EMBEDDING]
         assert list(mine[mine["phase"] == "optimizer"]["step_bytes"]) == [SCALAR, SCALAR]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from msinspect.mindspore import comm_groups, vocabulary
+from msinspect.mindspore import comm_groups, infer_shapes, vocabulary
 from msinspect.analysis.rank.context import RankContext, shapes_are_global
 from msinspect.analysis.dataflow.file_view import answer, keeps_answers, label
 from msinspect.analysis.dataflow.flow import consumers, data_view, first_input, producer
@@ -449,12 +449,13 @@ class RankShapes:
 
     def _replaced(self, key: str) -> tuple[tuple[int, ...], str | None] | None:
         """(shape, dtype) at the rank of the output of an operator of a replacement graph
-        (:func:`_replacing`), by MindSpore's infer rule (:func:`_replaced_shape`) from its inputs
-        at the rank: a collective's (this class's rules), a weight's (cut in place) or another such
-        operator's. ``enable_nd_tp``'s MatMul (``matmul_info.cc``, ``ComputeNDTPReplaceGraph``)
-        multiplies the activation its AllGather, Split and Concat gathered by the weight's slice;
-        its partial sums reach the ReduceScatter through a Transpose (zoo 20: (8192, 128) @ (128,
-        128), transposed (128, 8192) at the rank). None where an input cannot tell."""
+        (:func:`_replacing`), by its infer rule (:mod:`msinspect.mindspore.infer_shapes`) from its
+        inputs at the rank (:meth:`_value`). ``enable_nd_tp``'s MatMul multiplies the activation
+        its AllGather, Split and Concat gathered by the weight's slice, its partial sums reach the
+        ReduceScatter through a Transpose (zoo 20: (8192, 128) @ (128, 128), transposed (128,
+        8192)); a row-split Gather looks the rank's ids up in its slice of the table, masked
+        (zoo 16: (1, 64) ids in a (128, 512) slice, (1, 64, 512) to the AllReduce). None where an
+        input cannot tell."""
         if key not in self._outputs:
             self._outputs[key] = None  # a loop through the graph tells nothing
             node = self._node(key)
@@ -462,20 +463,24 @@ class RankShapes:
             source = self._node(positions.get(0))
             if node.op == "TupleGetItem" and (source is None or source.op != "Split"):
                 return None  # a part of a Split only
+            reader = node  # whose inputs the rule reads: a Concat's parts are its MakeTuple's
             if node.op == "Concat" and source is not None and source.op == "MakeTuple":
-                positions = _inputs_by_position(self.graph, positions[0])  # the parts
-            found = [self._value(positions.get(i)) for i in range(max(positions, default=-1) + 1)]
-            dtypes = {f[1] for f in found if f is not None and f[1] is not None}
-            shape = _replaced_shape(node, [f[0] if f is not None else None for f in found])
-            if shape is not None and len(dtypes) == 1:
-                self._outputs[key] = (shape, dtypes.pop())
+                reader, positions = source, _inputs_by_position(self.graph, positions[0])
+            found = [self._value(positions[i]) if i in positions else _constant(reader, i)
+                     for i in infer_shapes.tensor_inputs(node.op, len(reader.inputs))]
+            shapes, dtypes = ([f[k] if f is not None else None for f in found] for k in (0, 1))
+            shape = infer_shapes.output_shape(node.op, node.inputs, shapes)
+            if shape is not None:
+                self._outputs[key] = (shape, infer_shapes.output_dtype(node.op, node.inputs, dtypes))
         return self._outputs[key]
 
     def _value(self, key: str | None) -> tuple[tuple[int, ...], str | None] | None:
         """(shape, dtype) at the rank of the value ``key`` gives an operator of a replacement
         graph: a parameter's as the file prints it (weights are cut in place), through ``Load`` /
         ``Depend``; a communication operator's output (:meth:`rank_output`); another replacing
-        operator's (:meth:`_replaced`). None for anything else."""
+        operator's (:meth:`_replaced`); an operator's with a strategy, its printed output cut by
+        its layout (:meth:`_from_producer`: zoo 16's tokens, ``slice``'s (32, 64) cut (32, 1)).
+        None for anything else."""
         data = self.graph.nodes[key] if key is not None else {}
         node = data.get("node")
         if node is None:
@@ -486,7 +491,15 @@ class RankShapes:
             return self._value(first_input(self.graph, key))
         if is_comm(node):
             return self.rank_output(key)
-        return self._replaced(key) if _replacing(node) else None
+        if _replacing(node):
+            return self._replaced(key)
+        out = node.output_types[0] if len(node.output_types) == 1 else None
+        if out is None or out.kind not in ("Tensor", "Ref") or out.shape is None:
+            return None
+        if not self.is_global:
+            return out.shape, out.dtype
+        found = self._from_producer(self._laid_out_by(key), out.shape)
+        return (found, out.dtype) if found is not None else None
 
     def _users(self, key: str) -> list[tuple[str, int]]:
         """(operator, input position) of every real operator the collective's output reaches
@@ -545,66 +558,21 @@ def _weight_kept(node: Node | None) -> tuple[tuple[int, ...], str | None] | None
 
 
 def _replacing(node: Node | None) -> bool:
-    """Whether ``node`` is an operator without a strategy of a graph MindSpore put in place of
-    another (:func:`~msinspect.mindspore.vocabulary.stands_in`) whose output shape
-    :func:`_replaced_shape` infers."""
-    return node is not None and node.strategy is None and node.op in _REPLACED_OPS and vocabulary.stands_in(node)
+    """Whether ``node`` is an operator of a graph MindSpore put in place of another
+    (:func:`~msinspect.mindspore.vocabulary.stands_in`) whose output an infer rule of
+    :mod:`msinspect.mindspore.infer_shapes` gives. Such a graph runs on the rank's slices: a
+    strategy one of its operators prints is the replaced operator's, copied (zoo 16's Sub and
+    Gather of the embedding print the Gather's ((8, 1), (32, 1)))."""
+    return node is not None and node.op in infer_shapes.INFERRED and vocabulary.stands_in(node)
 
 
-#: The operators of a replacement graph whose output :func:`_replaced_shape` infers.
-_REPLACED_OPS = frozenset({"Split", "TupleGetItem", "Concat", "Transpose", "MatMul", "BatchMatMul"})
-
-
-def _replaced_shape(node: Node, inputs: list[tuple[int, ...] | None]) -> tuple[int, ...] | None:
-    """The output shape of a replacement graph's operator from its inputs' (``inputs``, by
-    position; a Concat's: its parts), by the operator's infer rule in MindSpore: ``Split(x, axis,
-    n)`` gives n parts of ``x`` cut along ``axis`` (the shape of one, which its ``TupleGetItem``
-    takes), ``Concat(parts, axis)`` joins them along ``axis``, ``Transpose(x, perm)`` puts input
-    dimension perm[i] at i, ``MatMul(a, b, transpose_a, transpose_b)`` gives (rows of a, columns
-    of b) after the batch dimensions broadcast, the contracted dimensions equal. None where an
-    input is unknown or the shapes do not fit the rule."""
-    if not inputs or inputs[0] is None:
+def _constant(node: Node, position: int) -> tuple[tuple[int, ...], str | None] | None:
+    """(shape, dtype) of a constant tensor operand (``Tensor(shape=[], dtype=Int32, value=0)``),
+    the same at every rank; None where the input at ``position`` is none."""
+    typed = node.input_types[position] if position < len(node.input_types) else None
+    if typed is None or typed.kind != "Tensor" or typed.shape is None:
         return None
-    first, constants = inputs[0], node.inputs
-    if node.op == "TupleGetItem":
-        return first  # of a Split: one of its equal parts
-    if node.op == "Split" and len(constants) > 2 and all(type(v) is int for v in constants[1:3]):
-        axis, n = constants[1] % max(len(first), 1), constants[2]
-        if n > 0 and first and first[axis] % n == 0:
-            return first[:axis] + (first[axis] // n,) + first[axis + 1:]
-        return None
-    if node.op == "Concat" and len(constants) > 1 and type(constants[1]) is int:
-        if any(shape is None or len(shape) != len(first) for shape in inputs) or not first:
-            return None
-        axis = constants[1] % len(first)
-        if any(shape[:axis] + shape[axis + 1:] != first[:axis] + first[axis + 1:] for shape in inputs):
-            return None
-        return first[:axis] + (sum(shape[axis] for shape in inputs),) + first[axis + 1:]
-    if node.op == "Transpose" and len(constants) > 1:
-        perm = as_shape(constants[1])
-        return tuple(first[p] for p in perm) if perm is not None and sorted(perm) == list(range(len(first))) else None
-    if node.op in ("MatMul", "BatchMatMul") and len(inputs) > 1 and inputs[1] is not None:
-        return _product(first, inputs[1], *call_of(node).transpose)
-    return None
-
-
-def _product(a: tuple[int, ...], b: tuple[int, ...], ta: bool, tb: bool) -> tuple[int, ...] | None:
-    """The shape of ``a @ b`` (each transposed first where its flag says), batch dimensions
-    broadcast from the right; None where the contracted dimensions differ or a batch does not
-    broadcast."""
-    if len(a) < 2 or len(b) < 2:
-        return None
-    rows, inner = (a[-1], a[-2]) if ta else (a[-2], a[-1])
-    other, columns = (b[-1], b[-2]) if tb else (b[-2], b[-1])
-    if inner != other:
-        return None
-    batch, x, y = [], list(a[:-2]), list(b[:-2])
-    while x or y:
-        p, q = x.pop() if x else 1, y.pop() if y else 1
-        if p != q and 1 not in (p, q):
-            return None
-        batch.insert(0, max(p, q))
-    return tuple(batch) + (rows, columns)
+    return typed.shape, typed.dtype
 
 
 def _inputs_by_position(graph: nx.MultiDiGraph, key: str) -> dict[int, str]:
