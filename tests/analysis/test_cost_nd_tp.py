@@ -51,8 +51,8 @@ import pytest
 import msinspect
 from msinspect.analysis import analyse
 
-from tests.analysis.cost_by_hand import operators, split
-from tests.conftest import FIXTURES
+from tests.analysis.cost_by_hand import operators, split, told_by_command
+from tests.conftest import FIXTURES, dump_without
 
 ZOO20 = FIXTURES / "zoo" / "20_doc_high_dimension_tp"
 RANKS = (0, 3, 6)
@@ -106,3 +106,10 @@ def test_bytes_by_axis_and_phase(analysis):
     for rank in RANKS:
         assert split(analysis, rank) == {("tensor", "forward"): TENSOR_FORWARD}
         assert operators(analysis, rank) == {("tensor", "forward"): 8}
+
+
+def test_the_command_without_validate_reads_step_parallel_end_and_tells_all(tmp_path):
+    """A dump copied without its validate files: ``cost`` reads step_parallel_end, and the forward
+    (the whole step: no grad) is told there as at validate."""
+    copy = dump_without(ZOO20, tmp_path / "zoo20", "rank_*/*validate*")
+    assert told_by_command(copy) == {rank: {("tensor", "forward"): TENSOR_FORWARD} for rank in RANKS}
