@@ -880,10 +880,6 @@ def shared_groups(results: list[list[dict]], world: tuple[int, ...] | None) -> N
 LOGGED = 256
 
 
-def _hash_named(name) -> bool:
-    return comm_groups.is_mindspore_name(name) or comm_groups.is_sha256_name(name)
-
-
 class SharedGroups:
     """:func:`shared_groups` over ranks as they arrive, holding only what the group names stand
     for (not the ranks' rows): :meth:`add` each rank's comm rows as they come, :meth:`world_found`
@@ -963,7 +959,7 @@ class SharedGroups:
             if ranks is None:
                 continue
             ranks = compact(ranks)
-            if _hash_named(name):
+            if comm_groups.is_hash_name(name):
                 self._add_list(name, ranks)
             else:
                 self._others.add(ranks)
@@ -977,7 +973,7 @@ class SharedGroups:
         self._others.add(world)
         self._matching.clear()
         for name in self._world_names:
-            if _hash_named(name):
+            if comm_groups.is_hash_name(name):
                 self._add_list(name, world)
 
     def _every(self):
@@ -991,7 +987,8 @@ class SharedGroups:
         """Whether one rank's comm rows have a group whose ranks its file does not tell: a name
         :meth:`fill` may resolve, or the world group's (:func:`with_world`)."""
         return any(row.get("group_ranks") is None and row["op"] not in PIPELINE_OPS
-                   and (row["group"] in WORLD_GROUPS or (row.get("moves_data") and _hash_named(row.get("group"))))
+                   and (row["group"] in WORLD_GROUPS
+                        or (row.get("moves_data") and comm_groups.is_hash_name(row.get("group"))))
                    for row in rows)
 
     def fill(self, rows: list[dict], world: tuple[int, ...] | None) -> None:
@@ -1001,7 +998,7 @@ class SharedGroups:
             name = row.get("group")
             if row.get("group_ranks") is not None or not row.get("moves_data") or row["op"] in PIPELINE_OPS:
                 continue
-            if not _hash_named(name):
+            if not comm_groups.is_hash_name(name):
                 continue
             size, rank = row.get("group_size"), row.get("rank")
             found = self._lists.get(name)
