@@ -18,7 +18,7 @@ registers the same function, so that mutmut mutates them too.
 
 Run it niced, one worker (two cores are shared)::
 
-    nice -n 19 python bench/mutation_mindspore.py            # both files
+    nice -n 19 python bench/mutation_mindspore.py            # every file
     nice -n 19 python bench/mutation_mindspore.py layouts.py # one
 
 It prints, per file, the mutants made, killed, survived (known equivalent apart) and timed out,
@@ -96,12 +96,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = Path("msinspect/mindspore")
-FILES = ("layouts.py", "records.py", "vocabulary.py", "comm_groups.py")
+FILES = ("layouts.py", "records.py", "vocabulary.py", "comm_groups.py", "infer_shapes.py", "naming.py", "dtypes.py")
 
 #: The fast tests that read the package: its own unit tests, one analysis test of the weight slices
-#: the layouts give, the tests of the vocabulary's kinds and of the groups' names, and the analyses'
-#: golden files (bytes worked by hand) (each file well under a minute; the zoo-wide ones take
-#: minutes).
+#: the layouts give, the tests of the vocabulary's kinds and of the groups' names, the analyses'
+#: golden files (bytes worked by hand), the bytes of the replacement graphs of zoo 20 and 16 (the
+#: infer rules on real dumps) and the ``Type-N`` names of two dumps (each file well under a minute;
+#: the zoo-wide ones take minutes).
 TESTS = ("tests/mindspore/test_layouts.py", "tests/mindspore/test_layout_rules_whole.py",
          "tests/mindspore/test_records.py", "tests/mindspore/test_records_json_fields.py",
          "tests/mindspore/test_records_answers.py", "tests/mindspore/test_records_rules.py",
@@ -109,7 +110,10 @@ TESTS = ("tests/mindspore/test_layouts.py", "tests/mindspore/test_layout_rules_w
          "tests/analysis/test_group_resolution.py", "tests/analysis/test_group_search.py",
          "tests/analysis/test_golden_analyses.py", "tests/mindspore/test_wire_bytes.py",
          "tests/mindspore/test_comm_groups_rules.py", "tests/mindspore/test_vocabulary_rules.py",
-         "tests/mindspore/test_infer_rules.py")
+         "tests/mindspore/test_infer_rules.py", "tests/mindspore/test_infer_shapes.py",
+         "tests/analysis/test_cost_nd_tp.py", "tests/analysis/test_cost_zoo16.py", "tests/analysis/test_type_names.py",
+         "tests/analysis/test_file_view.py", "tests/mindspore/test_infer_shapes_rules.py",
+         "tests/mindspore/test_naming_rules.py", "tests/mindspore/test_dtypes.py")
 
 _UNUSED_WIDTH = "aligned_maps maps each input by its own length: its width argument is not read"
 _FOUR_OPERANDS = "the operator takes four operands in 2.10 (Gather: param, indices, axis, batch_dims; MatMul: x, w, " \
