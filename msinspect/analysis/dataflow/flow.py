@@ -179,17 +179,64 @@ def _walk(graph: nx.MultiDiGraph, start: str, step, also: Callable[[str], bool] 
     return nx.generic_bfs_edges(graph, start, onward)
 
 
+#: How many tuples deep :func:`consumers` follows an element (a tuple of tuples of ...): past
+#: that, every element of the innermost tuple is taken for it.
+_DEEPEST = 4
+
+
 @remembered
 def consumers(graph: nx.MultiDiGraph, key: str, data: nx.MultiDiGraph | None = None) -> list[str]:
     """The nearest real operators downstream of ``key`` along data edges, in file order
-    (``data``: the graph's :func:`data_view`, where the caller made it once for many calls)."""
+    (``data``: the graph's :func:`data_view`, where the caller made it once for many calls).
+
+    A value put in a tuple (``MakeTuple``) reaches the ``TupleGetItem`` of its own place only,
+    through any plumbing, call or ``Return`` between them (a ``@lazy_inline`` bprop returns each
+    weight's gradient at its place of one tuple; the caller takes each out by its index); an
+    operator that reads the whole tuple reads it too."""
+    from collections import deque
+
     data = data if data is not None else data_view(graph)
-    found = []
-    for _, target in _walk(graph, key, data.successors):
-        node = _node(graph, target)
-        if node is not None and not passes_through(graph, target):
-            found.append((node.line, target))
-    return [target for _, target in sorted(found)]
+    found: dict[str, int] = {}
+    seen = {(key, ())}
+    todo = deque(seen)
+    while todo:
+        current, places = todo.popleft()
+        for target in data.successors(current):
+            node = _node(graph, target)
+            if node is not None and not passes_through(graph, target):
+                found[target] = node.line
+                continue
+            for onward in _element_places(graph, current, target, node, places):
+                if (target, onward) not in seen:
+                    seen.add((target, onward))
+                    todo.append((target, onward))
+    return sorted(found, key=found.get)
+
+
+def _element_places(graph: nx.MultiDiGraph, source: str, target: str, node: Node | None,
+                    places: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Where in tuples the value :func:`consumers` follows is, once past ``target`` (reached from
+    ``source``): the innermost place last; none where ``target`` takes out another element. A
+    ``MakeTuple`` puts it at its place, a ``TupleGetItem`` takes it out; ``Load``, ``Depend``, a
+    bound call, its callee's ``Return`` and parameters pass the tuple on as it is; any other
+    operator data passes through (a collective, a redistribution's ``Concat``) makes a new value."""
+    if node is not None and node.op == "MakeTuple":
+        if len(places) >= _DEEPEST:
+            return [places]
+        return [places + (p,) for p in _positions(graph, source, target) if isinstance(p, int) and p >= 0]
+    if node is not None and node.op == "TupleGetItem" and places:
+        index = node.inputs[1] if len(node.inputs) > 1 else None
+        if type(index) is int:
+            return [places[:-1]] if index == places[-1] else []
+        return [places[:-1]]
+    if node is None or node.op in _CARRIERS or graph.nodes[target].get("bound"):
+        return [places]
+    return [()]
+
+
+#: The operators that pass a tuple on as it is (besides calls, their callees' ``Return`` and
+#: parameters: ``bound`` in :mod:`msinspect.graph`).
+_CARRIERS = frozenset({"Load", "Depend"})
 
 
 def reaches_back(graph: nx.MultiDiGraph, start: str, target: str, data: nx.MultiDiGraph | None = None) -> bool:
