@@ -16,8 +16,10 @@ gradient graph built, recompute applied):
   caller calls it with the sensitivity. Each ``vi`` is read by the backward: saved. A ``vi`` that
   is a parameter of the forward graph is the value its call binds (:mod:`msinspect.graph`). A
   forward graph called several times (micro-batches) makes one closure a call, of the call's
-  ``micro`` index; where such calls carry none, the estimate cannot tell which micro-batch each
-  closure belongs to, and says so.
+  micro-batch and chunk (below); a value bound at every call (a weight gathered once a step
+  before the calls) is one tensor, ``shared``. Where such calls carry no micro-batch, the estimate
+  cannot tell which micro-batch each closure belongs to, and says so. The output of a call of a
+  bprop graph is the backward's (a gradient), never a saved tensor.
   A value read through ``Depend`` / ``Load`` is its producer's; an item of a tuple
   (``TupleGetItem``) is that item alone. Weights and graph inputs (parameters) are not saved
   tensors: :mod:`~msinspect.analysis.rank.memory` counts the weights; the inputs are ``inputs`` here.
@@ -25,9 +27,11 @@ gradient graph built, recompute applied):
 - recompute is the file's own: once the recompute pass has run, the backward reads the copies
   and no longer the recomputed cells' forward outputs, so those are not saved; only what the
   copies read (a cell's inputs, the gathered weights) is.
-- micro-batches (``cnode_primal_attrs: {micro: I64(i)}``, as MindSpore unrolls them): the saved
-  bytes of one micro-batch are the most any micro index has; tensors with no micro index are
-  counted once (``shared``).
+- micro-batches (``cnode_primal_attrs: {micro: I64(i)}``, as MindSpore unrolls them; on the calls of
+  an interleaved pipeline's chunk graphs ``cnode_attrs: {micro: I64(i), chunk: I64(c)}``; else the
+  micro-batch :func:`micro_of_order` reads from ``order``): the saved bytes of one micro-batch are
+  the most any micro index has, all chunks together; tensors with no micro index are counted once
+  (``shared``).
 - in flight: under a pipeline of ``p`` stages, stage ``s`` (from 0) keeps ``min(p - s, m)`` of its
   ``m`` micro-batches' activations at once: MindSpore's default scheduler, 1F1B
   (``AutoParallel.pipeline(scheduler="1f1b")``), orders ``p - s`` forwards before the first
@@ -35,8 +39,20 @@ gradient graph built, recompute applied):
   a Depend from forward ``i - 1``'s end to forward ``i``'s start for ``i < stage_num - stage_id``),
   then one forward per backward. The file does not state the scheduler: under ``gpipe`` all ``m``
   are in flight. Without a pipeline, micro-batches (gradient accumulation) run one at a time.
+- interleaved (the file shows more than one chunk, ``pipeline_interleave``): each (chunk,
+  micro-batch) forward pass keeps its own closure until its backward ends, and the passes run as
+  ``InterleavedScheduler::Reorder`` orders them (``pipeline_transformer/pipeline_scheduler.cc``,
+  MindSpore 2.10): ``bias = (p + m mod p)(v - 1) + 2 (p - s - 1)`` forward passes of warm-up, then
+  forward ``i`` before backward ``i - bias`` and that backward before forward ``i + 1``; forward
+  passes sorted by (micro-batch // p, chunk, micro-batch), backward passes by (micro-batch // p,
+  chunk descending, micro-batch) (``SortFuncBetweenMicro``). :func:`interleaved_peak` walks that
+  order: ``in_flight`` is ``bias + 1`` chunk passes, and the saved bytes are the most the passes
+  alive at once hold (chunks differ: a first stage's chunk 0 holds the embedding's, a last stage's
+  last chunk the loss's), not ``per_micro x in_flight``. The ``ENABLE_LESS_MEM_VPP`` variant
+  (``MemoryOptimizedReorder``, ``bias = (p + m mod p)(v - 1) + p - s - 1``) is not in the file.
 
-``activations = per_micro x in_flight + shared + inputs``. What it leaves out (:data:`LEAVES_OUT`):
+``activations = per_micro x in_flight + shared + inputs`` (interleaved: the peak of the schedule +
+shared + inputs). What it leaves out (:data:`LEAVES_OUT`):
 the operators' workspace, the allocator's fragmentation and alignment, communication buffers,
 temporaries that live only while the next operator runs, the backward's own peak (gradients in
 flight before they are summed), and the framework's own memory.
@@ -61,7 +77,8 @@ ACTIVATION_COLUMNS = ["rank", "stage", "micro_batches", "in_flight", "per_micro"
                       "recomputed", "activations", "why"]
 #: What the estimate leaves out, said wherever it is shown.
 LEAVES_OUT = ("an estimate: saved forward outputs at the rank's shapes times the micro-batches in flight "
-              "(1F1B: stage s of p keeps min(p - s, micro-batches)); it leaves out operator workspace, "
+              "(1F1B: stage s of p keeps min(p - s, micro-batches); interleaved, v chunks: the peak over MindSpore's "
+              "order of (p + m mod p)(v - 1) + 2(p - s - 1) + 1 chunk passes); it leaves out operator workspace, "
               "allocator fragmentation, communication buffers, short-lived temporaries, the backward's own peak "
               "and the framework's memory")
 #: Nodes whose output is their first input's (a value read through them is its producer's).
@@ -72,6 +89,10 @@ BPROP_MARK = "\u25c2"
 _UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
           "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*$")
+#: ``order`` = cut x MAX_MICRO_BATCH_NUM x MAX_INTERLEAVE_NUM + interleave index x MAX_INTERLEAVE_NUM
+#: + micro (``CalSrTag``, ``frontend/parallel/pipeline_transformer/pipeline_interleave.cc``; the
+#: constants 4096 and 128 of ``frontend/parallel/ops_info/ops_utils.h``).
+MAX_INTERLEAVE_NUM = 128
 
 
 def parse_size(text: str) -> int:
@@ -103,6 +124,13 @@ def _backward_side(node: Node) -> bool:
     return is_backward(node) or recomputed_copy(node) or bprop_graph(node.graph or "")
 
 
+def _backward_value(node: Node) -> bool:
+    """Whether a node's output is the backward's: a backward-side node's, or a call of a bprop
+    graph's (the gradients it returns; its argument, the sensitivity, is not a saved tensor)."""
+    bprop_call = node.op == "call" and bool(node.callee_graphs) and all(map(bprop_graph, node.callee_graphs))
+    return bprop_call or _backward_side(node)
+
+
 def _origin(ref, nodes: dict[int, Node]) -> tuple[Node, int | None] | None:
     """The CNode (and tuple item) whose output a value is, through Depend / Load / TupleGetItem;
     None for a parameter or a constant."""
@@ -120,9 +148,35 @@ def _origin(ref, nodes: dict[int, Node]) -> tuple[Node, int | None] | None:
     return None
 
 
+def micro_of_order(order: int) -> int:
+    """The micro-batch an ``order`` names: its last digits below :data:`MAX_INTERLEAVE_NUM`."""
+    return order % MAX_INTERLEAVE_NUM
+
+
+def _int_attr(node: Node, name: str) -> int | None:
+    for attrs in (node.cnode_primal_attrs, node.cnode_attrs):
+        value = attrs.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
 def _micro(node: Node | None) -> int | None:
-    micro = node.cnode_primal_attrs.get("micro") if node is not None else None
-    return micro if isinstance(micro, int) and not isinstance(micro, bool) else None
+    """A node's micro-batch: ``micro`` (primal, else the call's ``cnode_attrs``), else read from
+    ``order`` (not where a sequence chunk, ``seq_chunk``, shares its digits)."""
+    if node is None:
+        return None
+    micro = _int_attr(node, "micro")
+    order = _int_attr(node, "order")
+    if micro is None and order is not None and _int_attr(node, "seq_chunk") is None:
+        return micro_of_order(order)
+    return micro
+
+
+def _slot(node: Node | None) -> tuple[int | None, int] | None:
+    """``(chunk, micro)`` of a node of a micro-batch (chunk None where not told), None otherwise."""
+    micro = _micro(node)
+    return None if micro is None else (_int_attr(node, "chunk"), micro)
 
 
 def _size(abstract) -> int | None:
@@ -130,7 +184,7 @@ def _size(abstract) -> int | None:
 
 
 def _direct_reads(ir: IRFile, counts: dict) -> Iterator[tuple]:
-    """``(key, abstract, producer, micro)`` of each forward value a backward-side node reads in its
+    """``(key, abstract, producer, slot)`` of each forward value a backward-side node reads in its
     own graph; ``counts`` gets how many nodes are backward-side and how many recomputed copies."""
     for sub in ir.subgraphs:
         nodes = {n.index: n for n in sub.nodes if n.index is not None}
@@ -146,7 +200,7 @@ def _direct_reads(ir: IRFile, counts: dict) -> Iterator[tuple]:
                 if found is not None:
                     producer, item = found
                     abstract = node.input_types[position] if position < len(node.input_types) else None
-                    yield (producer.graph, producer.index, item, None), abstract, producer, _micro(producer)
+                    yield (producer.graph, producer.index, item, None), abstract, producer, _slot(producer)
 
 
 def _bound_values(graph, param: str, depth: int = 0) -> Iterator[tuple[str, str]]:
@@ -163,7 +217,7 @@ def _bound_values(graph, param: str, depth: int = 0) -> Iterator[tuple[str, str]
 
 
 def _closure_reads(ir: IRFile) -> Iterator[tuple]:
-    """``(key, abstract, producer, micro)`` of each forward value a ``Partial`` of a bprop graph
+    """``(key, abstract, producer, slot)`` of each forward value a ``Partial`` of a bprop graph
     binds (the closure the backward reads, see the module's docstring), once per call of the
     graph that makes it; a str where the calls' micro-batches cannot be told."""
     partials = [node for node in ir.nodes() if node.op == "Partial" and node.inputs
@@ -178,40 +232,60 @@ def _closure_reads(ir: IRFile) -> Iterator[tuple]:
         returned = f"{partial.graph}/Return"
         calls = [call for call, edges in (graph.succ[returned].items() if returned in graph else ())
                  if any(data.get("position") == RETURNED for data in edges.values())]
-        micros = {call: _micro(graph.nodes[call].get("node")) for call in calls}
-        if len(calls) > 1 and None in micros.values():
+        slots = {call: _slot(graph.nodes[call].get("node")) for call in calls}
+        many = len(calls) > 1
+        if many and None in slots.values():
             yield (f"cannot tell: the forward graph {partial.graph} that makes the backward's closure is called "
                    f"{len(calls)} times, not all with a micro-batch index: how many of its closures are alive at "
                    "once (a loop's iterations run a number of times known at run time, or an order that is no "
                    "micro-batch) the file does not say")
             continue
+        own = nodes_of[partial.graph]
         for position, value in enumerate(partial.inputs[1:], 1):
             abstract = partial.input_types[position] if position < len(partial.input_types) else None
+            while isinstance(value, NodeRef) and value.index in own and own[value.index].op in _PASS_THROUGH \
+                    and own[value.index].inputs:
+                value = own[value.index].inputs[0]  # a Load of a bound parameter is the bound value
             if isinstance(value, NodeRef):
-                found = [(partial.graph, value, call) for call in calls or [None]]
+                for call in calls or [None]:
+                    origin = _origin(value, own)
+                    if origin is not None:
+                        producer, item = origin
+                        yield ((producer.graph, producer.index, item, call if many else None), abstract, producer,
+                               slots[call] if many else _slot(producer))
             elif isinstance(value, ParamRef) and f"param:{value.name}" in graph:
-                found = [(node.graph, NodeRef(node.index), call)
-                         for key, call in _bound_values(graph, f"param:{value.name}")
-                         if (call in micros or not calls) and (node := graph.nodes[key].get("node")) is not None]
-            else:
-                continue
-            for where, ref, call in found:
-                origin = _origin(ref, nodes_of[where])
-                if origin is None:
-                    continue  # a weight or a graph input: not an activation
-                producer, item = origin
-                many = len(calls) > 1
-                yield ((producer.graph, producer.index, item, call if many else None), abstract, producer,
-                       micros[call] if many else _micro(producer))
+                yield from _bound_reads(graph, nodes_of, f"param:{value.name}", abstract, slots)
+
+
+def _bound_reads(graph, nodes_of: dict, param: str, abstract, slots: dict) -> Iterator[tuple]:
+    """The values bound to a forward graph's parameter a closure keeps: a value bound at one call
+    of several is that call's micro-batch's; one bound at several calls is one tensor (shared,
+    unless it is itself of a micro-batch)."""
+    bound: dict = defaultdict(set)
+    for key, call in _bound_values(graph, param):
+        if call in slots or not slots:
+            bound[key].add(call)
+    for key, calls in bound.items():
+        node = graph.nodes[key].get("node")
+        origin = _origin(NodeRef(node.index), nodes_of[node.graph]) if node is not None else None
+        if origin is None:
+            continue  # a weight or a graph input: not an activation
+        producer, item = origin
+        slot = _slot(producer)
+        if slot is None and len(calls) == 1 and len(slots) > 1:
+            slot = slots[next(iter(calls))]
+        yield (producer.graph, producer.index, item, None), abstract, producer, slot
 
 
 def saved_of_file(ir: IRFile) -> dict:
     """One file's saved forward outputs (see the module's docstring): ``per_micro`` ({micro index:
-    bytes}), ``shared`` (bytes of those with no micro index), ``inputs`` (the graph inputs' bytes),
-    ``saved`` (how many), ``unknown`` (how many have no known bytes), ``untold`` (which of
-    ``per_micro`` and ``shared`` they leave unknown), ``recomputed`` (copies the recompute pass
-    made), ``backward`` (nodes of the gradient graph), ``why`` (why it cannot tell, else "")."""
+    bytes}, all chunks), ``slots`` ({(chunk, micro): bytes}, chunk None where not told), ``shared``
+    (bytes of those with no micro index), ``inputs`` (the graph inputs' bytes), ``saved`` (how
+    many), ``unknown`` (how many have no known bytes), ``untold`` (which of ``per_micro`` and
+    ``shared`` they leave unknown), ``recomputed`` (copies the recompute pass made), ``backward``
+    (nodes of the gradient graph), ``why`` (why it cannot tell, else "")."""
     per_micro: dict = defaultdict(int)
+    slots: dict = defaultdict(int)
     shared = unknown = 0
     counts = {"backward": 0, "recomputed": 0}
     seen: set = set()
@@ -221,8 +295,8 @@ def saved_of_file(ir: IRFile) -> dict:
         if isinstance(read, str):
             why = why or read
             continue
-        key, abstract, producer, micro = read
-        if _backward_side(producer) or producer.op in PLUMBING_OPS:  # the inputs: `inputs`
+        key, abstract, producer, slot = read
+        if _backward_value(producer) or producer.op in PLUMBING_OPS:  # the inputs: `inputs`
             continue
         if key in seen:
             continue
@@ -230,15 +304,17 @@ def saved_of_file(ir: IRFile) -> dict:
         size = _size(abstract)
         if size is None:
             unknown += 1
-            untold.add("per_micro" if micro is not None else "shared")
-        elif micro is not None:
-            per_micro[micro] += size
+            untold.add("per_micro" if slot is not None else "shared")
+        elif slot is not None:
+            per_micro[slot[1]] += size
+            slots[slot] += size
         else:
             shared += size
     inputs = [nbytes(p.abstract.shape, p.abstract.dtype) if p.abstract is not None else None
               for p in ir.params if not p.has_default]
-    return {"per_micro": dict(per_micro), "shared": shared, "saved": len(seen), "unknown": unknown, "untold": untold,
-            **counts, "why": why, "inputs": None if any(v is None for v in inputs) else sum(inputs)}
+    return {"per_micro": dict(per_micro), "slots": dict(slots), "shared": shared, "saved": len(seen),
+            "unknown": unknown, "untold": untold, **counts, "why": why,
+            "inputs": None if any(v is None for v in inputs) else sum(inputs)}
 
 
 def pipeline_place(analysis, result) -> tuple[int, int] | None | str:
@@ -264,6 +340,31 @@ def in_flight(micro_batches: int, place: tuple[int, int] | None) -> int:
         return 1
     stage, stages = place
     return max(1, min(stages - stage, micro_batches))
+
+
+def interleaved_peak(slots: dict, stage: int, stages: int) -> tuple[int, int]:
+    """``(bytes, passes)``: the most saved bytes the (chunk, micro-batch) forward passes of stage
+    ``stage`` of ``stages`` hold at once under MindSpore's interleaved 1F1B, and how many passes
+    are then in flight (see the module's docstring, ``InterleavedScheduler::Reorder``). ``slots``:
+    {(chunk, micro): bytes}; bytes of a micro-batch whose chunk is not told live while any pass of
+    that micro-batch does."""
+    chunks = sorted({chunk for chunk, _ in slots if chunk is not None})
+    micros = sorted({micro for _, micro in slots})
+    offset = len(micros) % stages
+    bias = (stages + offset) * (len(chunks) - 1) + 2 * (stages - stage - 1)
+
+    def loop(micro: int) -> int:  # SortFuncBetweenMicro's loop index
+        return 0 if micro // (stages + offset) == 0 else (micro - offset) // stages
+
+    passes = [(chunk, micro) for chunk in chunks for micro in micros]
+    forward = sorted(passes, key=lambda p: (loop(p[1]), p[0], p[1]))
+    backward = sorted(passes, key=lambda p: (loop(p[1]), -p[0], p[1]))
+    peak = 0
+    for i in range(min(bias, len(passes) - 1), len(passes)):
+        alive = set(forward[:i + 1]) - set(backward[:max(0, i - bias)])
+        held = sum(slots.get(p, 0) for p in alive) + sum(slots.get((None, m), 0) for m in {m for _, m in alive})
+        peak = max(peak, held)
+    return peak, min(bias + 1, len(passes))
 
 
 def _why_not(result) -> str | None:
@@ -323,6 +424,10 @@ def activations_of_rank(rank, saved: dict | str, place) -> dict:
         row["why"] = place
     elif saved["inputs"] is None:
         row["why"] = "cannot tell: a graph input of unknown shape or dtype"
+    elif place is not None and len({chunk for chunk, _ in saved.get("slots", {}) if chunk is not None}) > 1:
+        peak, row["in_flight"] = interleaved_peak(saved["slots"], *place)
+        row["activations"] = peak + saved["shared"] + saved["inputs"]
+        row["why"] = ""
     else:
         row["in_flight"] = in_flight(micro, place)
         row["activations"] = per * row["in_flight"] + saved["shared"] + saved["inputs"]
