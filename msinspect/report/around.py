@@ -8,12 +8,12 @@ Bounded: at most :data:`MAX_PICTURES` pictures, each around at most :data:`MAX_S
 reason and the ``msinspect render`` command that draws it whole)."""
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 
 from msinspect.analysis.dataflow.node_facts import is_backward
 from msinspect.errors import MsInspectError, shown_path
+from msinspect.rank_merge import rank_number
 
 MAX_PICTURES = 8
 MAX_SEEDS = 3
@@ -73,8 +73,7 @@ def _located(choice: Choice, rows: list[dict] | None) -> Choice:
     those of the first rank read whose file has any, forward ones first, the gradient graph only
     when the selector names nothing else)."""
     if rows:
-        rank = rows[0]["rank"]
-        choice.rank = None if rank is None or (isinstance(rank, float) and math.isnan(rank)) else int(rank)
+        choice.rank = rank_number(rows[0]["rank"])
         choice.file, choice.lines = str(rows[0]["file"]), [int(row["line"]) for row in rows]
         choice.matched = len(rows)
     return choice
@@ -94,15 +93,15 @@ def _busiest_per_kind(busiest) -> list[Choice]:
             row = first
             why = (f"the first {kind} operator in file order: which has the most wire bytes cannot be told "
                    f"(no byte count in this file: its shapes are global or unknown; {count} {kind} operator(s))")
-        rank = row["rank"]
         out.append(Choice(f"{row['name']} ({row['op']}, line {int(row['line'])})", why, None,
-                          None if rank is None or (isinstance(rank, float) and math.isnan(rank)) else int(rank),
+                          rank_number(row["rank"]),
                           str(row["file"]), [int(row["line"])], 1))
     return out
 
 
 def _rank_text(rank) -> str:
-    return "?" if rank is None or (isinstance(rank, float) and math.isnan(rank)) else str(int(rank))
+    number = rank_number(rank)
+    return "?" if number is None else str(number)
 
 
 def selectors(ops: tuple[str, ...] | list[str] = (), check_report=None) -> list[str]:
