@@ -42,7 +42,8 @@ def output_shape(op: str, operands: tuple, shapes: list[Shape | None]) -> Shape 
     parts of ``x`` cut along ``axis`` (the shape of one, which its ``TupleGetItem`` takes),
     ``Concat(parts, axis)`` joins them along ``axis``, ``Transpose(x, perm)`` puts input dimension
     perm[i] at i, ``MatMul(a, b, transpose_a, transpose_b)`` gives (rows of a, columns of b) after
-    the batch dimensions broadcast, the contracted dimensions equal, ``Gather(table, indices,
+    the batch dimensions broadcast, the contracted dimensions equal (flags the IR does not state as
+    constants: None, as MindSpore's infer cannot tell either), ``Gather(table, indices,
     axis, 0)`` the table's dimensions with the gathered axis replaced by the indices', ``ExpandDims(x,
     axis)`` a 1 inserted at ``axis``, an element-wise operator its inputs broadcast."""
     if not shapes or any(shape is None for shape in shapes):
@@ -69,7 +70,7 @@ def output_shape(op: str, operands: tuple, shapes: list[Shape | None]) -> Shape 
         return tuple(first[p] for p in perm) if perm is not None and sorted(perm) == list(range(len(first))) else None
     if op in ("MatMul", "BatchMatMul") and len(shapes) == 2:
         flags = [v for v in operands[2:4] if isinstance(v, bool)]
-        return product(first, shapes[1], *(flags if len(flags) == 2 else (False, False)))
+        return product(first, shapes[1], *flags) if len(flags) == 2 else None
     if op == "Gather" and len(shapes) == 2:
         axis, batch_dims = _int(operands, 2), _int(operands, 3) or 0
         if axis is None or batch_dims or not first:

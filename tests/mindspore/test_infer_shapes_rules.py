@@ -141,3 +141,13 @@ def test_a_casts_short_target_is_named_long():
 def test_untold_inputs_give_no_type():
     assert output_dtype("Cast", (None,), ["Bool"]) is None  # no target
     assert output_dtype("Mul", (None, None), []) is None  # no input's type told
+
+
+@pytest.mark.parametrize("operands", [
+    (None, None, COMPUTED, False),  # a flag the IR computes
+    (None, None),  # the flags as primitive attributes (older releases' MatMul(%a, %b)): not read here
+])
+def test_a_matmul_whose_flags_are_no_constants_cannot_tell(operands):
+    # MatMulFuncImpl::InferShape: without transpose_a's value MindSpore returns x's shape as a
+    # placeholder, not the product: (128, 8192) @ (128, 64) is (8192, 64) transposed, (128, 64) not
+    assert output_shape("MatMul", operands, [(128, 8192), (128, 64)]) is None
