@@ -45,23 +45,22 @@ def output_shape(op: str, operands: tuple, shapes: list[Shape | None]) -> Shape 
     the batch dimensions broadcast, the contracted dimensions equal (flags the IR does not state as
     constants: None, as MindSpore's infer cannot tell either), ``Gather(table, indices,
     axis, 0)`` the table's dimensions with the gathered axis replaced by the indices', ``ExpandDims(x,
-    axis)`` a 1 inserted at ``axis``, an element-wise operator its inputs broadcast."""
+    axis)`` a 1 inserted at ``axis``, an element-wise operator its inputs broadcast. An axis past
+    the dimensions (a Split's, Concat's or Gather's, an ExpandDims' past the output's) gives None."""
     if not shapes or any(shape is None for shape in shapes):
         return None
     first = shapes[0]
     if op == "TupleGetItem":
         return first  # of a Split: one of its equal parts
     if op == "Split":
-        axis, n = _int(operands, 1), _int(operands, 2)
-        if axis is None or not n or n < 0 or not first or first[axis % len(first)] % n:
+        axis, n = _axis(operands, 1, len(first)), _int(operands, 2)
+        if axis is None or n is None or n < 1 or first[axis] % n:
             return None
-        axis %= len(first)
         return first[:axis] + (first[axis] // n,) + first[axis + 1:]
     if op == "Concat":
-        axis = _int(operands, 1)
-        if axis is None or not first or any(len(shape) != len(first) for shape in shapes):
+        axis = _axis(operands, 1, len(first))
+        if axis is None or any(len(shape) != len(first) for shape in shapes):
             return None
-        axis %= len(first)
         if any(shape[:axis] + shape[axis + 1:] != first[:axis] + first[axis + 1:] for shape in shapes):
             return None
         return first[:axis] + (sum(shape[axis] for shape in shapes),) + first[axis + 1:]
@@ -72,17 +71,13 @@ def output_shape(op: str, operands: tuple, shapes: list[Shape | None]) -> Shape 
         flags = [v for v in operands[2:4] if isinstance(v, bool)]
         return product(first, shapes[1], *flags) if len(flags) == 2 else None
     if op == "Gather" and len(shapes) == 2:
-        axis, batch_dims = _int(operands, 2), _int(operands, 3) or 0
-        if axis is None or batch_dims or not first:
+        axis, batch_dims = _axis(operands, 2, len(first)), _int(operands, 3) or 0
+        if axis is None or batch_dims:
             return None
-        axis %= len(first)
         return first[:axis] + shapes[1] + first[axis + 1:]
     if op == "ExpandDims":
-        axis = _int(operands, 1)
-        if axis is None:
-            return None
-        axis %= len(first) + 1
-        return first[:axis] + (1,) + first[axis:]
+        axis = _axis(operands, 1, len(first) + 1)
+        return first[:axis] + (1,) + first[axis:] if axis is not None else None
     if op in BROADCASTING:
         return broadcast(*shapes)
     return None
@@ -119,6 +114,14 @@ def broadcast(*shapes: Shape) -> Shape | None:
             return None
         out.insert(0, sizes.pop() if sizes else 1)
     return tuple(out)
+
+
+def _axis(operands: tuple, position: int, rank: int) -> int | None:
+    """The axis the operand at ``position`` states, of ``rank`` dimensions, from 0 (a negative one
+    counts from the end); None where it is no constant or outside ``[-rank, rank)``: MindSpore
+    refuses such an axis (``CheckValidation`` of Split, ``GatherFuncImpl``'s range check)."""
+    axis = _int(operands, position)
+    return axis % rank if axis is not None and -rank <= axis < rank else None
 
 
 def _int(operands: tuple, position: int) -> int | None:

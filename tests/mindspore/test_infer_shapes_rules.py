@@ -151,3 +151,32 @@ def test_a_matmul_whose_flags_are_no_constants_cannot_tell(operands):
     # MatMulFuncImpl::InferShape: without transpose_a's value MindSpore returns x's shape as a
     # placeholder, not the product: (128, 8192) @ (128, 64) is (8192, 64) transposed, (128, 64) not
     assert output_shape("MatMul", operands, [(128, 8192), (128, 64)]) is None
+
+
+@pytest.mark.parametrize("op, operands, shapes", [
+    # Split's CheckValidation: "axis must in [-rank, rank)"; of (32768, 32): 2 and -3 are outside
+    ("Split", (None, 2, 4), [(32768, 32)]),
+    ("Split", (None, -3, 4), [(32768, 32)]),
+    ("Concat", (None, 2), [(8192, 32)] * 4),
+    ("Concat", (None, -3), [(8192, 32)] * 4),
+    # GatherFuncImpl: -rank <= axis < rank of the table (zoo 16's (128, 512) slice)
+    ("Gather", (None, None, 2, 0), [(128, 512), (1, 64)]),
+    ("Gather", (None, None, -3, 0), [(128, 512), (1, 64)]),
+    # ExpandDims: the axis within the output's three dimensions (axis + 3 >= 0, at most the end)
+    ("ExpandDims", (None, 3), [(1, 64)]),
+    ("ExpandDims", (None, -4), [(1, 64)]),
+])
+def test_an_axis_past_the_dimensions_cannot_tell(op, operands, shapes):
+    assert output_shape(op, operands, shapes) is None
+
+
+@pytest.mark.parametrize("op, operands, shapes, expected", [
+    ("Split", (None, -2, 4), [(32768, 32)], (8192, 32)),  # -2 of two dimensions is 0
+    ("Split", (None, 1, 4), [(32768, 32)], (32768, 8)),
+    ("Concat", (None, -2), [(8192, 32)] * 2, (16384, 32)),
+    ("Gather", (None, None, -2, 0), [(128, 512), (1, 64)], (1, 64, 512)),  # -2 of the table's two is 0
+    ("Gather", (None, None, -1, 0), [(128, 512), (1, 64)], (128, 1, 64)),
+    ("ExpandDims", (None, 2), [(1, 64)], (1, 64, 1)),  # the output's last
+])
+def test_an_axis_at_the_ends_of_the_range(op, operands, shapes, expected):
+    assert output_shape(op, operands, shapes) == expected
