@@ -369,6 +369,7 @@ def wire_bytes_for(op: str, tensor_bytes: int | None, n: int | None) -> int | No
 SHAPE_RULES = {
     "AllReduce": "same", "Broadcast": "same", "_MirrorOperator": "same", "_MirrorMiniStepOperator": "same",
     "_MirrorMicroStepOperator": "same", "MirrorMicroStepOperator": "same", "_VirtualDiv": "same",
+    "_VirtualAssignAdd": "same",
     "AllGather": "gather", "_HostAllGather": "gather", "_MicroStepAllGather": "gather",
     "_MiniStepAllGather": "gather", "ReduceScatter": "scatter", "_HostReduceScatter": "scatter",
     "AlltoAll": "alltoall", "AllToAll": "alltoall",

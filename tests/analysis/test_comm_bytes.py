@@ -243,6 +243,27 @@ def test_zoo13_optimizer_gathers_and_accumulating_mirrors_at_step_parallel_end()
     assert set(norms["wire_bytes"]) == {3_072}
 
 
+def test_zoo13_embedding_allreduce_at_step_parallel_end():
+    """Zoo 13, rank 0 at step_parallel_end: the embedding's AllReduce, which closes the graph
+    MindSpore puts in place of a Gather whose table is cut along the gathered axis (``gather_info.cc``:
+    each rank looks the ids up in its own rows, masked, and the tensor group sums the parts). By
+    hand (nets/13_mf_llama_pp_interleave.py, mf_llama.MODEL): the table (vocab 1024, hidden 512) is
+    cut (2, 1) over the tensor pair {0, 1}: 512 rows at the rank; a micro-batch is 2 sequences of
+    64 tokens cut (2, 1) by the data axis: (1, 64) ids; so (1, 64, 512) float32, 131,072 bytes,
+    and a ring AllReduce over 2 ranks sends 2 x 1 / 2 x 131,072 = 131,072. The file prints the
+    chain's shapes ``<null>``, and the table reaches its Gather through ``_VirtualAssignAdd``
+    (whose infer returns its first input's shape: ``comm_ops.py``) of a ``Load`` of the body's
+    parameter, bound to the weight's micro-step mirror in the caller: each step read at the rank."""
+    comm = analyse(msinspect.load_dump(ZOO / "13_mf_llama_pp_interleave"), "step_parallel_end", only=[0]).comm()
+    embedding = comm[(comm["op"] == "AllReduce") & comm["consumer_scopes"].astype(str).str.contains("tok_embeddings")
+                     | (comm["op"] == "AllReduce") & comm["scope"].astype(str).str.contains("tok_embeddings")]
+    assert len(embedding) == 1
+    row = embedding.iloc[0]
+    assert tuple(row["group_ranks"]) == (0, 1)
+    assert tuple(row["shape"]) == (1, 64, 512) and row["dtype"] == "Float32"
+    assert row["tensor_bytes"] == 131_072 and row["wire_bytes"] == 131_072
+
+
 @pytest.mark.parametrize("stage", ["step_parallel_end", "validate"])
 def test_pipeline_sends_both_ways(stage):
     """The interleaved pipeline: a micro-batch is 16 / 2 = 8 rows of 64, cut dp 2 inside a stage:

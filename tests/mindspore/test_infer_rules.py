@@ -197,3 +197,14 @@ def test_alltoall_axes(alltoall, attrs, shape, out):
     assert output_of(node, shape, None) == out
     if out is not None:
         assert input_of(node, out, None) == shape
+
+
+def test_a_virtual_assign_add_gives_its_first_input():
+    """``_VirtualAssignAdd(x, accumulator)`` (zoo 13 at step_parallel_end: the embedding table and
+    its ``accu_grads`` before the Gather) does nothing in the forward: MindSpore's infer returns
+    x's shape (``_VirtualAssignAdd.infer_shape`` in ``ops/operations/comm_ops.py``), the rank's
+    (512, 512) slice of the (1024, 512) table, and the inverse gives it back."""
+    path = next((ZOO / "13_mf_llama_pp_interleave" / "rank_0").glob("step_parallel_end_*.ir.gz"))
+    node = next(n for n in parse_file(path).nodes() if n.op == "_VirtualAssignAdd")
+    assert output_of(node, (512, 512), None) == (512, 512)
+    assert input_of(node, (512, 512), None) == (512, 512)

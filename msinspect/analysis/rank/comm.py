@@ -486,6 +486,8 @@ class RankShapes:
         if node is None:
             shapes, dtypes = data.get("output_shapes") or (), data.get("dtypes") or ()
             told = data.get("kind") == "parameter" and shapes and shapes[0] is not None
+            if not told and data.get("bound"):  # a called graph's parameter: its caller's argument
+                return self._value(first_input(self.graph, key))
             return (shapes[0], dtypes[0] if dtypes else None) if told else None
         if node.op in ("Load", "Depend"):
             return self._value(first_input(self.graph, key))
