@@ -325,6 +325,8 @@ class RankShapes:
             typed = out is not None and out.kind in ("Tensor", "Ref") and out.shape is not None
             if typed and not self.is_global:
                 self._outputs[key] = (out.shape, out.dtype)
+            elif _replacing(node):  # a redistribution's Split or Concat: by its infer rule
+                return self._replaced(key)
             else:
                 found = self.rank_input(key)
                 shape = vocabulary.output_of(node, found[0], self.group_size(node)) if found else None
@@ -357,9 +359,13 @@ class RankShapes:
             found = self.rank_output(source)
             if found is not None:
                 return found
-        if upstream is not None and vocabulary.is_redistribution_step(upstream):
-            shape = _stated_at_rank(upstream)
-            dtype = self._kept_dtype(source) if shape is not None else None
+        laid = self._laid_out_by(source)
+        if laid is not None and vocabulary.is_redistribution_step(laid):
+            # the step itself, or past a Cast with no strategy (zoo 15: MoEV3's ``astype`` of the
+            # router's input, between the redistribution's StridedSlice and its AllGather)
+            shape = _stated_at_rank(laid)
+            dtype = (self._kept_dtype(source) if laid is upstream else first.dtype if printed else None) \
+                if shape is not None else None
             if dtype is not None:
                 return shape, dtype
         if _replacing(upstream):
@@ -390,7 +396,8 @@ class RankShapes:
                 return first.dtype
             if _replacing(node):
                 found = self._replaced(key)
-                return found[1] if found is not None else None
+                if found is not None or not vocabulary.is_redistribution_step(node):
+                    return found[1] if found is not None else None
             if not (vocabulary.is_redistribution_step(node) or is_comm(node)):
                 return None
             key = first_input(self.graph, key)
@@ -493,15 +500,33 @@ class RankShapes:
             return self._value(first_input(self.graph, key))
         if is_comm(node):
             return self.rank_output(key)
-        if _replacing(node):
+        if _replacing(node) or (node.op == "TupleGetItem" and _replacing(self._node(first_input(self.graph, key)))):
             return self._replaced(key)
         out = node.output_types[0] if len(node.output_types) == 1 else None
         if out is None or out.kind not in ("Tensor", "Ref") or out.shape is None:
             return None
         if not self.is_global:
             return out.shape, out.dtype
+        if node.op == "TupleGetItem":
+            found = self._dataset_part(key, node, out.shape)
+            return (found, out.dtype) if found is not None else None
         found = self._from_producer(self._laid_out_by(key), out.shape)
         return (found, out.dtype) if found is not None else None
+
+    def _dataset_part(self, key: str, node: Node, whole: tuple[int, ...]) -> tuple[int, ...] | None:
+        """The rank's part of a graph input a ``_VirtualDataset`` gives out (``TupleGetItem(dataset,
+        i)``, printed ``whole``): cut as the dataset's input i, whose tensor map its outputs keep
+        (``virtual_dataset_info.cc``, ``InferTensorMap``; under ``full_batch`` every part is whole:
+        zoo 05's (1024) token ids, ``in_strategy: ((1))``). None for another item."""
+        dataset = self._node(first_input(self.graph, key))
+        index = node.inputs[1] if len(node.inputs) > 1 else None
+        strategy = dataset.strategy if dataset is not None and dataset.op == "_VirtualDataset" else None
+        if strategy is None or not strategy.in_strategy or type(index) is not int:
+            return None
+        layout = layout_of(call_of(dataset, strategy.in_strategy), self.ctx.stage_devices)
+        if layout is None or not 0 <= index < len(layout.tensor_maps) or len(layout.tensor_maps[index]) != len(whole):
+            return None
+        return divided(whole, tuple(layout.parts(entry) for entry in layout.tensor_maps[index]))
 
     def _users(self, key: str) -> list[tuple[str, int]]:
         """(operator, input position) of every real operator the collective's output reaches
@@ -560,12 +585,15 @@ def _weight_kept(node: Node | None) -> tuple[tuple[int, ...], str | None] | None
 
 
 def _replacing(node: Node | None) -> bool:
-    """Whether ``node`` is an operator of a graph MindSpore put in place of another
-    (:func:`~msinspect.mindspore.vocabulary.stands_in`) whose output an infer rule of
-    :mod:`msinspect.mindspore.infer_shapes` gives. Such a graph runs on the rank's slices: a
-    strategy one of its operators prints is the replaced operator's, copied (zoo 16's Sub and
-    Gather of the embedding print the Gather's ((8, 1), (32, 1)))."""
-    return node is not None and node.op in infer_shapes.INFERRED and vocabulary.stands_in(node)
+    """Whether ``node`` runs on the rank's slices and an infer rule of
+    :mod:`msinspect.mindspore.infer_shapes` gives its output: an operator of a graph MindSpore put
+    in place of another (:func:`~msinspect.mindspore.vocabulary.stands_in`; a strategy one of its
+    operators prints is the replaced operator's, copied: zoo 16's Sub and Gather of the embedding
+    print the Gather's ((8, 1), (32, 1))), or a redistribution's step (``redistribution_op_*``:
+    ``tensor_redistribution.cc`` builds its Split and Concat for the slice; zoo 02's head gathers
+    2, splits and concatenates the parts along another axis before its next AllGather)."""
+    return node is not None and node.op in infer_shapes.INFERRED and (
+        vocabulary.stands_in(node) or vocabulary.is_redistribution_step(node))
 
 
 def _constant(node: Node, position: int) -> tuple[tuple[int, ...], str | None] | None:
