@@ -10,6 +10,10 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
+from msinspect.analysis.rank.comm import RankShapes
+from msinspect.analysis.rank.context import RankContext
+from msinspect.graph import node_id, to_networkx
+from msinspect.parser import parse_file
 from tests.conftest import FIXTURES
 
 ZOO = FIXTURES / "zoo"
@@ -81,3 +85,19 @@ def test_zoo15_router_input_gather(rank, name):
     assert tuple(row["group_ranks"]) == (pair, pair + 1)
     assert tuple(row["shape"]) == (1, 32, 512) and row["dtype"] == "Float32"
     assert row["tensor_bytes"] == 32 * 512 * F32 and row["wire_bytes"] == 32 * 512 * F32
+
+
+def test_a_dataset_input_cut_by_its_strategy_feeds_a_replacement_graph():
+    """The UT port test_field_split_dim_1x1 (fixtures/ut/..._test_field_split_dim_1x1.toml has the
+    derivation), rank 0 of 8 at step_parallel_end: the default dataset strategy (data parallel)
+    cuts the (16,) indices ((8,), (8, 1)): (2,) at each rank, which ``_VirtualDataset``'s
+    ``TupleGetItem`` gives out though the file prints (16). The table gather_param (64,) is split
+    by hand along the gathered axis; rank 0 holds rows 0-4, (5,). The field-split Gather
+    (``gather_info.cc``: Sub of the rank's offset, Gather of its own rows) looks the rank's 2 ids up
+    in its 5 rows: (2,) float32 (validate prints (5) and (2) in, (2) out). No collective follows
+    it in this network, so the walk that sizes a collective's input is asked directly."""
+    path = FIXTURES / "ut" / "a_test_gather_field_split__test_field_split_dim_1x1" / "rank_0"
+    ir = parse_file(next(path.glob("step_parallel_end_*")))
+    gather = next(n for n in ir.nodes() if n.op == "Gather")
+    shapes = RankShapes(ir, to_networkx(ir), RankContext(0, world=tuple(range(8))))
+    assert shapes._replaced(node_id(gather)) == ((2,), "Float32")
