@@ -234,6 +234,10 @@ class RankShapes:
     - the output of another communication operator whose input at the rank is known, by the
       operator's rule (:func:`~msinspect.mindspore.vocabulary.output_of`): a mirror after an
       optimizer gather;
+    - what a redistribution's step states (a ``Reshape``'s or ``StridedSlice``'s literal
+      arguments, also past a ``Cast`` without strategy) or infers from the slice it takes (its
+      ``Split`` and ``Concat``), and the output of a graph put in place of an operator, by its
+      operators' infer rules from their inputs at the rank (:meth:`_replaced`);
     - a scalar (nothing to cut);
     - what its consumers take: an operator with a strategy fed by the collective directly (through
       plumbing only) takes its global input divided by its strategy (MindSpore inserts the
