@@ -293,10 +293,12 @@ def test_zoo04_gradient_sends_have_bytes():
     assert set(sends["wire_bytes"]) == {128 * 512 * F32}
 
 
-@pytest.mark.parametrize("dump", ["01_semi_auto_tp4dp2", "04_pipeline_hsdp_recompute", "05_expert_alltoall_16",
+@pytest.mark.parametrize("dump", ["01_semi_auto_tp4dp2", "02_sharding_propagation_64", "03_recursive_programming_32",
+                                  "04_pipeline_hsdp_recompute", "05_expert_alltoall_16",
                                   "06_control_flow_8", "10_layout_api_8", "11_lazy_inline_8", "12_mf_llama_tp8",
                                   "13_mf_llama_pp_interleave", "14_mf_llama_seq_parallel", "15_mf_llama_moe_ep8",
-                                  "16_mf_llama_256"])
+                                  "16_mf_llama_256", "18_doc_pipeline_parallel", "19_doc_optimizer_parallel",
+                                  "20_doc_high_dimension_tp", "21_doc_layout_two_axes"])
 def test_step_parallel_end_bytes_are_those_validate_shows(dump):
     """Every size told at step_parallel_end is one MindSpore itself infers for the same rank at
     validate, where the shapes are per rank: for each operator told, an operator of the same type
