@@ -136,12 +136,17 @@ def first_input(graph: nx.MultiDiGraph, key: str) -> str | None:
     """The graph key of the node's first (position 0) data input, if it is a node or parameter;
     for a bound call, the ``Return`` of the one graph it calls; for a subgraph parameter, the
     argument of its one call (None where several graphs or calls could give it)."""
-    wanted = RETURNED if _bound_call(graph, key) else 0
     if graph.nodes[key].get("kind") == NodeKind.PARAMETER:
         sources = list(graph.pred[key])
         return sources[0] if len(sources) == 1 else None
+    return input_at(graph, key, RETURNED if _bound_call(graph, key) else 0)
+
+
+def input_at(graph: nx.MultiDiGraph, key: str, position: int) -> str | None:
+    """The graph key of the node or parameter at input ``position`` of ``key`` (``RETURNED``: the
+    ``Return`` a bound call's value comes from); None where none is, or several."""
     found = [source for source, edges in graph.pred[key].items()
-             if any(data.get("position") == wanted for data in edges.values())]
+             if any(data.get("position") == position for data in edges.values())]
     return found[0] if len(found) == 1 else None
 
 

@@ -33,8 +33,8 @@ from msinspect.analysis.explain.layouts import COMBINED_BY, OutputLayout, input_
 from msinspect.analysis.explain.steps import (after_steps, before_steps, by_definition, compare_group, input_position,
                                               made_whole, own_step, rank_input, redistribution_step, strategy_index,
                                               whole_shapes)
-from msinspect.analysis.dataflow.flow import (around_collective, consumers, first_input, input_past_plumbing, is_source,
-                                              passes_through, path_between, producer)
+from msinspect.analysis.dataflow.flow import (around_collective, consumers, first_input, input_at, input_past_plumbing,
+                                              is_source, passes_through, path_between, producer)
 from msinspect.analysis.dataflow.node_facts import is_backward, is_plumbing
 from msinspect.mindspore.vocabulary import (GLOBAL_NORM_PREFIX, MIRROR_OPS, PIPELINE_OPS, acting_as, int_attr, is_comm,
                                             is_redistribution_step, moves_data, stands_in, stated_size)
@@ -179,10 +179,9 @@ def _producer(f: RankFile, key: str) -> str | None:
             tuple_key = first_input(graph, current)
             made = f.node(tuple_key)
             if made is not None and made.op in ("_VirtualDataset", "MakeTuple"):
-                picked = [u for u, edges in graph.pred[tuple_key].items()
-                          if any(d.get("position") == node.inputs[1] for d in edges.values())]
-                if len(picked) == 1:
-                    current = picked[0]
+                picked = input_at(graph, tuple_key, node.inputs[1])
+                if picked is not None:
+                    current = picked
                     if not passes_through(graph, current):
                         return current
                     current = first_input(graph, current)
@@ -1112,9 +1111,7 @@ def _mirror_gradient(node: Node) -> bool:
 def _operand(f: RankFile, key: str, position: int) -> str | None:
     """The graph key of the value at input ``position`` of ``key``, followed through subgraph
     parameters to the argument bound at their one call; None where the file does not tell."""
-    found = [source for source, edges in f.graph.pred[key].items()
-             if any(d.get("position") == position for d in edges.values())]
-    current, seen = (found[0] if len(found) == 1 else None), set()
+    current, seen = input_at(f.graph, key, position), set()
     while current is not None and current not in seen and f.graph.nodes[current].get("bound") \
             and f.graph.nodes[current].get("kind") == NodeKind.PARAMETER:
         seen.add(current)

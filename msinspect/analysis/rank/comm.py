@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from msinspect.mindspore import comm_groups, infer_shapes, vocabulary
 from msinspect.analysis.rank.context import RankContext, shapes_are_global
 from msinspect.analysis.dataflow.file_view import answer, keeps_answers, label
-from msinspect.analysis.dataflow.flow import consumers, data_view, first_input, producer
+from msinspect.analysis.dataflow.flow import consumers, data_view, first_input, input_at, producer
 from msinspect.mindspore.layouts import LAYOUT_KEEPING, call_of, divided, layout_of
 from msinspect.analysis.dataflow.node_facts import as_shape, as_shapes, is_backward, is_plumbing, nbytes, scope_of
 from msinspect.mindspore.dtypes import LONG_DTYPES, element_bytes
@@ -470,15 +470,16 @@ class RankShapes:
         if key not in self._outputs:
             self._outputs[key] = None  # a loop through the graph tells nothing
             node = self._node(key)
-            positions = _inputs_by_position(self.graph, key)
-            source = self._node(positions.get(0))
+            source = self._node(input_at(self.graph, key, 0))
             if node.op == "TupleGetItem" and (source is None or source.op != "Split"):
                 return None  # a part of a Split only
-            reader = node  # whose inputs the rule reads: a Concat's parts are its MakeTuple's
+            reader, whose = node, key  # whose inputs the rule reads: a Concat's parts are its MakeTuple's
             if node.op == "Concat" and source is not None and source.op == "MakeTuple":
-                reader, positions = source, _inputs_by_position(self.graph, positions[0])
-            found = [self._value(positions[i]) if i in positions else _constant(reader, i)
-                     for i in infer_shapes.tensor_inputs(node.op, len(reader.inputs))]
+                reader, whose = source, input_at(self.graph, key, 0)
+            found = []
+            for i in infer_shapes.tensor_inputs(node.op, len(reader.inputs)):
+                given = input_at(self.graph, whose, i)
+                found.append(self._value(given) if given is not None else _constant(reader, i))
             shapes, dtypes = ([f[k] if f is not None else None for f in found] for k in (0, 1))
             shape = infer_shapes.output_shape(node.op, node.inputs, shapes)
             if shape is not None:
@@ -607,12 +608,6 @@ def _constant(node: Node, position: int) -> tuple[tuple[int, ...], str | None] |
     if typed is None or typed.kind != "Tensor" or typed.shape is None:
         return None
     return typed.shape, typed.dtype
-
-
-def _inputs_by_position(graph: nx.MultiDiGraph, key: str) -> dict[int, str]:
-    """The graph key of each node input of ``key``, by its position."""
-    return {edge["position"]: source for source, edges in graph.pred[key].items() for edge in edges.values()
-            if isinstance(edge.get("position"), int)}
 
 
 def _one_norm(node: Node, shape: tuple[int, ...]) -> bool:
