@@ -24,6 +24,9 @@ gradient graph built, recompute applied):
   (``TupleGetItem``) is that item alone. Weights and graph inputs (parameters) are not saved
   tensors: :mod:`~msinspect.analysis.rank.memory` counts the weights; the inputs are ``inputs`` here.
   Its bytes are the reading node's input abstract (dtype and shape at the rank).
+- a saved tensor of no known size (a dimension printed -1, known at run time only: the tokens
+  an ``AlltoAllV`` dispatches to a rank's experts; no abstract printed; not a tensor) leaves its
+  sum unknown: the estimate says how many, why, with a node of the file, and what the others hold.
 - recompute is the file's own: once the recompute pass has run, the backward reads the copies
   and no longer the recomputed cells' forward outputs, so those are not saved; only what the
   copies read (a cell's inputs, the gathered weights) is.
@@ -277,16 +280,77 @@ def _bound_reads(graph, nodes_of: dict, param: str, abstract, slots: dict) -> It
         yield (producer.graph, producer.index, item, None), abstract, producer, slot
 
 
+def _run_time_shape(abstract) -> bool:
+    """Whether an abstract (a tensor, or a tuple's elements) has a dimension the IR prints as -1."""
+    shapes = (abstract.shape, *abstract.elements) if abstract is not None else ()
+    return any(shape is not None and any(d < 0 for d in shape) for shape in shapes)
+
+
+def _run_time_origin(node: Node, nodes: dict[int, Node]) -> tuple[Node, ParamRef | None, object]:
+    """Where a run-time dimension comes from, up the inputs that have one: ``(node, None, None)``,
+    the first node whose inputs have none (its output's size is set by the values it reads: an
+    AlltoAllV's lists), or ``(reader, parameter, its abstract)``, a parameter that has one (a
+    graph input declared with a ``None`` dimension) and a node reading it."""
+    seen = {node.index}
+    while True:
+        up = None
+        for position, ref in enumerate(node.inputs):
+            given = node.input_types[position] if position < len(node.input_types) else None
+            if isinstance(ref, ParamRef) and _run_time_shape(given):
+                return node, ref, given
+            if isinstance(ref, NodeRef) and ref.index in nodes and ref.index not in seen and (
+                    _run_time_shape(given) or any(map(_run_time_shape, nodes[ref.index].output_types))):
+                up = up or nodes[ref.index]
+        if up is None:
+            return node, None, None
+        node = up
+        seen.add(node.index)
+
+
+def _unsized_why(ir: IRFile, unsized: list, saved: int, known: int) -> str:
+    """Why ``unsized`` (``(producer, abstract)`` of saved tensors of no known bytes) have none, by
+    cause, each with one node of the file as an example; and what the others hold."""
+    from msinspect.mindspore.dtypes import element_bytes
+    from msinspect.model import format_node
+
+    nodes_of = {sub.name: {n.index: n for n in sub.nodes if n.index is not None} for sub in ir.subgraphs}
+    causes: dict = defaultdict(list)
+    for producer, abstract in unsized:
+        if abstract is None:
+            causes["print no abstract (<null>)"].append(producer)
+        elif _run_time_shape(abstract):
+            origin, param, given = _run_time_origin(producer, nodes_of.get(producer.graph, {}))
+            runtime = "have a dimension known at run time only (-1), each downstream of "
+            causes[runtime + (f"the input {param.short_name} {given.text}" if param is not None else
+                              f"an output of {origin.op}, whose size is set at run time by the values it "
+                              "reads")].append(origin)
+        elif not abstract.is_tensor:
+            causes[f"are {abstract.kind} values, not tensors"].append(producer)
+        else:
+            causes[f"have a dtype of no known size ({abstract.dtype})" if element_bytes(abstract.dtype or "") is None
+                   else "have no size the IR tells"].append(producer)
+    parts = []
+    for cause, examples in causes.items():
+        example = examples[0]
+        output = example.output_types[0].text if example.output_types else "no abstract"
+        parts.append(f"{len(examples)} {cause} (e.g. {format_node(example, ir.path)} -> {output})")
+    others = saved - len(unsized)
+    return (f"cannot tell: {len(unsized)} of {saved} saved tensors have no known size; {'; '.join(parts)}"
+            + (f"; the other {others} hold {known:,} bytes" if others else ""))
+
+
 def saved_of_file(ir: IRFile) -> dict:
     """One file's saved forward outputs (see the module's docstring): ``per_micro`` ({micro index:
     bytes}, all chunks), ``slots`` ({(chunk, micro): bytes}, chunk None where not told), ``shared``
     (bytes of those with no micro index), ``inputs`` (the graph inputs' bytes), ``saved`` (how
-    many), ``unknown`` (how many have no known bytes), ``untold`` (which of ``per_micro`` and
-    ``shared`` they leave unknown), ``recomputed`` (copies the recompute pass made), ``backward``
+    many), ``unknown`` (how many have no known bytes), ``unsized_why`` (why not, by cause, with an
+    example node; "" where none), ``untold`` (which of ``per_micro`` and ``shared`` they leave
+    unknown), ``recomputed`` (copies the recompute pass made), ``backward``
     (nodes of the gradient graph), ``why`` (why it cannot tell, else "")."""
     per_micro: dict = defaultdict(int)
     slots: dict = defaultdict(int)
-    shared = unknown = 0
+    shared = 0
+    unsized: list = []
     counts = {"backward": 0, "recomputed": 0}
     seen: set = set()
     untold: set = set()
@@ -303,7 +367,7 @@ def saved_of_file(ir: IRFile) -> dict:
         seen.add(key)
         size = _size(abstract)
         if size is None:
-            unknown += 1
+            unsized.append((producer, abstract))
             untold.add("per_micro" if slot is not None else "shared")
         elif slot is not None:
             per_micro[slot[1]] += size
@@ -312,8 +376,10 @@ def saved_of_file(ir: IRFile) -> dict:
             shared += size
     inputs = [nbytes(p.abstract.shape, p.abstract.dtype) if p.abstract is not None else None
               for p in ir.params if not p.has_default]
+    known = shared + sum(per_micro.values())
     return {"per_micro": dict(per_micro), "slots": dict(slots), "shared": shared, "saved": len(seen),
-            "unknown": unknown, "untold": untold, **counts, "why": why,
+            "unknown": len(unsized), "untold": untold, **counts, "why": why,
+            "unsized_why": _unsized_why(ir, unsized, len(seen), known) if unsized else "",
             "inputs": None if any(v is None for v in inputs) else sum(inputs)}
 
 
@@ -419,7 +485,7 @@ def activations_of_rank(rank, saved: dict | str, place) -> dict:
     elif not saved["backward"]:
         row["why"] = "cannot tell: the file holds no gradient graph (nothing under Gradients/)"
     elif saved["unknown"]:
-        row["why"] = f"cannot tell: {saved['unknown']} saved tensor(s) of unknown shape or dtype"
+        row["why"] = saved.get("unsized_why") or f"cannot tell: {saved['unknown']} saved tensor(s) of unknown size"
     elif isinstance(place, str):
         row["why"] = place
     elif saved["inputs"] is None:
