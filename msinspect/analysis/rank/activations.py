@@ -316,7 +316,7 @@ def _unsized_why(ir: IRFile, unsized: list, saved: int, known: int) -> str:
     nodes_of = {sub.name: {n.index: n for n in sub.nodes if n.index is not None} for sub in ir.subgraphs}
     causes: dict = defaultdict(list)
     for producer, abstract in unsized:
-        if abstract is None:
+        if abstract is None or abstract.kind == "null":
             causes["print no abstract (<null>)"].append(producer)
         elif _run_time_shape(abstract):
             origin, param, given = _run_time_origin(producer, nodes_of.get(producer.graph, {}))
