@@ -87,9 +87,11 @@ def rows():
 def test_zoo15_sums_nothing_it_cannot_size(rows):
     assert sorted(rows) == [0, 5]
     for rank, row in rows.items():
-        got = {k: row[k] for k in ("stage", "micro_batches", "per_micro", "shared", "inputs", "saved", "activations")}
-        assert got == dict(stage="-", micro_batches=1, per_micro=0, shared=None, inputs=INPUTS, saved=SAVED,
-                           activations=None), rank
+        got = {k: row[k] for k in ("stage", "micro_batches", "in_flight", "per_micro", "shared", "inputs", "saved",
+                                   "activations")}
+        # no pipeline, no gradient accumulation: one micro-batch, in flight 1 whatever its size
+        assert got == dict(stage="-", micro_batches=1, in_flight=1, per_micro=0, shared=None, inputs=INPUTS,
+                           saved=SAVED, activations=None), rank
 
 
 def test_zoo15_says_which_tensors_and_why(rows):

@@ -486,6 +486,8 @@ def activations_of_rank(rank, saved: dict | str, place) -> dict:
         row["why"] = "cannot tell: the file holds no gradient graph (nothing under Gradients/)"
     elif saved["unknown"]:
         row["why"] = saved.get("unsized_why") or f"cannot tell: {saved['unknown']} saved tensor(s) of unknown size"
+        if not isinstance(place, str) and len({chunk for chunk, _ in saved.get("slots", {}) if chunk is not None}) < 2:
+            row["in_flight"] = in_flight(micro, place)  # the schedule's, whatever the sizes
     elif isinstance(place, str):
         row["why"] = place
     elif saved["inputs"] is None:
