@@ -129,7 +129,8 @@ TESTS = ("tests/mindspore/test_layouts.py", "tests/mindspore/test_layout_rules_w
          "tests/mindspore/test_infer_rules.py", "tests/mindspore/test_infer_shapes.py",
          "tests/analysis/test_cost_nd_tp.py", "tests/analysis/test_cost_zoo16.py", "tests/analysis/test_type_names.py",
          "tests/analysis/test_file_view.py", "tests/mindspore/test_infer_shapes_rules.py",
-         "tests/mindspore/test_naming_rules.py", "tests/mindspore/test_dtypes.py")
+         "tests/mindspore/test_naming_rules.py", "tests/mindspore/test_dtypes.py",
+         "tests/mindspore/test_param_naming_rules.py", "tests/analysis/test_memory_adamw.py")
 
 _UNUSED_WIDTH = "aligned_maps maps each input by its own length: its width argument is not read"
 _FOUR_OPERANDS = "the operator takes four operands in 2.10 (Gather: param, indices, axis, batch_dims; MatMul: x, w, " \

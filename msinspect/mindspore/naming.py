@@ -1,7 +1,8 @@
-"""How MindSpore names the operators of a dump, in one place: the ``Type-N`` names its
-``ParallelValidator`` gives (``MatMul-0``: the first MatMul of its graph), and what of a generated
+"""How MindSpore names the operators and parameters of a dump, in one place: the ``Type-N`` names
+its ``ParallelValidator`` gives (``MatMul-0``: the first MatMul of its graph), what of a generated
 name differs between ranks and runs (the hash of ``forward_op_7137408040802222932``, the ``-opN``
-ordinal of ``MatMul-op3``).
+ordinal of ``MatMul-op3``), the parameters an optimizer or gradient accumulation makes of a weight
+(``adam_m.w``, ``accu_grads.w``) and the scope of the optimizer cell (``optimizer-AdamW``).
 
 ``ParallelValidator`` is MindSpore's test helper (``tests/ut/python/parallel/utils/utils.py``): it
 lists a graph's operators per primitive in file order and names each by its primitive and its
@@ -20,6 +21,18 @@ _ORDINAL = re.compile(r"-op\d+$")
 #: The hash MindSpore puts in generated instance names (``forward_op_7137408040802222932``,
 #: ``redistribution_op_2668879223615121903AllGather_``): differs between ranks and runs.
 _HASH = re.compile(r"\d{6,}")
+#: What MindSpore puts before a weight's name for its accumulated gradient under pipeline or
+#: gradient accumulation (``accu_grads.layer2.bias``).
+ACCUMULATED = ("accu_grads.", "accu_grad.")
+#: The names MindSpore's and MindFormers' optimizers clone their per-weight states under
+#: (``ParameterTuple.clone(prefix=...)``, MindFormers' ``AdamW.clone_state(prefix=...)``), each
+#: state named ``<prefix>.<weight>``, under the optimizer cell's name too
+#: (``optimizer.adam_m.<weight>``).
+STATE_PREFIXES = ("adam_m", "adam_v", "moments", "accum", "stat")
+#: The scope of the optimizer's cell: a cell's scope is ``<attribute>-<Class>``, and MindSpore's
+#: and MindFormers' training wrappers hold theirs as ``self.optimizer`` (``nn.TrainOneStepCell``,
+#: ``MFTrainOneStepCell``): ``Default/optimizer-AdamW/Assign-op2``.
+_OPTIMIZER_CELL = re.compile(r"(?:^|/)optimizer-(\w+)(?:/|$)")
 
 
 def stable_name(name):
@@ -52,3 +65,27 @@ def validator_type(node: Node) -> str:
     if node.kind == NodeKind.CALL_GRAPH and isinstance(node.callee, GraphRef):
         return node.callee.name
     return str(node.op)
+
+
+def weight_in(name: str, weights) -> str | None:
+    """The weight (of ``weights``) whose name ``name`` is with a prefix before it: ``w`` of
+    ``adam_m.w``, ``optimizer.adam_m.w`` and ``accu_grads.w``; None: none."""
+    parts = name.split(".")
+    return next((".".join(parts[i:]) for i in range(1, len(parts)) if ".".join(parts[i:]) in weights), None)
+
+
+def state_of(name: str, weights) -> str | None:
+    """The weight (of ``weights``) that the parameter ``name`` is an optimizer's state of
+    (:data:`STATE_PREFIXES`: ``adam_m.w``, ``optimizer.adam_v.w``); None: it is none's."""
+    weight = weight_in(name, weights)
+    if weight is None:
+        return None
+    prefix = name[:-len(weight) - 1].rsplit(".", 1)[-1]
+    return weight if prefix in STATE_PREFIXES else None
+
+
+def optimizer_cell(scope: str) -> str | None:
+    """The class of the optimizer cell whose scope ``scope`` is in (``AdamW`` of
+    ``Default/optimizer-AdamW``); None: it is in none."""
+    found = _OPTIMIZER_CELL.search(scope or "")
+    return found.group(1) if found else None

@@ -108,8 +108,9 @@ weight): 7,884,800; gradients one per weight (no accumulation, no shard): 3,942,
 first said "cannot tell: no optimizer update found": MindFormers' AdamW is written in Python and
 updates each weight with ``Assign`` (rank 0 validate line 15407, ``PrimFunc_Assign(
 %para221_model.tok_embeddings.embedding_weight, ...)``, scope ``optimizer-AdamW``), no update
-primitive, and names its states ``optimizer.adam_m.<weight>``. memory.py now takes the weights an
-optimizer cloned states of; the optimizer's kind (and so ``states_expected``) stays "cannot tell".
+primitive, and names its states ``optimizer.adam_m.<weight>``. The Assign's scope names the
+optimizer's cell, ``AdamW``, whose definition keeps two float32 states a weight
+(``AdamW.clone_state``): ``states_expected`` 7,884,800 (``test_memory_adamw.py``).
 
 What ``explain`` should say of rank 131 (dp_index 16, mp_index 3; tensor group 128-135, data group
 3, 11, .., 251), at validate, from the same facts (written before explain read zoo 16):
@@ -265,8 +266,8 @@ def test_memory_per_rank(read, request):
     for row in rows.to_dict("records"):
         assert (row["weights"], row["weight_count"]) == (WEIGHTS, 21)
         assert (row["states"], row["gradients"], row["gradients_from"]) == (2 * WEIGHTS, WEIGHTS, "one per weight")
-        # no update primitive names the optimizer's kind: its name and expected states cannot tell
-        assert (row["optimizer"], row["states_expected"]) == ("cannot tell", None)
+        # the Assigns' cell names the optimizer: AdamW keeps two float32 states a weight
+        assert (row["optimizer"], row["states_expected"]) == ("AdamW", 2 * WEIGHTS)
 
 
 def test_the_command_reads_the_whole_step_by_default():

@@ -10,7 +10,10 @@ Per rank (:func:`weight_rows`, where the file is parsed):
 
 - the weights the optimizer step updates: the update primitive (``SGD``, ``ApplyMomentum``,
   ``AdamWeightDecay`` ...: :data:`GRADIENT_INPUT`) whose first input is the weight, and which of
-  its inputs is the gradient;
+  its inputs is the gradient; or, for an optimizer written in Python (MindFormers' ``AdamW``),
+  the ``Assign`` in the optimizer cell's scope that gives a weight its new value, where the file
+  holds that optimizer's states of the weight (``adam_m.w``); and the optimizer cell's class
+  (``AdamW``), where its scope tells it;
 - the collectives that sum a weight's gradient: those MindSpore records for it
   (``mirror_user_id: "w"`` on the gradient's AllReduce or ReduceScatter; a mirror operator or an
   optimizer-parallel gather of the weight or of its accumulated gradient ``accu_grads.w``), else
@@ -26,9 +29,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from msinspect.mindspore import vocabulary
+from msinspect.mindspore import naming, vocabulary
 from msinspect.mindspore.layouts import Layout
-from msinspect.analysis.dataflow.node_facts import nbytes
+from msinspect.analysis.dataflow.node_facts import nbytes, scope_of
 from msinspect.analysis.rank.context import Stages
 from msinspect.analysis.rank.params import weights_of, with_slices
 from msinspect.model import IRFile, Node, NodeRef, ParamRef
@@ -57,14 +60,11 @@ GRADIENT_INPUT = {
 _GRADIENT_NAMES = ("gradient", "grad", "delta")
 #: Collectives that sum: what synchronises a gradient.
 _REDUCING = vocabulary.REDUCING
-#: What MindSpore puts before a weight's name for its accumulated gradient under pipeline or
-#: gradient accumulation (``accu_grads.layer2.bias``).
-_ACCUMULATED = ("accu_grads.", "accu_grad.")
 #: How far up the gradient's way :func:`_reduced_on_the_way` looks.
 _WALK_LIMIT = 64
 
-WEIGHT_COLUMNS = ["rank", "param", "shape", "dtype", "bytes", "update", "update_line", "synced_by", "planner",
-                  "file"]
+WEIGHT_COLUMNS = ["rank", "param", "shape", "dtype", "bytes", "update", "update_line", "optimizer", "synced_by",
+                  "planner", "file"]
 
 
 def _gradient_position(node: Node) -> int | None:
@@ -81,11 +81,23 @@ def _gradient_position(node: Node) -> int | None:
 def weight_reads(node: Node) -> tuple:
     """What :func:`weight_rows` reads of an operator: its primitive, which of its inputs are
     nodes or parameters, its output's shape, what says which input is a gradient, and the weight
-    MindSpore names on it."""
+    MindSpore names on it, the weight its first input's ``Ref`` names, and an update's optimizer
+    cell."""
     attrs = node.primitive_attrs
     return (node.op, tuple(v if isinstance(v, (NodeRef, ParamRef)) else None for v in node.inputs),
             node.output_shape, attrs.get("input_names"), attrs.get("side_effect_mem"),
-            node.cnode_primal_attrs.get("mirror_user_id") if node.cnode_primal_attrs else None)
+            node.cnode_primal_attrs.get("mirror_user_id") if node.cnode_primal_attrs else None,
+            node.input_types[0].ref_key if node.input_types else None, _optimizer_cell(node))
+
+
+def _optimizer_cell(node: Node) -> str | None:
+    """The class of the optimizer cell an update stands in (:func:`_gradient_position`, or an
+    ``Assign``: an optimizer written in Python gives each weight its new value so,
+    ``F.assign(parameters, ...)`` in MindFormers' ``adamw.py``): ``AdamW`` of
+    ``Default/optimizer-AdamW``; None: no update, or in no optimizer's cell."""
+    if node.op != "Assign" and _gradient_position(node) is None:
+        return None
+    return naming.optimizer_cell(scope_of(node))
 
 
 def verdict_of(synced: tuple, replicas: tuple | None, update: str | None) -> tuple[str, str]:
@@ -109,6 +121,7 @@ class _File:
     def __init__(self, ir: IRFile):
         self.nodes = {(n.graph, n.index): n for n in ir.nodes() if n.index is not None}
         self.weights = {p.name: p for p in ir.params if p.has_default}
+        self.by_short_name = {p.short_name: token for token, p in self.weights.items()}
 
     def weight_of(self, node: Node, value) -> str | None:
         """The token of the file's weight that ``value`` (an input of ``node``) is, directly or
@@ -121,6 +134,16 @@ class _File:
         if isinstance(value, ParamRef) and value.name in self.weights:
             return value.name
         return None
+
+    def weight_at(self, node: Node, position: int) -> str | None:
+        """The token of the file's weight that input ``position`` of ``node`` is: directly or through
+        a ``Load`` (:meth:`weight_of`), or a subgraph's parameter that a call binds to it, whose
+        ``Ref`` names it (``ref_key=<weight>``: MindSpore's key of the Parameter, kept through
+        the calls: ``%para221_w`` of MindFormers' training step)."""
+        found = self.weight_of(node, node.inputs[position])
+        if found is None and position < len(node.input_types):
+            found = self.by_short_name.get(node.input_types[position].ref_key)
+        return found
 
     def producer(self, node: Node, value) -> Node | None:
         return self.nodes.get((node.graph, value.index)) if isinstance(value, NodeRef) else None
@@ -136,7 +159,7 @@ def _owner(node: Node | None, row: dict, shorts: dict[str, str]) -> str | None:
         return named
     source = row.get("producer")
     if isinstance(source, str):
-        for prefix in _ACCUMULATED:
+        for prefix in naming.ACCUMULATED:
             if source.startswith(prefix):
                 source = source[len(prefix):]
         if source in shorts:
@@ -168,19 +191,30 @@ def _reduced_on_the_way(file: _File, update: Node, position: int, shape) -> list
 
 def weight_rows(ir: IRFile, rank: int | None, comm: list[dict]) -> list[dict]:
     """One row per weight (parameter with a value) of ``ir``: its shape and bytes at the rank,
-    the optimizer's update primitive and its line (None: the file shows none), and the lines of the
-    collectives that sum its gradient (``synced_by``; ``comm``: the file's comm rows); ``planner``:
+    the optimizer's update of it and its line (its primitive; an ``Assign`` in the optimizer cell's
+    scope where the file holds that optimizer's states of the weight; None: the file shows none),
+    the optimizer cell's class (:func:`_optimizer_cell`), and the lines of the collectives that sum
+    its gradient (``synced_by``; ``comm``: the file's comm rows); ``planner``:
     whether the parallel pass ran (:func:`~msinspect.mindspore.vocabulary.planner_ran`)."""
     file = _File(ir)
-    shorts = {p.short_name: token for token, p in file.weights.items()}
+    shorts = file.by_short_name
     updates: dict[str, tuple[Node, int]] = {}
+    assigned: dict[str, tuple[Node, int]] = {}
     for node in file.nodes.values():
         position = _gradient_position(node)
+        if position is None and node.op == "Assign" and _optimizer_cell(node) is not None:
+            updates_of, position = assigned, 1  # Assign(weight, new value, U)
+        else:
+            updates_of = updates
         if position is None or not node.inputs:
             continue
-        token = file.weight_of(node, node.inputs[0])
+        token = file.weight_at(node, 0)
         if token is not None:
-            updates.setdefault(token, (node, position))
+            updates_of.setdefault(token, (node, position))
+    with_states = _with_states(file.weights.values()) if assigned else set()
+    for token, found in assigned.items():  # the weights whose states the file holds, not the states
+        if file.weights[token].short_name in with_states:
+            updates.setdefault(token, found)
     by_line = {n.line: n for n in file.nodes.values()}
     synced: dict[str, list[int]] = {}
     for row in comm:
@@ -198,10 +232,22 @@ def weight_rows(ir: IRFile, rank: int | None, comm: list[dict]) -> list[dict]:
         lines = synced.get(token) or (_reduced_on_the_way(file, update, position, shape)
                                       if update is not None and shape is not None else [])
         rows.append({"rank": rank, "param": param.short_name, "shape": shape, "dtype": dtype,
-                     "bytes": nbytes(shape, dtype), "update": update.op if update is not None else None,
-                     "update_line": update.line if update is not None else None, "synced_by": tuple(lines),
+                     "bytes": nbytes(shape, dtype),
+                     "update": update.op if update is not None else None,
+                     "update_line": update.line if update is not None else None,
+                     "optimizer": _optimizer_cell(update) if update is not None else None, "synced_by": tuple(lines),
                      "planner": planner, "file": ir.path})
     return rows
+
+
+def _with_states(weights) -> set[str]:
+    """The short names of the weights (``ParamRef`` objects) an optimizer cloned states of: another
+    of ``weights`` is named as its state (:func:`~msinspect.mindspore.naming.state_of`:
+    ``adam_m.<weight>``) and has its shape."""
+    by_name = {p.short_name: p for p in weights}
+    shape = {name: p.abstract.shape if p.abstract is not None else None for name, p in by_name.items()}
+    found = (naming.state_of(name, by_name) for name in by_name)
+    return {weight for name, weight in zip(by_name, found) if weight is not None and shape[name] == shape[weight]}
 
 
 def updated_weights(held: list[dict]) -> set[str]:
@@ -211,12 +257,12 @@ def updated_weights(held: list[dict]) -> set[str]:
 
 
 def accumulators(held: list[dict]) -> set[str]:
-    """The gradient accumulators among a rank's weights (:data:`_ACCUMULATED` before the name of a
-    weight it updates: ``accu_grads.layer2.bias``, a pipeline's or gradient accumulation's buffer,
-    laid out as MindSpore lays out its weight's gradient)."""
+    """The gradient accumulators among a rank's weights (:data:`~msinspect.mindspore.naming.ACCUMULATED`
+    before the name of a weight it updates: ``accu_grads.layer2.bias``, a pipeline's or gradient
+    accumulation's buffer, laid out as MindSpore lays out its weight's gradient)."""
     updated = updated_weights(held)
     return {row["param"] for row in held
-            if any(row["param"].startswith(p) and row["param"][len(p):] in updated for p in _ACCUMULATED)}
+            if any(row["param"].startswith(p) and row["param"][len(p):] in updated for p in naming.ACCUMULATED)}
 
 
 def trained_weights(held: list[dict]) -> set[str]:

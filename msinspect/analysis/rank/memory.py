@@ -13,17 +13,20 @@ From each rank's ``held`` rows (:func:`msinspect.analysis.rank.gradsync.weight_r
 - ``states``: the optimizer's per-weight states as the file holds them: parameters MindSpore's
   optimizers clone from the weights (``ParameterTuple.clone(prefix=...)``: ``adam_m.`` /
   ``adam_v.``, ``moments.``, ``accum.`` / ``stat.`` ...), named ``<prefix>.<weight>``;
-  ``states_expected`` is the count the optimizer's kind gives (:data:`STATES_PER_WEIGHT`) times
-  the weights' bytes, to compare;
+  ``states_expected`` is the count the optimizer's kind gives (:data:`STATES_PER_WEIGHT`, or for
+  an optimizer written in Python :data:`PYTHON_OPTIMIZERS`) times the weights' bytes (in the
+  states' own element type where the optimizer fixes it), to compare;
 - ``other``: every other parameter with a value (step counters, learning rates ...).
 
-``optimizer`` names the update primitives found; ``cannot tell`` where the file shows none.
+``optimizer`` names the update primitives found, or the optimizer cell's class where the update
+is an ``Assign`` in it (an optimizer written in Python); ``cannot tell`` where the file shows none.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from msinspect.mindspore import vocabulary
+from msinspect.analysis.dataflow.node_facts import nbytes
+from msinspect.mindspore import naming, vocabulary
 from msinspect.schema import is_missing
 
 if TYPE_CHECKING:
@@ -38,12 +41,11 @@ STATES_PER_WEIGHT = {
     "ApplyMomentum": 1, "ApplyAdagrad": 1, "ApplyAdagradV2": 1, "ApplyRMSProp": 2, "ApplyCenteredRMSProp": 3,
     "SGD": 0, "ApplyGradientDescent": 0, "ApplyProximalGradientDescent": 0, "FusedSparseAdam": 2,
 }
-#: What MindSpore puts before a weight's name for its accumulated gradient.
-ACCUMULATED = ("accu_grads.", "accu_grad.")
-#: The names MindSpore's and MindFormers' optimizers clone their per-weight states under
-#: (``ParameterTuple.clone(prefix=...)``; MindFormers' ``AdamW`` under its cell's name too:
-#: ``optimizer.adam_m.<weight>``).
-STATE_PREFIXES = ("adam_m", "adam_v", "moments", "accum", "stat")
+#: Optimizers written in Python (each weight's update an ``Assign`` in the optimizer's cell), by
+#: the cell's class: the states it keeps per weight and their element type. MindFormers'
+#: ``AdamW`` clones two (``adam_m``, ``adam_v``) in float32 whatever the weight's type
+#: (``AdamW.clone_state``, ``mindformers/core/optim/adamw.py``).
+PYTHON_OPTIMIZERS = {"AdamW": (2, "Float32")}
 
 MEMORY_COLUMNS = ["rank", "optimizer", "weights", "weight_count", "gradients", "gradients_from", "states",
                   "states_expected", "other", "total"]
@@ -62,34 +64,42 @@ def shards_of_rank(comm: list[dict], held: list[dict]) -> dict[str, int]:
     return out
 
 
-def _weight_of(name: str, weights) -> str | None:
-    """The weight (of ``weights``) whose name ``name`` is with a prefix before it: ``adam_m.w``,
-    ``optimizer.adam_m.w``, ``accu_grads.w``; None: none."""
-    parts = name.split(".")
-    return next((".".join(parts[i:]) for i in range(1, len(parts)) if ".".join(parts[i:]) in weights), None)
-
-
 def _cloned(held: list[dict]) -> dict[str, dict]:
-    """The weights an optimizer cloned states of (:data:`STATE_PREFIXES`, the weight's shape): the
-    ones it trains, where the file shows no update primitive (an optimizer written in Python:
-    MindFormers' ``AdamW`` assigns each weight its new value)."""
+    """The weights an optimizer cloned states of (:func:`~msinspect.mindspore.naming.state_of`,
+    the weight's shape): the ones it trains, where the file shows no update of them."""
     rows = {row["param"]: row for row in held}
     found = {}
     for row in held:
-        weight = _weight_of(row["param"], rows)
-        prefix = row["param"][:-len(weight) - 1].rsplit(".", 1)[-1] if weight else None
-        if prefix in STATE_PREFIXES and row["shape"] == rows[weight]["shape"]:
+        weight = naming.state_of(row["param"], rows)
+        if weight is not None and row["shape"] == rows[weight]["shape"]:
             found[weight] = rows[weight]
     return found
 
 
+def _expected_states(trained: dict[str, dict]) -> int | None:
+    """The bytes of the states the optimizer that updates ``trained`` keeps by its definition:
+    :data:`STATES_PER_WEIGHT` by the update primitive, :data:`PYTHON_OPTIMIZERS` by the cell of
+    an ``Assign``; None: no one optimizer, or one not listed, or a size unknown."""
+    kinds = set()
+    for row in trained.values():
+        python = PYTHON_OPTIMIZERS.get(row["optimizer"]) if row["update"] == "Assign" else None
+        kinds.add(python if python is not None else (STATES_PER_WEIGHT.get(row["update"]), None))
+    if len(kinds) != 1:
+        return None
+    per, dtype = kinds.pop()
+    sizes = [row["bytes"] if dtype is None else nbytes(row["shape"], dtype) for row in trained.values()]
+    if per is None or any(is_missing(size) for size in sizes):
+        return None
+    return per * int(sum(sizes))
+
+
 def memory_of_rank(rank, held: list[dict], shards: dict[str, int]) -> dict:
     """One rank's row of :func:`memory_per_rank`, from its weight rows (``shards``: weight -> its
-    optimizer-shard group's size, :func:`shards_of_rank`). Where the file shows no update
-    primitive, the weights are those with optimizer states (:func:`_cloned`), the optimizer
-    "cannot tell"."""
+    optimizer-shard group's size, :func:`shards_of_rank`). Where the file shows no update, the
+    weights are those with optimizer states (:func:`_cloned`), the optimizer "cannot tell"."""
     trained = {row["param"]: row for row in held if row["update"]}
-    updates = sorted({row["update"] for row in trained.values()})
+    updates = sorted({row["optimizer"] if row["update"] == "Assign" else row["update"] for row in trained.values()})
+    expected = _expected_states(trained) if trained else None
     trained = trained or _cloned(held)
 
     def bytes_of(rows_):
@@ -97,10 +107,11 @@ def memory_of_rank(rank, held: list[dict], shards: dict[str, int]) -> dict:
         return None if any(is_missing(v) for v in values) else int(sum(values))
 
     weights = bytes_of(trained.values())
-    accumulated = [r for r in held if r["param"].startswith(ACCUMULATED) and r["param"].split(".", 1)[1] in trained]
+    accumulated = [r for r in held
+                   if r["param"].startswith(naming.ACCUMULATED) and r["param"].split(".", 1)[1] in trained]
     states = [r for r in held if r["param"] not in trained and r not in accumulated
-              and _weight_of(r["param"], trained) is not None
-              and r["shape"] == trained[_weight_of(r["param"], trained)]["shape"]]
+              and naming.weight_in(r["param"], trained) is not None
+              and r["shape"] == trained[naming.weight_in(r["param"], trained)]["shape"]]
     if accumulated:
         gradients, source = bytes_of(accumulated), "accumulation buffers (accu_grads)"
     elif weights is not None:
@@ -108,8 +119,6 @@ def memory_of_rank(rank, held: list[dict], shards: dict[str, int]) -> dict:
         source = "weights x optimizer-shard group" if any(n in shards for n in trained) else "one per weight"
     else:
         gradients, source = None, "cannot tell"
-    per = {STATES_PER_WEIGHT.get(u) for u in updates}
-    expected = per.pop() * weights if len(per) == 1 and None not in per and weights is not None else None
     used = {id(r) for r in accumulated} | {id(r) for r in states} | {id(r) for r in trained.values()}
     other = bytes_of([r for r in held if id(r) not in used])
     state_bytes = bytes_of(states)
