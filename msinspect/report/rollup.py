@@ -34,6 +34,7 @@ from msinspect.analysis.job.cost_tables import CostFold, StageAxes
 from msinspect.analysis.rank.context import Stages
 from msinspect.analysis.rank.gradsync import SliceHolders, verdict_of
 from msinspect.analysis.rank.memory import memory_of_rank, shards_of_rank
+from msinspect.analysis.rank.operators import forward_only
 from msinspect.analysis.dataflow.node_facts import selector_matches
 from msinspect.analysis.rank.params import weights_of, with_slices
 from msinspect.rank_merge import Ranks, rank_number
@@ -398,7 +399,8 @@ def roll_up(analysis, *, many: bool, selectors: list[str] = (), rank: int | None
         slices = with_slices(weights_of(params), ctx)
         out.weights.add_rank(slices, ctx)
         out.sync.add_rank(held, slices, ctx)
-        memory = memory_of_rank(result.rank, held, shards_of_rank(comm, held))
+        memory = memory_of_rank(result.rank, held, shards_of_rank(comm, held),
+                                lambda: forward_only(result.ops))
         key = tuple(memory[c] for c in ("optimizer", "weights", "weight_count", "gradients", "states", "other", "total"))
         out.memory.setdefault(key, [memory, Ranks()])[1].add(result.rank)
         if number is None:

@@ -40,9 +40,10 @@ step_parallel_end holds them), never "no communication"; no backward row (no ``J
 The rank matrix (ring to the next rank of the sorted group): r -> 4 (r // 4) + (r + 1) % 4 the
 tensor AllReduces, 1,572,864; r -> (r + 4) % 8 the two scalar means, 8.
 
-Memory per rank (docs/cost.md "Static memory"): no optimizer update and no optimizer state in the
-file, so which parameters are trained weights "cannot tell" (weights, gradients, states and the
-total), said with the reason; the parameters are all "other", as held at the rank: w_in (512, 2048)
+Memory per rank (docs/cost.md "Static memory"): no optimizer update, no optimizer state, no
+gradient graph and no ``J``: the step computes no gradient, so every parameter is a weight, as held
+at the rank, with no gradient and no state (msinspect first said "cannot tell" for all but
+``other``; test_memory_forward_only.py holds it at step_parallel_end too): w_in (512, 2048)
 cut (1, 4) -> (512, 512) 1,048,576; w_out (2048, 512) cut (4, 1) -> (512, 512) 1,048,576;
 w_head_in (512, 512) cut (1, 4) -> (512, 128) 262,144; w_head_out cut (4, 1) -> (128, 512) 262,144:
 2,621,440 bytes.
@@ -120,9 +121,9 @@ def test_memory_per_rank(whole):
     rows = memory_per_rank(whole).set_index("rank")
     for rank in RANKS:
         row = rows.loc[rank]
-        assert row["optimizer"] == "cannot tell" and row["gradients_from"].startswith("cannot tell")
-        assert (row["weights"], row["gradients"], row["states"], row["total"]) == (None, None, None, None)
-        assert row["other"] == PARAMETERS
+        assert row["optimizer"] == "none: forward only" and row["gradients_from"].startswith("none: the step")
+        assert (row["weights"], row["gradients"], row["states"], row["total"]) == (PARAMETERS, 0, 0, PARAMETERS)
+        assert (row["weight_count"], row["other"]) == (4, 0)
 
 
 def test_the_command_reads_the_whole_step_by_default():

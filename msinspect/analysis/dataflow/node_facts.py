@@ -21,10 +21,20 @@ def is_plumbing(node: Node) -> bool:
     return node.op in PLUMBING_OPS
 
 
+#: MindSpore's mark of a bprop graph in its name (``TraceGradBprop``'s symbol, ``trace_info.h``).
+BPROP_MARK = "\u25c2"
+
+
 def is_backward(node: Node) -> bool:
     """Whether the node belongs to the gradient graph (MindSpore scopes it under ``Gradients/``)."""
     where = node.fullname or node.scope or ""
     return where.startswith("Gradients/")
+
+
+def bprop_graph(name: str) -> bool:
+    """Whether a subgraph is a bprop graph, the backward of a cell whose forward is a graph of its
+    own (:data:`BPROP_MARK` in its name)."""
+    return BPROP_MARK in name
 
 
 def scope_of(node: Node) -> str:

@@ -90,6 +90,7 @@ from msinspect.mindspore.naming import stable_name
 from msinspect.mindspore.vocabulary import ALL_TO_ALL, GLOBAL_NORM_PREFIX, PIPELINE_OPS
 from msinspect.stages import GLOBAL_SHAPE_STAGES, PARALLEL_STAGES, STRATEGY_STAGE, files_of_stage, later_pass
 from msinspect.mindspore.layouts import layout_of, map_axes
+from msinspect.analysis.rank.operators import gradient_pending
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -381,17 +382,11 @@ def phase_of(kind, scope, name=None) -> str:
     return "forward"
 
 
-def gradient_pending(ops: Iterable[dict]) -> bool:
-    """Whether a file's operator rows hold a ``J`` node: automatic differentiation not yet
-    expanded, so no gradient graph in the file."""
-    return any(row["op"] == "J" for row in ops)
-
-
 def why_no_backward(result) -> str | None:
     """Why a rank's backward cannot be told (:data:`NO_BACKWARD`; :data:`NO_PARALLEL_PASS` before
     the parallel pass, :func:`why_no_forward`) where its file (a
     :class:`~msinspect.analysis.rank.result.RankResult`) holds no gradient graph
-    (:func:`gradient_pending`); None where it holds one, or where the network has none. One
+    (:func:`~msinspect.analysis.rank.operators.gradient_pending`); None where it holds one, or where the network has none. One
     sentence object per stage name, shared by the ranks read at it."""
     if not gradient_pending(result.ops):
         return None

@@ -66,7 +66,7 @@ import re
 from collections import defaultdict
 from typing import TYPE_CHECKING, Iterator
 
-from msinspect.analysis.dataflow.node_facts import PLUMBING_OPS, is_backward, nbytes
+from msinspect.analysis.dataflow.node_facts import PLUMBING_OPS, bprop_graph, is_backward, nbytes
 from msinspect.model import GraphRef, NodeRef, ParamRef
 from msinspect.schema import is_missing
 from msinspect.stages import stage_of
@@ -86,8 +86,6 @@ LEAVES_OUT = ("an estimate: saved forward outputs at the rank's shapes times the
               "and the framework's memory")
 #: Nodes whose output is their first input's (a value read through them is its producer's).
 _PASS_THROUGH = frozenset({"Depend", "Load"})
-#: MindSpore's mark of a bprop graph in its name (``TraceGradBprop``'s symbol, ``trace_info.h``).
-BPROP_MARK = "\u25c2"
 #: Units of ``--device-memory``: decimal (KB, MB, GB, TB) and binary (KiB, MiB, GiB, TiB).
 _UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
           "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
@@ -115,12 +113,6 @@ def parse_size(text: str) -> int:
 def recomputed_copy(node: Node) -> bool:
     """A node the recompute pass made to recompute a forward output in the backward."""
     return node.cnode_attrs.get("duplicated") is True
-
-
-def bprop_graph(name: str) -> bool:
-    """Whether a subgraph is a bprop graph, the backward of a cell whose forward is a graph of its
-    own (:data:`BPROP_MARK` in its name)."""
-    return BPROP_MARK in name
 
 
 def _backward_side(node: Node) -> bool:

@@ -20,12 +20,16 @@ From each rank's ``held`` rows (:func:`msinspect.analysis.rank.gradsync.weight_r
 
 ``optimizer`` names the update primitives found, or the optimizer cell's class where the update
 is an ``Assign`` in it (an optimizer written in Python); ``cannot tell`` where the file shows none.
+Where the file's step computes no gradient at all (:func:`~msinspect.analysis.rank.operators.forward_only`:
+a network compiled for its forward alone), every parameter with a value is a weight and there are
+no gradients and no states: :data:`FORWARD_ONLY`, :data:`NO_GRADIENT`.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from msinspect.analysis.dataflow.node_facts import nbytes
+from msinspect.analysis.rank.operators import forward_only
 from msinspect.mindspore import naming, vocabulary
 from msinspect.schema import is_missing
 
@@ -46,6 +50,10 @@ STATES_PER_WEIGHT = {
 #: ``AdamW`` clones two (``adam_m``, ``adam_v``) in float32 whatever the weight's type
 #: (``AdamW.clone_state``, ``mindformers/core/optim/adamw.py``).
 PYTHON_OPTIMIZERS = {"AdamW": (2, "Float32")}
+
+#: ``optimizer`` of a rank whose file's step computes no gradient, and its ``gradients_from``.
+FORWARD_ONLY = "none: forward only"
+NO_GRADIENT = "none: the step computes no gradient (no gradient graph, none pending, no optimizer update)"
 
 MEMORY_COLUMNS = ["rank", "optimizer", "weights", "weight_count", "gradients", "gradients_from", "states",
                   "states_expected", "other", "total"]
@@ -93,11 +101,18 @@ def _expected_states(trained: dict[str, dict]) -> int | None:
     return per * int(sum(sizes))
 
 
-def memory_of_rank(rank, held: list[dict], shards: dict[str, int]) -> dict:
+def memory_of_rank(rank, held: list[dict], shards: dict[str, int], forward_only: Callable[[], bool] = bool) -> dict:
     """One rank's row of :func:`memory_per_rank`, from its weight rows (``shards``: weight -> its
     optimizer-shard group's size, :func:`shards_of_rank`). Where the file shows no update, the
-    weights are those with optimizer states (:func:`_cloned`), the optimizer "cannot tell"."""
+    weights are those with optimizer states (:func:`_cloned`), the optimizer "cannot tell"; with
+    no states either, :data:`FORWARD_ONLY` where ``forward_only()`` says the step computes no
+    gradient (asked only then: it reads the rank's operator rows)."""
     trained = {row["param"]: row for row in held if row["update"]}
+    if not trained and held and not _cloned(held) and forward_only():
+        weights = sum(int(row["bytes"]) for row in held) if not any(is_missing(r["bytes"]) for r in held) else None
+        return {"rank": rank, "optimizer": FORWARD_ONLY, "weights": weights, "weight_count": len(held),
+                "gradients": 0, "gradients_from": NO_GRADIENT, "states": 0, "states_expected": 0, "other": 0,
+                "total": weights}
     updates = sorted({row["optimizer"] if row["update"] == "Assign" else row["update"] for row in trained.values()})
     expected = _expected_states(trained) if trained else None
     trained = trained or _cloned(held)
@@ -142,7 +157,8 @@ def memory_per_rank(analysis) -> pd.DataFrame:
     rows = []
     for result in analysis.results:
         held = result.held
-        rows.append(memory_of_rank(result.rank, held, shards_of_rank(result.comm, held)))
+        rows.append(memory_of_rank(result.rank, held, shards_of_rank(result.comm, held),
+                                   lambda result=result: forward_only(result.ops)))
     frame = pd.DataFrame(rows, columns=MEMORY_COLUMNS)
     for column in ("weights", "gradients", "states", "states_expected", "other", "total"):
         frame[column] = frame[column].astype(object)

@@ -1,11 +1,11 @@
 """One row per CNode of a file: the flat operator table that counts, shape checks and diffs use."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Collection
+from typing import TYPE_CHECKING, Collection, Iterable
 
 from msinspect.analysis.rank.context import RankContext
 from msinspect.analysis.dataflow.flow import first_input
-from msinspect.analysis.dataflow.node_facts import is_backward, is_plumbing, scope_of, tensor_inputs
+from msinspect.analysis.dataflow.node_facts import bprop_graph, is_backward, is_plumbing, scope_of, tensor_inputs
 from msinspect.mindspore.vocabulary import is_comm
 from msinspect.mindspore.naming import validator_type
 from msinspect.analysis.rank.strategies import strategy_of
@@ -73,3 +73,16 @@ def operator_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiD
             "graph": node.graph, "type": validator_type(node),
         })
     return rows
+
+
+def gradient_pending(ops: Iterable[dict]) -> bool:
+    """Whether a file's operator rows hold a ``J`` node: automatic differentiation not yet
+    expanded, so no gradient graph in the file."""
+    return any(row["op"] == "J" for row in ops)
+
+
+def forward_only(ops: Iterable[dict]) -> bool:
+    """Whether a file's step computes no gradient at all: no operator of a gradient graph (under
+    ``Gradients/``, or in a bprop graph) and none pending (``J``): a network compiled for its
+    forward alone (zoo 06, zoo 20)."""
+    return not any(row["backward"] or row["op"] == "J" or bprop_graph(row["graph"] or "") for row in ops)
