@@ -12,10 +12,10 @@ two clones, the gradients whole: 2,678,824). The file says so: each sharded weig
 over the 8 (``parallel_optimizer_allgather``, the optimizer shard's forward rows above), so its
 gradient, computed for the whole weight, is 8 times its shard.
 
-What msinspect prints there differs in one column: gradients 356,392 "one per weight". It reads
-a weight's shard group from the optimizer's ReduceScatter of its gradient only
-(``memory.shards_of_rank``), which the gradient graph holds, not this file; the gather of the
-same group stands in the file. Held by a strict xfail below.
+msinspect first printed gradients 356,392 "one per weight" there: it read a weight's shard group
+from the optimizer's ReduceScatter of its gradient only (``memory.shards_of_rank``), which the
+gradient graph holds, not this file; the gather of the same group (the ReduceScatter is its
+bprop) stands in the file and now tells it.
 """
 from __future__ import annotations
 
@@ -51,8 +51,6 @@ def test_memory_without_validate(at_end):
         assert (row["states"], row["states_expected"]) == (712_784, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="at step_parallel_end the shard group is read from the gradient's "
-                                       "ReduceScatter only, which the file does not hold: one per weight")
 def test_gradients_without_validate_are_whole(at_end):
     for row in memory_per_rank(at_end).to_dict("records"):
         assert (row["gradients"], row["gradients_from"]) == (2_678_824, "weights x optimizer-shard group")

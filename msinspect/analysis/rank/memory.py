@@ -45,6 +45,8 @@ STATES_PER_WEIGHT = {
     "ApplyMomentum": 1, "ApplyAdagrad": 1, "ApplyAdagradV2": 1, "ApplyRMSProp": 2, "ApplyCenteredRMSProp": 3,
     "SGD": 0, "ApplyGradientDescent": 0, "ApplyProximalGradientDescent": 0, "FusedSparseAdam": 2,
 }
+#: The optimizer-parallel collectives of a weight that run over its shard group.
+_SHARD_GROUP_OPS = ("ReduceScatter", "AllGather")
 #: Optimizers written in Python (each weight's update an ``Assign`` in the optimizer's cell), by
 #: the cell's class: the states it keeps per weight and their element type. MindFormers'
 #: ``AdamW`` clones two (``adam_m``, ``adam_v``) in float32 whatever the weight's type
@@ -61,9 +63,13 @@ MEMORY_COLUMNS = ["rank", "optimizer", "weights", "weight_count", "gradients", "
 
 def shards_of_rank(comm: list[dict], held: list[dict]) -> dict[str, int]:
     """Weight -> the size of its optimizer-shard group, in one rank (its comm and weight rows):
-    the group of the optimizer-kind ReduceScatter that sums its gradient (``synced_by``)."""
+    the group of the optimizer-kind ReduceScatter that sums its gradient, or of the AllGather that
+    gathers its shard before it is read (``synced_by``): the ReduceScatter is that AllGather's
+    bprop, over the same group, so a file written before the backward (step_parallel_end) tells
+    it by the gather."""
     size = {(r["file"], r["line"]): r["group_size"] for r in comm
-            if r["kind"] == "optimizer" and vocabulary.acting_as(r["op"]) == "ReduceScatter" and not is_missing(r["group_size"])}
+            if r["kind"] == "optimizer" and vocabulary.acting_as(r["op"]) in _SHARD_GROUP_OPS
+            and not is_missing(r["group_size"])}
     out = {}
     for row in held:
         for line in row["synced_by"]:
