@@ -61,6 +61,9 @@ FIELDS: tuple[Field, ...] = (
           "strategies, comm, shapes, diff"),
     Field("graph", "str", "the subgraph holding the operator", "strategies, comm"),
     Field("micro", "int|null", "the micro-batch of a pipeline operator", "strategies, comm"),
+    Field("merged_into", "int|null", "the line of the earlier copy of this collective MindSpore's common-subexpression "
+          "pass merges it into (same graph, primitive, attributes and inputs: a file written before that pass, "
+          "step_parallel_end); null: none", "comm"),
     Field("source_line", "str|null", "the network script's line the operator comes from", "strategies"),
     # strategies
     Field("in_strategy", "list[list[int]]|null", "the input strategy, one list per input", "strategies"),

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from msinspect.mindspore import comm_groups, infer_shapes, vocabulary
 from msinspect.analysis.rank.context import RankContext, shapes_are_global
+from msinspect.analysis.dataflow.cse import merged_into
 from msinspect.analysis.dataflow.file_view import answer, keeps_answers, label
 from msinspect.analysis.dataflow.flow import consumers, data_view, first_input, input_at, producer
 from msinspect.mindspore.layouts import LAYOUT_KEEPING, call_of, divided, layout_of
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # networkx loads where a graph is built and pandas where a ta
 COMM_COLUMNS = [
     "rank", "stage", "file", "line", "name", "op", "kind", "moves_data", "producer", "consumers", "group",
     "group_ranks", "group_size", "peer", "shape", "out_shape", "dtype", "tensor_bytes", "wire_bytes", "scope",
-    "micro", "graph", "producer_scope", "consumer_scopes",
+    "micro", "graph", "producer_scope", "consumer_scopes", "merged_into",
 ]
 
 
@@ -740,6 +741,7 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
     shapes = _rank_shapes(ir, graph, ctx, known, nodes, groups, planner)
     data = data_view(graph)
     rank, path, kept = ctx.rank, ir.path, shapes.rows
+    merged = merged_into(ir, vocabulary.is_comm) if nodes else {}
     rows = []
     for i, (node, group) in enumerate(zip(nodes, groups)):
         # what the shared part reads of the node besides its attributes (_rank_shapes holds those)
@@ -753,6 +755,8 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
             group = tuple(sorted({rank, peer})) if peer is not None and rank is not None else None
         row = {**part[1], "rank": rank, "stage": stage, "file": path, "group": node.primitive_attrs.get("group"),
                "group_ranks": group, "peer": peer}
+        if (node.graph, node.index) in merged:  # a copy MindSpore's CSE will merge into an earlier one
+            row["merged_into"] = merged[(node.graph, node.index)].line
         if peer is not None:
             if node.op == "Receive":
                 row["producer"] = f"rank {peer}"
@@ -784,6 +788,7 @@ def _shared_row(graph: nx.MultiDiGraph, node: Node, key: str, planner: bool | No
         "tensor_bytes": tensor, "wire_bytes": vocabulary.wire_bytes(node, tensor, size),
         "producer_scope": source_scope, "consumer_scopes": user_scopes,
         "scope": scope_of(node), "micro": node.cnode_primal_attrs.get("micro"), "graph": node.graph,
+        "merged_into": None,
     }
 
 
