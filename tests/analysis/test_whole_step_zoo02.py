@@ -106,8 +106,6 @@ def test_the_whole_step_by_phase(whole):
         assert _by_phase(whole, rank) == {"forward": TENSOR + LOSS_MEAN, "backward": TENSOR + MIRRORS}
 
 
-@pytest.mark.xfail(strict=True, reason="the gather over the pair {30, 31} is named data (loss_ce's repeated "
-                                       "axis, which cuts nothing) where it gathers lm_matmul's tensor cut")
 def test_the_whole_step_by_axis_and_phase(whole):
     for rank in KEPT:
         assert split(whole, rank) == RANK

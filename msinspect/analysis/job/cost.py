@@ -223,17 +223,21 @@ def operator_calls(strategies: Iterable[dict]) -> dict:
     return {name: call for name, call in calls.items() if call is not False}
 
 
-def axis_names(layout, op: str) -> tuple[str, ...]:
+def axis_names(layout, op: str) -> tuple[str | None, ...]:
     """A name per device-matrix axis of an operator's layout (from the left): ``data`` where the
-    axis cuts no dimension but the batch (:data:`_BATCH_INPUT`), else ``tensor``."""
+    axis cuts the batch (:data:`_BATCH_INPUT`) and nothing else, ``tensor`` where it cuts another
+    dimension, None where it cuts none: a repeated-calculation axis, whose ranks hold replicas of
+    every input of the operator whatever role the job gives them (zoo 02's ``loss_ce`` on
+    (32, 1, 2): a pair of its axis of 2 holds lm_matmul's vocabulary cut), so it names no
+    group's role (:func:`spanned` then asks the next operator, or the weights)."""
     batch = (_BATCH_INPUT.get(op, 0), 0)
     width = len(layout.device_matrix)
-    names = []
+    names: list[str | None] = []
     for d in range(width):
         axis = width - 1 - d  # tensor maps count axes from the right
         cuts = {(i, j) for i, tensor_map in enumerate(layout.tensor_maps) for j, entry in enumerate(tensor_map)
                 if axis in map_axes(entry)}
-        names.append("data" if cuts <= {batch} else "tensor")
+        names.append(None if not cuts else "data" if cuts <= {batch} else "tensor")
     return tuple(names)
 
 
@@ -278,19 +282,22 @@ def _cached_axes(call, devices):
     return None if layout is None else (layout.device_matrix, axis_names(layout, call.op))
 
 
-def spanned(ranks, position: dict[int, int], matrix: tuple[int, ...], names: tuple[str, ...],
+def spanned(ranks, position: dict[int, int], matrix: tuple[int, ...], names: tuple[str | None, ...],
             part: bool = False) -> str | None:
     """The axis the group's ranks vary along in a stage's device matrix (row-major, the last
     dimension fastest, as MindSpore numbers devices; ``position``: each rank's place in the
-    stage); None where the group is not a whole sub-grid of the stage. ``part``: also a group
-    along part of one ``tensor`` axis, as a redistribution factors an axis that cuts a tensor into
-    sub-axes (its ranks differ in that axis only, their coordinates evenly spaced, their count
-    dividing the axis); never part of a ``data`` axis, whose replicas a user's own collective may
-    cut otherwise (zoo 15's AlltoAllV over 4 of 8 replicas is expert parallel, not data)."""
+    stage); None where the group is not a whole sub-grid of the stage, or varies along an axis
+    ``names`` leaves unnamed (an operator's repeated-calculation axis: :func:`axis_names`).
+    ``part``: also a group along part of one ``tensor`` axis, as a redistribution factors an axis
+    that cuts a tensor into sub-axes (its ranks differ in that axis only, their coordinates evenly
+    spaced, their count dividing the axis); never part of a ``data`` axis, whose replicas a user's
+    own collective may cut otherwise (zoo 15's AlltoAllV over 4 of 8 replicas is expert parallel, not data)."""
     found = _varying(ranks, position, matrix)
     if found is None:
         return None
     varying, coords = found
+    if any(names[d] is None for d in varying):  # a repeated-calculation axis names no role: axis_names
+        return None
     if len(ranks) != math.prod(matrix[d] for d in varying):
         if not (part and len(varying) == 1 and names[varying[0]] == "tensor"
                 and _sub_axis(sorted(c[varying[0]] for c in coords), matrix[varying[0]])):
