@@ -47,12 +47,17 @@ over {5, 7}, (64,) float32 256 bytes each a micro-batch: 2,048; data backward th
 mirrors 15,360 and the loss gather's bprop, (128,) float32 512 x 1/2 a micro-batch, 1,024:
 16,384.
 
-What the tool prints at validate differs in one place: every collective of the backward graphs
-(``◂``) is counted once, not once a micro-batch. The top graph calls each of them 4 times, as a
-closure the forward returns (rank 0 validate lines 474, 513, 594, 612: ``%34[@Partial(@..◂1128..)]
-(%92, U)`` with ``order`` 0-3), and the run count reads calls by a graph's name only: tensor
-backward 393,216 (not 1,572,864), the recompute AllReduces 2 x 65,536 (not 524,288); rank 7's
-loss gather's bprop 256 (not 1,024). Held by a strict xfail below.
+How often each collective runs at validate: ``micro_batch_num=4`` and ``pp_interleave_num=2``
+(the script) give each stage 2 chunks (rank 0: layer 0, layer 2), and the top graph runs each
+chunk's forward once a micro-batch and its backward once a micro-batch: 4 runs a step of each
+chunk's forward graph (``▸``, named in the line: ``call @..▸1128..``) and of each chunk's backward
+graph (``◂``), which the top graph calls as a closure the forward returns (rank 0 validate lines
+474, 513, 594, 612: ``%34[@Partial(@..◂1128..)](%92, U)``, ``order`` 0-3). Each collective of a
+``▸`` or ``◂`` graph: 4 runs a step; those of the top graph (the unrolled Sends and Receives,
+each micro-batch's copy in the file, the once-a-step mirrors, gathers and scatters) once (the
+overflow check's branches, ``✓`` / ``✗``, called as ``[@FuncUnion(..)]``, hold none). The
+recompute AllReduces and the bprops of wo's, w2's, the embedding's and the loss gather's are in
+the ``◂`` graphs: counted once a step, rank 0's tensor backward would be 393,216, not 1,572,864.
 
 Without validate (step_parallel_end): the forward graph only, no recompute copy, the backward's
 collectives "cannot tell"; the optimizer-shard gathers and the mirrors as above (the
@@ -79,6 +84,7 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
+from msinspect.analysis.job.cost_tables import comm_costs
 from msinspect.analysis.rank.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, assert_backward_untold, cells, split
@@ -113,9 +119,6 @@ WHOLE = {
         ("tensor", "forward"): ROW_PARALLEL + RECOMPUTE + LOSS_SUMS, ("tensor", "backward"): ROW_PARALLEL,
         ("data", "forward"): LOSS_GATHERS, ("data", "backward"): 5 * NORM + LOSS_SCATTER, **OPTIMIZER},
 }
-# what the backward closures' once-a-micro-batch count changes (the xfail below)
-CLOSURES = {(0, "tensor", "forward"), (0, "tensor", "backward"), (7, "tensor", "forward"), (7, "tensor", "backward"),
-            (7, "data", "backward")}
 AT_END = {rank: {**{k: v for k, v in told.items() if k[1] != "backward"}, ("data", "backward"): told[("data", "backward")],
                  ("cannot tell", "backward"): None} for rank, told in WHOLE.items()}
 AT_END[0][("tensor", "forward")] = EMBEDDING + ROW_PARALLEL
@@ -142,18 +145,19 @@ def test_the_numbers_are_the_derivation():
     assert WHOLE[0][("data", "backward")] == 1_060_864 and WHOLE[7][("data", "backward")] == 16_384
 
 
-def test_the_whole_step_outside_the_backward_closures(whole):
-    for rank in KEPT:
-        told = split(whole, rank)
-        assert {k: v for k, v in told.items() if (rank, *k) not in CLOSURES} == {
-            k: v for k, v in WHOLE[rank].items() if (rank, *k) not in CLOSURES}
-
-
-@pytest.mark.xfail(strict=True, reason="a backward closure called once a micro-batch through %N[@Partial(@◂..)] "
-                                       "is counted once: graph_runs reads calls by graph name only")
 def test_the_whole_step_by_axis_and_phase(whole):
     for rank in KEPT:
         assert split(whole, rank) == WHOLE[rank]
+
+
+def test_each_chunk_runs_once_a_micro_batch(whole):
+    costs = comm_costs(whole)
+    chunk = costs["graph"].str.contains("▸|◂")
+    assert set(costs.loc[chunk, "graph"].str.extract("([▸◂])")[0]) == {"▸", "◂"}
+    assert (costs.loc[chunk, "runs"] == MICRO).all() and (costs.loc[chunk, "count_basis"] == "called").all()
+    assert (costs.loc[~chunk, "runs"] == 1).all()
+    # the backward closures hold the backward's tensor-parallel bprops, 4 runs each
+    assert ((costs["phase"] == "backward") & costs["graph"].str.contains("◂") & (costs["axis"] == "tensor")).any()
 
 
 def test_without_validate_the_forward_and_the_backward_cannot_tell(at_end):

@@ -57,8 +57,10 @@ class StageAxes:
 
 def runs_per_graph(ops: list[dict]) -> dict[str, tuple[int, str]]:
     """One file's subgraph -> (times it runs per step, basis), from its operator rows
-    (:func:`msinspect.analysis.job.cost.graph_runs` of its ``call`` rows)."""
-    return graph_runs((row["graph"], row["type"]) for row in ops if row["op"] == "call")
+    (:func:`msinspect.analysis.job.cost.graph_runs` of its calls): each call of one subgraph, named
+    in the line or a closure of it (``%34[@Partial(@g)](...)``: zoo 13's backward chunk, once a
+    micro-batch), as :func:`~msinspect.analysis.rank.operators.graph_called` gives it."""
+    return graph_runs((row["graph"], row["calls"]) for row in ops if row["calls"] is not None)
 
 
 class SortedGroups:

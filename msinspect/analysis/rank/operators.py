@@ -47,16 +47,28 @@ def parameter_read(graph: nx.MultiDiGraph, key: str) -> str | None:
 
 def operator_reads(node: Node) -> tuple:
     """What :func:`operator_rows` reads of a node beyond the graph's walks and the weight names
-    MindSpore writes on it (:func:`parameter_read`): its number, names, operator, kind and callee,
-    scope, types, micro batch and strategy."""
+    MindSpore writes on it (:func:`parameter_read`): its number, names, operator, kind, callee and
+    the graphs it may call, scope, types, micro batch and strategy."""
     return (node.index, node.instance_name, node.fullname, node.debug_name, node.op, node.kind, node.callee,
-            node.scope, node.input_types, node.output_types, node.cnode_primal_attrs.get("micro"), node.strategy)
+            node.callee_graphs, node.scope, node.input_types, node.output_types, node.cnode_primal_attrs.get("micro"),
+            node.strategy)
+
+
+def graph_called(node: Node) -> str | None:
+    """The subgraph a call runs each time it runs: the one of :attr:`~msinspect.model.Node.callee_graphs`
+    (``call @g``, ``@g``, a value known to be ``@g``: ``%5[@g]``, or a closure of it:
+    ``%34[@Partial(@g)]``, zoo 13's backward chunks); None for no call, and for a call of a value
+    that may be one of several (``[@FuncUnion(@g1, @g2)]``: control flow, which of them runs is
+    not in the file)."""
+    graphs = node.callee_graphs
+    return graphs[0] if len(graphs) == 1 else None
 
 
 def operator_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGraph | None = None,
                   only: Collection[Node] | None = None) -> list[dict]:
     """Every CNode except ``Return``, in file order; ``param``: the parameter it takes as its
-    first input, when ``graph`` is given. ``only``: these nodes only (in file order)."""
+    first input, when ``graph`` is given; ``calls``, not a column: the subgraph it runs
+    (:func:`graph_called`). ``only``: these nodes only (in file order)."""
     rows = []
     for node in ir.nodes() if only is None else only:
         if node.index is None:
@@ -71,6 +83,7 @@ def operator_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiD
             "micro": node.cnode_primal_attrs.get("micro"), "file": ir.path,
             "param": parameter_read(graph, node_id(node)) if graph is not None else None,
             "graph": node.graph, "type": validator_type(node),
+            "calls": graph_called(node),  # hidden: the run counts' input (job.cost_tables.runs_per_graph)
         })
     return rows
 

@@ -215,7 +215,8 @@ PASSES: tuple[RankPass, ...] = (
     RankPass("strategies", _strategies, tuple(STRATEGY_COLUMNS), _follow_strategies,
              hidden=("call",)),  # the layout rules' input (mindspore.layouts.call_of)
     RankPass("params", _params, tuple(PARAM_COLUMNS), _follow_params, consumer_reads),
-    RankPass("ops", _ops, tuple(OP_COLUMNS), _follow_ops, operator_reads),
+    RankPass("ops", _ops, tuple(OP_COLUMNS), _follow_ops, operator_reads,
+             hidden=("calls",)),  # the run counts' input (operators.graph_called)
     RankPass("held", _held, tuple(WEIGHT_COLUMNS), _follow_held, weight_reads, complete=False),
 )
 
