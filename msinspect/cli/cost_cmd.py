@@ -160,7 +160,9 @@ def cost(dump, by, matrix, svg_path, memory, device_memory, link, ranks_per_node
         stdout().print("counted: " + "; ".join({
             "once": "once per operator in the file",
             "unrolled": "micro-batches as MindSpore unrolls them (one copy per micro index)",
-            "called": "times the file calls the subgraph holding it"}.get(c, c) for c in counts))
+            "called": "times the file calls the subgraph holding it",
+            costs_.MERGED: "0 for a copy MindSpore's common-subexpression pass merges into an earlier one "
+                           "(comm's merged_into; the file is written before that pass)"}.get(c, c) for c in counts))
     undecided = costs[costs["axis"] == "cannot tell"] if not costs.empty else costs
     if len(undecided):
         reasons = undecided.groupby("axis_from").size()

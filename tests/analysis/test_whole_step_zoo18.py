@@ -5,10 +5,11 @@ tests/analysis/test_cost_zoo18.py (``ACTIVATION``, ``MICRO``, ``STAGE0_MIRRORS``
 ``STAGE1_MIRRORS``, ``IMAGE_GATHER``, ``LABEL_GATHER``: read from there, one home).
 
 At step_parallel_end (before CSE: each micro-batch its own input gather, ``loss_weights.sum()``
-twice, test_cost_zoo18.py): rank 0 sends its stage's ring neighbour 1 the mirrors and 4 image
-gathers, and rank 4 (its peer) the forward activation 4 x 16,384; rank 5 sends 6 the mirrors, 4
-label gathers and 16 loss sums of a scalar over its stage of 4 (2 x 3/4 x 4 = 6 bytes each), and
-reads its activations from rank 1 (1 -> 5, 65,536). The backward's Sends (4 -> 0, 5 -> 1) are
+twice, test_cost_zoo18.py; the copies CSE merges run 0 times, so the cells are what the step
+sends): rank 0 sends its stage's ring neighbour 1 the mirrors and 1 image gather, and rank 4 (its
+peer) the forward activation 4 x 16,384; rank 5 sends 6 the mirrors, 1 label gather and 12 loss
+sums of a scalar over its stage of 4 (2 x 3/4 x 4 = 6 bytes each), and reads its activations from
+rank 1 (1 -> 5, 65,536). (msinspect first counted every copy: 4 gathers, 16 sums.) The backward's Sends (4 -> 0, 5 -> 1) are
 the gradient graph's: in no cell. Memory as at validate: rank 0 layer1.param, layer2.weight and
 bias, 2,656,256 bytes; rank 5 layer3.weight and bias, 20,520; SGD two clones each; the gradients
 the accumulation buffers.
@@ -45,8 +46,8 @@ def at_end():
 
 def test_the_rank_matrix_without_validate(at_end):
     assert cells(at_end) == {
-        (0, 1): STAGE0_MIRRORS + MICRO * IMAGE_GATHER, (0, 4): MICRO * ACTIVATION,
-        (5, 6): STAGE1_MIRRORS + MICRO * LABEL_GATHER + 4 * MICRO * allreduce(4, 4), (1, 5): MICRO * ACTIVATION}
+        (0, 1): STAGE0_MIRRORS + IMAGE_GATHER, (0, 4): MICRO * ACTIVATION,
+        (5, 6): STAGE1_MIRRORS + LABEL_GATHER + 3 * MICRO * allreduce(4, 4), (1, 5): MICRO * ACTIVATION}
 
 
 def test_memory_without_validate(at_end):

@@ -123,6 +123,10 @@ SHORT_FORWARD = "the forward's collectives are not in the file read"
 NO_COMMUNICATION = ("no communication: no collective, Send or Receive in the files read, and none of them "
                     "awaits its backward; nothing crosses between ranks")
 
+#: ``count_basis`` of a collective MindSpore's common-subexpression pass merges into an earlier copy
+#: (the comm row's ``merged_into``: a file written before that pass): it runs 0 times, in no total.
+MERGED = "merged"
+
 COST_COLUMNS = ["rank", "line", "name", "op", "kind", "group_ranks", "wire_bytes", "runs", "count_basis",
                 "step_bytes", "bytes_why", "axis", "axis_from", "phase", "micro", "graph", "file"]
 

@@ -18,7 +18,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from msinspect.analysis.job.comm_totals import reason_of
-from msinspect.analysis.job.cost import (COST_COLUMNS, SHORT, SHORT_FORWARD, AxisRules, backward_missing,
+from msinspect.analysis.job.cost import (COST_COLUMNS, MERGED, SHORT, SHORT_FORWARD, AxisRules, backward_missing,
                                          forward_missing, graph_runs, matrix_frame, operator_calls, phase_of, sends,
                                          weight_axes, why_no_backward, why_no_forward)
 from msinspect.analysis.rank.context import Stages
@@ -175,6 +175,9 @@ class CostFold:
             count, basis = runs.get(row["graph"], (1, "once"))
             if not is_missing(row.get("micro")):
                 basis = "unrolled" if basis == "once" else basis
+            if not is_missing(row.get("merged_into")):  # a copy CSE merges: it never runs (comm.py)
+                self._merged(row, axis, why, phase_of(row["kind"], row.get("scope"), row["name"]))
+                continue
             self.basis.add(basis)
             if axis == "cannot tell":
                 self.undecided[why] += 1
@@ -202,6 +205,21 @@ class CostFold:
         if number is not None and cells:
             key = tuple(sorted((k, None if unknown else int(v)) for k, (v, unknown) in cells.items()))
             self.per_rank.setdefault(key, Ranks()).add(number)
+
+    def _merged(self, row, axis: str, why: str, phase: str) -> None:
+        """A collective MindSpore's common-subexpression pass merges into an earlier copy (the comm
+        row's ``merged_into``, a file written before that pass): in no total, no cell, no operator
+        count; among the operator rows, 0 runs (:data:`~msinspect.analysis.job.cost.MERGED`)."""
+        self.basis.add(MERGED)
+        if self.rows is not None:
+            ranks = row["group_ranks"]
+            wire = row["wire_bytes"]
+            self.rows.append({
+                "rank": row["rank"], "line": row["line"], "name": row["name"], "op": row["op"], "kind": row["kind"],
+                "group_ranks": tuple(ranks) if isinstance(ranks, (tuple, list)) else None,
+                "wire_bytes": None if is_missing(wire) else int(wire), "runs": 0, "count_basis": MERGED,
+                "step_bytes": 0, "bytes_why": None, "axis": axis, "axis_from": why, "phase": phase,
+                "micro": row.get("micro"), "graph": row["graph"], "file": row["file"]})
 
     def _matrix(self, rank, row, sent) -> None:
         """One row's cells of the rank-to-rank matrix (:data:`~msinspect.analysis.job.cost.MATRIX_ASSUMPTION`)."""
@@ -268,6 +286,7 @@ def bytes_by(analysis, by=("axis",), costs: pd.DataFrame | None = None) -> pd.Da
     before = forward_missing(analysis)
     if costs.empty and not missing and not before:
         return pd.DataFrame(columns=columns)
+    costs = costs[costs["count_basis"] != MERGED] if not costs.empty else costs  # copies that never run
     out = (costs.groupby(keys, sort=True, dropna=False)
            .agg(operators=("op", "size"), step_bytes=("step_bytes", _total),
                 unknown=("step_bytes", lambda s: int(s.map(is_missing).sum())))
