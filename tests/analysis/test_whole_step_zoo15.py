@@ -65,6 +65,7 @@ import pytest
 
 import msinspect
 from msinspect.analysis import analyse
+from msinspect.analysis.job.cost import forward_missing, untold_axis
 from msinspect.analysis.rank.memory import memory_per_rank
 
 from tests.analysis.cost_by_hand import allreduce, assert_backward_untold, cells, operators, split
@@ -149,11 +150,16 @@ def test_without_validate_the_told_part_and_the_backward_cannot_tell(at_end):
     assert_backward_untold(at_end, KEPT)
 
 
-@pytest.mark.xfail(strict=True, reason="msinspect leaves the expert forward out at step_parallel_end: the "
-                                       "Morph that holds its AlltoAlls is expanded after the parallel pass")
 def test_without_validate_the_expert_forward_cannot_tell(at_end):
+    # the two layers' Morphs at lines 6523 and 9850 of both ranks' step_parallel_end; each reads
+    # its layer's w1 / w2 (4, ..., ...) cut 4 along the experts: the expert axis, told "cannot tell"
+    # with the reason, not left out (issue 39)
+    missing = forward_missing(at_end)
+    assert sorted(missing) == list(KEPT)
     for rank in KEPT:
         assert ("expert", "forward") in split(at_end, rank) and split(at_end, rank)[("expert", "forward")] is None
+        assert untold_axis(missing[rank]) == "expert"
+        assert "Morph hook_ffn_forward (lines 6523, 9850) unexpanded" in missing[rank]
 
 
 @pytest.mark.parametrize("read", ["whole", "at_end"])

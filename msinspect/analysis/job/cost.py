@@ -70,7 +70,9 @@ holds the forward and the mirrors but not the gradient graph, whose collectives 
 group's bprops, the pipeline's backward Send / Receive, the gradient ReduceScatters) are in no
 line of it. Its rank's backward is then "cannot tell" (:func:`backward_missing`), never absent or
 0: :func:`~msinspect.analysis.job.cost_tables.bytes_by` adds a backward row that says so and
-leaves the totals it touches "cannot tell"; the rank matrix marks the rank (``note``). ``cost``
+leaves the totals it touches "cannot tell"; the rank matrix marks the rank (``note``). So is the
+forward of a ``Morph`` the file holds, whose Python function MindSpore expands after the parallel
+pass (:func:`forward_missing`): on the ``expert`` axis where it reads expert weights. ``cost``
 reads, by default, the pass that holds the whole step (:data:`~msinspect.stages.WHOLE_STEP_STAGES`).
 
 **The rank-to-rank matrix** (:func:`~msinspect.analysis.job.cost_tables.rank_matrix`) is an
@@ -114,6 +116,29 @@ SHORT = "the backward is not in the file read"
 #: is of a pass before MindSpore's parallel pass in a job that runs one (:func:`why_no_forward`).
 NO_PARALLEL_PASS = ("the file read ({stage}) is written before MindSpore's parallel pass inserts the collectives "
                     "(step_parallel_end and later passes hold them)")
+
+#: Why the collectives of a rank's ``Morph`` operators cannot be told (:func:`why_no_forward`): the
+#: Python function a Morph runs (its ``fn``; a self-defined-shard operator, MindFormers' MoE
+#: experts ``hook_ffn_forward``) is expanded after the parallel pass, so the AlltoAll / AlltoAllV
+#: it calls are in no file before validate (zoo 15: rank 0 step_parallel_end line 6523).
+NO_MORPH_BODY = ("the file read ({stage}) holds {morphs} unexpanded: MindSpore expands the Python function a Morph "
+                 "runs after the parallel pass, so the collectives it calls are in no line of it")
+
+
+class Untold(str):
+    """A reason some bytes cannot be told, as text, that knows the one parallel axis they are on
+    (:attr:`axis`); a plain ``str`` reason leaves every axis of its phase untold
+    (:func:`untold_axis`)."""
+
+    axis: str = "cannot tell"
+    """The axis whose bytes the reason leaves untold; ``cannot tell``: any."""
+
+
+def untold_axis(why: str) -> str:
+    """The axis a reason of :func:`why_no_backward` / :func:`why_no_forward` leaves untold:
+    :attr:`Untold.axis`, else ``cannot tell`` (the phase's collectives may be on any)."""
+    return getattr(why, "axis", "cannot tell")
+
 
 #: The note on a row of :func:`~msinspect.analysis.job.cost_tables.bytes_by` the missing forward leaves "cannot tell".
 SHORT_FORWARD = "the forward's collectives are not in the file read"
@@ -187,7 +212,7 @@ def stage_axes(full: list[tuple]) -> tuple[tuple, bool]:
             for device_axis in map_axes(entry):  # a dimension a Layout cuts by several: each
                 dimension = len(matrix) - 1 - device_axis  # entries count from the right
                 cut.add((matrix, dimension))
-                if axis == 0 and shape is not None and len(shape) >= 3:
+                if expert_weight(shape, axis == 0):
                     expert = True
                 else:
                     spread |= _strides(matrix, dimension)
@@ -198,6 +223,13 @@ def stage_axes(full: list[tuple]) -> tuple[tuple, bool]:
                       for d in range(len(matrix)))
         candidates.append((matrix, names))
     return tuple(candidates), expert
+
+
+def expert_weight(shape, first_cut: bool) -> bool:
+    """Whether a weight of global ``shape`` cut along its first dimension (``first_cut``) holds
+    experts: three or more dimensions, the first the experts (MindFormers' ``w1`` (experts,
+    hidden, ffn)), cut so that each rank holds some of them."""
+    return first_cut and shape is not None and len(shape) >= 3
 
 
 def _strides(matrix: tuple[int, ...], d: int) -> set[int]:
@@ -401,18 +433,59 @@ def why_no_backward(result) -> str | None:
     sentence object per stage name, shared by the ranks read at it."""
     if not gradient_pending(result.ops):
         return None
-    return why_no_forward(result) or _no_backward(result.stage or "?")
+    return _before_parallel_pass(result) or _no_backward(result.stage or "?")
 
 
 def why_no_forward(result) -> str | None:
-    """Why a rank's forward collectives cannot be told (:data:`NO_PARALLEL_PASS`): its file is of
-    a pass before the parallel pass (one whose shapes are global, not step_parallel_end) and its
-    folder holds a file of the parallel passes, so the job runs one (a one-device run writes
-    none: zoo 07); None otherwise."""
+    """Why some of a rank's forward collectives cannot be told: all of them where its file is of
+    a pass before the parallel pass (:data:`NO_PARALLEL_PASS`), else those of the ``Morph``
+    operators it holds, whose functions MindSpore expands later (:data:`NO_MORPH_BODY`; an
+    :class:`Untold` on the ``expert`` axis where a Morph reads an expert weight,
+    :func:`expert_weight`: zoo 15's experts dispatch their tokens so); None otherwise."""
+    return _before_parallel_pass(result) or _unexpanded(result)
+
+
+def _before_parallel_pass(result) -> str | None:
+    """:data:`NO_PARALLEL_PASS` where the rank's file is of a pass before the parallel pass (one
+    whose shapes are global, not step_parallel_end) and its folder holds a file of the parallel
+    passes, so the job runs one (a one-device run writes none: zoo 07); None otherwise."""
     stage = result.stage or ""
     if stage == STRATEGY_STAGE or stage not in GLOBAL_SHAPE_STAGES or not isinstance(result.file, str):
         return None
     return _before_parallel(stage) if files_of_stage(os.path.dirname(result.file), PARALLEL_STAGES) else None
+
+
+def _unexpanded(result) -> Untold | None:
+    """:data:`NO_MORPH_BODY` of the ``Morph`` operators in the rank's file (its operator rows), on
+    the ``expert`` axis where one of them reads a weight that holds experts (its parameter rows);
+    None where it holds none."""
+    morphs = tuple((row["name"], row["line"]) for row in result.ops if row["op"] == "Morph")
+    if not morphs:
+        return None
+    names = {name for name, _ in morphs}
+    experts = any(row["op"] == "Morph" and row["consumer"] in names
+                  and expert_weight(row["global_shape"], _first_cut(row)) for row in result.params)
+    return _morph_reason(result.stage or "?", morphs, "expert" if experts else "cannot tell")
+
+
+def _first_cut(row: dict) -> bool:
+    """Whether a parameter row's rank holds less of its first dimension than the whole."""
+    whole, mine = row.get("global_shape"), row.get("rank_shape")
+    return (isinstance(whole, (tuple, list)) and isinstance(mine, (tuple, list)) and len(whole) == len(mine) > 0
+            and isinstance(whole[0], int) and isinstance(mine[0], int) and 0 < mine[0] < whole[0])
+
+
+@functools.lru_cache(maxsize=None)
+def _morph_reason(stage: str, morphs: tuple[tuple[str, int], ...], axis: str) -> Untold:
+    """:data:`NO_MORPH_BODY` of one stage and its Morphs (name, line), made once, on ``axis``."""
+    lines: dict[str, list[int]] = {}
+    for name, line in morphs:
+        lines.setdefault(name, []).append(line)
+    shown = ", ".join(f"Morph {name} (line{'s' if len(at) > 1 else ''} {', '.join(map(str, at))})"
+                      for name, at in lines.items())
+    why = Untold(NO_MORPH_BODY.format(stage=stage, morphs=shown))
+    why.axis = axis
+    return why
 
 
 @functools.lru_cache(maxsize=None)
@@ -433,7 +506,9 @@ def backward_missing(analysis) -> dict:
 
 
 def forward_missing(analysis) -> dict:
-    """Rank -> :func:`why_no_forward`, for each rank read whose file precedes the parallel pass."""
+    """Rank -> :func:`why_no_forward`, for each rank read whose file precedes the parallel pass
+    or holds a Morph whose function MindSpore has yet to expand (:func:`untold_axis`: the axis
+    left untold)."""
     return {r.rank: why for r in analysis.results if (why := why_no_forward(r)) is not None}
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from msinspect.analysis.job.comm_totals import reason_of
 from msinspect.analysis.job.cost import (COST_COLUMNS, MERGED, SHORT, SHORT_FORWARD, AxisRules, backward_missing,
                                          forward_missing, graph_runs, matrix_frame, operator_calls, phase_of, sends,
-                                         weight_axes, why_no_backward, why_no_forward)
+                                         untold_axis, weight_axes, why_no_backward, why_no_forward)
 from msinspect.analysis.rank.context import Stages
 from msinspect.analysis.rank.params import weights_of, with_slices
 from msinspect.rank_merge import Ranks, rank_number
@@ -160,8 +160,8 @@ class CostFold:
         for phase, why in (("backward", no_backward), ("forward", no_forward)):
             if why is not None:  # not in the file: cannot tell, never 0 (cost.bytes_by's rows alike)
                 self.missing.setdefault(rank, why)
-                cells[("cannot tell", phase)] = [0, True]
-                self.seen_axes.add("cannot tell")
+                cells[(untold_axis(why), phase)] = [0, True]
+                self.seen_axes.add(untold_axis(why))
                 self.seen_phases.add(phase)
         number = rank_number(rank)
         for row in comm:
@@ -295,19 +295,22 @@ def bytes_by(analysis, by=("axis",), costs: pd.DataFrame | None = None) -> pd.Da
     out["note"] = None
     if missing:
         out = _without_backward(out, by, missing)
-    if before:
-        out = _without_backward(out, by, before, "forward")
+    for axis in dict.fromkeys(map(untold_axis, before.values())):  # the axis each reason leaves untold
+        out = _without_backward(out, by, {r: why for r, why in before.items() if untold_axis(why) == axis},
+                                "forward", axis)
     return out[columns]
 
 
-def _without_backward(out: pd.DataFrame, by: tuple, missing: dict, phase: str = "backward") -> pd.DataFrame:
+def _without_backward(out: pd.DataFrame, by: tuple, missing: dict, phase: str = "backward",
+                      axis: str = "cannot tell") -> pd.DataFrame:
     """:func:`bytes_by`'s rows with, for each rank whose file holds no gradient graph, its backward
     said "cannot tell" (:func:`backward_missing`): by axis and phase, a backward row of axis
     "cannot tell" that says so (the mirrors the file holds keep their rows, noted as part of the
     backward); by phase, the backward row's bytes; by axis, every axis's bytes per step (the
     backward's share of each is not in the file). The bytes the file does hold stay in the note.
     ``phase`` "forward": the same of the forward's collectives, for a file before the parallel
-    pass (:func:`forward_missing`)."""
+    pass (:func:`forward_missing`). ``axis`` other than "cannot tell": the reasons leave that axis's
+    bytes of the phase untold, no other's (its rows say "cannot tell", or a row of it is added)."""
     import pandas as pd
 
     out = out.astype({"operators": object, "unknown": object, "step_bytes": object})
@@ -317,7 +320,9 @@ def _without_backward(out: pd.DataFrame, by: tuple, missing: dict, phase: str = 
         part = mine & (out["phase"] == phase)
     else:
         part = mine
-    if by == ("axis", "phase"):
+    if axis != "cannot tell" and "axis" in by:
+        part &= out["axis"] == axis
+    if by == ("axis", "phase") and axis == "cannot tell":
         out.loc[part, "note"] = ("mirrors only: the rest of the backward is not in the file" if phase == "backward"
                                  else "the file's own only: " + short)
         had = set()
@@ -326,7 +331,7 @@ def _without_backward(out: pd.DataFrame, by: tuple, missing: dict, phase: str = 
                                  for v in out.loc[part, "step_bytes"]]
         out.loc[part, "step_bytes"] = None
         had = set(out.loc[part, "rank"])
-    added = [{"rank": rank, **{k: "cannot tell" if k == "axis" else phase for k in by}, "operators": None,
+    added = [{"rank": rank, **{k: axis if k == "axis" else phase for k in by}, "operators": None,
               "step_bytes": None, "unknown": None, "note": short}
              for rank in missing if rank not in had]
     if added:
