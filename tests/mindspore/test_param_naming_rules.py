@@ -27,6 +27,12 @@ def test_a_state_under_the_optimizer_cell_belongs_to_its_weight():
     assert state_of("optimizer.adam_v.lm_head.weight", WEIGHTS) == "lm_head.weight"
 
 
+def test_the_prefix_is_the_last_part_before_the_weight():
+    # a wrapper cell's name before the optimizer's: the state's prefix is still the last part
+    assert state_of("network.optimizer.adam_m.lm_head.weight", WEIGHTS) == "lm_head.weight"
+    assert state_of("adam_m.optimizer.lm_head.weight", WEIGHTS) is None
+
+
 def test_a_state_of_mindspore_s_own_optimizers_belongs_to_its_weight():
     assert state_of("moments.lm_head.weight", WEIGHTS) == "lm_head.weight"
     assert state_of("adam_m.lm_head.weight", WEIGHTS) == "lm_head.weight"
