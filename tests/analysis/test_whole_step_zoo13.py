@@ -97,7 +97,8 @@ MICRO = 4
 LAYER_GATHERS = 4 * 128 * 512 * F16 + 3 * 384 * 512 * F16
 LAYER_SCATTERS = (4 * 256 * 512 * F32 + 3 * 768 * 512 * F32) // 2
 HEAD_GATHER, HEAD_SCATTER = 256 * 512 * F16, 512 * 512 * F32 // 2
-PIPELINE = 3 * MICRO * 64 * 512 * F16
+HOP = 64 * 512 * F16                                       # one Send / Receive: (1, 64, 512) float16
+PIPELINE = 3 * MICRO * HOP
 EMBEDDING = MICRO * allreduce(2, 64 * 512 * F32)
 ROW_PARALLEL = 2 * 2 * MICRO * allreduce(2, 64 * 512 * F16)
 RECOMPUTE = 2 * MICRO * allreduce(2, 64 * 512 * F16)
@@ -167,8 +168,8 @@ def test_without_validate_the_forward_and_the_backward_cannot_tell(at_end):
 
 
 def test_the_rank_matrix_without_validate(at_end):
-    sends = 2 * MICRO * 64 * 512 * F16                     # rank 0's two Sends a micro-batch; rank 7's receives
-    ahead = 1 * MICRO * 64 * 512 * F16                     # rank 0's one Receive a micro-batch; rank 7's Send
+    sends = 2 * MICRO * HOP                                # rank 0's two Sends a micro-batch; rank 7's receives
+    ahead = 1 * MICRO * HOP                                # rank 0's one Receive a micro-batch; rank 7's Send
     end0, end7 = AT_END[0], AT_END[7]
     assert cells(at_end) == {
         (0, 1): end0[("tensor", "forward")] + 4 * NORM + allreduce(4, F32) + allreduce(8, F32),
@@ -179,6 +180,57 @@ def test_the_rank_matrix_without_validate(at_end):
         (3, 7): sends}
     assert cells(at_end)[(0, 1)] == 1_585_165
 
+
+
+def test_the_rank_matrix_at_validate(whole):
+    """Derived before it was run, from the groups the module docstring names and the ring rule of
+    ``cost`` (a ring collective sends all its wire bytes to the next rank of its group's sorted
+    list; a Send to its peer; a Receive is its sender's send where the sender was not read: ranks
+    3 and 4 are not in the dump). The runs a step are those of the by-(axis, phase) totals (WHOLE:
+    4 for each collective of a ``▸`` / ``◂`` chunk graph, once for the top graph's).
+
+    Rank 0 (stage 0-3):
+    - tensor pair {0, 1}, successor 1: every tensor byte, forward (embedding, wo / w2, the
+      recompute copies of wo's) and backward (their bprops): WHOLE's tensor rows.
+    - the stage {0, 1, 2, 3}, successor 1: the 4 RMSNorm mirrors (data, backward, 4 x NORM) and
+      the global norm within the stage (data+tensor, optimizer); the world {0 .. 7}, successor 1:
+      the overflow flag (pipeline+data+tensor).
+    - data pair {0, 2}, successor 2: the optimizer shard's gathers (forward) and scatters
+      (backward), and the embedding table's mirror, allreduce(2, (512, 512) float32) = 1,048,576.
+    - its pipeline peer 4 (group (0, 4)): the forward's 2 Sends a micro-batch (layers 0's and 2's
+      outputs, ``{instance name: Send}``, validate lines 278 .. 537: 8) and the backward's 1 (the
+      gradient of layer 1's output, ``send_out``, ``dtype: Tensor(F16)``, lines 408, 456, 558,
+      579: 4): 12 x HOP = PIPELINE; and the global norm between the stages, {0, 4}, successor 4.
+    - 4 -> 0, rank 0's Receives: 1 a micro-batch forward (lines 299, 317, 447, 498) and 2 backward
+      (``dx``, lines 361 .. 606: 8): 12 x HOP = PIPELINE.
+    Rank 7 (stage 4-7):
+    - tensor pair {6, 7}, successor 6 (the list wraps): WHOLE's tensor rows (wo / w2, recompute,
+      the loss's three sums; the bprops).
+    - data pair {5, 7}, successor 5: optimizer shard both phases (lm_head's slice with them), the
+      loss's and mask's gathers (data, forward) and the loss gather's bprop, a ReduceScatter over
+      the same pair (LOSS_SCATTER).
+    - the stage {4, 5, 6, 7}, successor 4: the 5 RMSNorm mirrors (norm_out's with them) and the
+      norm within the stage; the world, successor 0 (wraps): the overflow flag.
+    - its peer 3 (group (3, 7)): 1 Send a micro-batch forward (lines 323, 347, 492, 571) and 2
+      backward (``send_out``, lines 412 .. 774: 8): 12 x HOP = PIPELINE, and the norm between the
+      stages ({3, 7}, successor 3); 3 -> 7, rank 7's Receives: 2 forward + 1 backward a
+      micro-batch (8 + 4 lines): PIPELINE.
+    """
+    w0, w7 = WHOLE[0], WHOLE[7]
+    stage, between, world = (OPTIMIZER[("data+tensor", "optimizer")], OPTIMIZER[("pipeline", "optimizer")],
+                             OPTIMIZER[("pipeline+data+tensor", "optimizer")])
+    assert (2 + 1) * MICRO * HOP == PIPELINE
+    assert cells(whole) == {
+        (0, 1): w0[("tensor", "forward")] + w0[("tensor", "backward")] + 4 * NORM + stage + world,
+        (0, 2): (w0[("optimizer shard", "forward")] + w0[("optimizer shard", "backward")]
+                 + allreduce(2, 512 * 512 * F32)),
+        (0, 4): PIPELINE + between, (4, 0): PIPELINE,
+        (7, 6): w7[("tensor", "forward")] + w7[("tensor", "backward")],
+        (7, 5): (w7[("optimizer shard", "forward")] + w7[("optimizer shard", "backward")] + w7[("data", "forward")]
+                 + LOSS_SCATTER),
+        (7, 4): 5 * NORM + stage, (7, 3): PIPELINE + between, (3, 7): PIPELINE, (7, 0): world}
+    # by hand: 2,097,152 + 1,572,864 + 12,288 + 6 + 7; 3,670,016 + 7,340,032 + 2,048 + 1,024
+    assert cells(whole)[(0, 1)] == 3_682_317 and cells(whole)[(7, 5)] == 11_013_120
 
 @pytest.mark.parametrize("read", ["whole", "at_end"])
 def test_memory_per_rank(read, request):
