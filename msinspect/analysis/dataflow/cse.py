@@ -48,38 +48,45 @@ def _effect(node: Node) -> bool:
 def merged_into(ir: IRFile, among: Callable[[Node], bool] | None = None) -> dict[tuple[str, int], Node]:
     """``(graph, index)`` of each node CSE would replace -> the node that stays (the first of its
     graph with the same primitive, attributes and inputs). ``among``: only graphs holding two
-    nodes it takes with the same primitive and attributes are numbered (what it takes is all
-    that is asked of; a graph without such a pair has no merge among them)."""
+    nodes it takes of the same primitive and group are numbered (what it takes is all that is
+    asked of; a graph without such a pair has no merge among them)."""
     out: dict[tuple[str, int], Node] = {}
     for sub in ir.subgraphs:
         if among is not None and not _pair(node for node in sub.nodes if among(node)):
             continue
         number: dict[int, int] = {}  # node index -> its value number
-        first: dict[tuple, Node] = {}  # a value's key -> the first node that makes it
+        first: dict[tuple, list[Node]] = {}  # (primitive, inputs) -> the first nodes that make it
         for node in sub.nodes:
             if node.index is None:
                 continue
             inputs = tuple(("node", number.get(v.index, -1 - v.index)) if isinstance(v, NodeRef) else _frozen(v)
                            for v in node.inputs)
-            kept = first.get(key := (node.op, _attributes(node), inputs))
+            makers = first.setdefault((node.op, inputs), [])
+            kept = next((k for k in makers if _same_attributes(k, node)), None) if makers else None
             if kept is not None and not _effect(node):
                 out[(sub.name, node.index)] = kept
                 number[node.index] = number[kept.index]
             else:
-                first.setdefault(key, node)
+                if kept is None:
+                    makers.append(node)
                 number[node.index] = len(number)
     return out
 
 
-def _attributes(node: Node) -> Hashable:
-    return _frozen(tuple(sorted((k, _frozen(v)) for k, v in node.primitive_attrs.items())))
+def _same_attributes(kept: Node, node: Node) -> bool:
+    """Whether two nodes' primitives have the same attributes (a constant tensor among them
+    printed without its values compares to none)."""
+    if kept.primitive_attrs != node.primitive_attrs:
+        return False
+    return not any(isinstance(v, TensorValue) and "..." in v.value_text for v in node.primitive_attrs.values())
 
 
 def _pair(nodes: Iterable[Node]) -> bool:
-    """Whether two of ``nodes`` have the same primitive and attributes."""
+    """Whether two of ``nodes`` have the same primitive and group (a necessary condition of the
+    same primitive and attributes, cheap to test)."""
     seen = set()
     for node in nodes:
-        if (key := (node.op, _attributes(node))) in seen:
+        if (key := (node.op, _frozen(node.primitive_attrs.get("group")))) in seen:
             return True
         seen.add(key)
     return False

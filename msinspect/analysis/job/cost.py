@@ -90,7 +90,8 @@ from typing import TYPE_CHECKING, Collection, Iterable
 
 from msinspect.mindspore.naming import stable_name
 from msinspect.mindspore.vocabulary import ALL_TO_ALL, GLOBAL_NORM_PREFIX, PIPELINE_OPS
-from msinspect.stages import GLOBAL_SHAPE_STAGES, PARALLEL_STAGES, STRATEGY_STAGE, files_of_stage, later_pass
+from msinspect.stages import (GLOBAL_SHAPE_STAGES, PARALLEL_STAGES, STRATEGY_STAGE, WHOLE_STEP_STAGES, files_of_stage,
+                              later_pass)
 from msinspect.mindspore.layouts import layout_of, map_axes
 from msinspect.analysis.rank.operators import gradient_pending
 
@@ -458,7 +459,10 @@ def _before_parallel_pass(result) -> str | None:
 def _unexpanded(result) -> Untold | None:
     """:data:`NO_MORPH_BODY` of the ``Morph`` operators in the rank's file (its operator rows), on
     the ``expert`` axis where one of them reads a weight that holds experts (its parameter rows);
-    None where it holds none."""
+    None where it holds none, and for a file of the whole step (:data:`~msinspect.stages.WHOLE_STEP_STAGES`:
+    MindSpore has expanded every Morph by validate), whose operator rows it does not read."""
+    if result.stage in WHOLE_STEP_STAGES:
+        return None
     morphs = tuple((row["name"], row["line"]) for row in result.ops if row["op"] == "Morph")
     if not morphs:
         return None

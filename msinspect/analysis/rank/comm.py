@@ -18,6 +18,7 @@ from msinspect.mindspore.vocabulary import PIPELINE_OPS, int_attr, is_comm
 from msinspect.graph import RETURNED, node_id, to_networkx
 from msinspect.model import IRFile, Node, NodeKind
 from msinspect.rank_lists import compact
+from msinspect.stages import WHOLE_STEP_STAGES
 
 if TYPE_CHECKING:  # networkx loads where a graph is built and pandas where a table is: a run answered
     # from the cache loads no networkx, and `summary` no pandas
@@ -741,7 +742,8 @@ def comm_rows(ir: IRFile, ctx: RankContext = RankContext(), graph: nx.MultiDiGra
     shapes = _rank_shapes(ir, graph, ctx, known, nodes, groups, planner)
     data = data_view(graph)
     rank, path, kept = ctx.rank, ir.path, shapes.rows
-    merged = merged_into(ir, vocabulary.is_comm) if nodes else {}
+    # a file of the whole step is written after MindSpore's CSE: it holds no copy left to merge
+    merged = merged_into(ir, is_comm) if nodes and stage not in WHOLE_STEP_STAGES else {}
     rows = []
     for i, (node, group) in enumerate(zip(nodes, groups)):
         # what the shared part reads of the node besides its attributes (_rank_shapes holds those)
