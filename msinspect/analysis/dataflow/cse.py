@@ -42,7 +42,8 @@ def _frozen(value) -> Hashable:
 
 
 def _effect(node: Node) -> bool:
-    return any(node.primitive_attrs.get(flag) is True for flag in _EFFECTS)
+    """Whether the node's primitive marks an effect (the dumper prints ``Bool(1)`` or ``1``)."""
+    return any(node.primitive_attrs.get(flag) in (True, 1) for flag in _EFFECTS)
 
 
 def merged_into(ir: IRFile, among: Callable[[Node], bool] | None = None) -> dict[tuple[str, int], Node]:
