@@ -97,6 +97,18 @@ class SortedGroups:
         return self._of(ranks)[0]
 
 
+def _cost_row(row: dict, runs: int, basis: str, sent, bytes_why, axis: str, why: str, phase: str) -> dict:
+    """One operator row of the cost (:data:`~msinspect.analysis.job.cost.COST_COLUMNS`) of a comm row
+    ``row``: ``runs`` a step (0: a copy CSE merges, :data:`~msinspect.analysis.job.cost.MERGED`),
+    ``sent`` its bytes a step."""
+    ranks, wire = row["group_ranks"], row["wire_bytes"]
+    return {"rank": row["rank"], "line": row["line"], "name": row["name"], "op": row["op"], "kind": row["kind"],
+            "group_ranks": tuple(ranks) if isinstance(ranks, (tuple, list)) else None,
+            "wire_bytes": None if is_missing(wire) else int(wire), "runs": runs, "count_basis": basis,
+            "step_bytes": sent, "bytes_why": bytes_why, "axis": axis, "axis_from": why, "phase": phase,
+            "micro": row.get("micro"), "graph": row["graph"], "file": row["file"]}
+
+
 class CostFold:
     """Every rank's communication cost per step, fed one rank's comm rows at a time
     (:meth:`add_rank`): each rank's step bytes per (axis, phase) (:attr:`per_rank`, ranks that
@@ -175,15 +187,17 @@ class CostFold:
             count, basis = runs.get(row["graph"], (1, "once"))
             if not is_missing(row.get("micro")):
                 basis = "unrolled" if basis == "once" else basis
+            phase = phase_of(row["kind"], row.get("scope"), row["name"])
             if not is_missing(row.get("merged_into")):  # a copy CSE merges: it never runs (comm.py)
-                self._merged(row, axis, why, phase_of(row["kind"], row.get("scope"), row["name"]))
+                self.basis.add(MERGED)  # in no total, no cell, no operator count
+                if self.rows is not None:
+                    self.rows.append(_cost_row(row, 0, MERGED, 0, None, axis, why, phase))
                 continue
             self.basis.add(basis)
             if axis == "cannot tell":
                 self.undecided[why] += 1
             wire = row["wire_bytes"]
             sent = None if is_missing(wire) else int(wire) * count
-            phase = phase_of(row["kind"], row.get("scope"), row["name"])
             self.seen_axes.add(axis)
             self.seen_phases.add(phase)
             cell = cells.setdefault((axis, phase), [0, False])
@@ -192,34 +206,13 @@ class CostFold:
             else:
                 cell[0] += sent
             if self.rows is not None:
-                ranks = row["group_ranks"]
-                self.rows.append({
-                    "rank": row["rank"], "line": row["line"], "name": row["name"], "op": row["op"],
-                    "kind": row["kind"], "group_ranks": tuple(ranks) if isinstance(ranks, (tuple, list)) else None,
-                    "wire_bytes": None if is_missing(wire) else int(wire), "runs": count, "count_basis": basis,
-                    "step_bytes": sent, "bytes_why": reason_of(row), "axis": axis, "axis_from": why, "phase": phase,
-                    "micro": row.get("micro"), "graph": row["graph"], "file": row["file"]})
+                self.rows.append(_cost_row(row, count, basis, sent, reason_of(row), axis, why, phase))
             if rank is not None:
                 self.read.add(rank)
                 self._matrix(rank, row, sent)
         if number is not None and cells:
             key = tuple(sorted((k, None if unknown else int(v)) for k, (v, unknown) in cells.items()))
             self.per_rank.setdefault(key, Ranks()).add(number)
-
-    def _merged(self, row, axis: str, why: str, phase: str) -> None:
-        """A collective MindSpore's common-subexpression pass merges into an earlier copy (the comm
-        row's ``merged_into``, a file written before that pass): in no total, no cell, no operator
-        count; among the operator rows, 0 runs (:data:`~msinspect.analysis.job.cost.MERGED`)."""
-        self.basis.add(MERGED)
-        if self.rows is not None:
-            ranks = row["group_ranks"]
-            wire = row["wire_bytes"]
-            self.rows.append({
-                "rank": row["rank"], "line": row["line"], "name": row["name"], "op": row["op"], "kind": row["kind"],
-                "group_ranks": tuple(ranks) if isinstance(ranks, (tuple, list)) else None,
-                "wire_bytes": None if is_missing(wire) else int(wire), "runs": 0, "count_basis": MERGED,
-                "step_bytes": 0, "bytes_why": None, "axis": axis, "axis_from": why, "phase": phase,
-                "micro": row.get("micro"), "graph": row["graph"], "file": row["file"]})
 
     def _matrix(self, rank, row, sent) -> None:
         """One row's cells of the rank-to-rank matrix (:data:`~msinspect.analysis.job.cost.MATRIX_ASSUMPTION`)."""
