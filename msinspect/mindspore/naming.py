@@ -84,6 +84,13 @@ def state_of(name: str, weights) -> str | None:
     return weight if prefix in STATE_PREFIXES else None
 
 
+def with_states(shapes: dict) -> set[str]:
+    """Of parameters by name -> shape, the weights an optimizer cloned states of: another of them
+    is named as its state (:func:`state_of`: ``adam_m.<weight>``) and has its shape."""
+    found = ((name, state_of(name, shapes)) for name in shapes)
+    return {weight for name, weight in found if weight is not None and shapes[name] == shapes[weight]}
+
+
 def optimizer_cell(scope: str) -> str | None:
     """The class of the optimizer cell whose scope ``scope`` is in (``AdamW`` of
     ``Default/optimizer-AdamW``); None: it is in none."""

@@ -16,7 +16,7 @@ Where each fact comes from:
 """
 from __future__ import annotations
 
-from msinspect.mindspore.naming import ACCUMULATED, optimizer_cell, state_of, weight_in
+from msinspect.mindspore.naming import ACCUMULATED, optimizer_cell, state_of, weight_in, with_states
 
 #: Zoo 12 rank 0's first weights, as the file names them (para4_..., para5_...).
 WEIGHTS = ("model.tok_embeddings.embedding_weight", "model.layers.0.attention_norm.weight", "lm_head.weight")
@@ -78,3 +78,12 @@ def test_a_scope_in_no_optimizer_cell_names_none():
     assert optimizer_cell("Default/optimizer-") is None
     assert optimizer_cell("") is None
     assert optimizer_cell(None) is None
+
+
+def test_the_weights_with_states_are_those_cloned_in_their_shape():
+    # zoo 12's embedding and its two AdamW states, each (256, 512) at the rank; lm_head's state
+    # of another shape is no clone of it; the global step clones nothing
+    shapes = {WEIGHTS[0]: (256, 512), "optimizer.adam_m." + WEIGHTS[0]: (256, 512),
+              "optimizer.adam_v." + WEIGHTS[0]: (256, 512), "lm_head.weight": (256, 512),
+              "optimizer.adam_m.lm_head.weight": (512, 256), "optimizer.global_step": (1,)}
+    assert with_states(shapes) == {WEIGHTS[0]}

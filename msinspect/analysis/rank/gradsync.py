@@ -211,7 +211,8 @@ def weight_rows(ir: IRFile, rank: int | None, comm: list[dict]) -> list[dict]:
         token = file.weight_at(node, 0)
         if token is not None:
             updates_of.setdefault(token, (node, position))
-    with_states = _with_states(file.weights.values()) if assigned else set()
+    with_states = naming.with_states({p.short_name: p.abstract.shape if p.abstract is not None else None
+                                      for p in file.weights.values()}) if assigned else set()
     for token, found in assigned.items():  # the weights whose states the file holds, not the states
         if file.weights[token].short_name in with_states:
             updates.setdefault(token, found)
@@ -238,16 +239,6 @@ def weight_rows(ir: IRFile, rank: int | None, comm: list[dict]) -> list[dict]:
                      "optimizer": _optimizer_cell(update) if update is not None else None, "synced_by": tuple(lines),
                      "planner": planner, "file": ir.path})
     return rows
-
-
-def _with_states(weights) -> set[str]:
-    """The short names of the weights (``ParamRef`` objects) an optimizer cloned states of: another
-    of ``weights`` is named as its state (:func:`~msinspect.mindspore.naming.state_of`:
-    ``adam_m.<weight>``) and has its shape."""
-    by_name = {p.short_name: p for p in weights}
-    shape = {name: p.abstract.shape if p.abstract is not None else None for name, p in by_name.items()}
-    found = (naming.state_of(name, by_name) for name in by_name)
-    return {weight for name, weight in zip(by_name, found) if weight is not None and shape[name] == shape[weight]}
 
 
 def updated_weights(held: list[dict]) -> set[str]:

@@ -79,15 +79,10 @@ def shards_of_rank(comm: list[dict], held: list[dict]) -> dict[str, int]:
 
 
 def _cloned(held: list[dict]) -> dict[str, dict]:
-    """The weights an optimizer cloned states of (:func:`~msinspect.mindspore.naming.state_of`,
-    the weight's shape): the ones it trains, where the file shows no update of them."""
+    """The weights an optimizer cloned states of (:func:`~msinspect.mindspore.naming.with_states`):
+    the ones it trains, where the file shows no update of them."""
     rows = {row["param"]: row for row in held}
-    found = {}
-    for row in held:
-        weight = naming.state_of(row["param"], rows)
-        if weight is not None and row["shape"] == rows[weight]["shape"]:
-            found[weight] = rows[weight]
-    return found
+    return {name: rows[name] for name in naming.with_states({name: row["shape"] for name, row in rows.items()})}
 
 
 def _expected_states(trained: dict[str, dict]) -> int | None:
